@@ -1,0 +1,446 @@
+//! The run submission sent by the agent to `POST /api/v1/runs`, and the rules it must obey.
+//!
+//! Defined once here so the agent and the server can never disagree about the format.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::fmt;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Longest name (host, toolchain, workload, …) accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 128;
+/// Longest free-text field (compiler command, flags, CPU model, libc), in characters.
+pub const MAX_TEXT_CHARS: usize = 1024;
+/// Most workloads one run may carry.
+pub const MAX_WORKLOADS: usize = 256;
+/// Most sizes one workload may be measured at.
+pub const MAX_SIZES: usize = 64;
+/// Most repetitions at one size.
+pub const MAX_SAMPLES_PER_SIZE: usize = 1000;
+/// Most samples in a whole run.
+pub const MAX_SAMPLES_PER_RUN: usize = 200_000;
+/// Fewest distinct sizes a slope can be fitted from.
+pub const MIN_SIZES: usize = 3;
+/// Longest a single sample may claim to take: a week, in nanoseconds.
+pub const MAX_SAMPLE_NS: f64 = 7.0 * 24.0 * 3600.0 * 1e9;
+/// Largest input size accepted.
+pub const MAX_SIZE: u64 = 1 << 50;
+
+/// One agent invocation for one toolchain on one host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSubmission {
+    /// Chosen by the agent; resubmitting the same id never stores the run twice.
+    pub run_id: Uuid,
+    pub agent_version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    pub host: Host,
+    pub toolchain: Toolchain,
+    pub workloads: Vec<WorkloadRun>,
+}
+
+/// The machine that ran the workloads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub name: String,
+    #[serde(default)]
+    pub cpu: String,
+    #[serde(default)]
+    pub kernel: String,
+    #[serde(default)]
+    pub arch: String,
+}
+
+/// How the workloads were built.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Toolchain {
+    /// The lineage, e.g. `zig-cc-musl`, `musl-gcc`, `gcc-glibc`.
+    pub name: String,
+    /// The toolchain's own version, e.g. `0.16.0`.
+    pub version: String,
+    /// The libc actually linked, e.g. `musl 1.2.5 (zig)`.
+    #[serde(default)]
+    pub libc: String,
+    #[serde(default)]
+    pub target: String,
+    #[serde(default)]
+    pub compiler: String,
+    #[serde(default)]
+    pub flags: String,
+}
+
+/// Every measurement of one workload in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadRun {
+    pub name: String,
+    pub size_unit: SizeUnit,
+    #[serde(default)]
+    pub source_hash: String,
+    pub measurements: Vec<Measurement>,
+}
+
+/// The unit a workload's size is counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeUnit {
+    Bytes,
+    Records,
+    Items,
+    Iterations,
+}
+
+impl SizeUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SizeUnit::Bytes => "bytes",
+            SizeUnit::Records => "records",
+            SizeUnit::Items => "items",
+            SizeUnit::Iterations => "iterations",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SizeUnit> {
+        Some(match s {
+            "bytes" => SizeUnit::Bytes,
+            "records" => SizeUnit::Records,
+            "items" => SizeUnit::Items,
+            "iterations" => SizeUnit::Iterations,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for SizeUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The repetitions timed at one input size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measurement {
+    pub size: u64,
+    /// Wall time of each repetition of the measured loop, in nanoseconds.
+    pub samples_ns: Vec<f64>,
+    /// Instructions retired per repetition, where the kernel allowed counting them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Vec<u64>>,
+}
+
+impl Measurement {
+    /// The median of the samples (the mean of the middle two for an even count).
+    pub fn median_ns(&self) -> f64 {
+        crate::fit::median(&self.samples_ns)
+    }
+}
+
+/// A field that broke a rule, and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// Path into the submission, e.g. `workloads[2].measurements[0].samples_ns[1]`.
+    pub field: String,
+    pub reason: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+impl RunSubmission {
+    /// Parses and validates a JSON body; the error names the first offending field.
+    pub fn from_json(body: &[u8]) -> Result<RunSubmission, FieldError> {
+        let de = &mut serde_json::Deserializer::from_slice(body);
+        let run: RunSubmission = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            FieldError {
+                field: if path == "." { String::new() } else { path },
+                reason: clean_serde_message(&inner),
+            }
+        })?;
+        run.validate()?;
+        Ok(run)
+    }
+
+    /// Checks every rule the server enforces, so the agent can refuse to send a bad run.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        check_name("agent_version", &self.agent_version)?;
+        check_name("host.name", &self.host.name)?;
+        check_text("host.cpu", &self.host.cpu)?;
+        check_text("host.kernel", &self.host.kernel)?;
+        check_text("host.arch", &self.host.arch)?;
+        check_name("toolchain.name", &self.toolchain.name)?;
+        check_name("toolchain.version", &self.toolchain.version)?;
+        check_text("toolchain.libc", &self.toolchain.libc)?;
+        check_text("toolchain.target", &self.toolchain.target)?;
+        check_text("toolchain.compiler", &self.toolchain.compiler)?;
+        check_text("toolchain.flags", &self.toolchain.flags)?;
+
+        if self.workloads.is_empty() {
+            return Err(err("workloads", "at least one workload is required"));
+        }
+        if self.workloads.len() > MAX_WORKLOADS {
+            return Err(err(
+                "workloads",
+                format!("{} workloads is more than the limit of {MAX_WORKLOADS}", self.workloads.len()),
+            ));
+        }
+        let mut names = HashSet::new();
+        let mut total_samples = 0usize;
+        for (i, w) in self.workloads.iter().enumerate() {
+            let at = format!("workloads[{i}]");
+            check_name(&format!("{at}.name"), &w.name)?;
+            if !names.insert(w.name.as_str()) {
+                return Err(err(format!("{at}.name"), format!("duplicate workload {:?}", w.name)));
+            }
+            check_text(&format!("{at}.source_hash"), &w.source_hash)?;
+            total_samples += validate_measurements(&at, &w.measurements)?;
+        }
+        if total_samples > MAX_SAMPLES_PER_RUN {
+            return Err(err(
+                "workloads",
+                format!("{total_samples} samples is more than the limit of {MAX_SAMPLES_PER_RUN} per run"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Total number of timed samples in the run.
+    pub fn sample_count(&self) -> usize {
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.measurements)
+            .map(|m| m.samples_ns.len())
+            .sum()
+    }
+
+    /// A digest of the submission's content, used to tell a resubmission from a conflicting one.
+    pub fn content_hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let canonical = serde_json::to_vec(self).expect("a submission always serializes");
+        format!("sha256:{}", hex::encode(Sha256::digest(canonical)))
+    }
+}
+
+fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldError> {
+    let at = format!("{at}.measurements");
+    if ms.len() > MAX_SIZES {
+        return Err(err(&at, format!("{} sizes is more than the limit of {MAX_SIZES}", ms.len())));
+    }
+    let mut sizes = HashSet::new();
+    let mut samples = 0;
+    for (j, m) in ms.iter().enumerate() {
+        let at = format!("{at}[{j}]");
+        if m.size == 0 {
+            return Err(err(format!("{at}.size"), "must be positive"));
+        }
+        if m.size > MAX_SIZE {
+            return Err(err(format!("{at}.size"), format!("must be at most {MAX_SIZE}")));
+        }
+        if !sizes.insert(m.size) {
+            return Err(err(format!("{at}.size"), format!("size {} appears twice", m.size)));
+        }
+        if m.samples_ns.is_empty() {
+            return Err(err(format!("{at}.samples_ns"), "at least one sample is required"));
+        }
+        if m.samples_ns.len() > MAX_SAMPLES_PER_SIZE {
+            return Err(err(
+                format!("{at}.samples_ns"),
+                format!("{} samples is more than the limit of {MAX_SAMPLES_PER_SIZE}", m.samples_ns.len()),
+            ));
+        }
+        for (k, &ns) in m.samples_ns.iter().enumerate() {
+            let reason = if !ns.is_finite() {
+                "must be a finite number"
+            } else if ns <= 0.0 {
+                "must be positive"
+            } else if ns > MAX_SAMPLE_NS {
+                "is longer than a week"
+            } else {
+                continue;
+            };
+            return Err(err(format!("{at}.samples_ns[{k}]"), reason));
+        }
+        if let Some(ins) = &m.instructions {
+            if ins.len() != m.samples_ns.len() {
+                return Err(err(
+                    format!("{at}.instructions"),
+                    "must have one count per sample",
+                ));
+            }
+        }
+        samples += m.samples_ns.len();
+    }
+    if sizes.len() < MIN_SIZES {
+        return Err(err(
+            at,
+            format!("{} distinct sizes given; a slope needs at least {MIN_SIZES}", sizes.len()),
+        ));
+    }
+    Ok(samples)
+}
+
+fn err(field: impl Into<String>, reason: impl Into<String>) -> FieldError {
+    FieldError { field: field.into(), reason: reason.into() }
+}
+
+/// A required, short, single-line name.
+fn check_name(field: &str, value: &str) -> Result<(), FieldError> {
+    if value.trim().is_empty() {
+        return Err(err(field, "must not be empty"));
+    }
+    check_len_and_chars(field, value, MAX_NAME_CHARS)
+}
+
+/// An optional free-text field.
+fn check_text(field: &str, value: &str) -> Result<(), FieldError> {
+    check_len_and_chars(field, value, MAX_TEXT_CHARS)
+}
+
+fn check_len_and_chars(field: &str, value: &str, max: usize) -> Result<(), FieldError> {
+    let chars = value.chars().count();
+    if chars > max {
+        return Err(err(field, format!("is {chars} characters long; the limit is {max}")));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(err(field, "must not contain control characters"));
+    }
+    Ok(())
+}
+
+/// serde_json appends " at line L column C"; the field path already says where.
+fn clean_serde_message(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    match msg.rfind(" at line ") {
+        Some(i) if e.line() > 0 => msg[..i].to_string(),
+        _ => msg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample_json() -> serde_json::Value {
+        serde_json::json!({
+            "run_id": "0b8e6a52-6f7e-4b8e-9a39-0d3c7d1e9f10",
+            "agent_version": "0.1.0",
+            "started_at": "2026-11-29T21:00:00Z",
+            "host": {"name": "build-01", "cpu": "AMD EPYC 7B13", "kernel": "6.1.0", "arch": "x86_64"},
+            "toolchain": {"name": "zig-cc-musl", "version": "0.16.0", "libc": "musl 1.2.5 (zig)",
+                          "target": "x86_64-linux-musl", "compiler": "zig cc -target x86_64-linux-musl", "flags": "-O2"},
+            "workloads": [{
+                "name": "strchr", "size_unit": "bytes", "source_hash": "sha256:ab",
+                "measurements": [
+                    {"size": 65536, "samples_ns": [1000.0, 1100.0, 1050.0]},
+                    {"size": 131072, "samples_ns": [2000.0, 2100.0]},
+                    {"size": 262144, "samples_ns": [4000.0]}
+                ]
+            }]
+        })
+    }
+
+    fn parse(v: &serde_json::Value) -> Result<RunSubmission, FieldError> {
+        RunSubmission::from_json(&serde_json::to_vec(v).unwrap())
+    }
+
+    #[test]
+    fn a_well_formed_submission_parses() {
+        let run = parse(&sample_json()).unwrap();
+        assert_eq!(run.workloads[0].measurements.len(), 3);
+        assert_eq!(run.sample_count(), 6);
+    }
+
+    #[test]
+    fn type_errors_name_the_field_path() {
+        let mut v = sample_json();
+        v["workloads"][0]["measurements"][1]["size"] = serde_json::json!(-5);
+        let e = parse(&v).unwrap_err();
+        assert_eq!(e.field, "workloads[0].measurements[1].size");
+        assert!(e.reason.contains("invalid value"), "{}", e.reason);
+    }
+
+    #[test]
+    fn unknown_size_units_are_rejected() {
+        let mut v = sample_json();
+        v["workloads"][0]["size_unit"] = serde_json::json!("furlongs");
+        let e = parse(&v).unwrap_err();
+        assert_eq!(e.field, "workloads[0].size_unit");
+        assert!(e.reason.contains("unknown variant"), "{}", e.reason);
+    }
+
+    #[test]
+    fn rule_violations_name_the_field_and_reason() {
+        let cases: Vec<(&str, serde_json::Value, &str, &str)> = vec![
+            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(0.0),
+             "workloads[0].measurements[0].samples_ns[1]", "positive"),
+            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(-3.0),
+             "workloads[0].measurements[0].samples_ns[1]", "positive"),
+            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(1e300),
+             "workloads[0].measurements[0].samples_ns[1]", "week"),
+            ("/workloads/0/measurements/0/size", serde_json::json!(0),
+             "workloads[0].measurements[0].size", "positive"),
+            ("/workloads/0/measurements/0/samples_ns", serde_json::json!([]),
+             "workloads[0].measurements[0].samples_ns", "at least one"),
+            ("/workloads/0/measurements/2/size", serde_json::json!(65536),
+             "workloads[0].measurements[2].size", "twice"),
+            ("/host/name", serde_json::json!(""), "host.name", "empty"),
+            ("/host/name", serde_json::json!("a\u{7}b"), "host.name", "control"),
+            ("/toolchain/name", serde_json::json!("x".repeat(200)), "toolchain.name", "limit"),
+            ("/workloads", serde_json::json!([]), "workloads", "at least one"),
+        ];
+        for (pointer, value, field, reason) in cases {
+            let mut v = sample_json();
+            *v.pointer_mut(pointer).unwrap() = value;
+            let e = parse(&v).unwrap_err();
+            assert_eq!(e.field, field, "{pointer}");
+            assert!(e.reason.contains(reason), "{pointer}: {}", e.reason);
+        }
+    }
+
+    #[test]
+    fn fewer_than_three_sizes_cannot_be_fitted() {
+        let mut v = sample_json();
+        v["workloads"][0]["measurements"].as_array_mut().unwrap().pop();
+        let e = parse(&v).unwrap_err();
+        assert_eq!(e.field, "workloads[0].measurements");
+        assert!(e.reason.contains("at least 3"), "{}", e.reason);
+    }
+
+    #[test]
+    fn duplicate_workloads_are_rejected() {
+        let mut v = sample_json();
+        let w = v["workloads"][0].clone();
+        v["workloads"].as_array_mut().unwrap().push(w);
+        let e = parse(&v).unwrap_err();
+        assert_eq!(e.field, "workloads[1].name");
+        assert!(e.reason.contains("duplicate"));
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let mut v = sample_json();
+        v["host"]["colour"] = serde_json::json!("blue");
+        let e = parse(&v).unwrap_err();
+        assert!(e.reason.contains("unknown field"), "{}", e.reason);
+    }
+
+    #[test]
+    fn content_hash_tells_bodies_apart() {
+        let a = parse(&sample_json()).unwrap();
+        let mut b = a.clone();
+        assert_eq!(a.content_hash(), b.content_hash());
+        b.workloads[0].measurements[0].samples_ns[0] += 1.0;
+        assert_ne!(a.content_hash(), b.content_hash());
+    }
+}

@@ -1,0 +1,1 @@
+//! The slopewatch server.

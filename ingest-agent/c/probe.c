@@ -1,0 +1,32 @@
+/* Reports the libc a toolchain's binaries actually link, one key=value per line. */
+#define _GNU_SOURCE 1
+#include <stdio.h>
+#include <string.h>
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
+
+int main(void) {
+#if defined(__GLIBC__)
+    printf("libc=glibc\nlibc_version=%s\n", gnu_get_libc_version());
+#elif defined(__linux__)
+    /* musl defines no version macro on purpose; its loader prints the version when run. */
+    printf("libc=musl\n");
+#else
+    printf("libc=unknown\n");
+#endif
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps) {
+        char line[4096];
+        while (fgets(line, sizeof line, maps)) {
+            char *path = strchr(line, '/');
+            if (path && (strstr(path, "/libc.so") || strstr(path, "/libc-") || strstr(path, "ld-musl"))) {
+                path[strcspn(path, "\n")] = '\0';
+                printf("libc_path=%s\n", path);
+                break;
+            }
+        }
+        fclose(maps);
+    }
+    return 0;
+}

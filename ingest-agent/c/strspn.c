@@ -1,0 +1,18 @@
+/* Skip each run of letters with strspn, then the one separator after it. */
+#include "slopewatch.h"
+#include "text.h"
+
+int sw_setup(long long size) { return text_fill(size, "abcdefg,", 'x'); }
+
+long long sw_run(void) {
+    long long hits = 0;
+    const char *p = text;
+    while (*p) {
+        p += strspn(p, "abcdefghijklmnopqrstuvwxyz");
+        if (*p) {
+            hits++;
+            p++;
+        }
+    }
+    return hits;
+}

@@ -1,0 +1,513 @@
+//! The command line: parsing, validation and the six commands.
+
+use crate::config::{self, ToolchainSpec};
+use crate::measure::{self, Budget};
+use crate::report::{self, Progress};
+use crate::spool::Spool;
+use crate::submit::{Client, Outcome, RetryPolicy};
+use crate::toolchain::{self, DetectedToolchain};
+use crate::workloads::{self, BuildCache, Workload};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use slopewatch_core::wire::RunSubmission;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Exit status when runs could not be delivered yet and wait in the spool (EX_TEMPFAIL).
+pub const EXIT_SPOOLED: i32 = 75;
+
+/// Measures what libc functions and SQLite cost when built with each toolchain under test, and
+/// sends the runs to a slopewatch server.
+#[derive(Debug, Parser)]
+#[command(name = "slopewatch-agent", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Measure every toolchain and submit one run per toolchain (spooled runs are sent first).
+    Run {
+        #[command(flatten)]
+        measure: MeasureArgs,
+        #[command(flatten)]
+        server: ServerArgs,
+        #[command(flatten)]
+        spool: SpoolArgs,
+    },
+    /// Measure and write the runs to a file, to submit from elsewhere.
+    Measure {
+        #[command(flatten)]
+        measure: MeasureArgs,
+        /// Where to write the run (a JSON object; an array of them for several toolchains).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Submit runs written by `measure`.
+    Submit {
+        /// Files written by `measure --out`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        server: ServerArgs,
+        #[command(flatten)]
+        spool: SpoolArgs,
+    },
+    /// The CI gate: measure, print the slopes, exit 1 if any is over the limit. No server needed.
+    Check {
+        #[command(flatten)]
+        measure: MeasureArgs,
+        /// Largest acceptable slope (1 is linear growth, 2 quadratic).
+        #[arg(long, default_value_t = 1.5, value_parser = parse_slope)]
+        max_slope: f64,
+    },
+    /// Show what was detected about each toolchain.
+    Toolchains {
+        #[command(flatten)]
+        toolchains: ToolchainArgs,
+        /// Where workload binaries and probes are built.
+        #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
+        cache_dir: Option<PathBuf>,
+    },
+    /// Send the runs waiting in the spool.
+    Flush {
+        #[command(flatten)]
+        server: ServerArgs,
+        #[command(flatten)]
+        spool: SpoolArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+struct ToolchainArgs {
+    /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'. Repeatable.
+    #[arg(long = "toolchain", value_name = "NAME=COMMAND")]
+    toolchains: Vec<String>,
+    /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc).
+    #[arg(long, env = "SLOPEWATCH_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct MeasureArgs {
+    #[command(flatten)]
+    toolchains: ToolchainArgs,
+    /// Comma-separated workloads to run, e.g. strchr,sqlite-insert (default: all).
+    #[arg(long, value_delimiter = ',')]
+    workloads: Option<Vec<String>>,
+    /// A custom workload's C source (see the README for the protocol). Repeatable.
+    #[arg(long = "workload-file")]
+    workload_files: Vec<PathBuf>,
+    /// Timed repetitions per size, after one warm-up.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    reps: u32,
+    /// Stop doubling the size once one repetition takes longer than this.
+    #[arg(long, default_value = "1s", value_parser = config::parse_duration)]
+    size_budget: Duration,
+    /// Most time one workload may take on one toolchain.
+    #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
+    total_budget: Duration,
+    /// First size for every workload (default: each workload's own, e.g. 64K bytes, 5000 records).
+    #[arg(long, value_parser = config::parse_size)]
+    start_size: Option<u64>,
+    /// Largest size for every workload (default: each workload's own, e.g. 4M bytes, 80000 records).
+    #[arg(long, value_parser = config::parse_size)]
+    max_size: Option<u64>,
+    /// Where workload binaries are built and cached (default: the user's cache directory).
+    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ServerArgs {
+    /// The slopewatch server, e.g. https://slopewatch.example.com.
+    #[arg(long, env = "SLOPEWATCH_SERVER")]
+    server: String,
+    /// An ingest token.
+    #[arg(long, env = "SLOPEWATCH_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// A file holding the ingest token (read when --token is not given).
+    #[arg(long, env = "SLOPEWATCH_TOKEN_FILE")]
+    token_file: Option<PathBuf>,
+    /// Attempts per run before it is left in the spool.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
+    attempts: u32,
+    /// Wait before the first retry; it doubles with each retry, with jitter.
+    #[arg(long, default_value = "500ms", value_parser = config::parse_duration)]
+    retry_base: Duration,
+    /// Longest one request may take.
+    #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
+    request_timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+struct SpoolArgs {
+    /// Where undelivered runs wait (default: the user's state directory).
+    #[arg(long, env = "SLOPEWATCH_SPOOL_DIR")]
+    spool_dir: Option<PathBuf>,
+}
+
+fn parse_slope(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 10.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a slope between 0 and 10")),
+    }
+}
+
+/// Parses the command line, runs the command, and returns the exit status.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run {
+            measure,
+            server,
+            spool,
+        } => {
+            let client = server.client()?;
+            let spool = spool.open()?;
+            let flushed = flush(&client, &spool)?;
+            let (runs, failures) = measure_all(&measure)?;
+            print!("{}", report::table(&report::rows(&runs), 1.5));
+            let delivered = deliver_all(&client, &spool, &runs)?;
+            Ok(worst(&[
+                flushed,
+                delivered,
+                if failures > 0 { 1 } else { 0 },
+            ]))
+        }
+        Command::Measure { measure, out } => {
+            let (runs, failures) = measure_all(&measure)?;
+            print!("{}", report::table(&report::rows(&runs), 1.5));
+            let json = if runs.len() == 1 {
+                serde_json::to_vec_pretty(&runs[0])?
+            } else {
+                serde_json::to_vec_pretty(&runs)?
+            };
+            std::fs::write(&out, json)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            eprintln!("wrote {} run(s) to {}", runs.len(), out.display());
+            Ok(if failures > 0 { 1 } else { 0 })
+        }
+        Command::Submit {
+            files,
+            server,
+            spool,
+        } => {
+            let mut runs = Vec::new();
+            for f in &files {
+                runs.extend(read_runs(f)?);
+            }
+            let client = server.client()?;
+            deliver_all(&client, &spool.open()?, &runs)
+        }
+        Command::Check { measure, max_slope } => {
+            let (runs, failures) = measure_all(&measure)?;
+            let rows = report::rows(&runs);
+            print!("{}", report::table(&rows, max_slope));
+            let over: Vec<String> = rows
+                .iter()
+                .filter(|r| report::over_limit(r, max_slope))
+                .map(|r| format!("{}/{}", r.toolchain, r.workload))
+                .collect();
+            if !over.is_empty() {
+                eprintln!("slope over {max_slope}: {}", over.join(", "));
+                return Ok(1);
+            }
+            Ok(if failures > 0 { 1 } else { 0 })
+        }
+        Command::Toolchains {
+            toolchains,
+            cache_dir,
+        } => {
+            let specs = toolchains.specs()?;
+            let scratch = cache_root(cache_dir)?.join("probe");
+            let mut failed = 0;
+            for spec in &specs {
+                match toolchain::detect(spec, &scratch) {
+                    Ok(tc) => print_toolchain(&tc),
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!("{}: {e:#}", spec.name);
+                    }
+                }
+            }
+            Ok(if failed > 0 { 1 } else { 0 })
+        }
+        Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
+    }
+}
+
+fn worst(codes: &[i32]) -> i32 {
+    if codes.contains(&1) {
+        1
+    } else {
+        codes.iter().copied().max().unwrap_or(0)
+    }
+}
+
+fn print_toolchain(tc: &DetectedToolchain) {
+    println!("{}", tc.spec.name);
+    println!("  compiler:    {}", tc.spec.command_line());
+    println!("  flags:       {}", tc.spec.flags.join(" "));
+    println!("  family:      {:?}", tc.family);
+    println!("  version:     {}", tc.version);
+    println!("  target:      {}", tc.target);
+    println!("  libc:        {}", tc.libc);
+    println!("  fingerprint: {}", &tc.fingerprint[..16]);
+}
+
+impl ToolchainArgs {
+    fn specs(&self) -> Result<Vec<ToolchainSpec>> {
+        let mut specs = match &self.config {
+            Some(path) => config::load_config(path)?,
+            None => Vec::new(),
+        };
+        for t in &self.toolchains {
+            specs.push(ToolchainSpec::parse_cli(t)?);
+        }
+        if specs.is_empty() {
+            bail!("no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc) or --config FILE");
+        }
+        config::check_unique(&specs)?;
+        Ok(specs)
+    }
+}
+
+impl ServerArgs {
+    fn client(&self) -> Result<Client> {
+        let token = match (&self.token, &self.token_file) {
+            (Some(t), _) => t.clone(),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read token file {}", path.display()))?
+                .trim()
+                .to_string(),
+            (None, None) => bail!("a token is required: --token, SLOPEWATCH_TOKEN or --token-file"),
+        };
+        let policy = RetryPolicy {
+            attempts: self.attempts,
+            base: self.retry_base,
+            timeout: self.request_timeout,
+            ..RetryPolicy::default()
+        };
+        Client::new(&self.server, &token, policy)
+    }
+}
+
+impl SpoolArgs {
+    fn open(&self) -> Result<Spool> {
+        let dir = match &self.spool_dir {
+            Some(d) => d.clone(),
+            None => user_dir("XDG_STATE_HOME", ".local/state")?.join("slopewatch/spool"),
+        };
+        Ok(Spool::new(dir))
+    }
+}
+
+fn cache_root(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(d) => Ok(d),
+        None => Ok(user_dir("XDG_CACHE_HOME", ".cache")?.join("slopewatch")),
+    }
+}
+
+fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os(xdg).filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(under_home)),
+        None => bail!("neither ${xdg} nor $HOME is set; give the directory explicitly"),
+    }
+}
+
+/// Measures every workload with every toolchain; returns one run per toolchain that produced
+/// anything, and how many (toolchain, workload) pairs failed.
+fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
+    let specs = args.toolchains.specs()?;
+    let mut catalogue = workloads::builtin();
+    for f in &args.workload_files {
+        let w = workloads::load_custom(f)?;
+        if catalogue.iter().any(|c| c.name == w.name) {
+            bail!(
+                "workload {} from {} has the name of another workload",
+                w.name,
+                f.display()
+            );
+        }
+        catalogue.push(w);
+    }
+    let selected: Vec<Workload> = workloads::select(catalogue, args.workloads.as_deref())?;
+    if let (Some(s), Some(m)) = (args.start_size, args.max_size) {
+        if s > m {
+            bail!("--start-size {s} is larger than --max-size {m}");
+        }
+    }
+    let budget = Budget {
+        reps: args.reps,
+        per_size: args.size_budget,
+        total: args.total_budget,
+        start: args.start_size,
+        max: args.max_size,
+    };
+    let root = cache_root(args.cache_dir.clone())?;
+    let cache = BuildCache::new(root.join("builds"));
+    let host = crate::host::detect();
+    let progress = Progress::new();
+    let mut runs = Vec::new();
+    let mut failures = 0;
+    for spec in &specs {
+        progress.set_toolchain(&spec.name);
+        let started_at = time::OffsetDateTime::now_utc();
+        let tc = match toolchain::detect(spec, &root.join("probe")) {
+            Ok(tc) => tc,
+            Err(e) => {
+                progress.note(&format!("toolchain {}: {e:#}", spec.name));
+                failures += selected.len();
+                continue;
+            }
+        };
+        progress.note(&format!(
+            "toolchain {}: {} {}, {}, {}",
+            tc.spec.name,
+            tc.spec.command_line(),
+            tc.version,
+            tc.libc,
+            tc.target
+        ));
+        let mut measured = Vec::new();
+        for w in &selected {
+            let result = cache
+                .binary(&tc, w)
+                .and_then(|bin| measure::measure(&bin, w, &budget, &progress));
+            match result {
+                Ok(m) => {
+                    progress.note(&format!(
+                        "{} {}: {} sizes in {:.1?}",
+                        tc.spec.name,
+                        w.name,
+                        m.run.measurements.len(),
+                        m.elapsed
+                    ));
+                    measured.push(m.run);
+                }
+                Err(e) => {
+                    failures += 1;
+                    progress.note(&format!("{} {}: {e:#}", tc.spec.name, w.name));
+                }
+            }
+        }
+        if measured.is_empty() {
+            continue;
+        }
+        let run = RunSubmission {
+            run_id: uuid::Uuid::new_v4(),
+            agent_version: crate::AGENT_VERSION.to_string(),
+            started_at,
+            host: host.clone(),
+            toolchain: tc.wire(),
+            workloads: measured,
+        };
+        run.validate()
+            .with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
+        runs.push(run);
+    }
+    drop(progress);
+    if runs.is_empty() {
+        bail!("nothing was measured");
+    }
+    Ok((runs, failures))
+}
+
+/// Reads a file written by `measure`: one run, or an array of runs. Each is validated.
+fn read_runs(path: &Path) -> Result<Vec<RunSubmission>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not JSON", path.display()))?;
+    let items = match value {
+        serde_json::Value::Array(items) => items,
+        one => vec![one],
+    };
+    items
+        .iter()
+        .map(|v| {
+            RunSubmission::from_json(&serde_json::to_vec(v)?)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("{} holds an invalid run", path.display()))
+        })
+        .collect()
+}
+
+/// Spools each run first (so a crash cannot lose it), then sends it.
+fn deliver_all(client: &Client, spool: &Spool, runs: &[RunSubmission]) -> Result<i32> {
+    let mut code = 0;
+    for run in runs {
+        let path = spool.save(run)?;
+        code = worst(&[code, deliver_spooled(client, spool, &path)?]);
+    }
+    Ok(code)
+}
+
+/// Sends what waits in the spool, oldest first; stops at the first transient failure.
+fn flush(client: &Client, spool: &Spool) -> Result<i32> {
+    let mut code = 0;
+    for path in spool.pending()? {
+        let c = deliver_spooled(client, spool, &path)?;
+        code = worst(&[code, c]);
+        if c == EXIT_SPOOLED {
+            break;
+        }
+    }
+    Ok(code)
+}
+
+fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
+    let body = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let outcome = client.deliver(&body, |attempt, why, wait| {
+        eprintln!(
+            "{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}",
+            path.display()
+        );
+    });
+    match outcome {
+        Outcome::Stored(a) => {
+            spool.remove(path)?;
+            let what = if a.created {
+                "stored"
+            } else {
+                "already stored"
+            };
+            println!(
+                "run {} {what}{}",
+                a.run_id,
+                a.url.map(|u| format!(" at {u}")).unwrap_or_default()
+            );
+            Ok(0)
+        }
+        Outcome::Rejected { status, message } => {
+            let moved = spool.reject(path, &format!("HTTP {status}: {message}"))?;
+            eprintln!(
+                "error: the server rejected {} (HTTP {status}): {message}",
+                moved.display()
+            );
+            Ok(1)
+        }
+        Outcome::Failed(why) => {
+            eprintln!(
+                "could not deliver ({why}); kept in the spool as {}",
+                path.display()
+            );
+            Ok(EXIT_SPOOLED)
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! What the user asks for: toolchains from `--toolchain` or a TOML file, sizes and durations.
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// Flags added to every compile unless a toolchain says otherwise: the optimised build is the
+/// one that ships.
+pub const DEFAULT_FLAGS: &str = "-O2";
+
+/// A toolchain as configured, before anything about it is detected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolchainSpec {
+    /// The lineage, e.g. `zig-cc-musl`.
+    pub name: String,
+    /// The compiler command as argv, e.g. `["zig", "cc", "-target", "x86_64-linux-musl"]`.
+    pub command: Vec<String>,
+    /// Extra compile flags, split into words.
+    pub flags: Vec<String>,
+    /// Overrides the detected version.
+    pub version: Option<String>,
+    /// Overrides the detected libc.
+    pub libc: Option<String>,
+}
+
+impl ToolchainSpec {
+    /// Parses `NAME=COMMAND`, the form of `--toolchain`.
+    pub fn parse_cli(arg: &str) -> Result<ToolchainSpec> {
+        let Some((name, command)) = arg.split_once('=') else {
+            bail!("toolchain {arg:?} must look like NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'");
+        };
+        ToolchainSpec::new(name.trim(), command, DEFAULT_FLAGS, None, None)
+    }
+
+    fn new(
+        name: &str,
+        command: &str,
+        flags: &str,
+        version: Option<String>,
+        libc: Option<String>,
+    ) -> Result<ToolchainSpec> {
+        check_lineage_name(name)?;
+        let command = split_words(command).with_context(|| format!("toolchain {name}: command"))?;
+        if command.is_empty() {
+            bail!("toolchain {name}: the compiler command is empty");
+        }
+        let flags = split_words(flags).with_context(|| format!("toolchain {name}: flags"))?;
+        for (what, value) in [("version", &version), ("libc", &libc)] {
+            if let Some(v) = value {
+                if v.trim().is_empty() || v.chars().any(char::is_control) {
+                    bail!("toolchain {name}: {what} must be non-empty text on one line");
+                }
+            }
+        }
+        Ok(ToolchainSpec {
+            name: name.to_string(),
+            command,
+            flags,
+            version,
+            libc,
+        })
+    }
+
+    /// The command and flags as one line, for display and for the run's `compiler` field.
+    pub fn command_line(&self) -> String {
+        self.command.join(" ")
+    }
+}
+
+/// Lineage names end up in URLs and file names, so they are kept to a safe alphabet.
+fn check_lineage_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 64 {
+        bail!("toolchain name {name:?} must be 1 to 64 characters");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        bail!("toolchain name {name:?} may only contain letters, digits, '-', '_' and '.'");
+    }
+    Ok(())
+}
+
+/// Splits a command line into words the way a shell would for the simple cases: whitespace
+/// separates, single and double quotes group, backslash escapes the next character.
+pub fn split_words(line: &str) -> Result<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') | (None, '\\') => match chars.next() {
+                Some(n) => word.push(n),
+                None => bail!("{line:?} ends with a lone backslash"),
+            },
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+        if quote.is_some() {
+            in_word = true;
+        }
+    }
+    if quote.is_some() {
+        bail!("{line:?} has an unclosed quote");
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    toolchains: Vec<ToolchainEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolchainEntry {
+    name: String,
+    cc: String,
+    #[serde(default)]
+    flags: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    libc: Option<String>,
+}
+
+/// Reads the `[[toolchains]]` of a TOML config file.
+pub fn load_config(path: &Path) -> Result<Vec<ToolchainSpec>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config file {}", path.display()))?;
+    parse_config(&text).with_context(|| format!("in config file {}", path.display()))
+}
+
+pub fn parse_config(text: &str) -> Result<Vec<ToolchainSpec>> {
+    let file: ConfigFile = toml::from_str(text)?;
+    if file.toolchains.is_empty() {
+        bail!("no [[toolchains]] entries");
+    }
+    file.toolchains
+        .into_iter()
+        .map(|t| {
+            ToolchainSpec::new(
+                &t.name,
+                &t.cc,
+                t.flags.as_deref().unwrap_or(DEFAULT_FLAGS),
+                t.version,
+                t.libc,
+            )
+        })
+        .collect()
+}
+
+/// Rejects two toolchains with one lineage name: their runs would be indistinguishable.
+pub fn check_unique(specs: &[ToolchainSpec]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for s in specs {
+        if !seen.insert(&s.name) {
+            bail!("toolchain {} is given twice", s.name);
+        }
+    }
+    Ok(())
+}
+
+/// Parses a size: a positive integer with an optional `K`/`KiB` (1024) or `M`/`MiB` (1024²)
+/// suffix, or `k` (1000) for record counts.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, mult) = if let Some(d) = t.strip_suffix("KiB").or_else(|| t.strip_suffix('K')) {
+        (d, 1024)
+    } else if let Some(d) = t.strip_suffix("MiB").or_else(|| t.strip_suffix('M')) {
+        (d, 1024 * 1024)
+    } else if let Some(d) = t.strip_suffix('k') {
+        (d, 1000)
+    } else {
+        (t, 1)
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 65536, 64K, 4M, 5k)"))?;
+    match n.checked_mul(mult) {
+        Some(v) if v > 0 && v <= slopewatch_core::wire::MAX_SIZE => Ok(v),
+        _ => Err(format!("size {s:?} must be positive and at most 2^50")),
+    }
+}
+
+/// Parses a duration: `250ms`, `2s`, `1.5s`, `3m`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (e.g. 250ms, 2s, 1.5, 3m)"))?;
+    if !(v.is_finite() && v > 0.0 && v * scale <= 86_400.0) {
+        return Err(format!("duration {s:?} must be positive and at most a day"));
+    }
+    Ok(Duration::from_secs_f64(v * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_toolchains_split_name_and_command() {
+        let t = ToolchainSpec::parse_cli("zig-cc-musl=zig cc -target x86_64-linux-musl").unwrap();
+        assert_eq!(t.name, "zig-cc-musl");
+        assert_eq!(t.command, ["zig", "cc", "-target", "x86_64-linux-musl"]);
+        assert_eq!(t.flags, ["-O2"]);
+    }
+
+    #[test]
+    fn malformed_toolchains_are_refused_with_a_reason() {
+        for (arg, why) in [
+            ("gcc", "NAME=COMMAND"),
+            ("=gcc", "1 to 64"),
+            ("a b=gcc", "may only contain"),
+            ("x=", "empty"),
+            ("x=gcc 'unclosed", "unclosed quote"),
+        ] {
+            let e = format!("{:#}", ToolchainSpec::parse_cli(arg).unwrap_err());
+            assert!(e.contains(why), "{arg}: {e}");
+        }
+    }
+
+    #[test]
+    fn quotes_group_words() {
+        assert_eq!(
+            split_words(r#"gcc -DX="a b" 'c d' e\ f"#).unwrap(),
+            ["gcc", "-DX=a b", "c d", "e f"]
+        );
+        assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
+    }
+
+    #[test]
+    fn config_files_carry_flags_and_overrides() {
+        let specs = parse_config(
+            r#"
+            [[toolchains]]
+            name = "musl-gcc"
+            cc = "musl-gcc"
+            [[toolchains]]
+            name = "zig"
+            cc = "python3 -m ziglang cc -target x86_64-linux-musl"
+            flags = "-O3 -fno-builtin"
+            version = "0.16.0"
+            libc = "musl 1.2.5 (zig)"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(specs[0].flags, ["-O2"]);
+        assert_eq!(specs[1].command[..3], ["python3", "-m", "ziglang"]);
+        assert_eq!(specs[1].flags, ["-O3", "-fno-builtin"]);
+        assert_eq!(specs[1].version.as_deref(), Some("0.16.0"));
+        let e = format!(
+            "{:#}",
+            parse_config("[[toolchains]]\nname='a'\ncc='gcc'\ncolour=1").unwrap_err()
+        );
+        assert!(e.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn sizes_and_durations_parse_with_units() {
+        assert_eq!(parse_size("64K").unwrap(), 65536);
+        assert_eq!(parse_size("4MiB").unwrap(), 4 << 20);
+        assert_eq!(parse_size("5k").unwrap(), 5000);
+        assert_eq!(parse_size("80000").unwrap(), 80000);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("lots").is_err());
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! slopewatch-agent: builds C workloads with each toolchain under test, times them at growing
+//! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
+
+pub mod cli;
+pub mod config;
+pub mod host;
+pub mod measure;
+pub mod report;
+pub mod spool;
+pub mod submit;
+pub mod toolchain;
+pub mod workloads;
+
+/// The agent's version, sent with every run.
+pub const AGENT_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,227 @@
+//! What the agent shows: a live progress line on a terminal (plain log lines otherwise) and the
+//! table of fitted slopes at the end.
+
+use slopewatch_core::fit::{fit, median, Fit};
+use slopewatch_core::wire::{RunSubmission, SizeUnit};
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct State {
+    toolchain: String,
+    workload: String,
+    size: u64,
+    unit: Option<SizeUnit>,
+    since: Option<Instant>,
+}
+
+/// Progress reporting to stderr. On a terminal one line is redrawn in place with the elapsed
+/// time; elsewhere (cron, CI) each finished size is one log line.
+pub struct Progress {
+    state: Arc<Mutex<State>>,
+    tty: bool,
+    stop: Arc<AtomicBool>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    pub fn new() -> Progress {
+        let tty = std::io::stderr().is_terminal();
+        let state = Arc::new(Mutex::new(State::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker = tty.then(|| {
+            let (state, stop) = (state.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    draw(&state.lock().unwrap());
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            })
+        });
+        Progress {
+            state,
+            tty,
+            stop,
+            ticker,
+        }
+    }
+
+    pub fn set_toolchain(&self, name: &str) {
+        self.state.lock().unwrap().toolchain = name.to_string();
+    }
+
+    pub fn size_started(&self, workload: &str, size: u64, unit: SizeUnit) {
+        let mut s = self.state.lock().unwrap();
+        s.workload = workload.to_string();
+        s.size = size;
+        s.unit = Some(unit);
+        s.since = Some(Instant::now());
+    }
+
+    pub fn size_done(&self, workload: &str, size: u64, median_ns: f64) {
+        if !self.tty {
+            let s = self.state.lock().unwrap();
+            eprintln!(
+                "measured toolchain={} workload={workload} size={} median={}",
+                s.toolchain,
+                format_size(size, s.unit.unwrap_or(SizeUnit::Bytes)),
+                format_ns(median_ns)
+            );
+        }
+    }
+
+    /// A message that must not be overwritten by the progress line.
+    pub fn note(&self, msg: &str) {
+        let _guard = self.state.lock().unwrap();
+        if self.tty {
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!("{msg}");
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Progress {
+        Progress::new()
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.ticker.take() {
+            t.join().ok();
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+fn draw(s: &State) {
+    let Some(since) = s.since else { return };
+    eprint!(
+        "\r\x1b[2K{}  {}  {}  {:.1}s",
+        s.toolchain,
+        s.workload,
+        format_size(s.size, s.unit.unwrap_or(SizeUnit::Bytes)),
+        since.elapsed().as_secs_f64()
+    );
+    std::io::stderr().flush().ok();
+}
+
+/// One line of the slope table.
+#[derive(Debug)]
+pub struct Row {
+    pub toolchain: String,
+    pub workload: String,
+    pub fit: Result<Fit, String>,
+    pub largest: u64,
+    pub unit: SizeUnit,
+    pub largest_median_ns: f64,
+}
+
+/// Fits every workload of every run with the server's own fitting code.
+pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
+    runs.iter()
+        .flat_map(|run| {
+            run.workloads.iter().map(move |w| {
+                let points: Vec<(f64, f64)> = w
+                    .measurements
+                    .iter()
+                    .map(|m| (m.size as f64, m.median_ns()))
+                    .collect();
+                let largest = w.measurements.iter().max_by_key(|m| m.size);
+                Row {
+                    toolchain: run.toolchain.name.clone(),
+                    workload: w.name.clone(),
+                    fit: fit(&points).map_err(|e| e.to_string()),
+                    largest: largest.map_or(0, |m| m.size),
+                    unit: w.size_unit,
+                    largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
+                }
+            })
+        })
+        .collect()
+}
+
+/// Whether a row breaks the limit; a workload that cannot be fitted counts as breaking it.
+pub fn over_limit(row: &Row, max_slope: f64) -> bool {
+    row.fit.as_ref().map_or(true, |f| f.slope > max_slope)
+}
+
+/// The slope table, one workload per line, with a verdict against `max_slope`.
+pub fn table(rows: &[Row], max_slope: f64) -> String {
+    let mut out = format!(
+        "{:<20} {:<17} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
+        "toolchain", "workload", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
+    );
+    for r in rows {
+        let (slope, ci, r2, n) = match &r.fit {
+            Ok(f) => (
+                format!("{:.2}", f.slope),
+                format!("[{:.2}, {:.2}]", f.ci_low, f.ci_high),
+                format!("{:.3}", f.r2),
+                f.n.to_string(),
+            ),
+            Err(e) => (String::from("-"), e.clone(), String::new(), String::new()),
+        };
+        let verdict = if over_limit(r, max_slope) {
+            format!("OVER {max_slope}")
+        } else {
+            "ok".into()
+        };
+        out.push_str(&format!(
+            "{:<20} {:<17} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
+            r.toolchain,
+            r.workload,
+            slope,
+            ci,
+            r2,
+            n,
+            format_size(r.largest, r.unit),
+            format_ns(r.largest_median_ns),
+            verdict
+        ));
+    }
+    out
+}
+
+pub fn format_size(size: u64, unit: SizeUnit) -> String {
+    match unit {
+        SizeUnit::Bytes if size >= 1 << 20 && size % (1 << 20) == 0 => {
+            format!("{} MiB", size >> 20)
+        }
+        SizeUnit::Bytes if size >= 1 << 10 && size % (1 << 10) == 0 => {
+            format!("{} KiB", size >> 10)
+        }
+        SizeUnit::Bytes => format!("{size} B"),
+        other => format!("{size} {other}"),
+    }
+}
+
+pub fn format_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        "-".into()
+    } else if ns >= 1e9 {
+        format!("{:.2} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_times_read_naturally() {
+        assert_eq!(format_size(4 << 20, SizeUnit::Bytes), "4 MiB");
+        assert_eq!(format_size(65536, SizeUnit::Bytes), "64 KiB");
+        assert_eq!(format_size(5000, SizeUnit::Records), "5000 records");
+        assert_eq!(format_ns(2.5e9), "2.50 s");
+        assert_eq!(format_ns(1.5e6), "1.50 ms");
+    }
+}

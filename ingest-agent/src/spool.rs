@@ -1,0 +1,90 @@
+//! Runs waiting for delivery, kept on disk so none is lost: each written to a temporary file,
+//! fsynced and renamed into place; refused runs move to `rejected/` beside the server's message.
+
+use anyhow::{Context, Result};
+use slopewatch_core::wire::RunSubmission;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Spool {
+    dir: PathBuf,
+}
+
+impl Spool {
+    pub fn new(dir: PathBuf) -> Spool {
+        Spool { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Saves a run durably and returns its path; saving the same run again replaces it.
+    pub fn save(&self, run: &RunSubmission) -> Result<PathBuf> {
+        let body = serde_json::to_vec_pretty(run)?;
+        let path = self.dir.join(format!("{}.json", run.run_id));
+        write_durably(&self.dir, &path, &body)?;
+        Ok(path)
+    }
+
+    /// Spooled runs, oldest first.
+    pub fn pending(&self) -> Result<Vec<PathBuf>> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read spool {}", self.dir.display()))
+            }
+        };
+        let mut runs: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+            .map(|p| {
+                (
+                    p.metadata()
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH),
+                    p,
+                )
+            })
+            .collect();
+        runs.sort();
+        Ok(runs.into_iter().map(|(_, p)| p).collect())
+    }
+
+    pub fn remove(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))
+    }
+
+    /// Moves a refused run to `rejected/` with the reason next to it; returns its new path.
+    pub fn reject(&self, path: &Path, reason: &str) -> Result<PathBuf> {
+        let dir = self.dir.join("rejected");
+        std::fs::create_dir_all(&dir)?;
+        let name = path
+            .file_name()
+            .context("spooled run without a file name")?;
+        let dest = dir.join(name);
+        write_durably(
+            &dir,
+            &dest.with_extension("error.txt"),
+            format!("{reason}\n").as_bytes(),
+        )?;
+        std::fs::rename(path, &dest)
+            .with_context(|| format!("cannot move {} to {}", path.display(), dest.display()))?;
+        Ok(dest)
+    }
+}
+
+fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create spool directory {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    // The rename is durable only once the directory itself is synced.
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}

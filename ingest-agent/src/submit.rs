@@ -1,0 +1,233 @@
+//! Sends runs to the server: one POST per run, transient failures retried with exponential
+//! backoff and jitter, client errors (4xx) never retried.
+
+use anyhow::{bail, Result};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// How hard to try before a run is left in the spool.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first included.
+    pub attempts: u32,
+    /// The wait before the first retry; each retry doubles it.
+    pub base: Duration,
+    /// No single wait is longer than this.
+    pub max_wait: Duration,
+    /// One request may take this long before it counts as a (transient) failure.
+    pub timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            attempts: 5,
+            base: Duration::from_millis(500),
+            max_wait: Duration::from_secs(30),
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The server's answer to a stored run.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Accepted {
+    pub run_id: String,
+    /// False when the server already had this run (a resubmission).
+    #[serde(default)]
+    pub created: bool,
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// How one delivery ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Stored(Accepted),
+    /// The server refused the run; sending it again cannot help.
+    Rejected {
+        status: u16,
+        message: String,
+    },
+    /// Still failing after every retry; worth trying again later.
+    Failed(String),
+}
+
+pub struct Client {
+    agent: ureq::Agent,
+    url: String,
+    token: String,
+    retry: RetryPolicy,
+}
+
+impl Client {
+    pub fn new(server: &str, token: &str, retry: RetryPolicy) -> Result<Client> {
+        let server = server.trim_end_matches('/');
+        if !(server.starts_with("http://") || server.starts_with("https://")) {
+            bail!("server URL {server:?} must start with http:// or https://");
+        }
+        if token.trim().is_empty() || token.chars().any(|c| c.is_control() || c == ' ') {
+            bail!("the token must be one non-empty word (check --token, SLOPEWATCH_TOKEN or the token file)");
+        }
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(retry.timeout))
+            .user_agent(format!("slopewatch-agent/{}", crate::AGENT_VERSION))
+            .build()
+            .into();
+        Ok(Client {
+            agent,
+            url: format!("{server}/api/v1/runs"),
+            token: token.trim().to_string(),
+            retry,
+        })
+    }
+
+    /// Delivers one serialized run, retrying what may succeed later.
+    pub fn deliver(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
+        let mut last = String::new();
+        for attempt in 1..=self.retry.attempts.max(1) {
+            match self.post(body) {
+                Attempt::Done(outcome) => return outcome,
+                Attempt::Transient {
+                    reason,
+                    retry_after,
+                } => {
+                    last = reason;
+                    if attempt < self.retry.attempts {
+                        let wait = retry_after
+                            .unwrap_or_else(|| backoff(&self.retry, attempt))
+                            .min(self.retry.max_wait);
+                        on_retry(attempt, &last, wait);
+                        std::thread::sleep(wait);
+                    }
+                }
+            }
+        }
+        Outcome::Failed(last)
+    }
+
+    fn post(&self, body: &[u8]) -> Attempt {
+        let response = self
+            .agent
+            .post(&self.url)
+            .header("Authorization", &format!("Bearer {}", self.token))
+            .content_type("application/json")
+            .send(body);
+        let mut response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                return Attempt::Transient {
+                    reason: e.to_string(),
+                    retry_after: None,
+                }
+            }
+        };
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        match status {
+            200 | 201 => match serde_json::from_str::<Accepted>(&text) {
+                Ok(a) => Attempt::Done(Outcome::Stored(a)),
+                Err(e) => Attempt::Transient {
+                    reason: format!("HTTP {status} with an unreadable body: {e}"),
+                    retry_after: None,
+                },
+            },
+            429 | 500..=599 => Attempt::Transient {
+                reason: format!("HTTP {status}: {}", error_message(&text)),
+                retry_after,
+            },
+            _ => Attempt::Done(Outcome::Rejected {
+                status,
+                message: error_message(&text),
+            }),
+        }
+    }
+}
+
+enum Attempt {
+    Done(Outcome),
+    Transient {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
+}
+
+/// `base · 2^(attempt-1)`, scaled by a random factor in [0.5, 1.5) so agents that failed together
+/// do not retry together.
+pub fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
+    let exp = policy.base.saturating_mul(1u32 << (attempt - 1).min(20));
+    exp.mul_f64(0.5 + jitter()).min(policy.max_wait)
+}
+
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The server's `error.message`, or the raw body when it is not the server's error format.
+fn error_message(body: &str) -> String {
+    #[derive(Deserialize)]
+    struct Envelope {
+        error: Inner,
+    }
+    #[derive(Deserialize)]
+    struct Inner {
+        message: String,
+    }
+    match serde_json::from_str::<Envelope>(body) {
+        Ok(e) => e.error.message,
+        Err(_) if body.trim().is_empty() => "(empty response body)".into(),
+        Err(_) => body.chars().take(500).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_bounded_jitter() {
+        let p = RetryPolicy {
+            base: Duration::from_millis(100),
+            max_wait: Duration::from_secs(10),
+            ..RetryPolicy::default()
+        };
+        for attempt in 1..=4 {
+            let nominal = 100.0 * f64::from(1u32 << (attempt - 1));
+            let ms = backoff(&p, attempt).as_secs_f64() * 1000.0;
+            assert!(
+                ms >= nominal * 0.5 && ms < nominal * 1.5,
+                "attempt {attempt}: {ms}"
+            );
+        }
+        assert_eq!(backoff(&p, 30), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn server_error_messages_are_extracted() {
+        let body = r#"{"error":{"status":422,"code":"invalid_field","message":"workloads[0].name: must not be empty","field":"workloads[0].name"}}"#;
+        assert_eq!(error_message(body), "workloads[0].name: must not be empty");
+        assert_eq!(error_message("Bad Gateway"), "Bad Gateway");
+    }
+
+    #[test]
+    fn clients_refuse_bad_urls_and_tokens() {
+        assert!(Client::new("ftp://x", "t", RetryPolicy::default()).is_err());
+        assert!(Client::new("http://x", " ", RetryPolicy::default()).is_err());
+        assert!(Client::new("http://x/", "tok", RetryPolicy::default()).is_ok());
+    }
+}

@@ -1,0 +1,342 @@
+//! Finds out what a configured toolchain really is: compiler family and version, target triple,
+//! and the libc its binaries link (by compiling and running a probe with it), and compiles with it.
+
+use crate::config::ToolchainSpec;
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+use slopewatch_core::wire;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PROBE_SOURCE: &str = include_str!("../c/probe.c");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Gcc,
+    Clang,
+    /// `zig cc`, however Zig is invoked (`zig`, a path, `python3 -m ziglang`).
+    Zig,
+    Unknown,
+}
+
+/// A toolchain with everything the run records about it.
+#[derive(Debug, Clone)]
+pub struct DetectedToolchain {
+    pub spec: ToolchainSpec,
+    pub family: Family,
+    pub version: String,
+    pub target: String,
+    pub libc: String,
+    /// Changes whenever the compiler, its flags, its libc or any file named in its command do,
+    /// so cached workload binaries are never reused across a toolchain change.
+    pub fingerprint: String,
+}
+
+impl DetectedToolchain {
+    /// The toolchain as the wire format carries it.
+    pub fn wire(&self) -> wire::Toolchain {
+        wire::Toolchain {
+            name: self.spec.name.clone(),
+            version: self.version.clone(),
+            libc: self.libc.clone(),
+            target: self.target.clone(),
+            compiler: self.spec.command_line(),
+            flags: self.spec.flags.join(" "),
+        }
+    }
+
+    /// Compiles and links `sources` into `out` with this toolchain.
+    pub fn compile(
+        &self,
+        sources: &[PathBuf],
+        include: &Path,
+        extra: &[String],
+        out: &Path,
+    ) -> Result<()> {
+        let mut cmd = Command::new(&self.spec.command[0]);
+        cmd.args(&self.spec.command[1..])
+            .args(&self.spec.flags)
+            .arg("-I")
+            .arg(include)
+            .args(sources)
+            .arg("-o")
+            .arg(out)
+            .args(extra);
+        let output = cmd
+            .output()
+            .with_context(|| format!("cannot run compiler {:?}", self.spec.command[0]))?;
+        if !output.status.success() {
+            bail!(
+                "{} failed to compile {}:\n{}",
+                self.spec.name,
+                sources
+                    .iter()
+                    .map(|s| s.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                tail(&String::from_utf8_lossy(&output.stderr), 40)
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Detects everything the spec does not override. `scratch` is a directory for the probe.
+pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {
+    let zig = zig_prefix(&spec.command);
+    let version_text = run_text(&with_args(&spec.command, &["--version"])).with_context(|| {
+        format!(
+            "toolchain {}: `{} --version` failed",
+            spec.name,
+            spec.command_line()
+        )
+    })?;
+    let family = if zig.is_some() {
+        Family::Zig
+    } else if version_text.contains("clang version") {
+        Family::Clang
+    } else if version_text.contains("Free Software Foundation") || version_text.contains("gcc") {
+        Family::Gcc
+    } else {
+        Family::Unknown
+    };
+
+    let zig_version = match &zig {
+        Some(prefix) => Some(
+            run_text(&with_args(prefix, &["version"]))?
+                .trim()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let version = match (&spec.version, &zig_version, family) {
+        (Some(v), _, _) => v.clone(),
+        (None, Some(v), _) => v.clone(),
+        (None, None, Family::Gcc) => run_text(&with_args(&spec.command, &["-dumpfullversion"]))?
+            .trim()
+            .to_string(),
+        (None, None, Family::Clang) => run_text(&with_args(&spec.command, &["-dumpversion"]))?
+            .trim()
+            .to_string(),
+        (None, None, _) => version_text
+            .lines()
+            .next()
+            .unwrap_or("unknown")
+            .trim()
+            .to_string(),
+    };
+
+    let probe = run_probe(spec, scratch)?;
+    let libc = match &spec.libc {
+        Some(l) => l.clone(),
+        None => describe_libc(&probe, zig.as_deref(), zig_version.as_deref()),
+    };
+    let mut target = explicit_target(&spec.command)
+        .or_else(|| {
+            run_text(&with_args(&spec.command, &["-dumpmachine"]))
+                .ok()
+                .map(|t| t.trim().to_string())
+        })
+        .unwrap_or_default();
+    // musl-gcc wraps the host gcc, which still reports a -gnu triple; the probe knows better.
+    if probe.libc == "musl" && target.contains("-gnu") {
+        target = target.replace("-gnu", "-musl");
+    }
+
+    let mut h = Sha256::new();
+    for part in spec.command.iter().chain(&spec.flags) {
+        h.update(part.as_bytes());
+        h.update([0]);
+        // A shim object or a wrapper script can change while its path stays the same.
+        if let Ok(bytes) = std::fs::read(part) {
+            h.update(Sha256::digest(bytes));
+        }
+    }
+    for part in [&version_text, &version, &libc, &target] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    Ok(DetectedToolchain {
+        spec: spec.clone(),
+        family,
+        version,
+        target,
+        libc,
+        fingerprint: hex::encode(h.finalize()),
+    })
+}
+
+/// The argv that runs Zig itself, if `command` is a `zig cc` invocation: everything before `cc`.
+pub fn zig_prefix(command: &[String]) -> Option<Vec<String>> {
+    let cc = command.iter().position(|w| w == "cc")?;
+    let before = &command[..cc];
+    let is_zig = match before {
+        [zig] => Path::new(zig).file_name().is_some_and(|n| n == "zig"),
+        [_python, m, module] => m == "-m" && module == "ziglang",
+        _ => false,
+    };
+    is_zig.then(|| before.to_vec())
+}
+
+fn explicit_target(command: &[String]) -> Option<String> {
+    command.iter().enumerate().find_map(|(i, w)| {
+        if w == "-target" || w == "--target" {
+            command.get(i + 1).cloned()
+        } else {
+            w.strip_prefix("--target=")
+                .or_else(|| w.strip_prefix("-target="))
+                .map(str::to_string)
+        }
+    })
+}
+
+#[derive(Debug, Default)]
+struct Probe {
+    libc: String,
+    libc_version: Option<String>,
+    libc_path: Option<String>,
+}
+
+fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
+    std::fs::create_dir_all(scratch)?;
+    let src = scratch.join("probe.c");
+    let bin = scratch.join(format!("probe-{}", spec.name));
+    std::fs::write(&src, PROBE_SOURCE)?;
+    let tc = DetectedToolchain {
+        spec: spec.clone(),
+        family: Family::Unknown,
+        version: String::new(),
+        target: String::new(),
+        libc: String::new(),
+        fingerprint: String::new(),
+    };
+    tc.compile(&[src], scratch, &[], &bin)
+        .with_context(|| format!("toolchain {}: cannot build the libc probe", spec.name))?;
+    let out = run_text(&[bin.display().to_string()])
+        .with_context(|| format!("toolchain {}: the libc probe did not run", spec.name))?;
+    let mut probe = Probe::default();
+    for line in out.lines() {
+        match line.split_once('=') {
+            Some(("libc", v)) => probe.libc = v.to_string(),
+            Some(("libc_version", v)) => probe.libc_version = Some(v.to_string()),
+            Some(("libc_path", v)) => probe.libc_path = Some(v.to_string()),
+            _ => {}
+        }
+    }
+    Ok(probe)
+}
+
+fn describe_libc(probe: &Probe, zig: Option<&[String]>, zig_version: Option<&str>) -> String {
+    match probe.libc.as_str() {
+        "glibc" => format!(
+            "glibc {}",
+            probe.libc_version.as_deref().unwrap_or("(unknown version)")
+        ),
+        "musl" => {
+            if let (Some(prefix), Some(zv)) = (zig, zig_version) {
+                let musl = zig_musl_version(prefix).unwrap_or_else(|| "(unknown version)".into());
+                return format!("musl {musl} (zig {zv})");
+            }
+            // A dynamically linked musl maps its loader, which prints its version when run.
+            let version = probe.libc_path.as_deref().and_then(musl_loader_version);
+            format!("musl {}", version.as_deref().unwrap_or("(unknown version)"))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn musl_loader_version(path: &str) -> Option<String> {
+    let out = Command::new(path).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    text.lines()
+        .find_map(|l| l.strip_prefix("Version ").map(|v| v.trim().to_string()))
+}
+
+/// The musl release Zig vendors, read from its `lib/libc/musl` tree.
+fn zig_musl_version(prefix: &[String]) -> Option<String> {
+    let env = run_text(&with_args(prefix, &["env"])).ok()?;
+    // JSON up to 0.15 (`"lib_dir": "…"`), ZON from 0.16 (`.lib_dir = "…"`).
+    let line = env.lines().find(|l| l.contains("lib_dir"))?;
+    let lib_dir = line.split('"').nth(if line.trim_start().starts_with('"') {
+        3
+    } else {
+        1
+    })?;
+    let header = Path::new(lib_dir).join("libc/musl/src/internal/version.h");
+    let text = std::fs::read_to_string(header).ok()?;
+    text.split('"').nth(1).map(str::to_string)
+}
+
+fn with_args(base: &[String], extra: &[&str]) -> Vec<String> {
+    base.iter()
+        .cloned()
+        .chain(extra.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+/// Runs argv and returns stdout, or stderr when stdout is empty (some tools print versions there).
+fn run_text(argv: &[String]) -> Result<String> {
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .output()
+        .with_context(|| format!("cannot run {:?}", argv[0]))?;
+    if !out.status.success() {
+        bail!(
+            "`{}` exited with {}: {}",
+            argv.join(" "),
+            out.status,
+            tail(&String::from_utf8_lossy(&out.stderr), 5)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok(if stdout.trim().is_empty() {
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    } else {
+        stdout
+    })
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        crate::config::split_words(s).unwrap()
+    }
+
+    #[test]
+    fn zig_is_recognised_however_it_is_invoked() {
+        assert_eq!(
+            zig_prefix(&words("zig cc -target x86_64-linux-musl")),
+            Some(words("zig"))
+        );
+        assert_eq!(
+            zig_prefix(&words("/opt/z/0.16.0/ziglang/zig cc")),
+            Some(words("/opt/z/0.16.0/ziglang/zig"))
+        );
+        assert_eq!(
+            zig_prefix(&words("python3 -m ziglang cc")),
+            Some(words("python3 -m ziglang"))
+        );
+        assert_eq!(zig_prefix(&words("gcc")), None);
+        assert_eq!(zig_prefix(&words("ccache cc")), None);
+    }
+
+    #[test]
+    fn explicit_targets_are_read_from_the_command() {
+        assert_eq!(
+            explicit_target(&words("zig cc -target x86_64-linux-musl")).as_deref(),
+            Some("x86_64-linux-musl")
+        );
+        assert_eq!(
+            explicit_target(&words("clang --target=aarch64-linux-gnu")).as_deref(),
+            Some("aarch64-linux-gnu")
+        );
+        assert_eq!(explicit_target(&words("gcc")), None);
+    }
+}

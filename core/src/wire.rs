@@ -197,10 +197,7 @@ impl RunSubmission {
         if self.workloads.len() > MAX_WORKLOADS {
             return Err(err(
                 "workloads",
-                format!(
-                    "{} workloads is more than the limit of {MAX_WORKLOADS}",
-                    self.workloads.len()
-                ),
+                format!("{} workloads is more than the limit of {MAX_WORKLOADS}", self.workloads.len()),
             ));
         }
         let mut names = HashSet::new();
@@ -209,19 +206,13 @@ impl RunSubmission {
             let at = format!("workloads[{i}]");
             check_name(&format!("{at}.name"), &w.name)?;
             if !names.insert(w.name.as_str()) {
-                return Err(err(
-                    format!("{at}.name"),
-                    format!("duplicate workload {:?}", w.name),
-                ));
+                return Err(err(format!("{at}.name"), format!("duplicate workload {:?}", w.name)));
             }
             check_text(&format!("{at}.source_hash"), &w.source_hash)?;
             if w.metadata.len() > MAX_METADATA {
                 return Err(err(
                     format!("{at}.metadata"),
-                    format!(
-                        "{} entries is more than the limit of {MAX_METADATA}",
-                        w.metadata.len()
-                    ),
+                    format!("{} entries is more than the limit of {MAX_METADATA}", w.metadata.len()),
                 ));
             }
             for (key, value) in &w.metadata {
@@ -259,10 +250,7 @@ impl RunSubmission {
 fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldError> {
     let at = format!("{at}.measurements");
     if ms.len() > MAX_SIZES {
-        return Err(err(
-            &at,
-            format!("{} sizes is more than the limit of {MAX_SIZES}", ms.len()),
-        ));
+        return Err(err(&at, format!("{} sizes is more than the limit of {MAX_SIZES}", ms.len())));
     }
     let mut sizes = HashSet::new();
     let mut samples = 0;
@@ -272,30 +260,18 @@ fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldErr
             return Err(err(format!("{at}.size"), "must be positive"));
         }
         if m.size > MAX_SIZE {
-            return Err(err(
-                format!("{at}.size"),
-                format!("must be at most {MAX_SIZE}"),
-            ));
+            return Err(err(format!("{at}.size"), format!("must be at most {MAX_SIZE}")));
         }
         if !sizes.insert(m.size) {
-            return Err(err(
-                format!("{at}.size"),
-                format!("size {} appears twice", m.size),
-            ));
+            return Err(err(format!("{at}.size"), format!("size {} appears twice", m.size)));
         }
         if m.samples_ns.is_empty() {
-            return Err(err(
-                format!("{at}.samples_ns"),
-                "at least one sample is required",
-            ));
+            return Err(err(format!("{at}.samples_ns"), "at least one sample is required"));
         }
         if m.samples_ns.len() > MAX_SAMPLES_PER_SIZE {
             return Err(err(
                 format!("{at}.samples_ns"),
-                format!(
-                    "{} samples is more than the limit of {MAX_SAMPLES_PER_SIZE}",
-                    m.samples_ns.len()
-                ),
+                format!("{} samples is more than the limit of {MAX_SAMPLES_PER_SIZE}", m.samples_ns.len()),
             ));
         }
         for (k, &ns) in m.samples_ns.iter().enumerate() {
@@ -323,20 +299,14 @@ fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldErr
     if sizes.len() < MIN_SIZES {
         return Err(err(
             at,
-            format!(
-                "{} distinct sizes given; a slope needs at least {MIN_SIZES}",
-                sizes.len()
-            ),
+            format!("{} distinct sizes given; a slope needs at least {MIN_SIZES}", sizes.len()),
         ));
     }
     Ok(samples)
 }
 
 fn err(field: impl Into<String>, reason: impl Into<String>) -> FieldError {
-    FieldError {
-        field: field.into(),
-        reason: reason.into(),
-    }
+    FieldError { field: field.into(), reason: reason.into() }
 }
 
 /// A required, short, single-line name.
@@ -355,10 +325,7 @@ fn check_text(field: &str, value: &str) -> Result<(), FieldError> {
 fn check_len_and_chars(field: &str, value: &str, max: usize) -> Result<(), FieldError> {
     let chars = value.chars().count();
     if chars > max {
-        return Err(err(
-            field,
-            format!("is {chars} characters long; the limit is {max}"),
-        ));
+        return Err(err(field, format!("is {chars} characters long; the limit is {max}")));
     }
     if value.chars().any(char::is_control) {
         return Err(err(field, "must not contain control characters"));
@@ -430,61 +397,22 @@ mod tests {
     #[test]
     fn rule_violations_name_the_field_and_reason() {
         let cases: Vec<(&str, serde_json::Value, &str, &str)> = vec![
-            (
-                "/workloads/0/measurements/0/samples_ns/1",
-                serde_json::json!(0.0),
-                "workloads[0].measurements[0].samples_ns[1]",
-                "positive",
-            ),
-            (
-                "/workloads/0/measurements/0/samples_ns/1",
-                serde_json::json!(-3.0),
-                "workloads[0].measurements[0].samples_ns[1]",
-                "positive",
-            ),
-            (
-                "/workloads/0/measurements/0/samples_ns/1",
-                serde_json::json!(1e300),
-                "workloads[0].measurements[0].samples_ns[1]",
-                "week",
-            ),
-            (
-                "/workloads/0/measurements/0/size",
-                serde_json::json!(0),
-                "workloads[0].measurements[0].size",
-                "positive",
-            ),
-            (
-                "/workloads/0/measurements/0/samples_ns",
-                serde_json::json!([]),
-                "workloads[0].measurements[0].samples_ns",
-                "at least one",
-            ),
-            (
-                "/workloads/0/measurements/2/size",
-                serde_json::json!(65536),
-                "workloads[0].measurements[2].size",
-                "twice",
-            ),
+            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(0.0),
+             "workloads[0].measurements[0].samples_ns[1]", "positive"),
+            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(-3.0),
+             "workloads[0].measurements[0].samples_ns[1]", "positive"),
+            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(1e300),
+             "workloads[0].measurements[0].samples_ns[1]", "week"),
+            ("/workloads/0/measurements/0/size", serde_json::json!(0),
+             "workloads[0].measurements[0].size", "positive"),
+            ("/workloads/0/measurements/0/samples_ns", serde_json::json!([]),
+             "workloads[0].measurements[0].samples_ns", "at least one"),
+            ("/workloads/0/measurements/2/size", serde_json::json!(65536),
+             "workloads[0].measurements[2].size", "twice"),
             ("/host/name", serde_json::json!(""), "host.name", "empty"),
-            (
-                "/host/name",
-                serde_json::json!("a\u{7}b"),
-                "host.name",
-                "control",
-            ),
-            (
-                "/toolchain/name",
-                serde_json::json!("x".repeat(200)),
-                "toolchain.name",
-                "limit",
-            ),
-            (
-                "/workloads",
-                serde_json::json!([]),
-                "workloads",
-                "at least one",
-            ),
+            ("/host/name", serde_json::json!("a\u{7}b"), "host.name", "control"),
+            ("/toolchain/name", serde_json::json!("x".repeat(200)), "toolchain.name", "limit"),
+            ("/workloads", serde_json::json!([]), "workloads", "at least one"),
         ];
         for (pointer, value, field, reason) in cases {
             let mut v = sample_json();
@@ -498,10 +426,7 @@ mod tests {
     #[test]
     fn fewer_than_three_sizes_cannot_be_fitted() {
         let mut v = sample_json();
-        v["workloads"][0]["measurements"]
-            .as_array_mut()
-            .unwrap()
-            .pop();
+        v["workloads"][0]["measurements"].as_array_mut().unwrap().pop();
         let e = parse(&v).unwrap_err();
         assert_eq!(e.field, "workloads[0].measurements");
         assert!(e.reason.contains("at least 3"), "{}", e.reason);
@@ -532,17 +457,14 @@ mod tests {
         let run = parse(&v).unwrap();
         assert_eq!(run.workloads[0].metadata["sqlite_version"], "3.46.0");
         let without = parse(&sample_json()).unwrap();
-        assert!(!serde_json::to_string(&without)
-            .unwrap()
-            .contains("metadata"));
+        assert!(!serde_json::to_string(&without).unwrap().contains("metadata"));
 
         v["workloads"][0]["metadata"] = serde_json::json!({"k": "a\u{7}"});
         assert_eq!(parse(&v).unwrap_err().field, "workloads[0].metadata.k");
         v["workloads"][0]["metadata"] = serde_json::json!({"": "x"});
         assert_eq!(parse(&v).unwrap_err().field, "workloads[0].metadata");
-        let many: serde_json::Map<String, serde_json::Value> = (0..33)
-            .map(|i| (format!("k{i}"), serde_json::json!("v")))
-            .collect();
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..33).map(|i| (format!("k{i}"), serde_json::json!("v"))).collect();
         v["workloads"][0]["metadata"] = serde_json::Value::Object(many);
         assert!(parse(&v).unwrap_err().reason.contains("limit of 32"));
     }

@@ -1,1 +1,11 @@
-//! The slopewatch server.
+//! slopewatch: stores benchmark runs of C workloads built with each toolchain under test, fits
+//! the log-log slope of time against input size, and shows and alerts on growth regressions.
+
+pub mod analysis;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod store;
+
+pub use http::{app, AppState};

@@ -60,10 +60,7 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, FitError> {
     if n < 3 {
         return Err(FitError::TooFewPoints(n));
     }
-    if points
-        .iter()
-        .any(|&(s, t)| !(s.is_finite() && t.is_finite() && s > 0.0 && t > 0.0))
-    {
+    if points.iter().any(|&(s, t)| !(s.is_finite() && t.is_finite() && s > 0.0 && t > 0.0)) {
         return Err(FitError::NonPositive);
     }
     let mut sorted = points.to_vec();
@@ -82,12 +79,7 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, FitError> {
     let syy: f64 = ys.iter().map(|y| (y - mean_y).powi(2)).sum();
     let slope = sxy / sxx;
     let intercept = mean_y - slope * mean_x;
-    let sse: f64 = xs
-        .iter()
-        .zip(&ys)
-        .map(|(x, y)| (y - (intercept + slope * x)).powi(2))
-        .sum::<f64>()
-        .max(0.0);
+    let sse: f64 = xs.iter().zip(&ys).map(|(x, y)| (y - (intercept + slope * x)).powi(2)).sum::<f64>().max(0.0);
     let r2 = if syy <= f64::EPSILON { 1.0 } else { (1.0 - sse / syy).clamp(0.0, 1.0) };
     let df = nf - 2.0;
     let stderr = (sse / df / sxx).sqrt();
@@ -103,16 +95,7 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, FitError> {
         })
         .collect();
 
-    Ok(Fit {
-        slope,
-        intercept,
-        r2,
-        stderr,
-        ci_low: slope - half_width,
-        ci_high: slope + half_width,
-        n,
-        local_slopes,
-    })
+    Ok(Fit { slope, intercept, r2, stderr, ci_low: slope - half_width, ci_high: slope + half_width, n, local_slopes })
 }
 
 /// The median of `values` (mean of the middle two for an even count); NaN for none.
@@ -334,7 +317,9 @@ mod tests {
 
     #[test]
     fn t_quantiles_match_published_tables() {
-        for (df, expected) in [(1.0, 12.7062), (2.0, 4.3027), (5.0, 2.5706), (8.0, 2.3060), (30.0, 2.0423), (1000.0, 1.9623)] {
+        for (df, expected) in
+            [(1.0, 12.7062), (2.0, 4.3027), (5.0, 2.5706), (8.0, 2.3060), (30.0, 2.0423), (1000.0, 1.9623)]
+        {
             let t = t_quantile_975(df);
             assert!(close(t, expected, 5e-4), "df {df}: {t}");
         }

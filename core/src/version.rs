@@ -32,16 +32,16 @@ impl Version {
             Some((c, p)) => (c, Some(p)),
             None => (rest, None),
         };
-        let numbers = core
-            .split('.')
-            .map(|part| {
-                if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-                    None
-                } else {
-                    part.parse().ok()
-                }
-            })
-            .collect::<Option<Vec<u64>>>()?;
+        let numbers =
+            core.split('.')
+                .map(|part| {
+                    if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                        None
+                    } else {
+                        part.parse().ok()
+                    }
+                })
+                .collect::<Option<Vec<u64>>>()?;
         if numbers.is_empty() || numbers.len() > 4 {
             return None;
         }
@@ -126,7 +126,16 @@ mod tests {
 
     #[test]
     fn pre_release_identifiers_follow_semver_rules() {
-        let order = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0"];
+        let order = [
+            "1.0.0-alpha",
+            "1.0.0-alpha.1",
+            "1.0.0-alpha.beta",
+            "1.0.0-beta",
+            "1.0.0-beta.2",
+            "1.0.0-beta.11",
+            "1.0.0-rc.1",
+            "1.0.0",
+        ];
         for pair in order.windows(2) {
             assert_eq!(compare(pair[0], pair[1]), Ordering::Less, "{} < {}", pair[0], pair[1]);
         }

@@ -168,10 +168,7 @@ impl RunSubmission {
         let run: RunSubmission = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            FieldError {
-                field: if path == "." { String::new() } else { path },
-                reason: clean_serde_message(&inner),
-            }
+            FieldError { field: if path == "." { String::new() } else { path }, reason: clean_serde_message(&inner) }
         })?;
         run.validate()?;
         Ok(run)
@@ -232,11 +229,7 @@ impl RunSubmission {
 
     /// Total number of timed samples in the run.
     pub fn sample_count(&self) -> usize {
-        self.workloads
-            .iter()
-            .flat_map(|w| &w.measurements)
-            .map(|m| m.samples_ns.len())
-            .sum()
+        self.workloads.iter().flat_map(|w| &w.measurements).map(|m| m.samples_ns.len()).sum()
     }
 
     /// A digest of the submission's content, used to tell a resubmission from a conflicting one.
@@ -288,19 +281,13 @@ fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldErr
         }
         if let Some(ins) = &m.instructions {
             if ins.len() != m.samples_ns.len() {
-                return Err(err(
-                    format!("{at}.instructions"),
-                    "must have one count per sample",
-                ));
+                return Err(err(format!("{at}.instructions"), "must have one count per sample"));
             }
         }
         samples += m.samples_ns.len();
     }
     if sizes.len() < MIN_SIZES {
-        return Err(err(
-            at,
-            format!("{} distinct sizes given; a slope needs at least {MIN_SIZES}", sizes.len()),
-        ));
+        return Err(err(at, format!("{} distinct sizes given; a slope needs at least {MIN_SIZES}", sizes.len())));
     }
     Ok(samples)
 }
@@ -397,18 +384,37 @@ mod tests {
     #[test]
     fn rule_violations_name_the_field_and_reason() {
         let cases: Vec<(&str, serde_json::Value, &str, &str)> = vec![
-            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(0.0),
-             "workloads[0].measurements[0].samples_ns[1]", "positive"),
-            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(-3.0),
-             "workloads[0].measurements[0].samples_ns[1]", "positive"),
-            ("/workloads/0/measurements/0/samples_ns/1", serde_json::json!(1e300),
-             "workloads[0].measurements[0].samples_ns[1]", "week"),
-            ("/workloads/0/measurements/0/size", serde_json::json!(0),
-             "workloads[0].measurements[0].size", "positive"),
-            ("/workloads/0/measurements/0/samples_ns", serde_json::json!([]),
-             "workloads[0].measurements[0].samples_ns", "at least one"),
-            ("/workloads/0/measurements/2/size", serde_json::json!(65536),
-             "workloads[0].measurements[2].size", "twice"),
+            (
+                "/workloads/0/measurements/0/samples_ns/1",
+                serde_json::json!(0.0),
+                "workloads[0].measurements[0].samples_ns[1]",
+                "positive",
+            ),
+            (
+                "/workloads/0/measurements/0/samples_ns/1",
+                serde_json::json!(-3.0),
+                "workloads[0].measurements[0].samples_ns[1]",
+                "positive",
+            ),
+            (
+                "/workloads/0/measurements/0/samples_ns/1",
+                serde_json::json!(1e300),
+                "workloads[0].measurements[0].samples_ns[1]",
+                "week",
+            ),
+            ("/workloads/0/measurements/0/size", serde_json::json!(0), "workloads[0].measurements[0].size", "positive"),
+            (
+                "/workloads/0/measurements/0/samples_ns",
+                serde_json::json!([]),
+                "workloads[0].measurements[0].samples_ns",
+                "at least one",
+            ),
+            (
+                "/workloads/0/measurements/2/size",
+                serde_json::json!(65536),
+                "workloads[0].measurements[2].size",
+                "twice",
+            ),
             ("/host/name", serde_json::json!(""), "host.name", "empty"),
             ("/host/name", serde_json::json!("a\u{7}b"), "host.name", "control"),
             ("/toolchain/name", serde_json::json!("x".repeat(200)), "toolchain.name", "limit"),

@@ -169,41 +169,25 @@ pub fn main() -> i32 {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Run {
-            measure,
-            server,
-            spool,
-        } => {
+        Command::Run { measure, server, spool } => {
             let client = server.client()?;
             let spool = spool.open()?;
             let flushed = flush(&client, &spool)?;
             let (runs, failures) = measure_all(&measure)?;
             print!("{}", report::table(&report::rows(&runs), 1.5));
             let delivered = deliver_all(&client, &spool, &runs)?;
-            Ok(worst(&[
-                flushed,
-                delivered,
-                if failures > 0 { 1 } else { 0 },
-            ]))
+            Ok(worst(&[flushed, delivered, if failures > 0 { 1 } else { 0 }]))
         }
         Command::Measure { measure, out } => {
             let (runs, failures) = measure_all(&measure)?;
             print!("{}", report::table(&report::rows(&runs), 1.5));
-            let json = if runs.len() == 1 {
-                serde_json::to_vec_pretty(&runs[0])?
-            } else {
-                serde_json::to_vec_pretty(&runs)?
-            };
-            std::fs::write(&out, json)
-                .with_context(|| format!("cannot write {}", out.display()))?;
+            let json =
+                if runs.len() == 1 { serde_json::to_vec_pretty(&runs[0])? } else { serde_json::to_vec_pretty(&runs)? };
+            std::fs::write(&out, json).with_context(|| format!("cannot write {}", out.display()))?;
             eprintln!("wrote {} run(s) to {}", runs.len(), out.display());
             Ok(if failures > 0 { 1 } else { 0 })
         }
-        Command::Submit {
-            files,
-            server,
-            spool,
-        } => {
+        Command::Submit { files, server, spool } => {
             let mut runs = Vec::new();
             for f in &files {
                 runs.extend(read_runs(f)?);
@@ -226,10 +210,7 @@ fn run(cli: Cli) -> Result<i32> {
             }
             Ok(if failures > 0 { 1 } else { 0 })
         }
-        Command::Toolchains {
-            toolchains,
-            cache_dir,
-        } => {
+        Command::Toolchains { toolchains, cache_dir } => {
             let specs = toolchains.specs()?;
             let scratch = cache_root(cache_dir)?.join("probe");
             let mut failed = 0;
@@ -339,11 +320,7 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
     for f in &args.workload_files {
         let w = workloads::load_custom(f)?;
         if catalogue.iter().any(|c| c.name == w.name) {
-            bail!(
-                "workload {} from {} has the name of another workload",
-                w.name,
-                f.display()
-            );
+            bail!("workload {} from {} has the name of another workload", w.name, f.display());
         }
         catalogue.push(w);
     }
@@ -387,9 +364,7 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
         ));
         let mut measured = Vec::new();
         for w in &selected {
-            let result = cache
-                .binary(&tc, w)
-                .and_then(|bin| measure::measure(&bin, w, &budget, &progress));
+            let result = cache.binary(&tc, w).and_then(|bin| measure::measure(&bin, w, &budget, &progress));
             match result {
                 Ok(m) => {
                     progress.note(&format!(
@@ -418,8 +393,7 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
             toolchain: tc.wire(),
             workloads: measured,
         };
-        run.validate()
-            .with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
+        run.validate().with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
         runs.push(run);
     }
     drop(progress);
@@ -432,8 +406,8 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
 /// Reads a file written by `measure`: one run, or an array of runs. Each is validated.
 fn read_runs(path: &Path) -> Result<Vec<RunSubmission>> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not JSON", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is not JSON", path.display()))?;
     let items = match value {
         serde_json::Value::Array(items) => items,
         one => vec![one],
@@ -474,39 +448,22 @@ fn flush(client: &Client, spool: &Spool) -> Result<i32> {
 fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
     let body = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let outcome = client.deliver(&body, |attempt, why, wait| {
-        eprintln!(
-            "{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}",
-            path.display()
-        );
+        eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
     });
     match outcome {
         Outcome::Stored(a) => {
             spool.remove(path)?;
-            let what = if a.created {
-                "stored"
-            } else {
-                "already stored"
-            };
-            println!(
-                "run {} {what}{}",
-                a.run_id,
-                a.url.map(|u| format!(" at {u}")).unwrap_or_default()
-            );
+            let what = if a.created { "stored" } else { "already stored" };
+            println!("run {} {what}{}", a.run_id, a.url.map(|u| format!(" at {u}")).unwrap_or_default());
             Ok(0)
         }
         Outcome::Rejected { status, message } => {
             let moved = spool.reject(path, &format!("HTTP {status}: {message}"))?;
-            eprintln!(
-                "error: the server rejected {} (HTTP {status}): {message}",
-                moved.display()
-            );
+            eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
             Ok(1)
         }
         Outcome::Failed(why) => {
-            eprintln!(
-                "could not deliver ({why}); kept in the spool as {}",
-                path.display()
-            );
+            eprintln!("could not deliver ({why}); kept in the spool as {}", path.display());
             Ok(EXIT_SPOOLED)
         }
     }

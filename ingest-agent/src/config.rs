@@ -53,13 +53,7 @@ impl ToolchainSpec {
                 }
             }
         }
-        Ok(ToolchainSpec {
-            name: name.to_string(),
-            command,
-            flags,
-            version,
-            libc,
-        })
+        Ok(ToolchainSpec { name: name.to_string(), command, flags, version, libc })
     }
 
     /// The command and flags as one line, for display and for the run's `compiler` field.
@@ -73,10 +67,7 @@ fn check_lineage_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > 64 {
         bail!("toolchain name {name:?} must be 1 to 64 characters");
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
         bail!("toolchain name {name:?} may only contain letters, digits, '-', '_' and '.'");
     }
     Ok(())
@@ -148,8 +139,7 @@ struct ToolchainEntry {
 
 /// Reads the `[[toolchains]]` of a TOML config file.
 pub fn load_config(path: &Path) -> Result<Vec<ToolchainSpec>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read config file {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
     parse_config(&text).with_context(|| format!("in config file {}", path.display()))
 }
 
@@ -160,15 +150,7 @@ pub fn parse_config(text: &str) -> Result<Vec<ToolchainSpec>> {
     }
     file.toolchains
         .into_iter()
-        .map(|t| {
-            ToolchainSpec::new(
-                &t.name,
-                &t.cc,
-                t.flags.as_deref().unwrap_or(DEFAULT_FLAGS),
-                t.version,
-                t.libc,
-            )
-        })
+        .map(|t| ToolchainSpec::new(&t.name, &t.cc, t.flags.as_deref().unwrap_or(DEFAULT_FLAGS), t.version, t.libc))
         .collect()
 }
 
@@ -196,10 +178,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     } else {
         (t, 1)
     };
-    let n: u64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (e.g. 65536, 64K, 4M, 5k)"))?;
+    let n: u64 = digits.trim().parse().map_err(|_| format!("{s:?} is not a size (e.g. 65536, 64K, 4M, 5k)"))?;
     match n.checked_mul(mult) {
         Some(v) if v > 0 && v <= slopewatch_core::wire::MAX_SIZE => Ok(v),
         _ => Err(format!("size {s:?} must be positive and at most 2^50")),
@@ -218,10 +197,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     } else {
         (t, 1.0)
     };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (e.g. 250ms, 2s, 1.5, 3m)"))?;
+    let v: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a duration (e.g. 250ms, 2s, 1.5, 3m)"))?;
     if !(v.is_finite() && v > 0.0 && v * scale <= 86_400.0) {
         return Err(format!("duration {s:?} must be positive and at most a day"));
     }
@@ -256,10 +232,7 @@ mod tests {
 
     #[test]
     fn quotes_group_words() {
-        assert_eq!(
-            split_words(r#"gcc -DX="a b" 'c d' e\ f"#).unwrap(),
-            ["gcc", "-DX=a b", "c d", "e f"]
-        );
+        assert_eq!(split_words(r#"gcc -DX="a b" 'c d' e\ f"#).unwrap(), ["gcc", "-DX=a b", "c d", "e f"]);
         assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
         assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
     }
@@ -284,10 +257,7 @@ mod tests {
         assert_eq!(specs[1].command[..3], ["python3", "-m", "ziglang"]);
         assert_eq!(specs[1].flags, ["-O3", "-fno-builtin"]);
         assert_eq!(specs[1].version.as_deref(), Some("0.16.0"));
-        let e = format!(
-            "{:#}",
-            parse_config("[[toolchains]]\nname='a'\ncc='gcc'\ncolour=1").unwrap_err()
-        );
+        let e = format!("{:#}", parse_config("[[toolchains]]\nname='a'\ncc='gcc'\ncolour=1").unwrap_err());
         assert!(e.contains("unknown field"), "{e}");
     }
 

@@ -37,13 +37,7 @@ pub struct Budget {
 
 impl Default for Budget {
     fn default() -> Budget {
-        Budget {
-            reps: 5,
-            per_size: Duration::from_secs(1),
-            total: Duration::from_secs(60),
-            start: None,
-            max: None,
-        }
+        Budget { reps: 5, per_size: Duration::from_secs(1), total: Duration::from_secs(60), start: None, max: None }
     }
 }
 
@@ -79,12 +73,7 @@ struct Output {
 }
 
 /// Measures `w` from its built `binary`.
-pub fn measure(
-    binary: &Path,
-    w: &Workload,
-    budget: &Budget,
-    progress: &Progress,
-) -> Result<Measured> {
+pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress) -> Result<Measured> {
     let (start, max) = budget.sizes_for(w);
     let began = Instant::now();
     let mut done: BTreeMap<u64, Measurement> = BTreeMap::new();
@@ -95,35 +84,18 @@ pub fn measure(
     while size <= max {
         if let Some(predicted) = predict_rep_ns(&slowest_ns, size) {
             let left = budget.total.saturating_sub(began.elapsed()).as_nanos() as f64;
-            if predicted > budget.per_size.as_nanos() as f64
-                || predicted * f64::from(budget.reps + 1) > left
-            {
+            if predicted > budget.per_size.as_nanos() as f64 || predicted * f64::from(budget.reps + 1) > left {
                 break;
             }
         }
         let left = budget.total.saturating_sub(began.elapsed());
-        let Some(out) = run_size(
-            binary,
-            w,
-            size,
-            budget.reps,
-            left.max(budget.per_size),
-            progress,
-        )?
-        else {
+        let Some(out) = run_size(binary, w, size, budget.reps, left.max(budget.per_size), progress)? else {
             break;
         };
         let slowest = out.samples_ns.iter().cloned().fold(0.0, f64::max);
         meta.extend(out.meta.clone());
         slowest_ns.push((size, slowest));
-        done.insert(
-            size,
-            Measurement {
-                size,
-                samples_ns: out.samples_ns,
-                instructions: out.instructions,
-            },
-        );
+        done.insert(size, Measurement { size, samples_ns: out.samples_ns, instructions: out.instructions });
         if slowest > budget.per_size.as_nanos() as f64 {
             break;
         }
@@ -137,29 +109,10 @@ pub fn measure(
     let mut below = done.keys().next().copied().unwrap_or(start);
     while done.len() < MIN_SIZES && below > 1 {
         below /= 2;
-        let out = run_size(
-            binary,
-            w,
-            below,
-            budget.reps,
-            budget.total.max(budget.per_size),
-            progress,
-        )?
-        .with_context(|| {
-            format!(
-                "{}: size {below} did not finish within the total budget",
-                w.name
-            )
-        })?;
+        let out = run_size(binary, w, below, budget.reps, budget.total.max(budget.per_size), progress)?
+            .with_context(|| format!("{}: size {below} did not finish within the total budget", w.name))?;
         meta.extend(out.meta.clone());
-        done.insert(
-            below,
-            Measurement {
-                size: below,
-                samples_ns: out.samples_ns,
-                instructions: out.instructions,
-            },
-        );
+        done.insert(below, Measurement { size: below, samples_ns: out.samples_ns, instructions: out.instructions });
     }
     if done.len() < slopewatch_core::wire::MIN_SIZES {
         bail!("{}: only {} sizes could be measured", w.name, done.len());
@@ -181,9 +134,7 @@ pub fn measure(
 fn predict_rep_ns(seen: &[(u64, f64)], size: u64) -> Option<f64> {
     let &(last_size, last_ns) = seen.last()?;
     let k = match seen {
-        [.., (s0, t0), (s1, t1)] if *t0 > 0.0 => {
-            ((t1 / t0).ln() / (*s1 as f64 / *s0 as f64).ln()).max(1.0)
-        }
+        [.., (s0, t0), (s1, t1)] if *t0 > 0.0 => ((t1 / t0).ln() / (*s1 as f64 / *s0 as f64).ln()).max(1.0),
         _ => 1.0,
     };
     Some(last_ns * (size as f64 / last_size as f64).powf(k))
@@ -214,67 +165,29 @@ fn run_size(
         if began.elapsed() > timeout {
             child.kill().ok();
             child.wait().ok();
-            progress.note(&format!(
-                "{} at size {size} ran past the budget ({:.1?}) and was stopped",
-                w.name, timeout
-            ));
+            progress.note(&format!("{} at size {size} ran past the budget ({:.1?}) and was stopped", w.name, timeout));
             return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     let mut stdout = String::new();
     let mut stderr = String::new();
-    child
-        .stdout
-        .take()
-        .map(|mut s| s.read_to_string(&mut stdout));
-    child
-        .stderr
-        .take()
-        .map(|mut s| s.read_to_string(&mut stderr));
+    child.stdout.take().map(|mut s| s.read_to_string(&mut stdout));
+    child.stderr.take().map(|mut s| s.read_to_string(&mut stderr));
     if !status.success() {
-        bail!(
-            "workload {} failed at size {size} ({status}): {}",
-            w.name,
-            stderr.trim()
-        );
+        bail!("workload {} failed at size {size} ({status}): {}", w.name, stderr.trim());
     }
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'))
-        .unwrap_or("");
-    let out: Output = serde_json::from_str(line).with_context(|| {
-        format!(
-            "workload {} printed no valid JSON line at size {size}: {stdout:?}",
-            w.name
-        )
-    })?;
+    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+    let out: Output = serde_json::from_str(line)
+        .with_context(|| format!("workload {} printed no valid JSON line at size {size}: {stdout:?}", w.name))?;
     if out.size != size {
-        bail!(
-            "workload {} reported size {} for size {size}",
-            w.name,
-            out.size
-        );
+        bail!("workload {} reported size {} for size {size}", w.name, out.size);
     }
-    if out.samples_ns.len() != reps as usize
-        || out.samples_ns.iter().any(|&s| !(s.is_finite() && s > 0.0))
-    {
-        bail!(
-            "workload {} must print {reps} positive samples, printed {:?}",
-            w.name,
-            out.samples_ns
-        );
+    if out.samples_ns.len() != reps as usize || out.samples_ns.iter().any(|&s| !(s.is_finite() && s > 0.0)) {
+        bail!("workload {} must print {reps} positive samples, printed {:?}", w.name, out.samples_ns);
     }
-    if out
-        .instructions
-        .as_ref()
-        .is_some_and(|i| i.len() != reps as usize)
-    {
-        bail!(
-            "workload {} printed a wrong number of instruction counts",
-            w.name
-        );
+    if out.instructions.as_ref().is_some_and(|i| i.len() != reps as usize) {
+        bail!("workload {} printed a wrong number of instruction counts", w.name);
     }
     progress.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
     Ok(Some(out))
@@ -289,26 +202,16 @@ mod tests {
         let quad = [(1000, 1.0e6), (2000, 4.0e6)];
         assert!((predict_rep_ns(&quad, 4000).unwrap() - 16.0e6).abs() < 1.0);
         let flat = [(1000, 1.0e6), (2000, 1.0e6)];
-        assert!(
-            (predict_rep_ns(&flat, 4000).unwrap() - 2.0e6).abs() < 1.0,
-            "never better than linear"
-        );
+        assert!((predict_rep_ns(&flat, 4000).unwrap() - 2.0e6).abs() < 1.0, "never better than linear");
         assert_eq!(predict_rep_ns(&[], 4000), None);
     }
 
     #[test]
     fn sweeps_always_span_at_least_four_sizes() {
         let w = crate::workloads::builtin().remove(0);
-        let b = Budget {
-            max: Some(100_000),
-            start: Some(64 * 1024),
-            ..Budget::default()
-        };
+        let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
         let (start, max) = b.sizes_for(&w);
         assert!(max / start >= 8, "{start}..{max}");
-        assert_eq!(
-            Budget::default().sizes_for(&w),
-            (64 * 1024, 4 * 1024 * 1024)
-        );
+        assert_eq!(Budget::default().sizes_for(&w), (64 * 1024, 4 * 1024 * 1024));
     }
 }

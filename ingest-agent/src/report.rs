@@ -40,12 +40,7 @@ impl Progress {
                 }
             })
         });
-        Progress {
-            state,
-            tty,
-            stop,
-            ticker,
-        }
+        Progress { state, tty, stop, ticker }
     }
 
     pub fn set_toolchain(&self, name: &str) {
@@ -126,11 +121,7 @@ pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
     runs.iter()
         .flat_map(|run| {
             run.workloads.iter().map(move |w| {
-                let points: Vec<(f64, f64)> = w
-                    .measurements
-                    .iter()
-                    .map(|m| (m.size as f64, m.median_ns()))
-                    .collect();
+                let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns())).collect();
                 let largest = w.measurements.iter().max_by_key(|m| m.size);
                 Row {
                     toolchain: run.toolchain.name.clone(),
@@ -166,11 +157,7 @@ pub fn table(rows: &[Row], max_slope: f64) -> String {
             ),
             Err(e) => (String::from("-"), e.clone(), String::new(), String::new()),
         };
-        let verdict = if over_limit(r, max_slope) {
-            format!("OVER {max_slope}")
-        } else {
-            "ok".into()
-        };
+        let verdict = if over_limit(r, max_slope) { format!("OVER {max_slope}") } else { "ok".into() };
         out.push_str(&format!(
             "{:<20} {:<17} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
             r.toolchain,

@@ -32,22 +32,13 @@ impl Spool {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot read spool {}", self.dir.display()))
-            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read spool {}", self.dir.display())),
         };
         let mut runs: Vec<(std::time::SystemTime, PathBuf)> = entries
             .filter_map(|e| e.ok())
             .map(|e| e.path())
             .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
-            .map(|p| {
-                (
-                    p.metadata()
-                        .and_then(|m| m.modified())
-                        .unwrap_or(std::time::UNIX_EPOCH),
-                    p,
-                )
-            })
+            .map(|p| (p.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
             .collect();
         runs.sort();
         Ok(runs.into_iter().map(|(_, p)| p).collect())
@@ -61,15 +52,9 @@ impl Spool {
     pub fn reject(&self, path: &Path, reason: &str) -> Result<PathBuf> {
         let dir = self.dir.join("rejected");
         std::fs::create_dir_all(&dir)?;
-        let name = path
-            .file_name()
-            .context("spooled run without a file name")?;
+        let name = path.file_name().context("spooled run without a file name")?;
         let dest = dir.join(name);
-        write_durably(
-            &dir,
-            &dest.with_extension("error.txt"),
-            format!("{reason}\n").as_bytes(),
-        )?;
+        write_durably(&dir, &dest.with_extension("error.txt"), format!("{reason}\n").as_bytes())?;
         std::fs::rename(path, &dest)
             .with_context(|| format!("cannot move {} to {}", path.display(), dest.display()))?;
         Ok(dest)
@@ -77,13 +62,11 @@ impl Spool {
 }
 
 fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create spool directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create spool directory {}", dir.display()))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
     // The rename is durable only once the directory itself is synced.
     std::fs::File::open(dir)?.sync_all()?;
     Ok(())

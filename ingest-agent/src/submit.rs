@@ -75,12 +75,7 @@ impl Client {
             .user_agent(format!("slopewatch-agent/{}", crate::AGENT_VERSION))
             .build()
             .into();
-        Ok(Client {
-            agent,
-            url: format!("{server}/api/v1/runs"),
-            token: token.trim().to_string(),
-            retry,
-        })
+        Ok(Client { agent, url: format!("{server}/api/v1/runs"), token: token.trim().to_string(), retry })
     }
 
     /// Delivers one serialized run, retrying what may succeed later.
@@ -89,15 +84,11 @@ impl Client {
         for attempt in 1..=self.retry.attempts.max(1) {
             match self.post(body) {
                 Attempt::Done(outcome) => return outcome,
-                Attempt::Transient {
-                    reason,
-                    retry_after,
-                } => {
+                Attempt::Transient { reason, retry_after } => {
                     last = reason;
                     if attempt < self.retry.attempts {
-                        let wait = retry_after
-                            .unwrap_or_else(|| backoff(&self.retry, attempt))
-                            .min(self.retry.max_wait);
+                        let wait =
+                            retry_after.unwrap_or_else(|| backoff(&self.retry, attempt)).min(self.retry.max_wait);
                         on_retry(attempt, &last, wait);
                         std::thread::sleep(wait);
                     }
@@ -116,12 +107,7 @@ impl Client {
             .send(body);
         let mut response = match response {
             Ok(r) => r,
-            Err(e) => {
-                return Attempt::Transient {
-                    reason: e.to_string(),
-                    retry_after: None,
-                }
-            }
+            Err(e) => return Attempt::Transient { reason: e.to_string(), retry_after: None },
         };
         let status = response.status().as_u16();
         let retry_after = response
@@ -139,24 +125,17 @@ impl Client {
                     retry_after: None,
                 },
             },
-            429 | 500..=599 => Attempt::Transient {
-                reason: format!("HTTP {status}: {}", error_message(&text)),
-                retry_after,
-            },
-            _ => Attempt::Done(Outcome::Rejected {
-                status,
-                message: error_message(&text),
-            }),
+            429 | 500..=599 => {
+                Attempt::Transient { reason: format!("HTTP {status}: {}", error_message(&text)), retry_after }
+            }
+            _ => Attempt::Done(Outcome::Rejected { status, message: error_message(&text) }),
         }
     }
 }
 
 enum Attempt {
     Done(Outcome),
-    Transient {
-        reason: String,
-        retry_after: Option<Duration>,
-    },
+    Transient { reason: String, retry_after: Option<Duration> },
 }
 
 /// `base · 2^(attempt-1)`, scaled by a random factor in [0.5, 1.5) so agents that failed together
@@ -169,12 +148,7 @@ pub fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
 fn jitter() -> f64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos(),
-    );
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
@@ -209,10 +183,7 @@ mod tests {
         for attempt in 1..=4 {
             let nominal = 100.0 * f64::from(1u32 << (attempt - 1));
             let ms = backoff(&p, attempt).as_secs_f64() * 1000.0;
-            assert!(
-                ms >= nominal * 0.5 && ms < nominal * 1.5,
-                "attempt {attempt}: {ms}"
-            );
+            assert!(ms >= nominal * 0.5 && ms < nominal * 1.5, "attempt {attempt}: {ms}");
         }
         assert_eq!(backoff(&p, 30), Duration::from_secs(10));
     }

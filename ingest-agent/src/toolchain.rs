@@ -46,13 +46,7 @@ impl DetectedToolchain {
     }
 
     /// Compiles and links `sources` into `out` with this toolchain.
-    pub fn compile(
-        &self,
-        sources: &[PathBuf],
-        include: &Path,
-        extra: &[String],
-        out: &Path,
-    ) -> Result<()> {
+    pub fn compile(&self, sources: &[PathBuf], include: &Path, extra: &[String], out: &Path) -> Result<()> {
         let mut cmd = Command::new(&self.spec.command[0]);
         cmd.args(&self.spec.command[1..])
             .args(&self.spec.flags)
@@ -62,18 +56,12 @@ impl DetectedToolchain {
             .arg("-o")
             .arg(out)
             .args(extra);
-        let output = cmd
-            .output()
-            .with_context(|| format!("cannot run compiler {:?}", self.spec.command[0]))?;
+        let output = cmd.output().with_context(|| format!("cannot run compiler {:?}", self.spec.command[0]))?;
         if !output.status.success() {
             bail!(
                 "{} failed to compile {}:\n{}",
                 self.spec.name,
-                sources
-                    .iter()
-                    .map(|s| s.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                sources.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(" "),
                 tail(&String::from_utf8_lossy(&output.stderr), 40)
             );
         }
@@ -84,13 +72,8 @@ impl DetectedToolchain {
 /// Detects everything the spec does not override. `scratch` is a directory for the probe.
 pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {
     let zig = zig_prefix(&spec.command);
-    let version_text = run_text(&with_args(&spec.command, &["--version"])).with_context(|| {
-        format!(
-            "toolchain {}: `{} --version` failed",
-            spec.name,
-            spec.command_line()
-        )
-    })?;
+    let version_text = run_text(&with_args(&spec.command, &["--version"]))
+        .with_context(|| format!("toolchain {}: `{} --version` failed", spec.name, spec.command_line()))?;
     let family = if zig.is_some() {
         Family::Zig
     } else if version_text.contains("clang version") {
@@ -102,28 +85,15 @@ pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain>
     };
 
     let zig_version = match &zig {
-        Some(prefix) => Some(
-            run_text(&with_args(prefix, &["version"]))?
-                .trim()
-                .to_string(),
-        ),
+        Some(prefix) => Some(run_text(&with_args(prefix, &["version"]))?.trim().to_string()),
         None => None,
     };
     let version = match (&spec.version, &zig_version, family) {
         (Some(v), _, _) => v.clone(),
         (None, Some(v), _) => v.clone(),
-        (None, None, Family::Gcc) => run_text(&with_args(&spec.command, &["-dumpfullversion"]))?
-            .trim()
-            .to_string(),
-        (None, None, Family::Clang) => run_text(&with_args(&spec.command, &["-dumpversion"]))?
-            .trim()
-            .to_string(),
-        (None, None, _) => version_text
-            .lines()
-            .next()
-            .unwrap_or("unknown")
-            .trim()
-            .to_string(),
+        (None, None, Family::Gcc) => run_text(&with_args(&spec.command, &["-dumpfullversion"]))?.trim().to_string(),
+        (None, None, Family::Clang) => run_text(&with_args(&spec.command, &["-dumpversion"]))?.trim().to_string(),
+        (None, None, _) => version_text.lines().next().unwrap_or("unknown").trim().to_string(),
     };
 
     let probe = run_probe(spec, scratch)?;
@@ -132,11 +102,7 @@ pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain>
         None => describe_libc(&probe, zig.as_deref(), zig_version.as_deref()),
     };
     let mut target = explicit_target(&spec.command)
-        .or_else(|| {
-            run_text(&with_args(&spec.command, &["-dumpmachine"]))
-                .ok()
-                .map(|t| t.trim().to_string())
-        })
+        .or_else(|| run_text(&with_args(&spec.command, &["-dumpmachine"])).ok().map(|t| t.trim().to_string()))
         .unwrap_or_default();
     // musl-gcc wraps the host gcc, which still reports a -gnu triple; the probe knows better.
     if probe.libc == "musl" && target.contains("-gnu") {
@@ -156,14 +122,7 @@ pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain>
         h.update(part.as_bytes());
         h.update([0]);
     }
-    Ok(DetectedToolchain {
-        spec: spec.clone(),
-        family,
-        version,
-        target,
-        libc,
-        fingerprint: hex::encode(h.finalize()),
-    })
+    Ok(DetectedToolchain { spec: spec.clone(), family, version, target, libc, fingerprint: hex::encode(h.finalize()) })
 }
 
 /// The argv that runs Zig itself, if `command` is a `zig cc` invocation: everything before `cc`.
@@ -183,9 +142,7 @@ fn explicit_target(command: &[String]) -> Option<String> {
         if w == "-target" || w == "--target" {
             command.get(i + 1).cloned()
         } else {
-            w.strip_prefix("--target=")
-                .or_else(|| w.strip_prefix("-target="))
-                .map(str::to_string)
+            w.strip_prefix("--target=").or_else(|| w.strip_prefix("-target=")).map(str::to_string)
         }
     })
 }
@@ -228,10 +185,7 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
 
 fn describe_libc(probe: &Probe, zig: Option<&[String]>, zig_version: Option<&str>) -> String {
     match probe.libc.as_str() {
-        "glibc" => format!(
-            "glibc {}",
-            probe.libc_version.as_deref().unwrap_or("(unknown version)")
-        ),
+        "glibc" => format!("glibc {}", probe.libc_version.as_deref().unwrap_or("(unknown version)")),
         "musl" => {
             if let (Some(prefix), Some(zv)) = (zig, zig_version) {
                 let musl = zig_musl_version(prefix).unwrap_or_else(|| "(unknown version)".into());
@@ -248,8 +202,7 @@ fn describe_libc(probe: &Probe, zig: Option<&[String]>, zig_version: Option<&str
 fn musl_loader_version(path: &str) -> Option<String> {
     let out = Command::new(path).output().ok()?;
     let text = String::from_utf8_lossy(&out.stderr);
-    text.lines()
-        .find_map(|l| l.strip_prefix("Version ").map(|v| v.trim().to_string()))
+    text.lines().find_map(|l| l.strip_prefix("Version ").map(|v| v.trim().to_string()))
 }
 
 /// The musl release Zig vendors, read from its `lib/libc/musl` tree.
@@ -257,43 +210,24 @@ fn zig_musl_version(prefix: &[String]) -> Option<String> {
     let env = run_text(&with_args(prefix, &["env"])).ok()?;
     // JSON up to 0.15 (`"lib_dir": "…"`), ZON from 0.16 (`.lib_dir = "…"`).
     let line = env.lines().find(|l| l.contains("lib_dir"))?;
-    let lib_dir = line.split('"').nth(if line.trim_start().starts_with('"') {
-        3
-    } else {
-        1
-    })?;
+    let lib_dir = line.split('"').nth(if line.trim_start().starts_with('"') { 3 } else { 1 })?;
     let header = Path::new(lib_dir).join("libc/musl/src/internal/version.h");
     let text = std::fs::read_to_string(header).ok()?;
     text.split('"').nth(1).map(str::to_string)
 }
 
 fn with_args(base: &[String], extra: &[&str]) -> Vec<String> {
-    base.iter()
-        .cloned()
-        .chain(extra.iter().map(|s| s.to_string()))
-        .collect()
+    base.iter().cloned().chain(extra.iter().map(|s| s.to_string())).collect()
 }
 
 /// Runs argv and returns stdout, or stderr when stdout is empty (some tools print versions there).
 fn run_text(argv: &[String]) -> Result<String> {
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .output()
-        .with_context(|| format!("cannot run {:?}", argv[0]))?;
+    let out = Command::new(&argv[0]).args(&argv[1..]).output().with_context(|| format!("cannot run {:?}", argv[0]))?;
     if !out.status.success() {
-        bail!(
-            "`{}` exited with {}: {}",
-            argv.join(" "),
-            out.status,
-            tail(&String::from_utf8_lossy(&out.stderr), 5)
-        );
+        bail!("`{}` exited with {}: {}", argv.join(" "), out.status, tail(&String::from_utf8_lossy(&out.stderr), 5));
     }
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    Ok(if stdout.trim().is_empty() {
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    } else {
-        stdout
-    })
+    Ok(if stdout.trim().is_empty() { String::from_utf8_lossy(&out.stderr).into_owned() } else { stdout })
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -311,32 +245,17 @@ mod tests {
 
     #[test]
     fn zig_is_recognised_however_it_is_invoked() {
-        assert_eq!(
-            zig_prefix(&words("zig cc -target x86_64-linux-musl")),
-            Some(words("zig"))
-        );
-        assert_eq!(
-            zig_prefix(&words("/opt/z/0.16.0/ziglang/zig cc")),
-            Some(words("/opt/z/0.16.0/ziglang/zig"))
-        );
-        assert_eq!(
-            zig_prefix(&words("python3 -m ziglang cc")),
-            Some(words("python3 -m ziglang"))
-        );
+        assert_eq!(zig_prefix(&words("zig cc -target x86_64-linux-musl")), Some(words("zig")));
+        assert_eq!(zig_prefix(&words("/opt/z/0.16.0/ziglang/zig cc")), Some(words("/opt/z/0.16.0/ziglang/zig")));
+        assert_eq!(zig_prefix(&words("python3 -m ziglang cc")), Some(words("python3 -m ziglang")));
         assert_eq!(zig_prefix(&words("gcc")), None);
         assert_eq!(zig_prefix(&words("ccache cc")), None);
     }
 
     #[test]
     fn explicit_targets_are_read_from_the_command() {
-        assert_eq!(
-            explicit_target(&words("zig cc -target x86_64-linux-musl")).as_deref(),
-            Some("x86_64-linux-musl")
-        );
-        assert_eq!(
-            explicit_target(&words("clang --target=aarch64-linux-gnu")).as_deref(),
-            Some("aarch64-linux-gnu")
-        );
+        assert_eq!(explicit_target(&words("zig cc -target x86_64-linux-musl")).as_deref(), Some("x86_64-linux-musl"));
+        assert_eq!(explicit_target(&words("clang --target=aarch64-linux-gnu")).as_deref(), Some("aarch64-linux-gnu"));
         assert_eq!(explicit_target(&words("gcc")), None);
     }
 }

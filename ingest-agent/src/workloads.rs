@@ -37,26 +37,14 @@ const SQLITE_WORKLOADS: &[(&str, &str)] = &[
 ];
 
 /// Defines SQLite is built with: no threads or extension loading, so it links with any libc alone.
-const SQLITE_DEFINES: &[&str] = &[
-    "-DSQLITE_THREADSAFE=0",
-    "-DSQLITE_OMIT_LOAD_EXTENSION",
-    "-DSQLITE_DEFAULT_MEMSTATUS=0",
-];
+const SQLITE_DEFINES: &[&str] =
+    &["-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION", "-DSQLITE_DEFAULT_MEMSTATUS=0"];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Source {
-    Builtin {
-        main: &'static str,
-        headers: Vec<(&'static str, &'static str)>,
-    },
-    Sqlite {
-        main: &'static str,
-    },
-    Custom {
-        path: PathBuf,
-        text: String,
-        libs: Vec<String>,
-    },
+    Builtin { main: &'static str, headers: Vec<(&'static str, &'static str)> },
+    Sqlite { main: &'static str },
+    Custom { path: PathBuf, text: String, libs: Vec<String> },
 }
 
 /// One workload: what it is called, how its size is counted, the default sizes it sweeps.
@@ -104,10 +92,7 @@ pub fn builtin() -> Vec<Workload> {
         unit: SizeUnit::Bytes,
         start: 64 * KIB,
         max: 4 * MIB,
-        source: Source::Builtin {
-            main,
-            headers: vec![TEXT],
-        },
+        source: Source::Builtin { main, headers: vec![TEXT] },
     });
     let sqlite = SQLITE_WORKLOADS.iter().map(|(name, main)| Workload {
         name: name.to_string(),
@@ -122,23 +107,15 @@ pub fn builtin() -> Vec<Workload> {
 /// Reads a custom workload. Its settings come from `slopewatch:` lines anywhere in the file, e.g.
 /// `// slopewatch: name=json-tokenize unit=bytes start=64K max=4M libs=-lm`.
 pub fn load_custom(path: &Path) -> Result<Workload> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read workload file {}", path.display()))?;
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("custom")
-        .to_string();
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read workload file {}", path.display()))?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("custom").to_string();
     let mut w = Workload {
         name: stem,
         unit: SizeUnit::Bytes,
         start: 64 * KIB,
         max: 4 * MIB,
-        source: Source::Custom {
-            path: path.to_path_buf(),
-            text: String::new(),
-            libs: vec![],
-        },
+        source: Source::Custom { path: path.to_path_buf(), text: String::new(), libs: vec![] },
     };
     let mut libs = Vec::new();
     for line in text.lines() {
@@ -153,23 +130,11 @@ pub fn load_custom(path: &Path) -> Result<Workload> {
             match key {
                 "name" => w.name = value.to_string(),
                 "unit" => {
-                    w.unit = SizeUnit::parse(value).with_context(|| {
-                        format!(
-                            "{}: unit must be bytes, records, items or iterations",
-                            ctx()
-                        )
-                    })?
+                    w.unit = SizeUnit::parse(value)
+                        .with_context(|| format!("{}: unit must be bytes, records, items or iterations", ctx()))?
                 }
-                "start" => {
-                    w.start = crate::config::parse_size(value)
-                        .map_err(anyhow::Error::msg)
-                        .with_context(ctx)?
-                }
-                "max" => {
-                    w.max = crate::config::parse_size(value)
-                        .map_err(anyhow::Error::msg)
-                        .with_context(ctx)?
-                }
+                "start" => w.start = crate::config::parse_size(value).map_err(anyhow::Error::msg).with_context(ctx)?,
+                "max" => w.max = crate::config::parse_size(value).map_err(anyhow::Error::msg).with_context(ctx)?,
                 "libs" => libs.extend(value.split(',').map(str::to_string)),
                 _ => bail!("{}: unknown key (name, unit, start, max, libs)", ctx()),
             }
@@ -177,30 +142,14 @@ pub fn load_custom(path: &Path) -> Result<Workload> {
     }
     if w.name.is_empty()
         || w.name.len() > 64
-        || !w
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        || !w.name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        bail!(
-            "{}: workload name {:?} may only contain letters, digits, '-', '_' and '.'",
-            path.display(),
-            w.name
-        );
+        bail!("{}: workload name {:?} may only contain letters, digits, '-', '_' and '.'", path.display(), w.name);
     }
     if w.start > w.max {
-        bail!(
-            "{}: start {} is larger than max {}",
-            path.display(),
-            w.start,
-            w.max
-        );
+        bail!("{}: start {} is larger than max {}", path.display(), w.start, w.max);
     }
-    w.source = Source::Custom {
-        path: path.to_path_buf(),
-        text,
-        libs,
-    };
+    w.source = Source::Custom { path: path.to_path_buf(), text, libs };
     Ok(w)
 }
 
@@ -213,10 +162,7 @@ pub fn select(all: Vec<Workload>, names: Option<&[String]>) -> Result<Vec<Worklo
             bail!("unknown workload {n:?}; known: {}", known.join(", "));
         }
     }
-    Ok(all
-        .into_iter()
-        .filter(|w| names.contains(&w.name))
-        .collect())
+    Ok(all.into_iter().filter(|w| names.contains(&w.name)).collect())
 }
 
 /// Workload binaries built per toolchain, kept between runs.
@@ -258,10 +204,7 @@ impl BuildCache {
                 extra.push("-lm".to_string());
             }
             Source::Custom { path, text, libs } => {
-                let name = path
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("custom.c");
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("custom.c");
                 sources.push(write(&src_dir, (name, text))?);
                 extra.extend(libs.iter().cloned());
             }
@@ -269,23 +212,13 @@ impl BuildCache {
         // Build under a temporary name so an interrupted build never leaves a binary to reuse.
         let tmp = tc_dir.join(format!(".{}-{key}.{}", w.name, std::process::id()));
         tc.compile(&sources, &src_dir, &extra, &tmp)
-            .with_context(|| {
-                format!(
-                    "building workload {} with toolchain {}",
-                    w.name, tc.spec.name
-                )
-            })?;
+            .with_context(|| format!("building workload {} with toolchain {}", w.name, tc.spec.name))?;
         std::fs::rename(&tmp, &bin)?;
         Ok(bin)
     }
 
     /// SQLite compiled once per toolchain and shared by both SQLite workloads.
-    fn sqlite_object(
-        &self,
-        tc: &DetectedToolchain,
-        tc_dir: &Path,
-        src_dir: &Path,
-    ) -> Result<PathBuf> {
+    fn sqlite_object(&self, tc: &DetectedToolchain, tc_dir: &Path, src_dir: &Path) -> Result<PathBuf> {
         let key = &hex::encode(Sha256::digest(SQLITE_C_GZ))[..16];
         let obj = tc_dir.join(format!("sqlite3-{key}.o"));
         write(src_dir, ("sqlite3.h", &gunzip(SQLITE_H_GZ)?))?;
@@ -322,18 +255,9 @@ mod tests {
     #[test]
     fn every_string_function_has_its_own_workload() {
         let names: Vec<String> = builtin().into_iter().map(|w| w.name).collect();
-        for f in [
-            "strchr",
-            "strchrnul",
-            "strspn",
-            "strcspn",
-            "strpbrk",
-            "strstr",
-            "memchr",
-            "strtol",
-            "strtod",
-            "sscanf",
-        ] {
+        for f in
+            ["strchr", "strchrnul", "strspn", "strcspn", "strpbrk", "strstr", "memchr", "strtol", "strtod", "sscanf"]
+        {
             assert!(names.contains(&f.to_string()), "{f}");
         }
         assert!(names.contains(&"sqlite-insert".to_string()));
@@ -362,49 +286,29 @@ mod tests {
                     assert!(!body.contains(call), "{name}'s loop calls {call}");
                 }
             }
-            assert!(
-                body.contains(&format!("{name}(")),
-                "{name}'s loop must call {name}"
-            );
+            assert!(body.contains(&format!("{name}(")), "{name}'s loop must call {name}");
         }
     }
 
     #[test]
     fn selecting_unknown_workloads_names_the_known_ones() {
-        let e = select(builtin(), Some(&["strchr".into(), "strlenn".into()]))
-            .unwrap_err()
-            .to_string();
+        let e = select(builtin(), Some(&["strchr".into(), "strlenn".into()])).unwrap_err().to_string();
         assert!(e.contains("strlenn") && e.contains("sqlite-insert"), "{e}");
         let picked = select(builtin(), Some(&["sqlite-insert".into(), "strchr".into()])).unwrap();
-        assert_eq!(
-            picked.iter().map(|w| w.name.as_str()).collect::<Vec<_>>(),
-            ["strchr", "sqlite-insert"]
-        );
+        assert_eq!(picked.iter().map(|w| w.name.as_str()).collect::<Vec<_>>(), ["strchr", "sqlite-insert"]);
     }
 
     #[test]
     fn custom_workload_settings_are_read_from_the_source() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tok.c");
-        std::fs::write(
-            &path,
-            "// slopewatch: name=json-tok unit=records start=1k max=64k libs=-lm\nint main(){}\n",
-        )
-        .unwrap();
+        std::fs::write(&path, "// slopewatch: name=json-tok unit=records start=1k max=64k libs=-lm\nint main(){}\n")
+            .unwrap();
         let w = load_custom(&path).unwrap();
-        assert_eq!(
-            (w.name.as_str(), w.unit, w.start, w.max),
-            ("json-tok", SizeUnit::Records, 1000, 64000)
-        );
+        assert_eq!((w.name.as_str(), w.unit, w.start, w.max), ("json-tok", SizeUnit::Records, 1000, 64000));
         std::fs::write(&path, "// slopewatch: colour=blue\n").unwrap();
-        assert!(load_custom(&path)
-            .unwrap_err()
-            .to_string()
-            .contains("unknown key"));
+        assert!(load_custom(&path).unwrap_err().to_string().contains("unknown key"));
         std::fs::write(&path, "// slopewatch: start=4M max=1M\n").unwrap();
-        assert!(load_custom(&path)
-            .unwrap_err()
-            .to_string()
-            .contains("larger than max"));
+        assert!(load_custom(&path).unwrap_err().to_string().contains("larger than max"));
     }
 }

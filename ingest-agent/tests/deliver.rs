@@ -44,11 +44,7 @@ fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>) {
             }
             let mut buf = vec![0; len];
             reader.read_exact(&mut buf).unwrap();
-            record.lock().unwrap().push(Seen {
-                path,
-                authorization,
-                body: String::from_utf8(buf).unwrap(),
-            });
+            record.lock().unwrap().push(Seen { path, authorization, body: String::from_utf8(buf).unwrap() });
             let mut stream = stream;
             write!(
                 stream,
@@ -63,10 +59,7 @@ fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>) {
 
 fn stored(run_id: &str, created: bool) -> (u16, String) {
     let status = if created { 201 } else { 200 };
-    (
-        status,
-        format!(r#"{{"run_id":"{run_id}","created":{created},"fits":[],"url":"/runs/{run_id}"}}"#),
-    )
+    (status, format!(r#"{{"run_id":"{run_id}","created":{created},"fits":[],"url":"/runs/{run_id}"}}"#))
 }
 
 /// A valid run written as `measure --out` would write it.
@@ -88,10 +81,7 @@ fn run_file(dir: &Path) -> (std::path::PathBuf, String) {
 fn spooled(spool: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(spool)
         .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".json"))
-                .collect()
+            d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".json")).collect()
         })
         .unwrap_or_default();
     names.sort();
@@ -100,17 +90,7 @@ fn spooled(spool: &Path) -> Vec<String> {
 
 fn submit(server: &str, file: &Path, spool: &Path) -> std::process::Output {
     run(agent()
-        .args([
-            "submit",
-            "--server",
-            server,
-            "--token",
-            "sw_test",
-            "--retry-base",
-            "10ms",
-            "--attempts",
-            "3",
-        ])
+        .args(["submit", "--server", server, "--token", "sw_test", "--retry-base", "10ms", "--attempts", "3"])
         .arg(file)
         .arg("--spool-dir")
         .arg(spool))
@@ -120,23 +100,14 @@ fn submit(server: &str, file: &Path, spool: &Path) -> std::process::Output {
 fn transient_failures_are_retried_until_the_run_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let (file, id) = run_file(dir.path());
-    let (url, seen) = listener(vec![
-        (503, "{}".into()),
-        (429, "{}".into()),
-        stored(&id, true),
-    ]);
+    let (url, seen) = listener(vec![(503, "{}".into()), (429, "{}".into()), stored(&id, true)]);
     let out = submit(&url, &file, &dir.path().join("spool"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains(&format!("run {id} stored at /runs/{id}")));
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 3);
-    assert!(seen
-        .iter()
-        .all(|s| s.path == "/api/v1/runs" && s.authorization == "Bearer sw_test"));
-    assert!(
-        seen.iter().all(|s| s.body == seen[0].body),
-        "every attempt sends the same run"
-    );
+    assert!(seen.iter().all(|s| s.path == "/api/v1/runs" && s.authorization == "Bearer sw_test"));
+    assert!(seen.iter().all(|s| s.body == seen[0].body), "every attempt sends the same run");
     assert!(spooled(&dir.path().join("spool")).is_empty());
 }
 
@@ -149,20 +120,13 @@ fn a_rejected_run_is_not_retried_and_its_message_is_shown() {
     let spool = dir.path().join("spool");
     let out = submit(&url, &file, &spool);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out).contains("workloads[0].name: must not be empty"),
-        "{}",
-        text(&out)
-    );
+    assert!(text(&out).contains("workloads[0].name: must not be empty"), "{}", text(&out));
     assert_eq!(seen.lock().unwrap().len(), 1);
     assert!(spooled(&spool).is_empty());
     let rejected = spool.join("rejected");
     assert!(rejected.join(format!("{id}.json")).is_file());
     let reason = std::fs::read_to_string(rejected.join(format!("{id}.error.txt"))).unwrap();
-    assert!(
-        reason.contains("HTTP 422") && reason.contains("must not be empty"),
-        "{reason}"
-    );
+    assert!(reason.contains("HTTP 422") && reason.contains("must not be empty"), "{reason}");
 }
 
 #[test]
@@ -171,22 +135,13 @@ fn a_run_the_server_cannot_take_is_spooled_then_flushed_once() {
     let (file, id) = run_file(dir.path());
     let spool = dir.path().join("spool");
     // A port that was just free: connection refused.
-    let down = format!(
-        "http://{}",
-        TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-    );
+    let down = format!("http://{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
     let out = submit(&down, &file, &spool);
     assert_eq!(out.status.code(), Some(75), "{}", text(&out));
     assert_eq!(spooled(&spool), [format!("{id}.json")]);
 
     let (url, seen) = listener(vec![stored(&id, true)]);
-    let out = run(agent()
-        .args(["flush", "--server", &url, "--token", "sw_test"])
-        .arg("--spool-dir")
-        .arg(&spool));
+    let out = run(agent().args(["flush", "--server", &url, "--token", "sw_test"]).arg("--spool-dir").arg(&spool));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(seen.lock().unwrap().len(), 1);
     let sent: serde_json::Value = serde_json::from_str(&seen.lock().unwrap()[0].body).unwrap();
@@ -194,10 +149,7 @@ fn a_run_the_server_cannot_take_is_spooled_then_flushed_once() {
     assert!(spooled(&spool).is_empty());
 
     // Nothing left: a second flush sends nothing (the listener would accept nothing more).
-    let out = run(agent()
-        .args(["flush", "--server", &url, "--token", "sw_test"])
-        .arg("--spool-dir")
-        .arg(&spool));
+    let out = run(agent().args(["flush", "--server", &url, "--token", "sw_test"]).arg("--spool-dir").arg(&spool));
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -206,13 +158,7 @@ fn run_sends_the_spool_first_and_reads_the_token_from_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let (file, old_id) = run_file(dir.path());
     let spool = dir.path().join("spool");
-    let down = format!(
-        "http://{}",
-        TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-    );
+    let down = format!("http://{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
     assert_eq!(submit(&down, &file, &spool).status.code(), Some(75));
 
     let (url, seen) = listener(vec![stored(&old_id, false), stored("new", true)]);
@@ -242,14 +188,9 @@ fn run_sends_the_spool_first_and_reads_the_token_from_a_file() {
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     assert!(seen[0].body.contains(&old_id), "the spooled run goes first");
-    assert!(seen
-        .iter()
-        .all(|s| s.authorization == "Bearer sw_from_file"));
+    assert!(seen.iter().all(|s| s.authorization == "Bearer sw_from_file"));
     let new: serde_json::Value = serde_json::from_str(&seen[1].body).unwrap();
-    assert_eq!(
-        new["toolchain"]["libc"].as_str().unwrap().split(' ').next(),
-        Some("glibc")
-    );
+    assert_eq!(new["toolchain"]["libc"].as_str().unwrap().split(' ').next(), Some("glibc"));
     assert_eq!(new["workloads"][0]["name"], "memchr");
     assert!(spooled(&spool).is_empty());
 }

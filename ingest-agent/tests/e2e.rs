@@ -17,9 +17,7 @@ fn server_binary() -> Option<PathBuf> {
     if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
         dirs.insert(0, PathBuf::from(t));
     }
-    dirs.into_iter()
-        .map(|d| d.join("debug/slopewatch"))
-        .find(|p| p.is_file())
+    dirs.into_iter().map(|d| d.join("debug/slopewatch")).find(|p| p.is_file())
 }
 
 struct Server(Child);
@@ -40,10 +38,7 @@ fn start(bin: &Path, addr: &str, db: &str) -> Server {
         .unwrap();
     let began = Instant::now();
     while std::net::TcpStream::connect(addr).is_err() {
-        assert!(
-            began.elapsed() < Duration::from_secs(30),
-            "server did not start"
-        );
+        assert!(began.elapsed() < Duration::from_secs(30), "server did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
     Server(child)
@@ -58,50 +53,18 @@ fn a_run_made_while_the_server_is_down_is_spooled_then_stored_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("e2e.db").display());
     let token = Command::new(&bin)
-        .args([
-            "token",
-            "create",
-            "--name",
-            "agent-e2e",
-            "--scope",
-            "ingest",
-            "--database-url",
-            &db,
-        ])
+        .args(["token", "create", "--name", "agent-e2e", "--scope", "ingest", "--database-url", &db])
         .output()
         .unwrap();
-    assert!(
-        token.status.success(),
-        "{}",
-        String::from_utf8_lossy(&token.stderr)
-    );
-    let token = String::from_utf8(token.stdout)
-        .unwrap()
-        .lines()
-        .last()
-        .unwrap()
-        .trim()
-        .to_string();
-    let addr = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    assert!(token.status.success(), "{}", String::from_utf8_lossy(&token.stderr));
+    let token = String::from_utf8(token.stdout).unwrap().lines().last().unwrap().trim().to_string();
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let url = format!("http://{addr}");
     let spool = dir.path().join("spool");
     let agent_with = |args: &[&str]| {
         run(agent()
             .args(args)
-            .args([
-                "--server",
-                &url,
-                "--token",
-                &token,
-                "--retry-base",
-                "10ms",
-                "--attempts",
-                "2",
-            ])
+            .args(["--server", &url, "--token", &token, "--retry-base", "10ms", "--attempts", "2"])
             .arg("--spool-dir")
             .arg(&spool))
     };
@@ -139,11 +102,8 @@ fn a_run_made_while_the_server_is_down_is_spooled_then_stored_exactly_once() {
     assert!(!pending[0].exists());
 
     // Sending the same run again is recognised, not stored twice.
-    let out = run(agent()
-        .args(["submit", "--server", &url, "--token", &token])
-        .arg(&kept)
-        .arg("--spool-dir")
-        .arg(&spool));
+    let out =
+        run(agent().args(["submit", "--server", &url, "--token", &token]).arg(&kept).arg("--spool-dir").arg(&spool));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("already stored"), "{}", text(&out));
 

@@ -14,16 +14,7 @@ fn a_quadratic_strchr_fits_above_1_8_while_the_real_one_fits_below_1_3() {
         .args(["measure", "--toolchain", "gcc-glibc=gcc"])
         .arg("--toolchain")
         .arg(format!("quadratic=gcc {}", shim.display()))
-        .args([
-            "--workloads",
-            "strchr",
-            "--max-size",
-            "1M",
-            "--size-budget",
-            "150ms",
-            "--reps",
-            "3",
-        ])
+        .args(["--workloads", "strchr", "--max-size", "1M", "--size-budget", "150ms", "--reps", "3"])
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
         .arg("--out")
@@ -44,23 +35,8 @@ fn check_fails_only_when_a_slope_is_over_the_limit() {
     let cache = dir.path().join("cache");
     let check = |toolchain: String| {
         run(agent()
-            .args([
-                "check",
-                "--max-slope",
-                "1.5",
-                "--workloads",
-                "strchr,memchr",
-                "--max-size",
-                "512K",
-            ])
-            .args([
-                "--size-budget",
-                "100ms",
-                "--reps",
-                "3",
-                "--toolchain",
-                &toolchain,
-            ])
+            .args(["check", "--max-slope", "1.5", "--workloads", "strchr,memchr", "--max-size", "512K"])
+            .args(["--size-budget", "100ms", "--reps", "3", "--toolchain", &toolchain])
             .arg("--cache-dir")
             .arg(&cache))
     };
@@ -68,16 +44,8 @@ fn check_fails_only_when_a_slope_is_over_the_limit() {
     assert_eq!(good.status.code(), Some(0), "{}", text(&good));
     let bad = check(format!("quadratic=gcc {}", shim.display()));
     assert_eq!(bad.status.code(), Some(1));
-    assert!(
-        text(&bad).contains("slope over 1.5: quadratic/strchr"),
-        "{}",
-        text(&bad)
-    );
-    assert!(
-        !text(&bad).contains("quadratic/memchr"),
-        "memchr is the control: {}",
-        text(&bad)
-    );
+    assert!(text(&bad).contains("slope over 1.5: quadratic/strchr"), "{}", text(&bad));
+    assert!(!text(&bad).contains("quadratic/memchr"), "memchr is the control: {}", text(&bad));
 }
 
 #[test]
@@ -85,15 +53,7 @@ fn a_wrong_answer_is_an_error_not_a_fast_time() {
     let dir = tempfile::tempdir().unwrap();
     let shim = shim_object(dir.path(), "wrong_strchr.c");
     let out = run(agent()
-        .args([
-            "check",
-            "--workloads",
-            "strchr",
-            "--max-size",
-            "256K",
-            "--reps",
-            "1",
-        ])
+        .args(["check", "--workloads", "strchr", "--max-size", "256K", "--reps", "1"])
         .arg("--toolchain")
         .arg(format!("wrong=gcc {}", shim.display()))
         .arg("--cache-dir")
@@ -118,10 +78,7 @@ fn every_string_workload_is_linear_or_flagged_with_gcc() {
             "--size-budget",
             "100ms",
         ])
-        .args([
-            "--workloads",
-            "strchr,strchrnul,strspn,strcspn,strpbrk,strstr,memchr,strtol,strtod,sscanf",
-        ])
+        .args(["--workloads", "strchr,strchrnul,strspn,strcspn,strpbrk,strstr,memchr,strtol,strtod,sscanf"])
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
         .arg("--out")
@@ -158,22 +115,12 @@ fn a_second_run_reuses_the_cached_build() {
     measure();
     let builds: Vec<_> = walk(&cache.join("builds"))
         .into_iter()
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("memchr-")
-        })
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("memchr-"))
         .collect();
     assert_eq!(builds.len(), 1, "{builds:?}");
     let before = std::fs::metadata(&builds[0]).unwrap().modified().unwrap();
     measure();
-    assert_eq!(
-        std::fs::metadata(&builds[0]).unwrap().modified().unwrap(),
-        before,
-        "rebuilt"
-    );
+    assert_eq!(std::fs::metadata(&builds[0]).unwrap().modified().unwrap(), before, "rebuilt");
 }
 
 #[test]
@@ -181,15 +128,7 @@ fn custom_workloads_speak_the_documented_protocol() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("run.json");
     let out = run(agent()
-        .args([
-            "measure",
-            "--toolchain",
-            "gcc-glibc=gcc",
-            "--workloads",
-            "byte-sum",
-            "--reps",
-            "2",
-        ])
+        .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "byte-sum", "--reps", "2"])
         .arg("--workload-file")
         .arg(fixture("custom_workload.c"))
         .arg("--cache-dir")
@@ -197,14 +136,9 @@ fn custom_workloads_speak_the_documented_protocol() {
         .arg("--out")
         .arg(&out_file));
     assert!(out.status.success(), "{}", text(&out));
-    let run: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
-    let sizes: Vec<u64> = run["workloads"][0]["measurements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["size"].as_u64().unwrap())
-        .collect();
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let sizes: Vec<u64> =
+        run["workloads"][0]["measurements"].as_array().unwrap().iter().map(|m| m["size"].as_u64().unwrap()).collect();
     assert_eq!(sizes, [16384, 32768, 65536, 131072, 262144]);
 }
 
@@ -213,67 +147,22 @@ fn bad_command_lines_are_refused_with_a_reason() {
     for (args, why) in [
         (vec!["check"], "no toolchain given"),
         (vec!["check", "--toolchain", "gcc"], "NAME=COMMAND"),
-        (
-            vec!["check", "--toolchain", "a=gcc", "--toolchain", "a=clang"],
-            "given twice",
-        ),
-        (
-            vec!["check", "--toolchain", "a=gcc", "--workloads", "strlenn"],
-            "unknown workload",
-        ),
-        (
-            vec!["check", "--toolchain", "a=gcc", "--max-size", "huge"],
-            "not a size",
-        ),
-        (
-            vec!["check", "--toolchain", "a=gcc", "--size-budget", "0"],
-            "must be positive",
-        ),
-        (
-            vec!["check", "--toolchain", "a=gcc", "--reps", "0"],
-            "not in 1..=1000",
-        ),
-        (
-            vec!["check", "--toolchain", "a=gcc", "--max-slope", "x"],
-            "not a slope",
-        ),
-        (
-            vec![
-                "check",
-                "--toolchain",
-                "a=gcc",
-                "--start-size",
-                "1M",
-                "--max-size",
-                "64K",
-            ],
-            "larger than",
-        ),
-        (
-            vec!["check", "--toolchain", "a=no-such-compiler-here"],
-            "no-such-compiler-here",
-        ),
-        (
-            vec!["flush", "--server", "http://127.0.0.1:9"],
-            "token is required",
-        ),
-        (
-            vec!["flush", "--server", "ftp://x", "--token", "t"],
-            "http://",
-        ),
+        (vec!["check", "--toolchain", "a=gcc", "--toolchain", "a=clang"], "given twice"),
+        (vec!["check", "--toolchain", "a=gcc", "--workloads", "strlenn"], "unknown workload"),
+        (vec!["check", "--toolchain", "a=gcc", "--max-size", "huge"], "not a size"),
+        (vec!["check", "--toolchain", "a=gcc", "--size-budget", "0"], "must be positive"),
+        (vec!["check", "--toolchain", "a=gcc", "--reps", "0"], "not in 1..=1000"),
+        (vec!["check", "--toolchain", "a=gcc", "--max-slope", "x"], "not a slope"),
+        (vec!["check", "--toolchain", "a=gcc", "--start-size", "1M", "--max-size", "64K"], "larger than"),
+        (vec!["check", "--toolchain", "a=no-such-compiler-here"], "no-such-compiler-here"),
+        (vec!["flush", "--server", "http://127.0.0.1:9"], "token is required"),
+        (vec!["flush", "--server", "ftp://x", "--token", "t"], "http://"),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let out = run(agent()
-            .args(&args)
-            .arg("--cache-dir")
-            .arg(dir.path())
-            .env("SLOPEWATCH_SPOOL_DIR", dir.path()));
+        let out = run(agent().args(&args).arg("--cache-dir").arg(dir.path()).env("SLOPEWATCH_SPOOL_DIR", dir.path()));
         // --cache-dir is not a flag of flush; strip it there.
-        let out = if args[0] == "flush" {
-            run(agent().args(&args).env("SLOPEWATCH_SPOOL_DIR", dir.path()))
-        } else {
-            out
-        };
+        let out =
+            if args[0] == "flush" { run(agent().args(&args).env("SLOPEWATCH_SPOOL_DIR", dir.path())) } else { out };
         assert_ne!(out.status.code(), Some(0), "{args:?}");
         assert!(text(&out).contains(why), "{args:?}: {}", text(&out));
     }

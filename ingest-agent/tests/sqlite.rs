@@ -8,21 +8,14 @@ fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version()
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("run.json");
     let out = run(agent()
-        .args([
-            "measure",
-            "--toolchain",
-            "gcc-glibc=gcc",
-            "--workloads",
-            "sqlite-insert,sqlite-json-each",
-        ])
+        .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "sqlite-insert,sqlite-json-each"])
         .args(["--start-size", "500", "--max-size", "4000", "--reps", "2"])
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
         .arg("--out")
         .arg(&out_file));
     assert!(out.status.success(), "{}", text(&out));
-    let run: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     for w in run["workloads"].as_array().unwrap() {
         assert_eq!(w["size_unit"], "records");
         assert_eq!(w["measurements"].as_array().unwrap().len(), 4);

@@ -5,30 +5,20 @@ use common::*;
 
 fn detect(toolchain: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(agent()
-        .args(["toolchains", "--toolchain", toolchain])
-        .arg("--cache-dir")
-        .arg(dir.path()));
+    let out = run(agent().args(["toolchains", "--toolchain", toolchain]).arg("--cache-dir").arg(dir.path()));
     assert!(out.status.success(), "{}", text(&out));
     String::from_utf8(out.stdout).unwrap()
 }
 
 fn field<'a>(report: &'a str, name: &str) -> &'a str {
-    report
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
-        .unwrap()
-        .trim()
+    report.lines().find_map(|l| l.trim().strip_prefix(&format!("{name}:"))).unwrap().trim()
 }
 
 #[test]
 fn gcc_reports_its_version_and_the_glibc_it_links() {
     let r = detect("gcc-glibc=gcc");
     assert_eq!(field(&r, "family"), "Gcc");
-    assert!(
-        field(&r, "version").starts_with(|c: char| c.is_ascii_digit()),
-        "{r}"
-    );
+    assert!(field(&r, "version").starts_with(|c: char| c.is_ascii_digit()), "{r}");
     assert!(field(&r, "libc").starts_with("glibc 2."), "{r}");
     assert!(field(&r, "target").contains("linux-gnu"), "{r}");
 }
@@ -63,26 +53,14 @@ fn each_zig_release_reports_its_version_and_the_musl_it_ships() {
         return;
     }
     for zig in zigs {
-        let expected = std::process::Command::new(&zig)
-            .arg("version")
-            .output()
-            .unwrap();
-        let expected = String::from_utf8(expected.stdout)
-            .unwrap()
-            .trim()
-            .to_string();
-        let r = detect(&format!(
-            "zig-cc-musl={} cc -target x86_64-linux-musl",
-            zig.display()
-        ));
+        let expected = std::process::Command::new(&zig).arg("version").output().unwrap();
+        let expected = String::from_utf8(expected.stdout).unwrap().trim().to_string();
+        let r = detect(&format!("zig-cc-musl={} cc -target x86_64-linux-musl", zig.display()));
         assert_eq!(field(&r, "family"), "Zig");
         assert_eq!(field(&r, "version"), expected);
         assert_eq!(field(&r, "target"), "x86_64-linux-musl");
         let libc = field(&r, "libc");
-        assert!(
-            libc.starts_with("musl 1.") && libc.ends_with(&format!("(zig {expected})")),
-            "{r}"
-        );
+        assert!(libc.starts_with("musl 1.") && libc.ends_with(&format!("(zig {expected})")), "{r}");
     }
 }
 
@@ -91,11 +69,7 @@ fn config_overrides_win_over_detection() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("agent.toml");
     std::fs::write(&config, "[[toolchains]]\nname = \"pinned\"\ncc = \"gcc\"\nflags = \"-O1\"\nversion = \"9.9.9\"\nlibc = \"glibc (pinned)\"\n").unwrap();
-    let out = run(agent()
-        .args(["toolchains", "--config"])
-        .arg(&config)
-        .arg("--cache-dir")
-        .arg(dir.path()));
+    let out = run(agent().args(["toolchains", "--config"]).arg(&config).arg("--cache-dir").arg(dir.path()));
     assert!(out.status.success(), "{}", text(&out));
     let r = String::from_utf8(out.stdout).unwrap();
     assert_eq!(field(&r, "version"), "9.9.9");

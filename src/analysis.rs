@@ -1,0 +1,102 @@
+//! Slopes for the server: one fit per workload of a run, and a summary per toolchain version.
+
+use slopewatch_core::fit::{self, Fit};
+use slopewatch_core::wire::{FieldError, RunSubmission};
+use std::collections::{BTreeMap, HashSet};
+
+/// The fit of one workload in a run, with the per-size medians it was fitted on.
+#[derive(Debug, Clone)]
+pub struct WorkloadFit {
+    pub workload: String,
+    pub fit: Fit,
+    /// (size, median ns, number of samples), by size.
+    pub medians: Vec<(u64, f64, usize)>,
+}
+
+/// Fits every workload of a validated run.
+pub fn fit_run(run: &RunSubmission) -> Result<Vec<WorkloadFit>, FieldError> {
+    run.workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let mut medians: Vec<(u64, f64, usize)> =
+                w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect();
+            medians.sort_by_key(|m| m.0);
+            let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t, _)| (s as f64, t)).collect();
+            let fit = fit::fit(&points)
+                .map_err(|e| FieldError { field: format!("workloads[{i}].measurements"), reason: e.to_string() })?;
+            Ok(WorkloadFit { workload: w.name.clone(), fit, medians })
+        })
+        .collect()
+}
+
+/// One run's fit of a workload, as read back to summarise a version.
+#[derive(Debug, Clone)]
+pub struct RunFit {
+    pub slope: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub host_id: i64,
+}
+
+/// A version's slopes across its runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Median of the runs' slopes.
+    pub slope: f64,
+    pub slope_min: f64,
+    pub slope_max: f64,
+    /// Medians of the runs' interval bounds: one noisy run does not widen the version's interval.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub runs: usize,
+    pub hosts: usize,
+    /// (size, median over runs of the run's median ns, runs at that size), by size.
+    pub sizes: Vec<(u64, f64, usize)>,
+}
+
+/// Summarises the fits and per-size medians of every run of one workload at one version.
+pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
+    let slopes: Vec<f64> = fits.iter().map(|f| f.slope).collect();
+    let spread = fit::spread(&slopes)?;
+    let collect = |g: fn(&RunFit) -> f64| fits.iter().map(g).collect::<Vec<f64>>();
+    let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for &(size, ns) in medians {
+        by_size.entry(size).or_default().push(ns);
+    }
+    Some(Summary {
+        slope: spread.median,
+        slope_min: spread.min,
+        slope_max: spread.max,
+        ci_low: fit::median(&collect(|f| f.ci_low)),
+        ci_high: fit::median(&collect(|f| f.ci_high)),
+        r2: fit::median(&collect(|f| f.r2)),
+        runs: fits.len(),
+        hosts: fits.iter().map(|f| f.host_id).collect::<HashSet<_>>().len(),
+        sizes: by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_fit(slope: f64, host_id: i64) -> RunFit {
+        RunFit { slope, ci_low: slope - 0.1, ci_high: slope + 0.1, r2: 0.99, host_id }
+    }
+
+    #[test]
+    fn a_version_summary_takes_medians_across_runs() {
+        let fits = [run_fit(1.0, 1), run_fit(1.1, 1), run_fit(2.0, 2)];
+        let medians = [(1024, 10.0), (2048, 20.0), (1024, 12.0), (2048, 30.0), (4096, 40.0)];
+        let s = summarize(&fits, &medians).unwrap();
+        assert_eq!(s.slope, 1.1);
+        assert_eq!((s.slope_min, s.slope_max), (1.0, 2.0));
+        assert!((s.ci_low - 1.0).abs() < 1e-12 && (s.ci_high - 1.2).abs() < 1e-12);
+        assert_eq!((s.runs, s.hosts), (3, 2));
+        assert_eq!(s.sizes, vec![(1024, 11.0, 2), (2048, 25.0, 2), (4096, 40.0, 1)]);
+        assert!(summarize(&[], &[]).is_none());
+    }
+}

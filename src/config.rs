@@ -1,0 +1,97 @@
+//! Server configuration: command-line flags and environment variables, plus an optional TOML
+//! file for settings that do not fit on a command line.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// The embedded store used when no database URL is given.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://slopewatch.db";
+/// Largest request body accepted by default: 8 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// Where the database is.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DatabaseArgs {
+    /// Database URL: `postgres://user:pass@host/db`, or `sqlite://path.db` for the embedded store
+    /// (created on first start).
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    pub database_url: String,
+}
+
+/// How log lines are written.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+/// Flags of `slopewatch serve`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, env = "SLOPEWATCH_BIND", default_value = "127.0.0.1:3000")]
+    pub bind: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// TOML file with further settings (see the README's configuration reference).
+    #[arg(long, env = "SLOPEWATCH_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "SLOPEWATCH_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
+    pub body_limit: usize,
+    /// Log format.
+    #[arg(long, env = "SLOPEWATCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// Settings read from the `--config` TOML file.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    pub server: ServerSection,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    /// The URL people reach the dashboard at, used in links sent out of the server.
+    pub public_url: Option<String>,
+}
+
+impl FileConfig {
+    pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("invalid config file {}: {e}", path.display()))
+    }
+}
+
+/// Everything the running server needs to know, fixed at start-up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Base URL for links sent out of the server; `None` means relative links.
+    pub public_url: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { body_limit: DEFAULT_BODY_LIMIT, public_url: None }
+    }
+}
+
+impl Config {
+    pub fn from_args(args: &ServeArgs) -> anyhow::Result<Config> {
+        let file = match &args.config {
+            Some(path) => FileConfig::load(path)?,
+            None => FileConfig::default(),
+        };
+        Ok(Config { body_limit: args.body_limit, public_url: file.server.public_url })
+    }
+}

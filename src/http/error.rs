@@ -1,0 +1,104 @@
+//! One error type for every handler: a status, a stable code, and a message safe to show.
+//!
+//! 5xx answers say nothing internal; the log line carries the detail.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use slopewatch_core::wire::FieldError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("a valid API token is required: send `Authorization: Bearer <token>`")]
+    Unauthorized,
+    #[error("this token has scope {has}; this needs {needs}")]
+    Forbidden { has: &'static str, needs: &'static str },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("request body is larger than the limit of {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("request body must be JSON: send `Content-Type: application/json`")]
+    UnsupportedMediaType,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Invalid(FieldError),
+    #[error("the database is unavailable; try again shortly")]
+    Unavailable(#[source] sqlx::Error),
+    #[error("internal error")]
+    Database(#[source] sqlx::Error),
+    #[error("internal error")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            // The database is down or saturated: say so and let the client retry, quickly.
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => Error::Unavailable(e),
+            e => Error::Database(e),
+        }
+    }
+}
+
+impl Error {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Error::Unauthorized => StatusCode::UNAUTHORIZED,
+            Error::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Error::NotFound(_) => StatusCode::NOT_FOUND,
+            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Error::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Database(_) | Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Unauthorized => "unauthorized",
+            Error::Forbidden { .. } => "forbidden",
+            Error::NotFound(_) => "not_found",
+            Error::Conflict(_) => "conflict",
+            Error::PayloadTooLarge(_) => "payload_too_large",
+            Error::UnsupportedMediaType => "unsupported_media_type",
+            Error::BadRequest(_) => "bad_request",
+            Error::Invalid(_) => "invalid_field",
+            Error::Unavailable(_) => "unavailable",
+            Error::Database(_) | Error::Internal(_) => "internal",
+        }
+    }
+
+    /// Logs what a client is not told.
+    pub fn log(&self) {
+        if self.status().is_server_error() {
+            match self {
+                Error::Unavailable(e) | Error::Database(e) => tracing::error!(error = %e, "database error"),
+                Error::Internal(e) => tracing::error!(error = format!("{e:#}"), "internal error"),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        self.log();
+        let status = self.status();
+        let mut body = serde_json::json!({
+            "status": status.as_u16(),
+            "code": self.code(),
+            "message": self.to_string(),
+        });
+        if let Error::Invalid(e) = &self {
+            body["field"] = e.field.clone().into();
+            body["reason"] = e.reason.clone().into();
+        }
+        (status, Json(serde_json::json!({ "error": body }))).into_response()
+    }
+}

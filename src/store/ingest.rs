@@ -1,0 +1,413 @@
+//! Storing a run: one transaction for the run, its fits, medians, samples and version summaries.
+
+use super::{with_pool, Store};
+use crate::analysis::{self, RunFit, WorkloadFit};
+use serde::Serialize;
+use slopewatch_core::wire::{FieldError, RunSubmission};
+use sqlx::QueryBuilder;
+use std::collections::HashMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// What happened to a submitted run.
+#[derive(Debug)]
+pub enum InsertOutcome {
+    /// Stored now.
+    Created(RunReceipt),
+    /// Already stored with the same content; nothing was written.
+    Existing(RunReceipt),
+    /// The run id is taken by a run with different content.
+    Conflict,
+    /// The run contradicts what is stored (e.g. a workload's size unit).
+    Invalid(FieldError),
+}
+
+/// The stored run's id and fits, as answered to the agent.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReceipt {
+    pub run_id: Uuid,
+    pub fits: Vec<FitReceipt>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct FitReceipt {
+    pub workload: String,
+    pub slope: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub n_sizes: i32,
+}
+
+/// The rows one run adds, flattened column by column for batch inserts.
+#[derive(Default)]
+pub(super) struct RunRows {
+    pub fits: FitColumns,
+    pub measurements: MeasurementColumns,
+    pub samples: SampleColumns,
+}
+
+#[derive(Default)]
+pub(super) struct FitColumns {
+    pub workload_id: Vec<i64>,
+    pub source_hash: Vec<String>,
+    pub slope: Vec<f64>,
+    pub intercept: Vec<f64>,
+    pub r2: Vec<f64>,
+    pub stderr: Vec<f64>,
+    pub ci_low: Vec<f64>,
+    pub ci_high: Vec<f64>,
+    pub n_sizes: Vec<i32>,
+    pub min_size: Vec<i64>,
+    pub max_size: Vec<i64>,
+    pub local_slopes: Vec<String>,
+    pub metadata: Vec<String>,
+}
+
+#[derive(Default)]
+pub(super) struct MeasurementColumns {
+    pub workload_id: Vec<i64>,
+    pub size: Vec<i64>,
+    pub median_ns: Vec<f64>,
+    pub samples: Vec<i32>,
+}
+
+#[derive(Default)]
+pub(super) struct SampleColumns {
+    pub workload_id: Vec<i64>,
+    pub size: Vec<i64>,
+    pub rep: Vec<i32>,
+    pub ns: Vec<f64>,
+    pub instructions: Vec<Option<i64>>,
+}
+
+impl RunRows {
+    fn new(run: &RunSubmission, fits: &[WorkloadFit], workload_ids: &HashMap<String, i64>) -> RunRows {
+        let mut rows = RunRows::default();
+        for (w, wf) in run.workloads.iter().zip(fits) {
+            let id = workload_ids[&w.name];
+            let f = &mut rows.fits;
+            f.workload_id.push(id);
+            f.source_hash.push(w.source_hash.clone());
+            f.slope.push(wf.fit.slope);
+            f.intercept.push(wf.fit.intercept);
+            f.r2.push(wf.fit.r2);
+            f.stderr.push(wf.fit.stderr);
+            f.ci_low.push(wf.fit.ci_low);
+            f.ci_high.push(wf.fit.ci_high);
+            f.n_sizes.push(wf.fit.n as i32);
+            f.min_size.push(wf.medians.first().map_or(0, |m| m.0 as i64));
+            f.max_size.push(wf.medians.last().map_or(0, |m| m.0 as i64));
+            f.local_slopes.push(serde_json::to_string(&wf.fit.local_slopes).expect("local slopes serialize"));
+            f.metadata.push(serde_json::to_string(&w.metadata).expect("metadata serializes"));
+            for &(size, median, n) in &wf.medians {
+                let m = &mut rows.measurements;
+                m.workload_id.push(id);
+                m.size.push(size as i64);
+                m.median_ns.push(median);
+                m.samples.push(n as i32);
+            }
+            for m in &w.measurements {
+                for (rep, &ns) in m.samples_ns.iter().enumerate() {
+                    let s = &mut rows.samples;
+                    s.workload_id.push(id);
+                    s.size.push(m.size as i64);
+                    s.rep.push(rep as i32);
+                    s.ns.push(ns);
+                    s.instructions.push(m.instructions.as_ref().map(|i| i[rep].min(i64::MAX as u64) as i64));
+                }
+            }
+        }
+        rows
+    }
+}
+
+/// The row of `version_summaries` for one workload, ready to upsert.
+pub(super) struct SummaryRow {
+    pub workload_id: i64,
+    pub summary: analysis::Summary,
+    pub first_seen: OffsetDateTime,
+    pub last_run_at: OffsetDateTime,
+}
+
+impl SummaryRow {
+    pub fn sizes_json(&self) -> String {
+        let sizes: Vec<_> = self
+            .summary
+            .sizes
+            .iter()
+            .map(|&(size, median_ns, runs)| serde_json::json!({"size": size, "median_ns": median_ns, "runs": runs}))
+            .collect();
+        serde_json::Value::Array(sizes).to_string()
+    }
+}
+
+const SUMMARY_FITS: &str = "SELECT f.workload_id, f.slope, f.ci_low, f.ci_high, f.r2, r.host_id, r.started_at
+     FROM fits f JOIN runs r ON r.id = f.run_id JOIN toolchains t ON t.id = r.toolchain_id
+     WHERE t.name = $1 AND t.version = $2 AND f.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
+
+const SUMMARY_MEDIANS: &str = "SELECT m.workload_id, m.size, m.median_ns
+     FROM measurements m JOIN runs r ON r.id = m.run_id JOIN toolchains t ON t.id = r.toolchain_id
+     WHERE t.name = $1 AND t.version = $2 AND m.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
+
+type SummaryFitRow = (i64, f64, f64, f64, f64, i64, OffsetDateTime);
+
+fn summary_rows(fit_rows: Vec<SummaryFitRow>, median_rows: Vec<(i64, i64, f64)>) -> Vec<SummaryRow> {
+    let mut fits: HashMap<i64, (Vec<RunFit>, OffsetDateTime, OffsetDateTime)> = HashMap::new();
+    for (workload_id, slope, ci_low, ci_high, r2, host_id, started_at) in fit_rows {
+        let entry = fits.entry(workload_id).or_insert((Vec::new(), started_at, started_at));
+        entry.0.push(RunFit { slope, ci_low, ci_high, r2, host_id });
+        entry.1 = entry.1.min(started_at);
+        entry.2 = entry.2.max(started_at);
+    }
+    let mut medians: HashMap<i64, Vec<(u64, f64)>> = HashMap::new();
+    for (workload_id, size, ns) in median_rows {
+        medians.entry(workload_id).or_default().push((size as u64, ns));
+    }
+    let mut rows: Vec<SummaryRow> = fits
+        .into_iter()
+        .filter_map(|(workload_id, (run_fits, first_seen, last_run_at))| {
+            let summary = analysis::summarize(&run_fits, medians.get(&workload_id).map_or(&[], |m| m))?;
+            Some(SummaryRow { workload_id, summary, first_seen, last_run_at })
+        })
+        .collect();
+    rows.sort_by_key(|r| r.workload_id);
+    rows
+}
+
+enum Step {
+    Stored,
+    AlreadyThere(String),
+    Invalid(FieldError),
+}
+
+impl Store {
+    /// Stores a validated run and its fits whole, or not at all.
+    pub async fn insert_run(&self, run: &RunSubmission, fits: &[WorkloadFit]) -> Result<InsertOutcome, sqlx::Error> {
+        let now = OffsetDateTime::now_utc();
+        let started_at = run.started_at.to_offset(time::UtcOffset::UTC);
+        let content_hash = run.content_hash();
+        let (h, t) = (&run.host, &run.toolchain);
+
+        let step = with_pool!(self, |pool, dialect| 'tx: {
+            let mut tx = dialect::begin(pool).await?;
+            let existing: Option<(String,)> = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
+                .bind(run.run_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if let Some((hash,)) = existing {
+                break 'tx Step::AlreadyThere(hash);
+            }
+
+            // Look up first and insert only when missing: an upsert would lock the shared host and
+            // toolchain rows and serialize every concurrent ingest from the same machine.
+            let select_host = "SELECT id FROM hosts WHERE name = $1 AND cpu = $2 AND kernel = $3 AND arch = $4";
+            let mut host_id: Option<i64> = sqlx::query_scalar(select_host)
+                .bind(&h.name)
+                .bind(&h.cpu)
+                .bind(&h.kernel)
+                .bind(&h.arch)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if host_id.is_none() {
+                sqlx::query(
+                    "INSERT INTO hosts (name, cpu, kernel, arch, first_seen) VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (name, cpu, kernel, arch) DO NOTHING",
+                )
+                .bind(&h.name)
+                .bind(&h.cpu)
+                .bind(&h.kernel)
+                .bind(&h.arch)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                host_id = Some(
+                    sqlx::query_scalar(select_host)
+                        .bind(&h.name)
+                        .bind(&h.cpu)
+                        .bind(&h.kernel)
+                        .bind(&h.arch)
+                        .fetch_one(&mut *tx)
+                        .await?,
+                );
+            }
+
+            let select_toolchain = "SELECT id FROM toolchains WHERE name = $1 AND version = $2 AND libc = $3
+                 AND target = $4 AND compiler = $5 AND flags = $6";
+            let mut toolchain_id: Option<i64> = sqlx::query_scalar(select_toolchain)
+                .bind(&t.name)
+                .bind(&t.version)
+                .bind(&t.libc)
+                .bind(&t.target)
+                .bind(&t.compiler)
+                .bind(&t.flags)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if toolchain_id.is_none() {
+                sqlx::query(
+                    "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)
+                     ON CONFLICT (name, version, libc, target, compiler, flags) DO NOTHING",
+                )
+                .bind(&t.name)
+                .bind(&t.version)
+                .bind(&t.libc)
+                .bind(&t.target)
+                .bind(&t.compiler)
+                .bind(&t.flags)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                toolchain_id = Some(
+                    sqlx::query_scalar(select_toolchain)
+                        .bind(&t.name)
+                        .bind(&t.version)
+                        .bind(&t.libc)
+                        .bind(&t.target)
+                        .bind(&t.compiler)
+                        .bind(&t.flags)
+                        .fetch_one(&mut *tx)
+                        .await?,
+                );
+            }
+
+            let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
+            let mut names = q.separated(", ");
+            for w in &run.workloads {
+                names.push_bind(&w.name);
+            }
+            q.push(")");
+            let known: Vec<(String, i64, String)> = q.build_query_as().fetch_all(&mut *tx).await?;
+            let mut workload_ids = HashMap::new();
+            for (name, id, unit) in known {
+                let (i, w) = run.workloads.iter().enumerate().find(|(_, w)| w.name == name).expect("selected by name");
+                if unit != w.size_unit.as_str() {
+                    break 'tx Step::Invalid(FieldError {
+                        field: format!("workloads[{i}].size_unit"),
+                        reason: format!("workload {name:?} is measured in {unit}, not {}", w.size_unit),
+                    });
+                }
+                workload_ids.insert(name, id);
+            }
+            let missing: Vec<_> = run.workloads.iter().filter(|w| !workload_ids.contains_key(&w.name)).collect();
+            for w in missing {
+                sqlx::query(
+                    "INSERT INTO workloads (name, size_unit, first_seen) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+                )
+                .bind(&w.name).bind(w.size_unit.as_str()).bind(now)
+                .execute(&mut *tx)
+                .await?;
+                let (id, unit): (i64, String) = sqlx::query_as("SELECT id, size_unit FROM workloads WHERE name = $1")
+                    .bind(&w.name)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                if unit != w.size_unit.as_str() {
+                    break 'tx Step::Invalid(FieldError {
+                        field: "workloads".into(),
+                        reason: format!("workload {:?} is measured in {unit}, not {}", w.name, w.size_unit),
+                    });
+                }
+                workload_ids.insert(w.name.clone(), id);
+            }
+
+            let inserted = sqlx::query(
+                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id, sample_count)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(run.run_id)
+            .bind(&content_hash)
+            .bind(&run.agent_version)
+            .bind(started_at)
+            .bind(now)
+            .bind(host_id)
+            .bind(toolchain_id)
+            .bind(run.sample_count() as i32)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                // A concurrent submission of the same id committed first.
+                let (hash,): (String,) = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
+                    .bind(run.run_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                break 'tx Step::AlreadyThere(hash);
+            }
+
+            let rows = RunRows::new(run, fits, &workload_ids);
+            dialect::insert_fits(&mut tx, run.run_id, &rows.fits).await?;
+            dialect::insert_measurements(&mut tx, run.run_id, &rows.measurements).await?;
+            dialect::insert_samples(&mut tx, run.run_id, &rows.samples).await?;
+
+            // Summaries are recomputed from every run of this version; serialize concurrent runs of
+            // the same version so none of them misses another's fits.
+            dialect::lock_version(&mut tx, &t.name, &t.version).await?;
+            let fit_rows: Vec<SummaryFitRow> = sqlx::query_as(SUMMARY_FITS)
+                .bind(&t.name)
+                .bind(&t.version)
+                .bind(run.run_id)
+                .fetch_all(&mut *tx)
+                .await?;
+            let median_rows: Vec<(i64, i64, f64)> = sqlx::query_as(SUMMARY_MEDIANS)
+                .bind(&t.name)
+                .bind(&t.version)
+                .bind(run.run_id)
+                .fetch_all(&mut *tx)
+                .await?;
+            let summaries = summary_rows(fit_rows, median_rows);
+            let mut q = QueryBuilder::new(
+                "INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
+                 ci_low, ci_high, r2, runs, hosts, sizes, first_seen, last_run_at) ",
+            );
+            q.push_values(&summaries, |mut b, row| {
+                let s = &row.summary;
+                b.push_bind(row.workload_id)
+                    .push_bind(&t.name)
+                    .push_bind(&t.version)
+                    .push_bind(s.slope)
+                    .push_bind(s.slope_min)
+                    .push_bind(s.slope_max)
+                    .push_bind(s.ci_low)
+                    .push_bind(s.ci_high)
+                    .push_bind(s.r2)
+                    .push_bind(s.runs as i32)
+                    .push_bind(s.hosts as i32)
+                    .push_bind(row.sizes_json())
+                    .push_bind(row.first_seen)
+                    .push_bind(row.last_run_at);
+            });
+            q.push(
+                " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
+                 slope_min = excluded.slope_min, slope_max = excluded.slope_max, ci_low = excluded.ci_low,
+                 ci_high = excluded.ci_high, r2 = excluded.r2, runs = excluded.runs, hosts = excluded.hosts,
+                 sizes = excluded.sizes, first_seen = excluded.first_seen, last_run_at = excluded.last_run_at",
+            );
+            q.build().execute(&mut *tx).await?;
+            tx.commit().await?;
+            Step::Stored
+        });
+
+        Ok(match step {
+            Step::Stored => InsertOutcome::Created(self.run_receipt(run.run_id).await?),
+            Step::AlreadyThere(hash) if hash == content_hash => {
+                InsertOutcome::Existing(self.run_receipt(run.run_id).await?)
+            }
+            Step::AlreadyThere(_) => InsertOutcome::Conflict,
+            Step::Invalid(e) => InsertOutcome::Invalid(e),
+        })
+    }
+
+    /// The fits of a stored run, as answered to the agent.
+    pub async fn run_receipt(&self, run_id: Uuid) -> Result<RunReceipt, sqlx::Error> {
+        let fits = with_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT w.name AS workload, f.slope, f.ci_low, f.ci_high, f.r2, f.n_sizes
+                 FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name",
+            )
+            .bind(run_id)
+            .fetch_all(pool)
+            .await?
+        });
+        Ok(RunReceipt { run_id, fits })
+    }
+}

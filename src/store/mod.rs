@@ -1,0 +1,179 @@
+//! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
+//!
+//! Methods are named after the domain. Most SQL is the same on both backends and is written once
+//! (the `with_pool!` macro expands it for each); where the SQL differs, `postgres.rs` and
+//! `sqlite.rs` hold the backend's version under the same name.
+
+mod ingest;
+mod postgres;
+mod reads;
+mod sqlite;
+mod tokens;
+
+pub use ingest::{FitReceipt, InsertOutcome, RunReceipt};
+pub use reads::{
+    HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
+    WorkloadRow,
+};
+pub use tokens::{Scope, TokenRow};
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How long a request waits for a database connection before failing with 503.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A connection pool on one of the two backends.
+#[derive(Clone, Debug)]
+pub struct Store {
+    backend: Backend,
+}
+
+#[derive(Clone, Debug)]
+enum Backend {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// Runs `$body` with `$pool` bound to the backend's pool and `$dialect` to its module, so SQL that
+/// is the same on both backends is written once.
+macro_rules! with_pool {
+    ($store:expr, |$pool:ident, $dialect:ident| $body:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Postgres($pool) => {
+                #[allow(unused_imports)]
+                use $crate::store::postgres as $dialect;
+                $body
+            }
+            $crate::store::Backend::Sqlite($pool) => {
+                #[allow(unused_imports)]
+                use $crate::store::sqlite as $dialect;
+                $body
+            }
+        }
+    };
+    ($store:expr, |$pool:ident| $body:expr) => {
+        with_pool!($store, |$pool, _dialect| $body)
+    };
+}
+pub(crate) use with_pool;
+
+/// Why the store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("unsupported database URL {0}: use postgres://… or sqlite://…")]
+    UnknownScheme(String),
+    #[error("cannot open database {url}: {source}")]
+    Connect { url: String, source: sqlx::Error },
+    #[error("cannot migrate database {url}: {source}")]
+    Migrate { url: String, source: sqlx::migrate::MigrateError },
+}
+
+/// Options for opening the store.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    pub max_connections: u32,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { max_connections: 16 }
+    }
+}
+
+impl Store {
+    /// Opens the database at `url` without touching its schema.
+    pub async fn open(url: &str, options: &OpenOptions) -> Result<Store, OpenError> {
+        let masked = mask_password(url);
+        let connect = |source| OpenError::Connect { url: masked.clone(), source };
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let opts = PgConnectOptions::from_str(url).map_err(connect)?;
+            let pool = PgPoolOptions::new()
+                .max_connections(options.max_connections)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_with(opts)
+                .await
+                .map_err(connect)?;
+            Backend::Postgres(pool)
+        } else if url.starts_with("sqlite:") {
+            let opts = SqliteConnectOptions::from_str(url)
+                .map_err(connect)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10));
+            let pool = SqlitePoolOptions::new()
+                .max_connections(options.max_connections.min(8))
+                .acquire_timeout(ACQUIRE_TIMEOUT)
+                .connect_with(opts)
+                .await
+                .map_err(connect)?;
+            Backend::Sqlite(pool)
+        } else {
+            return Err(OpenError::UnknownScheme(masked));
+        };
+        Ok(Store { backend })
+    }
+
+    /// Opens the database and brings its schema up to date.
+    pub async fn open_and_migrate(url: &str, options: &OpenOptions) -> Result<Store, OpenError> {
+        let store = Store::open(url, options).await?;
+        store.migrate().await.map_err(|source| OpenError::Migrate { url: mask_password(url), source })?;
+        Ok(store)
+    }
+
+    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
+        match &self.backend {
+            Backend::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
+            Backend::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
+        }
+    }
+
+    /// Which backend this is, for logs: `postgres` or `sqlite`.
+    pub fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            Backend::Postgres(_) => "postgres",
+            Backend::Sqlite(_) => "sqlite",
+        }
+    }
+
+    /// Succeeds when the database answers a query.
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        with_pool!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(drop))
+    }
+
+    /// Connections in use and idle, for metrics and readiness.
+    pub fn pool_usage(&self) -> (u32, usize) {
+        with_pool!(self, |pool| (pool.size(), pool.num_idle()))
+    }
+
+    pub async fn close(&self) {
+        with_pool!(self, |pool| pool.close().await)
+    }
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for logs and errors.
+pub fn mask_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_masked_in_urls() {
+        assert_eq!(mask_password("postgres://sw:hunter2@db:5432/sw"), "postgres://sw:***@db:5432/sw");
+        assert_eq!(mask_password("sqlite://slopewatch.db"), "sqlite://slopewatch.db");
+    }
+}

@@ -1,0 +1,92 @@
+//! The Postgres side of the SQL that differs: batch inserts with `UNNEST` and advisory locks.
+
+use super::ingest::{FitColumns, MeasurementColumns, SampleColumns};
+use sqlx::{PgPool, Postgres, Transaction};
+use uuid::Uuid;
+
+pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    pool.begin().await
+}
+
+pub(super) async fn insert_fits(
+    tx: &mut Transaction<'_, Postgres>,
+    run_id: Uuid,
+    f: &FitColumns,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
+                           n_sizes, min_size, max_size, local_slopes, metadata)
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],
+                                  $8::float8[], $9::float8[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])",
+    )
+    .bind(run_id)
+    .bind(&f.workload_id)
+    .bind(&f.source_hash)
+    .bind(&f.slope)
+    .bind(&f.intercept)
+    .bind(&f.r2)
+    .bind(&f.stderr)
+    .bind(&f.ci_low)
+    .bind(&f.ci_high)
+    .bind(&f.n_sizes)
+    .bind(&f.min_size)
+    .bind(&f.max_size)
+    .bind(&f.local_slopes)
+    .bind(&f.metadata)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
+}
+
+pub(super) async fn insert_measurements(
+    tx: &mut Transaction<'_, Postgres>,
+    run_id: Uuid,
+    m: &MeasurementColumns,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples)
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::float8[], $5::int[])",
+    )
+    .bind(run_id)
+    .bind(&m.workload_id)
+    .bind(&m.size)
+    .bind(&m.median_ns)
+    .bind(&m.samples)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
+}
+
+pub(super) async fn insert_samples(
+    tx: &mut Transaction<'_, Postgres>,
+    run_id: Uuid,
+    s: &SampleColumns,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO samples (run_id, workload_id, size, rep, ns, instructions)
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::int[], $5::float8[], $6::bigint[])",
+    )
+    .bind(run_id)
+    .bind(&s.workload_id)
+    .bind(&s.size)
+    .bind(&s.rep)
+    .bind(&s.ns)
+    .bind(&s.instructions)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
+}
+
+/// Holds, until the transaction ends, a lock on one toolchain version's summaries.
+pub(super) async fn lock_version(
+    tx: &mut Transaction<'_, Postgres>,
+    lineage: &str,
+    version: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 0))")
+        .bind(lineage)
+        .bind(version)
+        .execute(&mut **tx)
+        .await
+        .map(drop)
+}

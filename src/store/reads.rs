@@ -1,0 +1,378 @@
+//! Reading runs, series and what has reported. Every read here costs the number of versions,
+//! workloads or rows shown, never the whole history of samples.
+
+use super::{with_pool, Store};
+use serde::{Deserialize, Serialize};
+use slopewatch_core::fit::LocalSlope;
+use slopewatch_core::version::sort_versions;
+use std::collections::{BTreeMap, HashMap};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// The median time at one size for a version, across its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeMedian {
+    pub size: u64,
+    pub median_ns: f64,
+    pub runs: usize,
+}
+
+/// One workload at one toolchain version, summarised over its runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionSummary {
+    pub workload: String,
+    pub lineage: String,
+    pub version: String,
+    pub slope: f64,
+    pub slope_min: f64,
+    pub slope_max: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub runs: i64,
+    pub hosts: i64,
+    pub sizes: Vec<SizeMedian>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub last_run_at: OffsetDateTime,
+}
+
+#[derive(sqlx::FromRow)]
+struct SummaryRecord {
+    workload: String,
+    lineage: String,
+    version: String,
+    slope: f64,
+    slope_min: f64,
+    slope_max: f64,
+    ci_low: f64,
+    ci_high: f64,
+    r2: f64,
+    runs: i32,
+    hosts: i32,
+    sizes: String,
+    first_seen: OffsetDateTime,
+    last_run_at: OffsetDateTime,
+}
+
+impl SummaryRecord {
+    fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
+        let sizes = serde_json::from_str(&self.sizes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        Ok(VersionSummary {
+            workload: self.workload,
+            lineage: self.lineage,
+            version: self.version,
+            slope: self.slope,
+            slope_min: self.slope_min,
+            slope_max: self.slope_max,
+            ci_low: self.ci_low,
+            ci_high: self.ci_high,
+            r2: self.r2,
+            runs: self.runs.into(),
+            hosts: self.hosts.into(),
+            sizes,
+            first_seen: self.first_seen,
+            last_run_at: self.last_run_at,
+        })
+    }
+}
+
+const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
+     s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at
+     FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct WorkloadRow {
+    pub name: String,
+    pub size_unit: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+}
+
+/// One toolchain build that has reported, with how often and when last.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ToolchainRow {
+    pub name: String,
+    pub version: String,
+    pub libc: String,
+    pub target: String,
+    pub compiler: String,
+    pub flags: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    pub runs: i64,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_run_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct HostRow {
+    pub name: String,
+    pub cpu: String,
+    pub kernel: String,
+    pub arch: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    pub runs: i64,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_run_at: Option<OffsetDateTime>,
+}
+
+/// A run in a list of runs.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunListRow {
+    pub id: Uuid,
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub host: String,
+    pub lineage: String,
+    pub version: String,
+    pub sample_count: i32,
+}
+
+/// Everything stored about one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDetail {
+    pub run_id: Uuid,
+    pub agent_version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub host: slopewatch_core::wire::Host,
+    pub toolchain: slopewatch_core::wire::Toolchain,
+    pub workloads: Vec<WorkloadDetail>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadDetail {
+    pub name: String,
+    pub size_unit: String,
+    pub source_hash: String,
+    pub slope: f64,
+    pub intercept: f64,
+    pub r2: f64,
+    pub stderr: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub n_sizes: i32,
+    pub local_slopes: Vec<LocalSlope>,
+    /// Facts the agent reported about the workload, e.g. `sqlite_version`.
+    pub metadata: BTreeMap<String, String>,
+    pub measurements: Vec<MeasurementDetail>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasurementDetail {
+    pub size: i64,
+    pub median_ns: f64,
+    pub samples_ns: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Vec<i64>>,
+}
+
+type Samples = (Vec<f64>, Vec<Option<i64>>);
+
+#[derive(sqlx::FromRow)]
+struct RunHeader {
+    agent_version: String,
+    started_at: OffsetDateTime,
+    received_at: OffsetDateTime,
+    host_name: String,
+    cpu: String,
+    kernel: String,
+    arch: String,
+    lineage: String,
+    version: String,
+    libc: String,
+    target: String,
+    compiler: String,
+    flags: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct FitRecord {
+    workload_id: i64,
+    name: String,
+    size_unit: String,
+    source_hash: String,
+    slope: f64,
+    intercept: f64,
+    r2: f64,
+    stderr: f64,
+    ci_low: f64,
+    ci_high: f64,
+    n_sizes: i32,
+    local_slopes: String,
+    metadata: String,
+}
+
+impl Store {
+    /// Every version of one workload in one toolchain lineage, in version order.
+    pub async fn series(&self, workload: &str, lineage: &str) -> Result<Vec<VersionSummary>, sqlx::Error> {
+        let sql = format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND s.lineage = $2");
+        let records: Vec<SummaryRecord> =
+            with_pool!(self, |pool| sqlx::query_as(&sql).bind(workload).bind(lineage).fetch_all(pool).await?);
+        let mut rows = records.into_iter().map(SummaryRecord::into_summary).collect::<Result<Vec<_>, _>>()?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        Ok(rows)
+    }
+
+    /// Every version summary of every workload and lineage, each lineage in version order.
+    pub async fn all_version_summaries(&self) -> Result<Vec<VersionSummary>, sqlx::Error> {
+        let records: Vec<SummaryRecord> =
+            with_pool!(self, |pool| sqlx::query_as(SUMMARY_COLUMNS).fetch_all(pool).await?);
+        let mut rows = records.into_iter().map(SummaryRecord::into_summary).collect::<Result<Vec<_>, _>>()?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| (&a.workload, &a.lineage).cmp(&(&b.workload, &b.lineage)));
+        Ok(rows)
+    }
+
+    pub async fn workloads(&self) -> Result<Vec<WorkloadRow>, sqlx::Error> {
+        with_pool!(self, |pool| {
+            sqlx::query_as("SELECT name, size_unit, first_seen FROM workloads ORDER BY name").fetch_all(pool).await
+        })
+    }
+
+    /// Every toolchain build that has reported, by lineage and then version order.
+    pub async fn toolchains(&self) -> Result<Vec<ToolchainRow>, sqlx::Error> {
+        let mut rows: Vec<ToolchainRow> = with_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT t.name, t.version, t.libc, t.target, t.compiler, t.flags, t.first_seen,
+                        COUNT(r.id) AS runs, MAX(r.received_at) AS last_run_at
+                 FROM toolchains t LEFT JOIN runs r ON r.toolchain_id = t.id
+                 GROUP BY t.id, t.name, t.version, t.libc, t.target, t.compiler, t.flags, t.first_seen",
+            )
+            .fetch_all(pool)
+            .await?
+        });
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(rows)
+    }
+
+    pub async fn hosts(&self) -> Result<Vec<HostRow>, sqlx::Error> {
+        with_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT h.name, h.cpu, h.kernel, h.arch, h.first_seen,
+                        COUNT(r.id) AS runs, MAX(r.received_at) AS last_run_at
+                 FROM hosts h LEFT JOIN runs r ON r.host_id = h.id
+                 GROUP BY h.id, h.name, h.cpu, h.kernel, h.arch, h.first_seen
+                 ORDER BY h.name, h.id",
+            )
+            .fetch_all(pool)
+            .await
+        })
+    }
+
+    /// The most recently received runs.
+    pub async fn recent_runs(&self, limit: i64) -> Result<Vec<RunListRow>, sqlx::Error> {
+        with_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT r.id, r.started_at, r.received_at, h.name AS host, t.name AS lineage, t.version, r.sample_count
+                 FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
+                 ORDER BY r.received_at DESC LIMIT $1",
+            )
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+        })
+    }
+
+    /// One run with its host, toolchain, fits, medians and raw samples; `None` if unknown.
+    pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
+        let (header, fits, medians, samples) = with_pool!(self, |pool| {
+            let header: Option<RunHeader> = sqlx::query_as(
+                "SELECT r.agent_version, r.started_at, r.received_at,
+                        h.name AS host_name, h.cpu, h.kernel, h.arch,
+                        t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags
+                 FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
+                 WHERE r.id = $1",
+            )
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await?;
+            let Some(header) = header else { return Ok(None) };
+            let fits: Vec<FitRecord> = sqlx::query_as(
+                "SELECT f.workload_id, w.name, w.size_unit, f.source_hash, f.slope, f.intercept, f.r2, f.stderr,
+                        f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata
+                 FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name",
+            )
+            .bind(run_id)
+            .fetch_all(pool)
+            .await?;
+            let medians: Vec<(i64, i64, f64)> = sqlx::query_as(
+                "SELECT workload_id, size, median_ns FROM measurements WHERE run_id = $1 ORDER BY workload_id, size",
+            )
+            .bind(run_id)
+            .fetch_all(pool)
+            .await?;
+            let samples: Vec<(i64, i64, f64, Option<i64>)> = sqlx::query_as(
+                "SELECT workload_id, size, ns, instructions FROM samples WHERE run_id = $1 ORDER BY workload_id, size, rep",
+            )
+            .bind(run_id)
+            .fetch_all(pool)
+            .await?;
+            (header, fits, medians, samples)
+        });
+
+        // (workload id, size) → (times, instruction counts) of each repetition.
+        let mut by_size: HashMap<(i64, i64), Samples> = HashMap::new();
+        for (workload_id, size, ns, instructions) in samples {
+            let entry = by_size.entry((workload_id, size)).or_default();
+            entry.0.push(ns);
+            entry.1.push(instructions);
+        }
+        let mut workloads = Vec::with_capacity(fits.len());
+        for f in fits {
+            let measurements = medians
+                .iter()
+                .filter(|m| m.0 == f.workload_id)
+                .map(|&(workload_id, size, median_ns)| {
+                    let (samples_ns, instructions) = by_size.remove(&(workload_id, size)).unwrap_or_default();
+                    let instructions = instructions.into_iter().collect();
+                    MeasurementDetail { size, median_ns, samples_ns, instructions }
+                })
+                .collect();
+            workloads.push(WorkloadDetail {
+                local_slopes: serde_json::from_str(&f.local_slopes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                metadata: serde_json::from_str(&f.metadata).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                name: f.name,
+                size_unit: f.size_unit,
+                source_hash: f.source_hash,
+                slope: f.slope,
+                intercept: f.intercept,
+                r2: f.r2,
+                stderr: f.stderr,
+                ci_low: f.ci_low,
+                ci_high: f.ci_high,
+                n_sizes: f.n_sizes,
+                measurements,
+            });
+        }
+        Ok(Some(RunDetail {
+            run_id,
+            agent_version: header.agent_version,
+            started_at: header.started_at,
+            received_at: header.received_at,
+            host: slopewatch_core::wire::Host {
+                name: header.host_name,
+                cpu: header.cpu,
+                kernel: header.kernel,
+                arch: header.arch,
+            },
+            toolchain: slopewatch_core::wire::Toolchain {
+                name: header.lineage,
+                version: header.version,
+                libc: header.libc,
+                target: header.target,
+                compiler: header.compiler,
+                flags: header.flags,
+            },
+            workloads,
+        }))
+    }
+}

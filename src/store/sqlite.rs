@@ -1,0 +1,103 @@
+//! The SQLite side of the SQL that differs: batch inserts as multi-row `VALUES`.
+//!
+//! SQLite has one writer at a time, so a version needs no lock of its own.
+
+use super::ingest::{FitColumns, MeasurementColumns, SampleColumns};
+use sqlx::{QueryBuilder, Sqlite, SqlitePool, Transaction};
+use uuid::Uuid;
+
+/// Starts a write transaction holding the write lock from the start: a deferred one that reads
+/// first cannot upgrade to a writer while another connection writes, and fails instead of waiting.
+pub(super) async fn begin(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// Rows per statement: SQLite allows 32,766 bound values, and samples bind 7 each.
+const ROWS_PER_STATEMENT: usize = 4000;
+
+async fn insert_chunked<F>(
+    tx: &mut Transaction<'_, Sqlite>,
+    head: &str,
+    rows: usize,
+    mut push_row: F,
+) -> Result<(), sqlx::Error>
+where
+    F: FnMut(&mut sqlx::query_builder::Separated<'_, '_, Sqlite, &'static str>, usize),
+{
+    let mut start = 0;
+    while start < rows {
+        let end = (start + ROWS_PER_STATEMENT).min(rows);
+        let mut q = QueryBuilder::<Sqlite>::new(head);
+        q.push_values(start..end, |mut b, i| push_row(&mut b, i));
+        q.build().execute(&mut **tx).await?;
+        start = end;
+    }
+    Ok(())
+}
+
+pub(super) async fn insert_fits(
+    tx: &mut Transaction<'_, Sqlite>,
+    run_id: Uuid,
+    f: &FitColumns,
+) -> Result<(), sqlx::Error> {
+    let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
+                n_sizes, min_size, max_size, local_slopes, metadata) ";
+    insert_chunked(tx, head, f.workload_id.len(), |b, i| {
+        b.push_bind(run_id)
+            .push_bind(f.workload_id[i])
+            .push_bind(f.source_hash[i].clone())
+            .push_bind(f.slope[i])
+            .push_bind(f.intercept[i])
+            .push_bind(f.r2[i])
+            .push_bind(f.stderr[i])
+            .push_bind(f.ci_low[i])
+            .push_bind(f.ci_high[i])
+            .push_bind(f.n_sizes[i])
+            .push_bind(f.min_size[i])
+            .push_bind(f.max_size[i])
+            .push_bind(f.local_slopes[i].clone())
+            .push_bind(f.metadata[i].clone());
+    })
+    .await
+}
+
+pub(super) async fn insert_measurements(
+    tx: &mut Transaction<'_, Sqlite>,
+    run_id: Uuid,
+    m: &MeasurementColumns,
+) -> Result<(), sqlx::Error> {
+    let head = "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples) ";
+    insert_chunked(tx, head, m.workload_id.len(), |b, i| {
+        b.push_bind(run_id)
+            .push_bind(m.workload_id[i])
+            .push_bind(m.size[i])
+            .push_bind(m.median_ns[i])
+            .push_bind(m.samples[i]);
+    })
+    .await
+}
+
+pub(super) async fn insert_samples(
+    tx: &mut Transaction<'_, Sqlite>,
+    run_id: Uuid,
+    s: &SampleColumns,
+) -> Result<(), sqlx::Error> {
+    let head = "INSERT INTO samples (run_id, workload_id, size, rep, ns, instructions) ";
+    insert_chunked(tx, head, s.workload_id.len(), |b, i| {
+        b.push_bind(run_id)
+            .push_bind(s.workload_id[i])
+            .push_bind(s.size[i])
+            .push_bind(s.rep[i])
+            .push_bind(s.ns[i])
+            .push_bind(s.instructions[i]);
+    })
+    .await
+}
+
+pub(super) async fn lock_version(
+    _tx: &mut Transaction<'_, Sqlite>,
+    _lineage: &str,
+    _version: &str,
+) -> Result<(), sqlx::Error> {
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! API tokens: stored as a prefix to find the row and a SHA-256 hash to check it.
+
+use super::{with_pool, Store};
+use serde::Serialize;
+use std::fmt;
+use time::OffsetDateTime;
+
+/// What a token allows. Machine tokens submit runs; people's tokens edit and administer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Submit runs.
+    Ingest,
+    /// Edit regressions, notes and links.
+    Editor,
+    /// Everything an editor may do, administration, and submitting runs.
+    Admin,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Ingest => "ingest",
+            Scope::Editor => "editor",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Some(match s {
+            "ingest" => Scope::Ingest,
+            "editor" => Scope::Editor,
+            "admin" => Scope::Admin,
+            _ => return None,
+        })
+    }
+
+    /// Whether a token of this scope may do what `needed` guards.
+    pub fn allows(self, needed: Scope) -> bool {
+        match needed {
+            Scope::Ingest => matches!(self, Scope::Ingest | Scope::Admin),
+            Scope::Editor => matches!(self, Scope::Editor | Scope::Admin),
+            Scope::Admin => self == Scope::Admin,
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A stored token, without anything that could reconstruct it.
+#[derive(Clone, Debug, Serialize, sqlx::FromRow)]
+pub struct TokenRow {
+    pub id: i64,
+    pub name: String,
+    #[sqlx(try_from = "String")]
+    pub scope: ScopeColumn,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_used_at: Option<OffsetDateTime>,
+    #[serde(skip)]
+    pub hash: String,
+}
+
+/// A scope read back from its column.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(transparent)]
+pub struct ScopeColumn(pub Scope);
+
+impl TryFrom<String> for ScopeColumn {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Scope::parse(&s).map(ScopeColumn).ok_or_else(|| format!("unknown scope {s:?}"))
+    }
+}
+
+/// Only touch `last_used_at` when it is this stale, so busy tokens do not write on every request.
+const LAST_USED_RESOLUTION: time::Duration = time::Duration::seconds(60);
+
+impl Store {
+    /// Stores a new token. `Ok(false)` when the name is taken.
+    pub async fn create_token(&self, name: &str, scope: Scope, prefix: &str, hash: &str) -> Result<bool, sqlx::Error> {
+        let now = OffsetDateTime::now_utc();
+        let inserted = with_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO tokens (name, scope, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(name)
+            .bind(scope.as_str())
+            .bind(prefix)
+            .bind(hash)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Ok(inserted == 1)
+    }
+
+    pub async fn list_tokens(&self) -> Result<Vec<TokenRow>, sqlx::Error> {
+        with_pool!(self, |pool| {
+            sqlx::query_as("SELECT id, name, scope, created_at, last_used_at, hash FROM tokens ORDER BY name")
+                .fetch_all(pool)
+                .await
+        })
+    }
+
+    /// Deletes the named token. `Ok(false)` when there was none.
+    pub async fn revoke_token(&self, name: &str) -> Result<bool, sqlx::Error> {
+        let deleted = with_pool!(self, |pool| {
+            sqlx::query("DELETE FROM tokens WHERE name = $1").bind(name).execute(pool).await?.rows_affected()
+        });
+        Ok(deleted == 1)
+    }
+
+    /// Tokens whose prefix matches; the caller compares hashes in constant time.
+    pub async fn tokens_with_prefix(&self, prefix: &str) -> Result<Vec<TokenRow>, sqlx::Error> {
+        with_pool!(self, |pool| {
+            sqlx::query_as("SELECT id, name, scope, created_at, last_used_at, hash FROM tokens WHERE prefix = $1")
+                .bind(prefix)
+                .fetch_all(pool)
+                .await
+        })
+    }
+
+    /// Records that a token was just used.
+    pub async fn touch_token(&self, id: i64) -> Result<(), sqlx::Error> {
+        let now = OffsetDateTime::now_utc();
+        with_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+            )
+            .bind(now)
+            .bind(id)
+            .bind(now - LAST_USED_RESOLUTION)
+            .execute(pool)
+            .await
+            .map(drop)
+        })
+    }
+}

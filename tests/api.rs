@@ -1,0 +1,271 @@
+//! The ingest and read API, on Postgres and on SQLite.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::{on_both_backends, run_json, TestApp};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_submitted_run_is_stored_with_its_fits() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let mut run = run_json("zig-cc-musl", "0.16.0", "build-01", 2.0, 3, 6, 5);
+        run["workloads"][2]["metadata"] = json!({"sqlite_version": "3.46.0"});
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["created"], true);
+        assert_eq!(body["run_id"], run["run_id"]);
+        let fits = body["fits"].as_array().unwrap();
+        assert_eq!(fits.len(), 3);
+        for fit in fits {
+            let slope = fit["slope"].as_f64().unwrap();
+            assert!((slope - 2.0).abs() < 0.02, "{fit}");
+            assert_eq!(fit["n_sizes"], 6);
+        }
+
+        let (status, stored) = app.get(&format!("/api/v1/runs/{}", run["run_id"].as_str().unwrap())).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(stored["toolchain"]["version"], "0.16.0");
+        assert_eq!(stored["host"]["name"], "build-01");
+        let w = &stored["workloads"][0];
+        assert_eq!(w["measurements"].as_array().unwrap().len(), 6);
+        assert_eq!(w["measurements"][0]["samples_ns"].as_array().unwrap().len(), 5);
+        assert_eq!(w["local_slopes"].as_array().unwrap().len(), 5);
+        assert_eq!(stored["workloads"][2]["metadata"]["sqlite_version"], "3.46.0");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn resubmitting_a_run_stores_it_once() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["created"], false);
+        assert_eq!(body["fits"].as_array().unwrap().len(), 2);
+        let (_, runs) = app.get("/api/v1/runs").await;
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+        assert_eq!(series["versions"][0]["runs"], 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn concurrent_duplicates_are_stored_once() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 4, 6, 5);
+        let attempts = (0..8).map(|_| app.submit(&run));
+        let results = futures_util::future::join_all(attempts).await;
+        let created = results.iter().filter(|r| r.0 == StatusCode::CREATED).count();
+        let repeated = results.iter().filter(|r| r.0 == StatusCode::OK).count();
+        assert_eq!((created, repeated), (1, 7), "{results:?}");
+        let (_, runs) = app.get("/api/v1/runs").await;
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_same_run_id_with_other_content_is_a_conflict() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let mut run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+        assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
+        run["toolchain"]["version"] = json!("13.1.0");
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert!(body["error"]["message"].as_str().unwrap().contains("different content"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn ingest_requires_a_valid_token_of_the_right_scope() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let body = serde_json::to_vec(&run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3)).unwrap();
+        let no_token = Request::post("/api/v1/runs")
+            .header("content-type", "application/json")
+            .body(Body::from(body.clone()))
+            .unwrap();
+        assert_eq!(app.send(no_token).await.0, StatusCode::UNAUTHORIZED);
+        let forged = format!("sw_{}", "0".repeat(64));
+        assert_eq!(app.submit_raw(&forged, body.clone()).await.0, StatusCode::UNAUTHORIZED);
+        assert_eq!(app.submit_raw("not-a-token", body.clone()).await.0, StatusCode::UNAUTHORIZED);
+        // An editor token is for people, not agents; admins may ingest; revoked tokens may not.
+        let (status, refused) = app.submit_raw(&app.editor_token, body.clone()).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert_eq!(refused["error"]["code"], "forbidden");
+        assert_eq!(app.submit_raw(&app.admin_token, body).await.0, StatusCode::CREATED);
+        assert!(app.db.store.revoke_token("test-ingest").await.unwrap());
+        let other = serde_json::to_vec(&run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3)).unwrap();
+        assert_eq!(app.submit_raw(&app.ingest_token, other).await.0, StatusCode::UNAUTHORIZED);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_json_or_too_large_are_refused() {
+    on_both_backends(|db| async move {
+        let config = slopewatch::config::Config { body_limit: 64 * 1024, ..Default::default() };
+        let app = TestApp::with_config(db, config).await;
+        let form = Request::post("/api/v1/runs")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("authorization", format!("Bearer {}", app.ingest_token))
+            .body(Body::from("a=b"))
+            .unwrap();
+        let (status, body) = app.send(form).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert_eq!(body["error"]["code"], "unsupported_media_type");
+
+        let huge = run_json("gcc-glibc", "1", "h", 1.0, 40, 10, 20);
+        let (status, body) = app.submit(&huge).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+        assert_eq!(body["error"]["code"], "payload_too_large");
+        let (_, runs) = app.get("/api/v1/runs").await;
+        assert!(runs["runs"].as_array().unwrap().is_empty());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn invalid_runs_get_422_naming_the_field_and_nothing_is_stored() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let cases = [
+            ("/workloads/0/measurements/1/samples_ns/0", json!(-1.0), "workloads[0].measurements[1].samples_ns[0]"),
+            ("/workloads/0/measurements/1/samples_ns", json!([]), "workloads[0].measurements[1].samples_ns"),
+            ("/workloads/0/measurements/1/size", json!("big"), "workloads[0].measurements[1].size"),
+            ("/workloads/0/size_unit", json!("parsecs"), "workloads[0].size_unit"),
+            ("/workloads/0/name", json!(""), "workloads[0].name"),
+            ("/host/name", json!("tab\there"), "host.name"),
+            ("/toolchain/version", json!("v".repeat(500)), "toolchain.version"),
+            ("/run_id", json!("not-a-uuid"), "run_id"),
+            ("/started_at", json!("yesterday"), "started_at"),
+        ];
+        for (pointer, value, field) in cases {
+            let mut run = run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3);
+            *run.pointer_mut(pointer).unwrap() = value;
+            let (status, body) = app.submit(&run).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{pointer}: {body}");
+            assert_eq!(body["error"]["field"], field, "{pointer}: {body}");
+            assert!(!body["error"]["reason"].as_str().unwrap().is_empty());
+        }
+        let mut too_few = run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 2, 3);
+        too_few["workloads"][0]["name"] = json!("w");
+        let (status, body) = app.submit(&too_few).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(body["error"]["reason"].as_str().unwrap().contains("at least 3"), "{body}");
+
+        let (status, body) = app.submit_raw(&app.ingest_token.clone(), b"{\"run_id\": ".to_vec()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+
+        let (_, runs) = app.get("/api/v1/runs").await;
+        assert!(runs["runs"].as_array().unwrap().is_empty());
+        let (_, workloads) = app.get("/api/v1/workloads").await;
+        assert!(workloads["workloads"].as_array().unwrap().is_empty(), "{workloads}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_workload_keeps_its_size_unit() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        assert_eq!(app.submit(&run_json("gcc-glibc", "12", "h", 1.0, 1, 4, 3)).await.0, StatusCode::CREATED);
+        let mut run = run_json("gcc-glibc", "13", "h", 1.0, 1, 4, 3);
+        run["workloads"][0]["size_unit"] = json!("records");
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["error"]["field"], "workloads[0].size_unit");
+        let (_, runs) = app.get("/api/v1/runs").await;
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn series_lists_versions_in_version_order_with_medians() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        for (version, slope) in [
+            ("0.16.0", 2.0),
+            ("0.9.0", 1.0),
+            ("0.17.0-dev.12+abc", 1.9),
+            ("0.10.0", 1.0),
+            ("0.16.0", 2.1),
+            ("0.17.0", 1.0),
+        ] {
+            let (status, body) = app.submit(&run_json("zig-cc-musl", version, "h", slope, 2, 5, 3)).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        let (status, series) = app.get("/api/v1/series?workload=workload-1&toolchain=zig-cc-musl").await;
+        assert_eq!(status, StatusCode::OK);
+        let versions: Vec<&str> =
+            series["versions"].as_array().unwrap().iter().map(|v| v["version"].as_str().unwrap()).collect();
+        assert_eq!(versions, ["0.9.0", "0.10.0", "0.16.0", "0.17.0-dev.12+abc", "0.17.0"]);
+        let v16 = &series["versions"][2];
+        assert_eq!(v16["runs"], 2);
+        assert_eq!(v16["hosts"], 1);
+        let slope = v16["slope"].as_f64().unwrap();
+        assert!((slope - 2.05).abs() < 0.02, "median of 2.0 and 2.1: {slope}");
+        assert!(v16["ci_low"].as_f64().unwrap() <= slope && slope <= v16["ci_high"].as_f64().unwrap());
+        assert!(v16["r2"].as_f64().unwrap() > 0.99);
+        let sizes = v16["sizes"].as_array().unwrap();
+        assert_eq!(sizes.len(), 5);
+        assert_eq!(sizes[0]["size"], 65536);
+        assert_eq!(sizes[0]["runs"], 2);
+
+        let (status, body) = app.get("/api/v1/series?workload=workload-1&toolchain=nope").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        let (status, _) = app.get("/api/v1/series?workload=workload-1").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn reads_list_what_has_reported() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        app.submit(&run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3)).await;
+        app.submit(&run_json("musl-gcc", "1.2.3", "build-02", 1.0, 3, 4, 3)).await;
+        let (_, w) = app.get("/api/v1/workloads").await;
+        assert_eq!(w["workloads"].as_array().unwrap().len(), 3);
+        assert_eq!(w["workloads"][0]["size_unit"], "bytes");
+        let (_, t) = app.get("/api/v1/toolchains").await;
+        let names: Vec<_> = t["toolchains"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["gcc-glibc", "musl-gcc"]);
+        assert_eq!(t["toolchains"][0]["runs"], 1);
+        let (_, h) = app.get("/api/v1/hosts").await;
+        assert_eq!(h["hosts"].as_array().unwrap().len(), 2);
+        let (status, _) = app.get("/api/v1/runs/not-a-uuid").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let (status, _) = app.get(&format!("/api/v1/runs/{}", uuid::Uuid::new_v4())).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        assert_eq!(app.get("/healthz").await.0, StatusCode::OK);
+        let (status, body) = app.get("/readyz").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["status"], "ready");
+        app.db.store.close().await;
+        let (status, body) = app.get("/readyz").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["status"], "unavailable");
+    })
+    .await;
+}

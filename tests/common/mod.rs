@@ -1,0 +1,183 @@
+//! Test support: a fresh database per test on each backend, the app, and request helpers.
+#![allow(dead_code)]
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use slopewatch::config::Config;
+use slopewatch::store::{OpenOptions, Scope, Store};
+use slopewatch::{app, auth, AppState};
+use std::future::Future;
+use std::sync::Arc;
+use tower::ServiceExt;
+
+/// Where the test Postgres server is; each test gets its own database on it.
+pub fn postgres_admin_url() -> String {
+    std::env::var("SLOPEWATCH_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A migrated, empty database that is deleted when dropped.
+pub struct TestDb {
+    pub url: String,
+    pub store: Store,
+    pg_name: Option<String>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+impl TestDb {
+    pub async fn new(backend: Backend) -> TestDb {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite://{}", dir.path().join("test.db").display());
+                let store = Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap();
+                TestDb { url, store, pg_name: None, _dir: Some(dir) }
+            }
+            Backend::Postgres => {
+                let name = format!("slopewatch_test_{}", uuid::Uuid::new_v4().simple());
+                let admin = sqlx::PgPool::connect(&postgres_admin_url())
+                    .await
+                    .expect("Postgres must be running for the tests (see .ci/run)");
+                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&admin).await.unwrap();
+                admin.close().await;
+                let mut url = url::Url::parse(&postgres_admin_url()).unwrap();
+                url.set_path(&name);
+                let url = url.to_string();
+                let store = Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap();
+                TestDb { url, store, pg_name: Some(name), _dir: None }
+            }
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(name) = self.pg_name.take() {
+            // The test's runtime is blocked in this drop, so its pool cannot be closed from here;
+            // a thread with its own runtime drops the database, ending those connections by force.
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                rt.block_on(async move {
+                    if let Ok(admin) = sqlx::PgPool::connect(&postgres_admin_url()).await {
+                        let _ =
+                            sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&admin).await;
+                    }
+                });
+            })
+            .join()
+            .ok();
+        }
+    }
+}
+
+/// Runs the same test body on Postgres and on SQLite.
+pub async fn on_both_backends<F, Fut>(test: F)
+where
+    F: Fn(TestDb) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        test(TestDb::new(backend).await).await;
+    }
+}
+
+/// The app over a test database, with tokens of every scope.
+pub struct TestApp {
+    pub db: TestDb,
+    pub router: axum::Router,
+    pub ingest_token: String,
+    pub editor_token: String,
+    pub admin_token: String,
+}
+
+impl TestApp {
+    pub async fn new(db: TestDb) -> TestApp {
+        Self::with_config(db, Config::default()).await
+    }
+
+    pub async fn with_config(db: TestDb, config: Config) -> TestApp {
+        let ingest_token = create_token(&db.store, "test-ingest", Scope::Ingest).await;
+        let editor_token = create_token(&db.store, "test-editor", Scope::Editor).await;
+        let admin_token = create_token(&db.store, "test-admin", Scope::Admin).await;
+        let router = app(AppState { store: db.store.clone(), config: Arc::new(config) });
+        TestApp { db, router, ingest_token, editor_token, admin_token }
+    }
+
+    pub async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {
+        let res = self.router.clone().oneshot(req).await.unwrap();
+        let status = res.status();
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        let value =
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        (status, value)
+    }
+
+    pub async fn get(&self, uri: &str) -> (StatusCode, Value) {
+        self.send(Request::get(uri).body(Body::empty()).unwrap()).await
+    }
+
+    /// Posts a run with the ingest token.
+    pub async fn submit(&self, body: &Value) -> (StatusCode, Value) {
+        self.submit_raw(&self.ingest_token.clone(), serde_json::to_vec(body).unwrap()).await
+    }
+
+    pub async fn submit_raw(&self, token: &str, body: Vec<u8>) -> (StatusCode, Value) {
+        self.send(
+            Request::post("/api/v1/runs")
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {token}"))
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await
+    }
+}
+
+pub async fn create_token(store: &Store, name: &str, scope: Scope) -> String {
+    let new = auth::generate();
+    assert!(store.create_token(name, scope, &new.lookup, &new.hash).await.unwrap());
+    new.secret
+}
+
+/// A run shaped like an agent's: `workloads` string workloads, sizes doubling from 64 KiB,
+/// time = c · size^slope with a little deterministic jitter.
+pub fn run_json(
+    lineage: &str,
+    version: &str,
+    host: &str,
+    slope: f64,
+    workloads: usize,
+    sizes: usize,
+    samples: usize,
+) -> Value {
+    let workloads: Vec<Value> = (0..workloads)
+        .map(|w| {
+            let measurements: Vec<Value> = (0..sizes)
+                .map(|i| {
+                    let size = 65536u64 << i;
+                    let base = 0.5 * (size as f64).powf(slope);
+                    let samples: Vec<f64> = (0..samples).map(|k| base * (1.0 + 0.01 * ((k * 7 + i * 3 + w) % 5) as f64)).collect();
+                    serde_json::json!({"size": size, "samples_ns": samples})
+                })
+                .collect();
+            serde_json::json!({"name": format!("workload-{w}"), "size_unit": "bytes", "source_hash": "sha256:00", "measurements": measurements})
+        })
+        .collect();
+    serde_json::json!({
+        "run_id": uuid::Uuid::new_v4(),
+        "agent_version": "0.1.0",
+        "started_at": "2026-11-29T21:00:00Z",
+        "host": {"name": host, "cpu": "Test CPU", "kernel": "6.1.0", "arch": "x86_64"},
+        "toolchain": {"name": lineage, "version": version, "libc": "musl 1.2.5", "target": "x86_64-linux-musl",
+                      "compiler": "zig cc -target x86_64-linux-musl", "flags": "-O2"},
+        "workloads": workloads,
+    })
+}

@@ -9,3 +9,6 @@ pub mod http;
 pub mod store;
 
 pub use http::{app, AppState};
+
+/// The server's version, shown in page footers and logs.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

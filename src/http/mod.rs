@@ -4,6 +4,7 @@ mod api;
 mod auth;
 pub mod error;
 mod health;
+pub mod pages;
 
 pub use error::Error;
 
@@ -14,6 +15,7 @@ use axum::http::Request;
 use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
+use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
@@ -32,6 +34,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(api::router())
         .merge(health::router())
+        .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(
             TraceLayer::new_for_http()
@@ -47,4 +50,12 @@ pub fn app(state: AppState) -> Router {
                 .on_failure(()),
         )
         .with_state(state)
+}
+
+/// Static assets ship beside the binary's sources; `SLOPEWATCH_STATIC_DIR` points elsewhere
+/// (the container image copies them to /usr/share/slopewatch/static).
+fn static_dir() -> std::path::PathBuf {
+    std::env::var_os("SLOPEWATCH_STATIC_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static"))
 }

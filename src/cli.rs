@@ -4,7 +4,6 @@ use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::store::{mask_password, OpenOptions, Scope, Store};
 use crate::{app, auth, AppState};
 use anyhow::Context;
-use std::sync::Arc;
 
 #[derive(clap::Parser, Debug)]
 #[command(
@@ -26,6 +25,12 @@ pub enum Command {
     /// Create, list and revoke API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Exit 0 if a server answers its health check (for container health checks: no curl needed).
+    Health {
+        /// The health endpoint to ask.
+        #[arg(long, default_value = "http://127.0.0.1:3000/healthz")]
+        url: String,
+    },
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -63,7 +68,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Token(cmd) => token(cmd).await,
+        Command::Health { url } => health(&url).await,
     }
+}
+
+/// A plain HTTP/1.1 GET: enough for a health check, without an HTTP client dependency.
+async fn health(url: &str) -> anyhow::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let parsed = url::Url::parse(url).with_context(|| format!("invalid URL {url}"))?;
+    anyhow::ensure!(parsed.scheme() == "http", "only http:// URLs can be checked, not {url}");
+    let host = parsed.host_str().context("URL has no host")?;
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let check = async {
+        let mut stream = tokio::net::TcpStream::connect((host, port)).await?;
+        let request = format!("GET {} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n", parsed.path());
+        stream.write_all(request.as_bytes()).await?;
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await?;
+        anyhow::Ok(response)
+    };
+    let response = tokio::time::timeout(std::time::Duration::from_secs(3), check)
+        .await
+        .with_context(|| format!("{url} did not answer within 3 s"))?
+        .with_context(|| format!("cannot reach {url}"))?;
+    let status_line = String::from_utf8_lossy(&response).lines().next().unwrap_or_default().to_string();
+    anyhow::ensure!(status_line.split_whitespace().nth(1) == Some("200"), "{url} answered {status_line:?}");
+    println!("healthy: {url}");
+    Ok(())
 }
 
 async fn open(db: &DatabaseArgs) -> anyhow::Result<Store> {
@@ -85,7 +116,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
-    let state = AppState { store: store.clone(), config: Arc::new(config) };
+    let state = AppState::new(store.clone(), config);
     tracing::info!("listening on http://{}", listener.local_addr()?);
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
     store.close().await;

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod metrics;
 pub mod store;
 
 pub use http::{app, AppState};

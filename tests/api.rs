@@ -6,6 +6,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::{on_both_backends, run_json, TestApp};
 use serde_json::json;
+use tower::ServiceExt;
 
 #[tokio::test]
 async fn a_submitted_run_is_stored_with_its_fits() {
@@ -266,6 +267,33 @@ async fn health_and_readiness_answer() {
         let (status, body) = app.get("/readyz").await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(body["status"], "unavailable");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn metrics_count_requests_runs_and_rejections() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        app.submit(&run_json("gcc-glibc", "12", "h", 1.0, 2, 4, 3)).await;
+        let mut bad = run_json("gcc-glibc", "12", "h", 1.0, 2, 4, 3);
+        bad["workloads"][0]["name"] = json!("");
+        app.submit(&bad).await;
+        app.submit_raw("nope", b"{}".to_vec()).await;
+        let res = app.router.clone().oneshot(Request::get("/metrics").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        let bytes = http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes();
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        assert!(
+            text.contains(r#"slopewatch_http_requests_total{route="/api/v1/runs",method="POST",status="201"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"slopewatch_http_requests_total{route="/api/v1/runs",method="POST",status="422"} 1"#));
+        assert!(text.contains(r#"slopewatch_ingest_rejections_total{reason="invalid_field"} 1"#));
+        assert!(text.contains(r#"slopewatch_ingest_rejections_total{reason="unauthorized"} 1"#));
+        assert!(text.contains("slopewatch_runs_ingested_total 1"));
+        assert!(text.contains("slopewatch_samples_ingested_total 24"));
+        assert!(text.contains("slopewatch_db_pool_connections"));
     })
     .await;
 }

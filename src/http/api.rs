@@ -29,8 +29,25 @@ pub fn router() -> Router<AppState> {
 /// `POST /api/v1/runs`: stores a run whole, or answers why not.
 async fn submit_run(
     State(state): State<AppState>,
-    _token: Ingestor,
+    token: Result<Ingestor, Error>,
     headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), Error> {
+    let result = match token {
+        Ok(_) => store_run(&state, &headers, body).await,
+        Err(e) => Err(e),
+    };
+    match &result {
+        Ok((StatusCode::CREATED, _)) => {}
+        Ok(_) => state.metrics.record_repeated_run(),
+        Err(e) => state.metrics.record_rejection(e.code()),
+    }
+    result
+}
+
+async fn store_run(
+    state: &AppState,
+    headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), Error> {
     let is_json = headers
@@ -56,6 +73,7 @@ async fn submit_run(
         InsertOutcome::Invalid(e) => return Err(Error::Invalid(e)),
     };
     if status == StatusCode::CREATED {
+        state.metrics.record_run(run.sample_count());
         tracing::info!(run_id = %run.run_id, toolchain = %run.toolchain.name, version = %run.toolchain.version,
             workloads = run.workloads.len(), samples = run.sample_count(), "run stored");
     }

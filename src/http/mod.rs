@@ -9,12 +9,19 @@ pub mod pages;
 pub use error::Error;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::store::Store;
-use axum::extract::{DefaultBodyLimit, MatchedPath};
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, MatchedPath, State};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::Request;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
@@ -26,16 +33,42 @@ pub struct AppState {
     pub store: Store,
     /// Settings fixed at start-up.
     pub config: Arc<Config>,
+    /// Counters and histograms served at `/metrics`.
+    pub metrics: Arc<Metrics>,
+}
+
+impl AppState {
+    pub fn new(store: Store, config: Config) -> AppState {
+        AppState { store, config: Arc::new(config), metrics: Arc::default() }
+    }
+}
+
+/// Counts every request by route and status, and times it.
+async fn track(State(state): State<AppState>, req: Request<Body>, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_default();
+    let method = req.method().to_string();
+    let start = Instant::now();
+    let res = next.run(req).await;
+    state.metrics.record_request(&route, &method, res.status().as_u16(), start.elapsed());
+    res
+}
+
+/// `GET /metrics`: Prometheus text format.
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let body = state.metrics.render(state.store.pool_usage());
+    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }
 
 /// The whole application as a router, ready to serve or to call in tests with `oneshot`.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
     Router::new()
+        .route("/metrics", get(metrics))
         .merge(api::router())
         .merge(health::router())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request<_>| {

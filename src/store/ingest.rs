@@ -181,6 +181,25 @@ enum Step {
     Invalid(FieldError),
 }
 
+impl RunReceipt {
+    /// The receipt of a run just stored, from the fits in hand rather than a read back.
+    fn from_fits(run_id: Uuid, fits: &[WorkloadFit]) -> RunReceipt {
+        let mut fits: Vec<FitReceipt> = fits
+            .iter()
+            .map(|f| FitReceipt {
+                workload: f.workload.clone(),
+                slope: f.fit.slope,
+                ci_low: f.fit.ci_low,
+                ci_high: f.fit.ci_high,
+                r2: f.fit.r2,
+                n_sizes: f.fit.n as i32,
+            })
+            .collect();
+        fits.sort_by(|a, b| a.workload.cmp(&b.workload));
+        RunReceipt { run_id, fits }
+    }
+}
+
 impl Store {
     /// Stores a validated run and its fits whole, or not at all.
     pub async fn insert_run(&self, run: &RunSubmission, fits: &[WorkloadFit]) -> Result<InsertOutcome, sqlx::Error> {
@@ -388,7 +407,7 @@ impl Store {
         });
 
         Ok(match step {
-            Step::Stored => InsertOutcome::Created(self.run_receipt(run.run_id).await?),
+            Step::Stored => InsertOutcome::Created(RunReceipt::from_fits(run.run_id, fits)),
             Step::AlreadyThere(hash) if hash == content_hash => {
                 InsertOutcome::Existing(self.run_receipt(run.run_id).await?)
             }

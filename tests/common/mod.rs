@@ -9,7 +9,6 @@ use slopewatch::config::Config;
 use slopewatch::store::{OpenOptions, Scope, Store};
 use slopewatch::{app, auth, AppState};
 use std::future::Future;
-use std::sync::Arc;
 use tower::ServiceExt;
 
 /// Where the test Postgres server is; each test gets its own database on it.
@@ -107,7 +106,7 @@ impl TestApp {
         let ingest_token = create_token(&db.store, "test-ingest", Scope::Ingest).await;
         let editor_token = create_token(&db.store, "test-editor", Scope::Editor).await;
         let admin_token = create_token(&db.store, "test-admin", Scope::Admin).await;
-        let router = app(AppState { store: db.store.clone(), config: Arc::new(config) });
+        let router = app(AppState::new(db.store.clone(), config));
         TestApp { db, router, ingest_token, editor_token, admin_token }
     }
 

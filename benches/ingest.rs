@@ -1,0 +1,255 @@
+//! Ingest throughput over real HTTP on loopback: runs shaped like an agent's (12 workloads × 10
+//! sizes × 5 samples) posted by concurrent clients, on Postgres and on SQLite side by side, with
+//! a raw bulk load of the same rows as the yardstick.
+//!
+//! `cargo bench --bench ingest -- [--seconds 15] [--clients 1,8,32] [--backends postgres,sqlite]`
+
+use slopewatch::config::Config;
+use slopewatch::store::{OpenOptions, Scope, Store};
+use slopewatch::{app, auth, AppState};
+use std::time::{Duration, Instant};
+
+const WORKLOADS: usize = 12;
+const SIZES: usize = 10;
+const SAMPLES: usize = 5;
+
+struct Args {
+    seconds: u64,
+    clients: Vec<usize>,
+    backends: Vec<String>,
+    postgres: String,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        seconds: 15,
+        clients: vec![1, 8, 32],
+        backends: vec!["postgres".into(), "sqlite".into()],
+        postgres: std::env::var("SLOPEWATCH_BENCH_POSTGRES")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into()),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--seconds" => args.seconds = value().parse().expect("--seconds takes a number"),
+            "--clients" => {
+                args.clients = value().split(',').map(|c| c.parse().expect("--clients takes numbers")).collect()
+            }
+            "--backends" => args.backends = value().split(',').map(String::from).collect(),
+            "--postgres" => args.postgres = value(),
+            "--bench" => {}
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    args
+}
+
+/// A run like the agent sends: a growing version number so summaries are spread over versions.
+fn run_body(i: usize) -> Vec<u8> {
+    let workloads: Vec<_> = (0..WORKLOADS)
+        .map(|w| {
+            let measurements: Vec<_> = (0..SIZES)
+                .map(|s| {
+                    let size = 65536u64 << s;
+                    let samples: Vec<f64> =
+                        (0..SAMPLES).map(|k| size as f64 * (1.0 + 0.01 * ((k + s + w + i) % 7) as f64)).collect();
+                    serde_json::json!({"size": size, "samples_ns": samples})
+                })
+                .collect();
+            serde_json::json!({"name": format!("bench-{w}"), "size_unit": "bytes", "source_hash": "sha256:bench", "measurements": measurements})
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "run_id": uuid::Uuid::new_v4(),
+        "agent_version": "bench",
+        "started_at": "2026-11-29T21:00:00Z",
+        "host": {"name": format!("bench-host-{}", i % 4), "cpu": "bench", "kernel": "6.1", "arch": "x86_64"},
+        "toolchain": {"name": format!("bench-lineage-{}", i % 3), "version": format!("0.{}.0", i % 30),
+                      "libc": "musl", "target": "x86_64-linux-musl", "compiler": "cc", "flags": "-O2"},
+        "workloads": workloads,
+    }))
+    .unwrap()
+}
+
+struct Outcome {
+    runs: usize,
+    errors: usize,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+async fn load(base: &str, token: &str, clients: usize, seconds: u64) -> Outcome {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let (client, url, token) = (client.clone(), format!("{base}/api/v1/runs"), token.to_string());
+            tokio::spawn(async move {
+                let (mut latencies, mut errors, mut i) = (Vec::new(), 0, c * 1_000_000);
+                while Instant::now() < deadline {
+                    let body = run_body(i);
+                    i += 1;
+                    let t = Instant::now();
+                    let res = client
+                        .post(&url)
+                        .bearer_auth(&token)
+                        .header("content-type", "application/json")
+                        .body(body)
+                        .send()
+                        .await;
+                    match res {
+                        Ok(r) if r.status() == 201 => latencies.push(t.elapsed()),
+                        _ => errors += 1,
+                    }
+                }
+                (latencies, errors)
+            })
+        })
+        .collect();
+    let mut out = Outcome { runs: 0, errors: 0, elapsed: Duration::ZERO, latencies: Vec::new() };
+    for t in tasks {
+        let (lat, err) = t.await.unwrap();
+        out.runs += lat.len();
+        out.errors += err;
+        out.latencies.extend(lat);
+    }
+    out.elapsed = start.elapsed();
+    out.latencies.sort();
+    out
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+/// A fresh database for one backend; returns its URL and a clean-up for Postgres.
+async fn fresh_database(backend: &str, admin: &str, dir: &std::path::Path) -> (String, Option<String>) {
+    match backend {
+        "sqlite" => (format!("sqlite://{}", dir.join(format!("bench-{}.db", uuid::Uuid::new_v4())).display()), None),
+        "postgres" => {
+            let name = format!("slopewatch_bench_{}", uuid::Uuid::new_v4().simple());
+            let pool = sqlx::PgPool::connect(admin).await.expect("Postgres must be running");
+            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await.unwrap();
+            let mut url = url::Url::parse(admin).unwrap();
+            url.set_path(&name);
+            (url.to_string(), Some(name))
+        }
+        other => panic!("unknown backend {other}"),
+    }
+}
+
+async fn drop_database(admin: &str, name: &str) {
+    let pool = sqlx::PgPool::connect(admin).await.unwrap();
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&pool).await.unwrap();
+}
+
+/// The same rows as `runs` API submissions, loaded with the backend's fastest bulk path:
+/// `COPY` on Postgres, one transaction of multi-row inserts on SQLite.
+async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
+    let rows_per_run = WORKLOADS * SIZES * SAMPLES;
+    let start = Instant::now();
+    if url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query("CREATE TABLE raw_samples (run_id uuid, workload_id bigint, size bigint, rep int, ns float8)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let mut conn = pool.acquire().await.unwrap();
+        let mut copy = conn.copy_in_raw("COPY raw_samples FROM STDIN").await.unwrap();
+        let mut buf = String::new();
+        for r in 0..runs {
+            let id = uuid::Uuid::new_v4();
+            for i in 0..rows_per_run {
+                buf.push_str(&format!(
+                    "{id}\t{}\t{}\t{}\t{}\n",
+                    i / 50,
+                    65536u64 << (i / 5 % 10),
+                    i % 5,
+                    1e6 + r as f64
+                ));
+            }
+            if buf.len() > 1 << 20 {
+                copy.send(std::mem::take(&mut buf).into_bytes()).await.unwrap();
+            }
+        }
+        copy.send(buf.into_bytes()).await.unwrap();
+        copy.finish().await.unwrap();
+    } else {
+        let store = Store::open(url, &OpenOptions::default()).await.unwrap();
+        drop(store);
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        sqlx::query("CREATE TABLE raw_samples (run_id blob, workload_id integer, size integer, rep integer, ns real)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        for _ in 0..runs {
+            let id = uuid::Uuid::new_v4();
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO raw_samples (run_id, workload_id, size, rep, ns) ");
+            q.push_values(0..rows_per_run, |mut b, i| {
+                b.push_bind(id)
+                    .push_bind((i / 50) as i64)
+                    .push_bind((65536u64 << (i / 5 % 10)) as i64)
+                    .push_bind((i % 5) as i32)
+                    .push_bind(1e6);
+            });
+            q.build().execute(&mut *tx).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+    start.elapsed()
+}
+
+#[tokio::main]
+async fn main() {
+    let args = parse_args();
+    let dir = tempfile::tempdir().unwrap();
+    println!(
+        "ingest over HTTP on loopback: runs of {WORKLOADS} workloads × {SIZES} sizes × {SAMPLES} samples, {} s per point",
+        args.seconds
+    );
+    println!(
+        "{:<9} {:>7} {:>9} {:>11} {:>8} {:>8} {:>7} {:>12} {:>8}",
+        "backend", "clients", "runs/s", "samples/s", "p50 ms", "p99 ms", "errors", "bulk runs/s", "api/bulk"
+    );
+    for backend in &args.backends {
+        for &clients in &args.clients {
+            let (url, pg_name) = fresh_database(backend, &args.postgres, dir.path()).await;
+            let store = Store::open_and_migrate(&url, &OpenOptions { max_connections: 16 }).await.unwrap();
+            let new = auth::generate();
+            store.create_token("bench", Scope::Ingest, &new.lookup, &new.hash).await.unwrap();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let router = app(AppState::new(store.clone(), Config::default()));
+            let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+            let out = load(&base, &new.secret, clients, args.seconds).await;
+            server.abort();
+            store.close().await;
+            let runs_per_s = out.runs as f64 / out.elapsed.as_secs_f64();
+            let bulk = raw_bulk_load(&url, out.runs.max(1)).await;
+            let bulk_runs_per_s = out.runs.max(1) as f64 / bulk.as_secs_f64();
+            println!(
+                "{:<9} {:>7} {:>9.1} {:>11.0} {:>8.1} {:>8.1} {:>7} {:>12.1} {:>8.2}",
+                backend,
+                clients,
+                runs_per_s,
+                runs_per_s * (WORKLOADS * SIZES * SAMPLES) as f64,
+                percentile(&out.latencies, 0.5),
+                percentile(&out.latencies, 0.99),
+                out.errors,
+                bulk_runs_per_s,
+                runs_per_s / bulk_runs_per_s,
+            );
+            if let Some(name) = pg_name {
+                drop_database(&args.postgres, &name).await;
+            }
+        }
+    }
+}

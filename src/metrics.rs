@@ -1,0 +1,169 @@
+//! Counters and latency histograms, exposed at `/metrics` in the Prometheus text format.
+//!
+//! Hand-rolled on atomics and one mutex-guarded map: the server's label sets are small and fixed
+//! (routes, status codes, rejection reasons), which a full metrics stack would not repay.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Upper bounds of the request latency buckets, in seconds.
+const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+
+#[derive(Default)]
+struct Histogram {
+    buckets: [u64; LATENCY_BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+#[derive(Default)]
+struct Requests {
+    /// (route, method, status) → count.
+    counts: BTreeMap<(String, String, u16), u64>,
+    latency: BTreeMap<String, Histogram>,
+}
+
+/// Every metric the server keeps.
+#[derive(Default)]
+pub struct Metrics {
+    requests: Mutex<Requests>,
+    runs_ingested: AtomicU64,
+    samples_ingested: AtomicU64,
+    runs_repeated: AtomicU64,
+    rejections: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+impl Metrics {
+    pub fn record_request(&self, route: &str, method: &str, status: u16, latency: Duration) {
+        let route = if route.is_empty() { "unmatched" } else { route };
+        let mut guard = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        *guard.counts.entry((route.to_string(), method.to_string(), status)).or_default() += 1;
+        let h = guard.latency.entry(route.to_string()).or_default();
+        let secs = latency.as_secs_f64();
+        for (i, bound) in LATENCY_BUCKETS.iter().enumerate() {
+            if secs <= *bound {
+                h.buckets[i] += 1;
+            }
+        }
+        h.count += 1;
+        h.sum += secs;
+    }
+
+    pub fn record_run(&self, samples: usize) {
+        self.runs_ingested.fetch_add(1, Ordering::Relaxed);
+        self.samples_ingested.fetch_add(samples as u64, Ordering::Relaxed);
+    }
+
+    pub fn record_repeated_run(&self) {
+        self.runs_repeated.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A refused submission, by the error's stable code (e.g. `invalid_field`, `unauthorized`).
+    pub fn record_rejection(&self, reason: &'static str) {
+        *self.rejections.lock().unwrap_or_else(|e| e.into_inner()).entry(reason).or_default() += 1;
+    }
+
+    /// The Prometheus text exposition; `pool` is (connections open, idle).
+    pub fn render(&self, pool: (u32, usize)) -> String {
+        let mut out = String::new();
+        let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        let (counts, histograms) = (&requests.counts, &requests.latency);
+        out.push_str("# HELP slopewatch_http_requests_total HTTP requests by route, method and status.\n");
+        out.push_str("# TYPE slopewatch_http_requests_total counter\n");
+        for ((route, method, status), n) in counts {
+            let _ = writeln!(
+                out,
+                "slopewatch_http_requests_total{{route=\"{}\",method=\"{}\",status=\"{status}\"}} {n}",
+                escape(route),
+                escape(method)
+            );
+        }
+        out.push_str("# HELP slopewatch_http_request_duration_seconds HTTP request latency by route.\n");
+        out.push_str("# TYPE slopewatch_http_request_duration_seconds histogram\n");
+        for (route, h) in histograms {
+            let route = escape(route);
+            for (bound, n) in LATENCY_BUCKETS.iter().zip(h.buckets) {
+                let _ = writeln!(
+                    out,
+                    "slopewatch_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{bound}\"}} {n}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "slopewatch_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
+                h.count
+            );
+            let _ = writeln!(out, "slopewatch_http_request_duration_seconds_sum{{route=\"{route}\"}} {}", h.sum);
+            let _ = writeln!(out, "slopewatch_http_request_duration_seconds_count{{route=\"{route}\"}} {}", h.count);
+        }
+        counter(&mut out, "slopewatch_runs_ingested_total", "Runs stored.", self.runs_ingested.load(Ordering::Relaxed));
+        counter(
+            &mut out,
+            "slopewatch_samples_ingested_total",
+            "Timed samples stored.",
+            self.samples_ingested.load(Ordering::Relaxed),
+        );
+        counter(
+            &mut out,
+            "slopewatch_runs_repeated_total",
+            "Resubmissions of runs already stored (answered, not stored again).",
+            self.runs_repeated.load(Ordering::Relaxed),
+        );
+        out.push_str("# HELP slopewatch_ingest_rejections_total Refused run submissions by reason.\n");
+        out.push_str("# TYPE slopewatch_ingest_rejections_total counter\n");
+        for (reason, n) in &*self.rejections.lock().unwrap_or_else(|e| e.into_inner()) {
+            let _ = writeln!(out, "slopewatch_ingest_rejections_total{{reason=\"{reason}\"}} {n}");
+        }
+        gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", pool.0 as f64);
+        gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", pool.1 as f64);
+        out
+    }
+}
+
+fn counter(out: &mut String, name: &str, help: &str, value: u64) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}");
+}
+
+/// Writes a gauge; other modules add their own (e.g. the alert outbox's depth).
+pub fn gauge(out: &mut String, name: &str, help: &str, value: f64) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
+}
+
+/// Label values escape backslash, quote and newline.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_counted_and_bucketed() {
+        let m = Metrics::default();
+        m.record_request("/api/v1/runs", "POST", 201, Duration::from_millis(3));
+        m.record_request("/api/v1/runs", "POST", 201, Duration::from_millis(30));
+        m.record_request("", "GET", 404, Duration::from_millis(1));
+        m.record_rejection("invalid_field");
+        m.record_run(600);
+        let text = m.render((4, 3));
+        assert!(
+            text.contains("slopewatch_http_requests_total{route=\"/api/v1/runs\",method=\"POST\",status=\"201\"} 2")
+        );
+        assert!(text.contains("slopewatch_http_requests_total{route=\"unmatched\",method=\"GET\",status=\"404\"} 1"));
+        assert!(text.contains("slopewatch_http_request_duration_seconds_bucket{route=\"/api/v1/runs\",le=\"0.005\"} 1"));
+        assert!(text.contains("slopewatch_http_request_duration_seconds_bucket{route=\"/api/v1/runs\",le=\"0.05\"} 2"));
+        assert!(text.contains("slopewatch_http_request_duration_seconds_count{route=\"/api/v1/runs\"} 2"));
+        assert!(text.contains("slopewatch_ingest_rejections_total{reason=\"invalid_field\"} 1"));
+        assert!(text.contains("slopewatch_samples_ingested_total 600"));
+        assert!(text.contains("slopewatch_db_pool_idle 3"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

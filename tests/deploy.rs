@@ -1,0 +1,113 @@
+//! What can be checked of the container set-up without a container engine: the compose file
+//! parses and wires what the binaries read, the image is built the way the README says, and the
+//! health check command works against a real server.
+
+mod common;
+
+use serde_yaml::Value;
+use std::process::Command;
+
+fn compose() -> Value {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docker-compose.yml")).unwrap();
+    serde_yaml::from_str(&text).expect("docker-compose.yml parses")
+}
+
+fn env_names(service: &Value) -> Vec<String> {
+    service["environment"]
+        .as_mapping()
+        .map(|m| m.keys().filter_map(|k| k.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn compose_runs_the_server_on_postgres_once_it_is_healthy() {
+    let c = compose();
+    let services = &c["services"];
+    let pg = &services["postgres"];
+    assert!(pg["image"].as_str().unwrap().starts_with("postgres:"));
+    assert!(pg["healthcheck"]["test"].is_sequence());
+    assert_eq!(pg["volumes"][0].as_str().unwrap().split(':').next(), Some("pgdata"));
+    assert!(c["volumes"]["pgdata"].is_null() || c["volumes"]["pgdata"].is_mapping());
+    assert!(c["volumes"].as_mapping().unwrap().contains_key("pgdata"));
+
+    let server = &services["server"];
+    assert_eq!(server["build"]["target"], "server");
+    assert_eq!(server["depends_on"]["postgres"]["condition"], "service_healthy");
+    assert_eq!(server["ports"][0], "3000:3000");
+    let url = server["environment"]["DATABASE_URL"].as_str().unwrap();
+    assert!(url.starts_with("postgres://") && url.contains("@postgres:5432/"), "{url}");
+    assert_eq!(server["environment"]["SLOPEWATCH_BIND"], "0.0.0.0:3000");
+
+    let agent = &services["agent"];
+    assert_eq!(agent["profiles"][0], "agent");
+    assert_eq!(agent["environment"]["SLOPEWATCH_SERVER"], "http://server:3000");
+    assert_eq!(agent["depends_on"]["server"]["condition"], "service_healthy");
+}
+
+#[test]
+fn every_variable_compose_sets_is_read_by_a_binary() {
+    let help = Command::new(env!("CARGO_BIN_EXE_slopewatch")).args(["serve", "--help"]).output().unwrap();
+    let server_help = String::from_utf8(help.stdout).unwrap();
+    let agent_cli = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/ingest-agent/src/cli.rs")).unwrap();
+    let c = compose();
+    for name in env_names(&c["services"]["server"]) {
+        if name == "RUST_LOG" {
+            continue;
+        }
+        assert!(server_help.contains(&format!("[env: {name}")), "slopewatch serve does not read {name}");
+    }
+    for name in env_names(&c["services"]["agent"]) {
+        assert!(agent_cli.contains(&format!("env = \"{name}\"")), "slopewatch-agent does not read {name}");
+    }
+}
+
+#[test]
+fn the_image_is_multi_stage_runs_as_a_user_and_checks_its_health() {
+    let dockerfile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile")).unwrap();
+    let stages: Vec<&str> = dockerfile.lines().filter(|l| l.starts_with("FROM ")).collect();
+    assert!(stages.len() >= 3, "{stages:?}");
+    for stage in ["AS build", "AS server", "AS agent"] {
+        assert!(stages.iter().any(|s| s.ends_with(stage)), "missing stage {stage}");
+    }
+    assert!(dockerfile.contains("USER slopewatch"));
+    assert!(dockerfile.contains("EXPOSE 3000"));
+    assert!(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("\"slopewatch\", \"health\""));
+    // Everything COPY'd from the context must exist.
+    for line in dockerfile.lines().filter(|l| l.starts_with("COPY ") && !l.contains("--from")) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        for src in &parts[1..parts.len() - 1] {
+            if *src != "." {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
+                assert!(path.exists(), "Dockerfile copies missing {src}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_health_command_passes_for_a_live_server_and_fails_otherwise() {
+    let db = common::TestDb::new(common::Backend::Sqlite).await;
+    let app = common::TestApp::new(db).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = app.router.clone();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let bin = env!("CARGO_BIN_EXE_slopewatch");
+    let url = format!("http://{addr}/healthz");
+    let ok = tokio::task::spawn_blocking(move || Command::new(bin).args(["health", "--url", &url]).output().unwrap())
+        .await
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+
+    let missing = format!("http://{addr}/nope");
+    let not_found =
+        tokio::task::spawn_blocking(move || Command::new(bin).args(["health", "--url", &missing]).output().unwrap())
+            .await
+            .unwrap();
+    assert!(!not_found.status.success());
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let down = Command::new(bin).args(["health", "--url", &format!("http://{closed}/healthz")]).output().unwrap();
+    assert!(!down.status.success());
+    assert!(String::from_utf8_lossy(&down.stderr).contains("cannot reach"));
+}

@@ -9,7 +9,8 @@ fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version()
     let out_file = dir.path().join("run.json");
     let out = run(agent()
         .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "sqlite-insert,sqlite-json-each"])
-        .args(["--start-size", "500", "--max-size", "4000", "--reps", "2"])
+        // Sizes large enough that the work, not timer noise on a busy machine, sets the slope.
+        .args(["--start-size", "4000", "--max-size", "32000", "--reps", "3"])
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
         .arg("--out")

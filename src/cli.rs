@@ -2,7 +2,7 @@
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::store::{mask_password, OpenOptions, Scope, Store};
-use crate::{app, auth, AppState};
+use crate::{alerts, app, auth, AppState};
 use anyhow::Context;
 
 #[derive(clap::Parser, Debug)]
@@ -116,9 +116,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
+    let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
+    let worker = tokio::spawn(alerts::worker::run(store.clone(), config.alerts.clone(), worker_stopped));
     let state = AppState::new(store.clone(), config);
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
+    // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
+    let _ = stop_worker.send(true);
+    let _ = worker.await;
+    served?;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -1,6 +1,7 @@
 //! Server configuration: command-line flags and environment variables, plus an optional TOML
 //! file for settings that do not fit on a command line.
 
+use crate::alerts::config::{AlertSettings, AlertsSection, AuthSection, AuthSettings, WebhookSection};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,12 @@ pub struct ServeArgs {
 pub struct FileConfig {
     #[serde(default)]
     pub server: ServerSection,
+    #[serde(default)]
+    pub alerts: AlertsSection,
+    #[serde(default)]
+    pub webhooks: Vec<WebhookSection>,
+    #[serde(default)]
+    pub auth: AuthSection,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -78,11 +85,20 @@ pub struct Config {
     pub body_limit: usize,
     /// Base URL for links sent out of the server; `None` means relative links.
     pub public_url: Option<String>,
+    /// Alert rules, webhook targets and retry pacing.
+    pub alerts: AlertSettings,
+    /// Who may edit, and whether reading needs a login.
+    pub auth: AuthSettings,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { body_limit: DEFAULT_BODY_LIMIT, public_url: None }
+        Config {
+            body_limit: DEFAULT_BODY_LIMIT,
+            public_url: None,
+            alerts: AlertSettings::default(),
+            auth: AuthSettings::default(),
+        }
     }
 }
 
@@ -92,6 +108,11 @@ impl Config {
             Some(path) => FileConfig::load(path)?,
             None => FileConfig::default(),
         };
-        Ok(Config { body_limit: args.body_limit, public_url: file.server.public_url })
+        Ok(Config {
+            body_limit: args.body_limit,
+            public_url: file.server.public_url,
+            alerts: AlertSettings::from_file(&file.alerts, &file.webhooks)?,
+            auth: AuthSettings::from_file(&file.auth)?,
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! slopewatch: stores benchmark runs of C workloads built with each toolchain under test, fits
 //! the log-log slope of time against input size, and shows and alerts on growth regressions.
 
+pub mod alerts;
 pub mod analysis;
 pub mod auth;
 pub mod cli;

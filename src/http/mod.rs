@@ -5,6 +5,8 @@ mod auth;
 pub mod error;
 mod health;
 pub mod pages;
+mod regressions;
+mod session;
 
 pub use error::Error;
 
@@ -66,6 +68,7 @@ pub fn app(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .merge(api::router())
         .merge(health::router())
+        .merge(regressions::router())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(middleware::from_fn_with_state(state.clone(), track))

@@ -1,7 +1,8 @@
 //! Storing a run: one transaction for the run, its fits, medians, samples and version summaries.
 
-use super::{with_pool, Store};
+use super::{alerts, with_pool, Store};
 use crate::analysis::{self, RunFit, WorkloadFit};
+use crate::config::Config;
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use sqlx::QueryBuilder;
@@ -201,8 +202,14 @@ impl RunReceipt {
 }
 
 impl Store {
-    /// Stores a validated run and its fits whole, or not at all.
-    pub async fn insert_run(&self, run: &RunSubmission, fits: &[WorkloadFit]) -> Result<InsertOutcome, sqlx::Error> {
+    /// Stores a validated run and its fits whole, or not at all, with the regressions and alert
+    /// deliveries it causes under `config`'s rules.
+    pub async fn insert_run(
+        &self,
+        run: &RunSubmission,
+        fits: &[WorkloadFit],
+        config: &Config,
+    ) -> Result<InsertOutcome, sqlx::Error> {
         let now = OffsetDateTime::now_utc();
         let started_at = run.started_at.to_offset(time::UtcOffset::UTC);
         let content_hash = run.content_hash();
@@ -402,6 +409,15 @@ impl Store {
                  sizes = excluded.sizes, first_seen = excluded.first_seen, last_run_at = excluded.last_run_at",
             );
             q.build().execute(&mut *tx).await?;
+            let ctx = alerts::EvalContext {
+                lineage: &t.name,
+                version: &t.version,
+                current: alerts::currents(&summaries, &workload_ids),
+                settings: &config.alerts,
+                public_url: config.public_url.as_deref(),
+                now,
+            };
+            alerts::evaluate_alerts!(tx, dialect, &ctx);
             tx.commit().await?;
             Step::Stored
         });

@@ -4,12 +4,17 @@
 //! (the `with_pool!` macro expands it for each); where the SQL differs, `postgres.rs` and
 //! `sqlite.rs` hold the backend's version under the same name.
 
+pub(crate) mod alerts;
 mod ingest;
 mod postgres;
 mod reads;
 mod sqlite;
 mod tokens;
 
+pub use alerts::{
+    AttemptOutcome, ClaimedDelivery, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent,
+    RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
+};
 pub use ingest::{FitReceipt, InsertOutcome, RunReceipt};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,

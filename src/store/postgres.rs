@@ -90,3 +90,15 @@ pub(super) async fn lock_version(
         .await
         .map(drop)
 }
+
+/// Holds, until the transaction ends, a lock on one lineage's alert evaluation.
+pub(super) async fn lock_lineage(tx: &mut Transaction<'_, Postgres>, lineage: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('alerts' || chr(31) || $1, 0))")
+        .bind(lineage)
+        .execute(&mut **tx)
+        .await
+        .map(drop)
+}
+
+/// Lets outbox workers on several replicas claim different rows instead of waiting on each other.
+pub(super) const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";

@@ -101,3 +101,10 @@ pub(super) async fn lock_version(
 ) -> Result<(), sqlx::Error> {
     Ok(())
 }
+
+pub(super) async fn lock_lineage(_tx: &mut Transaction<'_, Sqlite>, _lineage: &str) -> Result<(), sqlx::Error> {
+    Ok(())
+}
+
+/// SQLite has one writer, so a claiming `UPDATE` already excludes every other worker.
+pub(super) const SKIP_LOCKED: &str = "";

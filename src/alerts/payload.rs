@@ -1,0 +1,172 @@
+//! What a webhook says: the event as JSON, or the same summary as a Slack message.
+//!
+//! Bodies are rendered once, when the delivery row is written, so every retry sends the same
+//! bytes under the same delivery id.
+
+use super::config::WebhookFormat;
+use serde::Serialize;
+
+/// A regression was opened at a version.
+pub const OPENED: &str = "regression.opened";
+/// A later version brought every workload of a regression back under its threshold.
+pub const RESOLVED: &str = "regression.resolved";
+
+/// The JSON body of a webhook.
+///
+/// `version` is the version that caused the event and `previous_version` what it is compared
+/// with: for `regression.opened` the bad version and the last good one, for
+/// `regression.resolved` the fixing version and the bad one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    pub event: &'static str,
+    pub regression_id: i64,
+    pub lineage: String,
+    pub version: String,
+    pub previous_version: Option<String>,
+    /// The version at which the regression appeared.
+    pub regressed_version: String,
+    /// The last version measured before it.
+    pub last_good_version: Option<String>,
+    /// The largest time ratio among the workloads, at their largest common size.
+    pub magnitude: Option<f64>,
+    pub workloads: Vec<EventWorkload>,
+    pub links: EventLinks,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EventWorkload {
+    pub name: String,
+    pub threshold: f64,
+    pub slope: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub previous_slope: Option<f64>,
+    /// Time at `version` over time at `previous_version`, at the largest size both measured.
+    pub time_ratio: Option<f64>,
+    pub ratio_size: Option<i64>,
+    pub series_url: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EventLinks {
+    pub regression: String,
+}
+
+/// Absolute when the server knows its public URL, else relative to the dashboard.
+pub fn link(public_url: Option<&str>, path_and_query: &str) -> String {
+    format!("{}{path_and_query}", public_url.unwrap_or("").trim_end_matches('/'))
+}
+
+/// The series page of a workload in a lineage.
+pub fn series_path(workload: &str, lineage: &str) -> String {
+    let query: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("workload", workload)
+        .append_pair("toolchain", lineage)
+        .finish();
+    format!("/series?{query}")
+}
+
+impl Event {
+    /// The body sent to a target of the given format.
+    pub fn render(&self, format: WebhookFormat) -> String {
+        match format {
+            WebhookFormat::Json => serde_json::to_string(self).expect("events serialize"),
+            WebhookFormat::Slack => {
+                let text = self.slack_text();
+                serde_json::json!({
+                    "text": text,
+                    "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
+                })
+                .to_string()
+            }
+        }
+    }
+
+    fn slack_text(&self) -> String {
+        let headline = match self.event {
+            OPENED => format!(
+                ":rotating_light: *Slope regression in {} {}*{}",
+                slack_escape(&self.lineage),
+                slack_escape(&self.version),
+                self.previous_version.as_ref().map(|v| format!(" (after {})", slack_escape(v))).unwrap_or_default()
+            ),
+            _ => format!(
+                ":white_check_mark: *Fixed in {} {}*: the regression of {} is resolved",
+                slack_escape(&self.lineage),
+                slack_escape(&self.version),
+                slack_escape(&self.regressed_version)
+            ),
+        };
+        let mut lines = vec![headline];
+        for w in &self.workloads {
+            let mut line = format!(
+                "• `{}`: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
+                slack_escape(&w.name),
+                w.slope,
+                w.ci_low,
+                w.ci_high,
+                w.threshold
+            );
+            if let Some(prev) = w.previous_slope {
+                line.push_str(&format!(", was {prev:.2}"));
+            }
+            if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size) {
+                line.push_str(&format!("; {r:.1}× the time at size {size}"));
+            }
+            lines.push(line);
+        }
+        lines.push(format!("<{}|Open the regression>", slack_escape(&self.links.regression)));
+        lines.join("\n")
+    }
+}
+
+/// Slack's mrkdwn treats `&`, `<` and `>` as control characters.
+fn slack_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> Event {
+        Event {
+            event: OPENED,
+            regression_id: 3,
+            lineage: "zig-cc-musl".into(),
+            version: "0.16.0".into(),
+            previous_version: Some("0.15.0".into()),
+            regressed_version: "0.16.0".into(),
+            last_good_version: Some("0.15.0".into()),
+            magnitude: Some(9.5),
+            workloads: vec![EventWorkload {
+                name: "strchr<scan>".into(),
+                threshold: 1.5,
+                slope: 2.01,
+                ci_low: 1.98,
+                ci_high: 2.04,
+                previous_slope: Some(1.0),
+                time_ratio: Some(9.5),
+                ratio_size: Some(1 << 20),
+                series_url: "https://sw.example/series?workload=strchr".into(),
+            }],
+            links: EventLinks { regression: "https://sw.example/regressions/3".into() },
+        }
+    }
+
+    #[test]
+    fn slack_messages_are_valid_and_escaped() {
+        let body: serde_json::Value = serde_json::from_str(&event().render(WebhookFormat::Slack)).unwrap();
+        let text = body["text"].as_str().unwrap();
+        assert!(text.contains("zig-cc-musl 0.16.0") && text.contains("(after 0.15.0)"), "{text}");
+        assert!(text.contains("strchr&lt;scan&gt;") && !text.contains("<scan>"), "{text}");
+        assert!(text.contains("<https://sw.example/regressions/3|Open the regression>"));
+        assert_eq!(body["blocks"][0]["text"]["type"], "mrkdwn");
+    }
+
+    #[test]
+    fn series_links_encode_their_query() {
+        assert_eq!(series_path("a b&c", "gcc"), "/series?workload=a+b%26c&toolchain=gcc");
+        assert_eq!(link(Some("https://sw.example/"), "/regressions/1"), "https://sw.example/regressions/1");
+    }
+}

@@ -1,0 +1,114 @@
+//! `Export as Markdown`: a regression's postmortem document, with its timeline, numbers, alert
+//! deliveries, links and the team's notes.
+
+use crate::store::{RegressionDetail, RegressionStatus};
+use std::fmt::Write;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+fn when(t: OffsetDateTime) -> String {
+    t.format(&Rfc3339).unwrap_or_default()
+}
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// Table cells cannot hold `|` or line breaks.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// One line of a regression's timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moment {
+    pub at: OffsetDateTime,
+    pub what: String,
+    pub actor: Option<String>,
+}
+
+/// The timeline: the stored events (first run of the bad version, opened, joined, acknowledged,
+/// fixing version seen, resolved, links) with each alert's first successful delivery, in order.
+pub fn timeline(d: &RegressionDetail) -> Vec<Moment> {
+    let mut moments: Vec<Moment> =
+        d.events.iter().map(|e| Moment { at: e.at, what: e.detail.clone(), actor: e.actor.clone() }).collect();
+    for dd in &d.deliveries {
+        if let Some(at) = dd.delivery.delivered_at {
+            let what = format!("Alert {} sent to {}", dd.delivery.event, dd.delivery.target);
+            moments.push(Moment { at, what, actor: None });
+        }
+    }
+    moments.sort_by_key(|m| m.at);
+    moments
+}
+
+/// The postmortem of one regression as a Markdown document.
+pub fn export(d: &RegressionDetail) -> String {
+    let r = &d.regression;
+    let status = RegressionStatus::label_of(&r.status);
+    let mut md = String::new();
+    let _ = writeln!(md, "# Regression #{}: {} {}\n", r.id, r.lineage, r.version);
+    let _ = writeln!(md, "- Status: {status}");
+    let _ = writeln!(md, "- Toolchain lineage: {}", r.lineage);
+    let _ = writeln!(md, "- Last good version: {}", r.previous_version.as_deref().unwrap_or("none measured"));
+    let _ = writeln!(md, "- First bad version: {}", r.version);
+    let _ = writeln!(md, "- Fixed in: {}", r.fixed_version.as_deref().unwrap_or("not yet"));
+    let _ = writeln!(md, "- Magnitude: {}× the time at the largest common size\n", num(r.magnitude, 1));
+
+    md.push_str("## Timeline\n\n");
+    for m in timeline(d) {
+        let by = m.actor.map(|a| format!(" ({a})")).unwrap_or_default();
+        let _ = writeln!(md, "- {}: {}{by}", when(m.at), m.what);
+    }
+
+    md.push_str("\n## Numbers\n\n");
+    md.push_str("| Workload | Slope before | Slope | 95% CI | R² | Time ratio | At size | Fixed slope |\n");
+    md.push_str("|---|---:|---:|---|---:|---:|---:|---:|\n");
+    for w in &d.workloads {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.2} | {:.2}–{:.2} | {:.3} | {}× | {} | {} |",
+            cell(&w.workload),
+            num(w.previous_slope, 2),
+            w.slope,
+            w.ci_low,
+            w.ci_high,
+            w.r2,
+            num(w.time_ratio, 1),
+            w.ratio_size.map_or_else(|| "–".to_string(), |s| s.to_string()),
+            num(w.fixed_slope, 2),
+        );
+    }
+
+    if !d.deliveries.is_empty() {
+        md.push_str("\n## Alerts\n\n");
+        for dd in &d.deliveries {
+            let del = &dd.delivery;
+            let _ = writeln!(
+                md,
+                "- `{}` to {}: {} after {} attempt(s){}",
+                del.event,
+                del.target,
+                del.status,
+                del.attempts,
+                del.delivered_at.map(|t| format!(", delivered {}", when(t))).unwrap_or_default()
+            );
+        }
+    }
+
+    if !d.links.is_empty() {
+        md.push_str("\n## Links\n\n");
+        for l in &d.links {
+            let _ = writeln!(md, "- [{}](<{}>)", l.title.replace(['[', ']'], ""), l.url.replace(['<', '>'], ""));
+        }
+    }
+
+    md.push_str("\n## Notes\n");
+    if d.notes.is_empty() {
+        md.push_str("\nNo notes.\n");
+    }
+    for n in &d.notes {
+        let _ = writeln!(md, "\n### {} by {}\n\n{}", when(n.at), n.author, n.body.trim_end());
+    }
+    md
+}

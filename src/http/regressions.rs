@@ -1,0 +1,618 @@
+//! Regression retrospectives and the alert outbox: `/regressions`, `/regressions/{id}` with its
+//! editing forms and Markdown export, `/deliveries`, and the editor login.
+
+use super::session::{self, Editor, Reader, Session};
+use super::{AppState, Error};
+use crate::alerts::chart::{self, Line};
+use crate::alerts::{markdown, payload, postmortem};
+use crate::auth::Denied;
+use crate::store::{DeliveryDetail, RegressionDetail, RegressionStatus};
+use askama::Template;
+use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/regressions", get(list))
+        .route("/regressions/{id}", get(detail))
+        .route("/regressions/{id}/postmortem.md", get(export))
+        .route("/regressions/{id}/status", post(set_status))
+        .route("/regressions/{id}/acknowledge", post(acknowledge))
+        .route("/regressions/{id}/notes", post(add_note))
+        .route("/regressions/{id}/links", post(add_link))
+        .route("/deliveries", get(deliveries))
+        .route("/login", get(login_form).post(login))
+        .route("/logout", post(logout))
+        .route("/api/v1/regressions", get(list_json))
+        .route("/api/v1/regressions/{id}", get(detail_json))
+}
+
+/// An error answered as an HTML page.
+struct PageError(Error);
+
+impl<E: Into<Error>> From<E> for PageError {
+    fn from(e: E) -> Self {
+        PageError(e.into())
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        super::pages::error_page(&self.0)
+    }
+}
+
+type PageResult = Result<Response, PageError>;
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct MessagePage<'a> {
+    status: u16,
+    message: &'a str,
+}
+
+fn message(status: StatusCode, text: &str) -> Response {
+    super::pages::render(status, &MessagePage { status: status.as_u16(), message: text })
+}
+
+fn when(t: OffsetDateTime) -> String {
+    t.format(&time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC")).unwrap_or_default()
+}
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
+}
+
+fn regression_id(path: Result<Path<String>, PathRejection>) -> Result<i64, Error> {
+    let Path(raw) = path.map_err(|e| Error::BadRequest(e.body_text()))?;
+    raw.parse().map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
+}
+
+async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
+    state.store.regression(id).await?.ok_or_else(|| Error::NotFound(format!("no regression #{id}")))
+}
+
+struct ListRow {
+    id: i64,
+    status: String,
+    status_label: String,
+    lineage: String,
+    previous_version: String,
+    version: String,
+    workloads: String,
+    max_slope: String,
+    magnitude: String,
+    opened: String,
+    fixed_version: String,
+}
+
+struct Choice {
+    value: &'static str,
+    label: &'static str,
+    selected: bool,
+}
+
+#[derive(Template)]
+#[template(path = "regressions.html")]
+struct ListPage {
+    rows: Vec<ListRow>,
+    filters: Vec<Choice>,
+    all_selected: bool,
+    user: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+}
+
+fn parse_status(q: Result<Query<ListQuery>, QueryRejection>) -> Result<Option<RegressionStatus>, Error> {
+    let Query(q) = q.map_err(|e| Error::BadRequest(e.body_text()))?;
+    match q.status.as_deref().filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => RegressionStatus::parse(s).map(Some).ok_or_else(|| {
+            Error::BadRequest(format!("status must be one of open, acknowledged, fixed, false_alarm; not {s:?}"))
+        }),
+    }
+}
+
+/// `GET /regressions`: every regression, newest first, optionally of one status.
+async fn list(
+    State(state): State<AppState>,
+    Reader(session): Reader,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> PageResult {
+    let status = parse_status(query)?;
+    let rows = state
+        .store
+        .regressions(status)
+        .await?
+        .into_iter()
+        .map(|(r, members)| ListRow {
+            status_label: RegressionStatus::label_of(&r.status).to_string(),
+            status: r.status,
+            id: r.id,
+            lineage: r.lineage,
+            previous_version: r.previous_version.unwrap_or_else(|| "–".into()),
+            version: r.version,
+            workloads: members.iter().map(|m| m.workload.as_str()).collect::<Vec<_>>().join(", "),
+            max_slope: num(members.iter().map(|m| m.slope).reduce(f64::max), 2),
+            magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
+            opened: when(r.opened_at),
+            fixed_version: r.fixed_version.unwrap_or_default(),
+        })
+        .collect();
+    let filters = RegressionStatus::ALL
+        .into_iter()
+        .map(|s| Choice { value: s.as_str(), label: s.label(), selected: status == Some(s) })
+        .collect();
+    let page = ListPage { rows, filters, all_selected: status.is_none(), user: session.map(|s| s.name) };
+    Ok(super::pages::render(StatusCode::OK, &page))
+}
+
+struct NumberRow {
+    workload: String,
+    series_url: String,
+    previous_slope: String,
+    slope: String,
+    ci: String,
+    r2: String,
+    ratio: String,
+    ratio_size: String,
+    fixed: String,
+    joined_late: bool,
+}
+
+struct TimelineRow {
+    at: String,
+    what: String,
+    actor: String,
+}
+
+struct ChartView {
+    workload: String,
+    svg: String,
+}
+
+struct NoteView {
+    at: String,
+    author: String,
+    html: String,
+}
+
+struct LinkView {
+    title: String,
+    url: String,
+    author: String,
+    at: String,
+}
+
+struct AttemptView {
+    attempt: i32,
+    at: String,
+    http_status: String,
+    latency_ms: String,
+    error: String,
+}
+
+struct DeliveryView {
+    id: String,
+    regression_id: i64,
+    event: String,
+    target: String,
+    status: String,
+    attempts: i32,
+    next_attempt: String,
+    delivered: String,
+    last_error: String,
+    tries: Vec<AttemptView>,
+}
+
+fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
+    let del = &d.delivery;
+    DeliveryView {
+        id: del.id.to_string(),
+        regression_id: del.regression_id,
+        event: del.event.clone(),
+        target: del.target.clone(),
+        status: del.status.clone(),
+        attempts: del.attempts,
+        next_attempt: if del.status == "pending" { when(del.next_attempt_at) } else { String::new() },
+        delivered: del.delivered_at.map(when).unwrap_or_default(),
+        last_error: del.last_error.clone().unwrap_or_default(),
+        tries: d
+            .attempts
+            .iter()
+            .map(|a| AttemptView {
+                attempt: a.attempt,
+                at: when(a.at),
+                http_status: a.http_status.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
+                latency_ms: format!("{:.0}", a.latency_ms),
+                error: a.error.clone().unwrap_or_default(),
+            })
+            .collect(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "regressions_detail.html")]
+struct DetailPage {
+    id: i64,
+    lineage: String,
+    version: String,
+    previous_version: String,
+    fixed_version: String,
+    status: String,
+    status_label: String,
+    magnitude: String,
+    numbers: Vec<NumberRow>,
+    timeline: Vec<TimelineRow>,
+    charts: Vec<ChartView>,
+    deliveries: Vec<DeliveryView>,
+    notes: Vec<NoteView>,
+    links: Vec<LinkView>,
+    statuses: Vec<Choice>,
+    editor: Option<Session>,
+    login_url: String,
+}
+
+/// `GET /regressions/{id}`: the retrospective.
+async fn detail(
+    State(state): State<AppState>,
+    Reader(session): Reader,
+    path: Result<Path<String>, PathRejection>,
+) -> PageResult {
+    let id = regression_id(path)?;
+    let d = load(&state, id).await?;
+    let r = &d.regression;
+    let public_url = state.config.public_url.as_deref();
+    let numbers = d
+        .workloads
+        .iter()
+        .map(|w| NumberRow {
+            workload: w.workload.clone(),
+            series_url: payload::link(public_url, &payload::series_path(&w.workload, &r.lineage)),
+            previous_slope: num(w.previous_slope, 2),
+            slope: format!("{:.2}", w.slope),
+            ci: format!("{:.2}–{:.2}", w.ci_low, w.ci_high),
+            r2: format!("{:.3}", w.r2),
+            ratio: w.time_ratio.map_or_else(|| "–".into(), |t| format!("{t:.1}×")),
+            ratio_size: w.ratio_size.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
+            fixed: match (&w.fixed_version, w.fixed_slope) {
+                (Some(v), Some(s)) => format!("{s:.2} at {v}"),
+                _ => "–".into(),
+            },
+            joined_late: w.joined_late,
+        })
+        .collect();
+    let versions: Vec<&str> = [r.previous_version.as_deref(), Some(r.version.as_str()), r.fixed_version.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let charts = d
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let lines: Vec<Line<'_>> = versions
+                .iter()
+                .filter_map(|v| {
+                    d.sizes
+                        .iter()
+                        .find(|s| s.workload == w.workload && s.version == *v)
+                        .map(|s| Line { label: v, sizes: &s.sizes })
+                })
+                .collect();
+            chart::before_after(&w.workload, &lines).map(|svg| ChartView { workload: w.workload.clone(), svg })
+        })
+        .collect();
+    let page = DetailPage {
+        id: r.id,
+        lineage: r.lineage.clone(),
+        version: r.version.clone(),
+        previous_version: r.previous_version.clone().unwrap_or_else(|| "none measured".into()),
+        fixed_version: r.fixed_version.clone().unwrap_or_default(),
+        status: r.status.clone(),
+        status_label: RegressionStatus::label_of(&r.status).to_string(),
+        magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
+        numbers,
+        timeline: postmortem::timeline(&d)
+            .into_iter()
+            .map(|m| TimelineRow { at: when(m.at), what: m.what, actor: m.actor.unwrap_or_default() })
+            .collect(),
+        charts,
+        deliveries: d.deliveries.iter().map(delivery_view).collect(),
+        notes: d
+            .notes
+            .iter()
+            .map(|n| NoteView { at: when(n.at), author: n.author.clone(), html: markdown::render(&n.body) })
+            .collect(),
+        links: d
+            .links
+            .iter()
+            .map(|l| LinkView { title: l.title.clone(), url: l.url.clone(), author: l.author.clone(), at: when(l.at) })
+            .collect(),
+        statuses: RegressionStatus::ALL
+            .into_iter()
+            .map(|s| Choice { value: s.as_str(), label: s.label(), selected: s.as_str() == r.status })
+            .collect(),
+        editor: session,
+        login_url: format!("/login?next=%2Fregressions%2F{}", r.id),
+    };
+    Ok(super::pages::render(StatusCode::OK, &page))
+}
+
+/// `GET /regressions/{id}/postmortem.md`: the postmortem as a Markdown file.
+async fn export(
+    State(state): State<AppState>,
+    _reader: Reader,
+    path: Result<Path<String>, PathRejection>,
+) -> PageResult {
+    let id = regression_id(path)?;
+    let d = load(&state, id).await?;
+    let headers = [
+        (CONTENT_TYPE, "text/markdown; charset=utf-8".to_string()),
+        (CONTENT_DISPOSITION, format!("attachment; filename=\"regression-{id}.md\"")),
+    ];
+    Ok((headers, postmortem::export(&d)).into_response())
+}
+
+/// Checks a form's CSRF token: `Some` answer for a forged or stale form.
+fn csrf_refused(session: &Session, sent: &str) -> Option<Response> {
+    if session::csrf_ok(session, sent) {
+        None
+    } else {
+        Some(message(
+            StatusCode::FORBIDDEN,
+            "This form is stale or was not sent from slopewatch; reload the page and try again.",
+        ))
+    }
+}
+
+fn back_to(id: i64) -> Response {
+    Redirect::to(&format!("/regressions/{id}")).into_response()
+}
+
+fn form<T>(f: Result<Form<T>, FormRejection>) -> Result<T, Error> {
+    f.map(|Form(t)| t).map_err(|e| Error::BadRequest(e.body_text()))
+}
+
+#[derive(Deserialize)]
+struct StatusForm {
+    csrf: String,
+    status: String,
+}
+
+async fn set_status(
+    State(state): State<AppState>,
+    Editor(session): Editor,
+    path: Result<Path<String>, PathRejection>,
+    f: Result<Form<StatusForm>, FormRejection>,
+) -> PageResult {
+    let id = regression_id(path)?;
+    let f = form(f)?;
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
+        return Ok(r);
+    }
+    let status = RegressionStatus::parse(&f.status)
+        .ok_or_else(|| Error::BadRequest(format!("unknown status {:?}", f.status)))?;
+    if !state.store.set_regression_status(id, status, &session.name).await? {
+        return Err(Error::NotFound(format!("no regression #{id}")).into());
+    }
+    Ok(back_to(id))
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+async fn acknowledge(
+    State(state): State<AppState>,
+    Editor(session): Editor,
+    path: Result<Path<String>, PathRejection>,
+    f: Result<Form<CsrfForm>, FormRejection>,
+) -> PageResult {
+    let id = regression_id(path)?;
+    if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
+        return Ok(r);
+    }
+    if !state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name).await? {
+        return Err(Error::NotFound(format!("no regression #{id}")).into());
+    }
+    Ok(back_to(id))
+}
+
+/// Longest note accepted, in bytes.
+const NOTE_LIMIT: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+struct NoteForm {
+    csrf: String,
+    body: String,
+}
+
+async fn add_note(
+    State(state): State<AppState>,
+    Editor(session): Editor,
+    path: Result<Path<String>, PathRejection>,
+    f: Result<Form<NoteForm>, FormRejection>,
+) -> PageResult {
+    let id = regression_id(path)?;
+    let f = form(f)?;
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
+        return Ok(r);
+    }
+    let body = f.body.trim();
+    if body.is_empty() || body.len() > NOTE_LIMIT {
+        return Err(Error::BadRequest(format!("a note must be 1 to {NOTE_LIMIT} bytes")).into());
+    }
+    if !state.store.add_regression_note(id, &session.name, body).await? {
+        return Err(Error::NotFound(format!("no regression #{id}")).into());
+    }
+    Ok(back_to(id))
+}
+
+#[derive(Deserialize)]
+struct LinkForm {
+    csrf: String,
+    title: String,
+    url: String,
+}
+
+async fn add_link(
+    State(state): State<AppState>,
+    Editor(session): Editor,
+    path: Result<Path<String>, PathRejection>,
+    f: Result<Form<LinkForm>, FormRejection>,
+) -> PageResult {
+    let id = regression_id(path)?;
+    let f = form(f)?;
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
+        return Ok(r);
+    }
+    let (title, url) = (f.title.trim(), f.url.trim());
+    if !markdown::is_web_url(url) || url.len() > 2048 {
+        return Err(Error::BadRequest("a link must be an http or https URL".into()).into());
+    }
+    let title = if title.is_empty() { url } else { title };
+    if title.len() > 200 {
+        return Err(Error::BadRequest("a link title must be at most 200 bytes".into()).into());
+    }
+    if !state.store.add_regression_link(id, &session.name, title, url).await? {
+        return Err(Error::NotFound(format!("no regression #{id}")).into());
+    }
+    Ok(back_to(id))
+}
+
+#[derive(Template)]
+#[template(path = "deliveries.html")]
+struct DeliveriesPage {
+    pending: Vec<DeliveryView>,
+    recent: Vec<DeliveryView>,
+    targets: Vec<(String, &'static str)>,
+}
+
+/// `GET /deliveries`: what the outbox still has to send, and what it sent or gave up on.
+async fn deliveries(State(state): State<AppState>, _reader: Reader) -> PageResult {
+    let (pending, recent) = state.store.deliveries(100).await?;
+    let page = DeliveriesPage {
+        pending: pending.iter().map(delivery_view).collect(),
+        recent: recent.iter().map(delivery_view).collect(),
+        targets: state.config.alerts.webhooks.iter().map(|w| (w.name.clone(), w.format.as_str())).collect(),
+    };
+    Ok(super::pages::render(StatusCode::OK, &page))
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    csrf: String,
+    next: String,
+    error: Option<String>,
+    user: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct NextQuery {
+    next: Option<String>,
+}
+
+async fn login_form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<NextQuery>, QueryRejection>,
+) -> PageResult {
+    let next = session::safe_next(query.ok().and_then(|Query(q)| q.next).as_deref());
+    let user = session::current(&state, &headers).await?.map(|s| s.name);
+    Ok(login_page(&state, StatusCode::OK, next, None, user))
+}
+
+fn login_page(
+    state: &AppState,
+    status: StatusCode,
+    next: String,
+    error: Option<String>,
+    user: Option<String>,
+) -> Response {
+    let (csrf, cookie) = session::login_form_csrf(state);
+    session::with_cookies(super::pages::render(status, &LoginPage { csrf, next, error, user }), [cookie])
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    token: String,
+    csrf: String,
+    next: Option<String>,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    f: Result<Form<LoginForm>, FormRejection>,
+) -> PageResult {
+    let f = form(f)?;
+    let next = session::safe_next(f.next.as_deref());
+    match session::login(&state, &headers, &f.csrf, &f.token).await? {
+        Ok(cookie) => Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie])),
+        Err(e) => {
+            let (status, text) = match e {
+                session::LoginError::StaleForm => {
+                    (StatusCode::FORBIDDEN, "The login form expired; please enter the token again.")
+                }
+                session::LoginError::Denied(Denied::Unauthenticated) => {
+                    (StatusCode::UNAUTHORIZED, "That token is not valid.")
+                }
+                session::LoginError::Denied(Denied::Forbidden { .. }) => {
+                    (StatusCode::FORBIDDEN, "That token cannot edit: an editor or admin token is needed.")
+                }
+            };
+            Ok(login_page(&state, status, next, Some(text.into()), None))
+        }
+    }
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    Editor(session): Editor,
+    f: Result<Form<CsrfForm>, FormRejection>,
+) -> PageResult {
+    if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
+        return Ok(r);
+    }
+    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
+}
+
+/// `GET /api/v1/regressions`: the list as JSON.
+async fn list_json(
+    State(state): State<AppState>,
+    _reader: Reader,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, Error> {
+    let status = parse_status(query)?;
+    let rows: Vec<serde_json::Value> = state
+        .store
+        .regressions(status)
+        .await?
+        .into_iter()
+        .map(|(r, workloads)| serde_json::json!({"regression": r, "workloads": workloads}))
+        .collect();
+    Ok(Json(serde_json::json!({ "regressions": rows })))
+}
+
+/// `GET /api/v1/regressions/{id}`: one regression with its timeline, notes, links and deliveries.
+async fn detail_json(
+    State(state): State<AppState>,
+    _reader: Reader,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<serde_json::Value>, Error> {
+    let id = regression_id(path)?;
+    let d = load(&state, id).await?;
+    Ok(Json(serde_json::to_value(d).map_err(anyhow::Error::from)?))
+}

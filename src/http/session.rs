@@ -1,0 +1,217 @@
+//! Logins for editors: an `editor` (or `admin`) token entered once becomes a signed, HttpOnly,
+//! SameSite session cookie; every form carries a CSRF token derived from the session.
+//!
+//! The cookie holds `token id . expiry . nonce . HMAC`, so it cannot be forged without the key, and
+//! the token is looked up on each request, so revoking it ends its sessions.
+
+use super::AppState;
+use crate::auth::{self, Denied};
+use crate::store::Scope;
+use axum::extract::FromRequestParts;
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+use time::OffsetDateTime;
+
+pub const SESSION_COOKIE: &str = "sw_session";
+const LOGIN_CSRF_COOKIE: &str = "sw_login_csrf";
+/// How long a login lasts.
+const SESSION_TTL: time::Duration = time::Duration::days(14);
+
+/// A logged-in editor.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The token's name, recorded as the author of notes and changes.
+    pub name: String,
+    /// The CSRF token every form of this session carries.
+    pub csrf: String,
+}
+
+fn hmac_hex(key: &str, parts: &[&str]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes keys of any length");
+    for p in parts {
+        mac.update(p.as_bytes());
+        mac.update(b"|");
+    }
+    hex::encode(mac.finalize().into_bytes())
+}
+
+fn equal(a: &str, b: &str) -> bool {
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+async fn key(state: &AppState) -> Result<String, sqlx::Error> {
+    match &state.config.auth.session_secret {
+        Some(secret) => Ok(secret.clone()),
+        None => state.store.session_key().await,
+    }
+}
+
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+fn secure(state: &AppState) -> &'static str {
+    // Behind https the cookie must never travel in clear; over plain http it could not be set at all.
+    if state.config.public_url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+        "; Secure"
+    } else {
+        ""
+    }
+}
+
+/// The session of a request, if its cookie is valid and its token still allows editing.
+pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, sqlx::Error> {
+    let Some(value) = cookie(headers, SESSION_COOKIE) else { return Ok(None) };
+    let mut parts = value.split('.');
+    let (Some(id), Some(expires), Some(nonce), Some(sig), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Ok(None);
+    };
+    let key = key(state).await?;
+    if !equal(&hmac_hex(&key, &["session", id, expires, nonce]), sig) {
+        return Ok(None);
+    }
+    let (Ok(id), Ok(expires)) = (id.parse::<i64>(), expires.parse::<i64>()) else { return Ok(None) };
+    if expires < OffsetDateTime::now_utc().unix_timestamp() {
+        return Ok(None);
+    }
+    let Some(token) = state.store.token_by_id(id).await? else { return Ok(None) };
+    if !token.scope.0.allows(Scope::Editor) {
+        return Ok(None);
+    }
+    Ok(Some(Session { name: token.name, csrf: hmac_hex(&key, &["csrf", nonce]) }))
+}
+
+/// Checks the CSRF token a form sent against the session's.
+pub fn csrf_ok(session: &Session, sent: &str) -> bool {
+    equal(&session.csrf, sent)
+}
+
+/// Why a login attempt failed.
+pub enum LoginError {
+    /// The login form's own CSRF check failed (stale or forged form).
+    StaleForm,
+    Denied(Denied),
+}
+
+/// Checks the login form and the token, and answers the `Set-Cookie` header of the new session.
+pub async fn login(
+    state: &AppState,
+    headers: &HeaderMap,
+    form_csrf: &str,
+    token: &str,
+) -> Result<Result<HeaderValue, LoginError>, sqlx::Error> {
+    let Some(expected) = cookie(headers, LOGIN_CSRF_COOKIE) else { return Ok(Err(LoginError::StaleForm)) };
+    if !equal(&expected, form_csrf) {
+        return Ok(Err(LoginError::StaleForm));
+    }
+    let token = match auth::verify(&state.store, token.trim(), Scope::Editor).await? {
+        Ok(token) => token,
+        Err(denied) => return Ok(Err(LoginError::Denied(denied))),
+    };
+    let key = key(state).await?;
+    let expires = (OffsetDateTime::now_utc() + SESSION_TTL).unix_timestamp().to_string();
+    let id = token.id.to_string();
+    let nonce = random_hex();
+    let sig = hmac_hex(&key, &["session", &id, &expires, &nonce]);
+    let value = format!(
+        "{SESSION_COOKIE}={id}.{expires}.{nonce}.{sig}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+        SESSION_TTL.whole_seconds(),
+        secure(state)
+    );
+    Ok(Ok(HeaderValue::from_str(&value).expect("cookie is ASCII")))
+}
+
+/// A fresh login-form CSRF value and the cookie that carries it (double submit).
+pub fn login_form_csrf(state: &AppState) -> (String, HeaderValue) {
+    let nonce = random_hex();
+    let value =
+        format!("{LOGIN_CSRF_COOKIE}={nonce}; Path=/login; HttpOnly; SameSite=Strict; Max-Age=3600{}", secure(state));
+    (nonce, HeaderValue::from_str(&value).expect("cookie is ASCII"))
+}
+
+/// The `Set-Cookie` header that ends a session.
+pub fn logout_cookie(state: &AppState) -> HeaderValue {
+    let value = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(state));
+    HeaderValue::from_str(&value).expect("cookie is ASCII")
+}
+
+/// Sends the browser to the login page, and back to `next` afterwards.
+pub fn to_login(next: &str) -> Response {
+    let query: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("next", next).finish();
+    Redirect::to(&format!("/login?{query}")).into_response()
+}
+
+/// Where to go after logging in: only paths on this server, never `//elsewhere`.
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") => n.to_string(),
+        _ => "/regressions".to_string(),
+    }
+}
+
+fn path_and_query(parts: &Parts) -> String {
+    parts.uri.path_and_query().map_or_else(|| "/".to_string(), |pq| pq.as_str().to_string())
+}
+
+fn unavailable(e: sqlx::Error) -> Response {
+    super::pages::error_page(&super::Error::from(e))
+}
+
+/// A request from someone allowed to read: anyone, unless `[auth] require_login_to_read`.
+pub struct Reader(pub Option<Session>);
+
+impl FromRequestParts<AppState> for Reader {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let session = current(state, &parts.headers).await.map_err(unavailable)?;
+        if session.is_none() && state.config.auth.require_login_to_read {
+            return Err(to_login(&path_and_query(parts)));
+        }
+        Ok(Reader(session))
+    }
+}
+
+/// A request from a logged-in editor; others are sent to the login page.
+pub struct Editor(pub Session);
+
+impl FromRequestParts<AppState> for Editor {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        match current(state, &parts.headers).await.map_err(unavailable)? {
+            Some(session) => Ok(Editor(session)),
+            None if parts.method == axum::http::Method::GET => Err(to_login(&path_and_query(parts))),
+            None => Err((StatusCode::UNAUTHORIZED, "log in as an editor to change regressions").into_response()),
+        }
+    }
+}
+
+/// Adds `Set-Cookie` headers to a response.
+pub fn with_cookies(mut response: Response, cookies: impl IntoIterator<Item = HeaderValue>) -> Response {
+    for c in cookies {
+        response.headers_mut().append(SET_COOKIE, c);
+    }
+    response
+}

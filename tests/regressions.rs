@@ -1,0 +1,298 @@
+//! Regression pages, the editor login, CSRF-protected editing, safe notes and the Markdown
+//! export, through the HTTP surface, with the pages checked in a real headless browser.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use common::{on_both_backends, TestApp};
+use http_body_util::BodyExt;
+use slopewatch::config::Config;
+use tower::ServiceExt;
+
+/// A response's status, `Set-Cookie` and `Location` headers, and body text.
+struct Page {
+    status: StatusCode,
+    cookies: Vec<String>,
+    location: Option<String>,
+    text: String,
+}
+
+async fn send(app: &TestApp, req: Request<Body>) -> Page {
+    let res = app.router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let cookies = res.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
+    let location = res.headers().get(header::LOCATION).map(|v| v.to_str().unwrap().to_string());
+    let text = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    Page { status, cookies, location, text }
+}
+
+async fn get(app: &TestApp, uri: &str, cookie: &str) -> Page {
+    send(app, Request::get(uri).header(header::COOKIE, cookie).body(Body::empty()).unwrap()).await
+}
+
+async fn post_form(app: &TestApp, uri: &str, cookie: &str, fields: &[(&str, &str)]) -> Page {
+    let body: String = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+    send(
+        app,
+        Request::post(uri)
+            .header(header::COOKIE, cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap(),
+    )
+    .await
+}
+
+/// The `name=value` part of the named cookie.
+fn cookie_pair(page: &Page, name: &str) -> Option<String> {
+    page.cookies.iter().find(|c| c.starts_with(&format!("{name}="))).map(|c| c.split(';').next().unwrap().to_string())
+}
+
+/// The value of a hidden input in a page.
+fn hidden(text: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = text.find(&marker).unwrap_or_else(|| panic!("no {name} field in {text}")) + marker.len();
+    text[start..start + text[start..].find('"').unwrap()].to_string()
+}
+
+async fn seed_regression(app: &TestApp) -> i64 {
+    for (version, slope) in [("0.15.0", 1.0), ("0.16.0", 2.0)] {
+        let (status, body) = app.submit(&common::run_json("zig-cc-musl", version, "build-01", slope, 3, 8, 5)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (_, list) = app.get("/api/v1/regressions").await;
+    list["regressions"][0]["regression"]["id"].as_i64().expect("a regression was opened")
+}
+
+/// Logs in with `token` through the form, answering the session cookie.
+async fn login(app: &TestApp, token: &str) -> Page {
+    let form = get(app, "/login?next=/regressions", "").await;
+    assert_eq!(form.status, StatusCode::OK);
+    let login_cookie = cookie_pair(&form, "sw_login_csrf").expect("the login form sets its CSRF cookie");
+    let csrf = hidden(&form.text, "csrf");
+    post_form(app, "/login", &login_cookie, &[("token", token), ("csrf", &csrf), ("next", "/regressions")]).await
+}
+
+#[tokio::test]
+async fn regression_pages_list_and_show_a_regression_to_anyone() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let empty = get(&app, "/regressions", "").await;
+        assert_eq!(empty.status, StatusCode::OK);
+        assert!(empty.text.contains("No regressions"));
+        let id = seed_regression(&app).await;
+        let list = get(&app, "/regressions", "").await;
+        assert!(list.text.contains(&format!("/regressions/{id}")) && list.text.contains("zig-cc-musl"));
+        assert!(list.text.contains("<code>0.15.0</code> → <code>0.16.0</code>"), "{}", list.text);
+        assert!(list.text.contains("workload-0, workload-1, workload-2"));
+        assert!(get(&app, "/regressions?status=fixed", "").await.text.contains("No regressions with this status"));
+        assert_eq!(get(&app, "/regressions?status=bogus", "").await.status, StatusCode::BAD_REQUEST);
+
+        let detail = get(&app, &format!("/regressions/{id}"), "").await;
+        assert_eq!(detail.status, StatusCode::OK);
+        for expected in [
+            "First run of 0.16.0",
+            "workload-0 crossed at 0.16.0",
+            "<svg",
+            "Export as Markdown",
+            "Log in</a> to acknowledge",
+        ] {
+            assert!(detail.text.contains(expected), "{expected} missing");
+        }
+        assert!(!detail.text.contains("name=\"csrf\""), "no edit forms without a login");
+        assert_eq!(get(&app, "/regressions/999", "").await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/regressions/abc", "").await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/deliveries", "").await.status, StatusCode::OK);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_editor_token_logs_in_once_and_other_tokens_do_not() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let bad = login(&app, "sw_not-a-token").await;
+        assert_eq!(bad.status, StatusCode::UNAUTHORIZED);
+        assert!(cookie_pair(&bad, "sw_session").is_none());
+        let ingest = login(&app, &app.ingest_token.clone()).await;
+        assert_eq!(ingest.status, StatusCode::FORBIDDEN);
+        assert!(ingest.text.contains("editor or admin token"));
+
+        let ok = login(&app, &app.editor_token.clone()).await;
+        assert_eq!(ok.status, StatusCode::SEE_OTHER);
+        assert_eq!(ok.location.as_deref(), Some("/regressions"));
+        let set = ok.cookies.iter().find(|c| c.starts_with("sw_session=")).expect("a session cookie");
+        assert!(set.contains("HttpOnly") && set.contains("SameSite=Lax") && set.contains("Path=/"), "{set}");
+        assert!(!set.contains(&app.editor_token), "the cookie does not carry the token");
+        let list = get(&app, "/regressions", &cookie_pair(&ok, "sw_session").unwrap()).await;
+        assert!(list.text.contains("Logged in as test-editor"));
+
+        let form = get(&app, "/login", "").await;
+        let stale = post_form(
+            &app,
+            "/login",
+            "",
+            &[("token", &app.editor_token.clone()), ("csrf", &hidden(&form.text, "csrf"))],
+        )
+        .await;
+        assert_eq!(stale.status, StatusCode::FORBIDDEN, "the login form needs its own CSRF cookie");
+
+        let forged = "sw_session=1.99999999999.00.deadbeef";
+        assert!(!get(&app, "/regressions", forged).await.text.contains("Logged in as"));
+        let offsite = post_form(&app, "/login", "", &[("token", "x"), ("csrf", "x"), ("next", "//evil.example")]).await;
+        assert!(offsite.text.contains("value=\"/regressions\""), "an off-site next is replaced");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn editors_acknowledge_set_status_write_safe_notes_and_add_links_with_csrf() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let id = seed_regression(&app).await;
+        let page_uri = format!("/regressions/{id}");
+
+        let anonymous = post_form(&app, &format!("{page_uri}/notes"), "", &[("csrf", "x"), ("body", "hi")]).await;
+        assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        let page = get(&app, &page_uri, &session).await;
+        let csrf = hidden(&page.text, "csrf");
+
+        let forged = post_form(&app, &format!("{page_uri}/notes"), &session, &[("csrf", "0000"), ("body", "forged")]).await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN, "a form without the session's CSRF token is refused");
+
+        let ack = post_form(&app, &format!("{page_uri}/acknowledge"), &session, &[("csrf", &csrf)]).await;
+        assert_eq!(ack.status, StatusCode::SEE_OTHER);
+        let note = "Upstream `strchr` measures the rest of the string.\n\n<script>document.title='pwned'</script>\n\n[bad](javascript:alert(1)) **bold**";
+        let added = post_form(&app, &format!("{page_uri}/notes"), &session, &[("csrf", &csrf), ("body", note)]).await;
+        assert_eq!(added.status, StatusCode::SEE_OTHER);
+        let link = [("csrf", csrf.as_str()), ("title", "Upstream issue"), ("url", "https://example.org/issues/1")];
+        assert_eq!(post_form(&app, &format!("{page_uri}/links"), &session, &link).await.status, StatusCode::SEE_OTHER);
+        let bad_link = [("csrf", csrf.as_str()), ("title", "x"), ("url", "javascript:alert(1)")];
+        assert_eq!(post_form(&app, &format!("{page_uri}/links"), &session, &bad_link).await.status, StatusCode::BAD_REQUEST);
+        let status = [("csrf", csrf.as_str()), ("status", "false_alarm")];
+        assert_eq!(post_form(&app, &format!("{page_uri}/status"), &session, &status).await.status, StatusCode::SEE_OTHER);
+
+        let page = get(&app, &page_uri, "").await;
+        assert!(page.text.contains("<strong>bold</strong>") && page.text.contains("<code>strchr</code>"));
+        assert!(!page.text.contains("<script>document") && page.text.contains("&lt;script&gt;"), "script is neutralised");
+        assert!(!page.text.contains("javascript:"), "script URLs are dropped");
+        assert!(page.text.contains("href=\"https://example.org/issues/1\""));
+        assert!(page.text.contains("Acknowledged") && page.text.contains("by test-editor"));
+        assert!(page.text.contains("false alarm"));
+
+        let (_, detail) = app.get(&format!("/api/v1/regressions/{id}")).await;
+        assert_eq!(detail["regression"]["status"], "false_alarm");
+        assert_eq!(detail["regression"]["acknowledged_by"], "test-editor");
+
+        let export = get(&app, &format!("{page_uri}/postmortem.md"), "").await;
+        assert_eq!(export.status, StatusCode::OK);
+        for expected in [
+            &format!("# Regression #{id}: zig-cc-musl 0.16.0") as &str,
+            "## Timeline",
+            "First run of 0.16.0",
+            "Acknowledged (test-editor)",
+            "| workload-0 | 1.00 | 2.00 |",
+            "[Upstream issue](<https://example.org/issues/1>)",
+            "Upstream `strchr` measures the rest of the string.",
+        ] {
+            assert!(export.text.contains(expected), "{expected} missing from:\n{}", export.text);
+        }
+
+        let logout = post_form(&app, "/logout", &session, &[("csrf", &csrf)]).await;
+        assert!(logout.cookies.iter().any(|c| c.starts_with("sw_session=;") && c.contains("Max-Age=0")));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn reading_needs_a_login_when_the_config_says_so() {
+    on_both_backends(|db| async move {
+        let mut config = Config::default();
+        config.auth.require_login_to_read = true;
+        let app = TestApp::with_config(db, config).await;
+        let page = get(&app, "/regressions", "").await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER);
+        assert_eq!(page.location.as_deref(), Some("/login?next=%2Fregressions"));
+        assert_eq!(get(&app, "/api/v1/regressions", "").await.status, StatusCode::SEE_OTHER);
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        assert_eq!(get(&app, "/regressions", &session).await.status, StatusCode::OK);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_revoked_token_ends_its_sessions() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        assert!(get(&app, "/regressions", &session).await.text.contains("Logged in as"));
+        assert!(app.db.store.revoke_token("test-editor").await.unwrap());
+        assert!(!get(&app, "/regressions", &session).await.text.contains("Logged in as"));
+    })
+    .await;
+}
+
+/// Runs headless Chromium on a page and answers the DOM after scripts ran, saving a screenshot.
+fn chromium(url: &str, screenshot: &std::path::Path) -> String {
+    let browser = std::env::var("SLOPEWATCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let profile = tempfile::tempdir().unwrap();
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ];
+    let run = |extra: &[String]| {
+        let out = std::process::Command::new(&browser)
+            .args(common)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(url)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {browser} (set SLOPEWATCH_CHROMIUM): {e}"));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&[format!("--screenshot={}", screenshot.display()), "--window-size=1280,1400".into()]);
+    run(&["--dump-dom".into()])
+}
+
+#[tokio::test]
+async fn a_browser_renders_the_regression_pages_and_runs_no_script_from_notes() {
+    let db = common::TestDb::new(common::Backend::Sqlite).await;
+    let app = TestApp::new(db).await;
+    let id = seed_regression(&app).await;
+    let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+    let csrf = hidden(&get(&app, &format!("/regressions/{id}"), &session).await.text, "csrf");
+    let note = "Found by the nightly run.\n\n<script>document.body.setAttribute('data-pwned','1')</script>\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">";
+    post_form(&app, &format!("/regressions/{id}/notes"), &session, &[("csrf", &csrf), ("body", note)]).await;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let router = app.router.clone();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let (list_url, detail_url) = (format!("{base}/regressions"), format!("{base}/regressions/{id}"));
+    let (list, detail) = tokio::task::spawn_blocking(move || {
+        (chromium(&list_url, &dir.join("regressions.png")), chromium(&detail_url, &dir.join("regression.png")))
+    })
+    .await
+    .unwrap();
+    assert!(list.contains("zig-cc-musl") && list.contains(&format!("#{id}")), "{list}");
+    assert!(detail.contains("Found by the nightly run."), "{detail}");
+    let body_tag = &detail[detail.find("<body").unwrap()..];
+    let body_tag = &body_tag[..body_tag.find('>').unwrap()];
+    assert!(!body_tag.contains("data-pwned"), "a script in a note ran in the browser: {body_tag}");
+    assert!(detail.contains("&lt;script&gt;document.body"), "the script is shown as text");
+    assert!(detail.contains("<polyline"), "the before/after chart is drawn");
+    assert!(detail.contains("First run of 0.16.0"));
+}

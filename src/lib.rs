@@ -3,10 +3,13 @@
 
 pub mod analysis;
 pub mod auth;
+pub mod charts;
 pub mod cli;
 pub mod config;
+pub mod format;
 pub mod http;
 pub mod store;
+pub mod views;
 
 pub use http::{app, AppState};
 

@@ -1,7 +1,8 @@
-//! The HTTP surface: the JSON API, health checks, and (later) pages.
+//! The HTTP surface: the JSON API, health checks, and the dashboard's pages and charts.
 
 mod api;
 mod auth;
+mod dashboard;
 pub mod error;
 mod health;
 pub mod pages;
@@ -15,6 +16,7 @@ use axum::http::Request;
 use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
+use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
@@ -34,8 +36,10 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(api::router())
         .merge(health::router())
+        .merge(dashboard::router())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(CompressionLayer::new())
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request<_>| {

@@ -4,12 +4,14 @@
 //! (the `with_pool!` macro expands it for each); where the SQL differs, `postgres.rs` and
 //! `sqlite.rs` hold the backend's version under the same name.
 
+mod dashboard;
 mod ingest;
 mod postgres;
 mod reads;
 mod sqlite;
 mod tokens;
 
+pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
 pub use ingest::{FitReceipt, InsertOutcome, RunReceipt};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,

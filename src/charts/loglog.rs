@@ -4,12 +4,15 @@
 use super::*;
 use crate::format;
 use crate::views::LogLogView;
+use plotters::coord::CoordTranslate;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const SIZE: (u32, u32) = (960, 480);
 const MAX_X_TICKS: usize = 9;
 const MAX_Y_TICKS: usize = 9;
+/// Height of one legend entry, in pixels.
+const LEGEND_ROW: i32 = 22;
 
 /// Draws the lines of median time against size.
 pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
@@ -75,28 +78,9 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
             let color = PALETTE[i % PALETTE.len()];
             let data: Vec<(f64, f64)> =
                 line.points.iter().filter(|p| p.0 > 0 && p.1 > 0.0).map(|&(s, t)| (s as f64, t)).collect();
-            let label = format!("{}  (k = {})", line.label, format::slope(line.slope));
-            let line_sample =
-                move |(x, y)| EmptyElement::at((x, y)) + PathElement::new([(-10, 0), (10, 0)], color.stroke_width(2));
-            chart.draw_series(LineSeries::new(data.iter().copied(), color.stroke_width(2)))?.label(label);
-            // Markers differ in shape as well as colour, on the lines and in the legend.
-            match i % 4 {
-                0 => chart
-                    .draw_series(data.iter().map(|&p| Circle::new(p, 4, color.filled())))?
-                    .legend(move |at| line_sample(at) + Circle::new((0, 0), 4, color.filled())),
-                1 => chart
-                    .draw_series(data.iter().map(|&p| TriangleMarker::new(p, 6, color.filled())))?
-                    .legend(move |at| line_sample(at) + TriangleMarker::new((0, 0), 6, color.filled())),
-                2 => chart
-                    .draw_series(
-                        data.iter().map(|&p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], color.filled())),
-                    )?
-                    .legend(move |at| line_sample(at) + Rectangle::new([(-4, -4), (4, 4)], color.filled())),
-                _ => chart
-                    .draw_series(data.iter().map(|&p| Cross::new(p, 5, color.stroke_width(2))))?
-                    .legend(move |at| line_sample(at) + Cross::new((0, 0), 5, color.stroke_width(2))),
-            };
+            chart.draw_series(LineSeries::new(data.iter().copied(), color.stroke_width(2)))?;
             for &(s, t) in &data {
+                draw_marker(chart.plotting_area(), i, color, (s, t))?;
                 let c = chart.backend_coord(&(s, t));
                 hits.push(Hit {
                     x: c.0,
@@ -105,17 +89,47 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
                 });
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .margin(12)
-            .label_font((FONT, 15).into_font().color(&INK))
-            .background_style(WHITE.mix(0.92))
-            .border_style(GRID)
-            .draw()?;
+
+        // The legend sits in the lower right, where growing times rarely go.
+        let labels: Vec<String> =
+            view.lines.iter().map(|l| format!("{}  (k = {})", l.label, format::slope(l.slope))).collect();
+        let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as i32;
+        let (width, height) = (widest * 8 + 48, labels.len() as i32 * LEGEND_ROW + 12);
+        let corner = chart.backend_coord(&(x_range.end, y_range.start));
+        let (x0, y0) = (corner.0 - width - 12, corner.1 - height - 12);
+        root.draw(&Rectangle::new([(x0, y0), (x0 + width, y0 + height)], WHITE.mix(0.94).filled()))?;
+        root.draw(&Rectangle::new([(x0, y0), (x0 + width, y0 + height)], GRID.stroke_width(1)))?;
+        for (i, label) in labels.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let y = y0 + 6 + LEGEND_ROW / 2 + i as i32 * LEGEND_ROW;
+            root.draw(&PathElement::new([(x0 + 10, y), (x0 + 32, y)], color.stroke_width(2)))?;
+            draw_marker(&root, i, color, (x0 + 21, y))?;
+            root.draw(&Text::new(
+                label.as_str(),
+                (x0 + 40, y),
+                (FONT, 15).into_font().color(&INK).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
         root.present()?;
     }
     Ok(finish(svg, &view.title, &loglog_description(view), &hits))
+}
+
+/// The `i`th line's marker: shapes differ as well as colours.
+fn draw_marker<DB, CT>(area: &DrawingArea<DB, CT>, i: usize, color: RGBColor, at: CT::From) -> Result<(), ChartError>
+where
+    DB: DrawingBackend,
+    CT: CoordTranslate,
+    CT::From: Clone + 'static,
+{
+    let style = color.filled();
+    match i % 4 {
+        0 => area.draw(&Circle::new(at, 4, style))?,
+        1 => area.draw(&TriangleMarker::new(at, 6, style))?,
+        2 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], style)))?,
+        _ => area.draw(&Cross::new(at, 5, color.stroke_width(2)))?,
+    }
+    Ok(())
 }
 
 /// Tick values in a 1–2–5 sequence of durations across the range, or only powers of ten when

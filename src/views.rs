@@ -388,7 +388,6 @@ pub(crate) mod tests {
             lineage: lineage.into(),
             version: version.into(),
             slope,
-            runs: 1,
             first_seen: OffsetDateTime::UNIX_EPOCH,
         }
     }

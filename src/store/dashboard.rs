@@ -16,7 +16,6 @@ pub struct SlopeRow {
     pub lineage: String,
     pub version: String,
     pub slope: f64,
-    pub runs: i32,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
 }
@@ -46,7 +45,7 @@ impl Store {
     pub async fn slope_history(&self) -> Result<Vec<SlopeRow>, sqlx::Error> {
         let mut rows: Vec<SlopeRow> = with_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT w.name AS workload, w.size_unit, s.lineage, s.version, s.slope, s.runs, s.first_seen
+                "SELECT w.name AS workload, w.size_unit, s.lineage, s.version, s.slope, s.first_seen
                  FROM version_summaries s JOIN workloads w ON w.id = s.workload_id",
             )
             .fetch_all(pool)

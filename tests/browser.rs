@@ -167,6 +167,10 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
         let mut run = run_json(lineage, version, &format!("build-0{}", i % 2 + 1), slope, 2, 6, 3);
         run["workloads"][0]["name"] = "strchr".into();
         run["workloads"][1]["name"] = "memchr".into();
+        let (libc, compiler) = if lineage == "musl-gcc" { ("musl 1.2.3", "musl-gcc") } else { ("glibc 2.36", "clang") };
+        run["toolchain"]["libc"] = libc.into();
+        run["toolchain"]["compiler"] = compiler.into();
+        run["toolchain"]["target"] = "x86_64-linux-gnu".into();
         let file = scratch.path().join(format!("history-{i}.json"));
         std::fs::write(&file, serde_json::to_vec(&run).unwrap()).unwrap();
         files.push(file);
@@ -177,7 +181,9 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
     let out = tokio::task::spawn_blocking(move || submit.output().unwrap()).await.unwrap();
     assert!(out.status.success(), "agent submit: {}", String::from_utf8_lossy(&out.stderr));
 
-    let runs = db.store.recent_runs(1).await.unwrap();
+    // The run page shows a run the agent measured, not a made-up one.
+    let runs = db.store.recent_runs(50).await.unwrap();
+    let measured = runs.iter().find(|r| r.lineage == "zig-cc-musl").unwrap_or(&runs[runs.len() - 1]);
     let zig = db.store.series("strchr", "zig-cc-musl").await.unwrap();
     let (a, b) = match zig.as_slice() {
         [.., last] => (("musl-gcc", "1.2.5"), ("zig-cc-musl", last.version.clone())),
@@ -203,7 +209,7 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
         ("series-clang-strchr", "/series/strchr/clang-glibc".into(), 2, &["18.1.8", "watch"]),
         ("series-gcc-memchr", "/series/memchr/gcc-glibc".into(), 2, &["gcc-glibc", "Export"]),
         ("compare", compare, 1, &["Time at each size", "than musl-gcc 1.2.5"]),
-        ("run", format!("/runs/{}", runs[0].id), 0, &["Workloads", "Local slope to next", "Compiler"]),
+        ("run", format!("/runs/{}", measured.id), 0, &["Workloads", "Local slope to next", "Compiler"]),
         ("toolchains", "/toolchains".into(), 0, &["gcc-glibc", "musl-gcc", "clang-glibc"]),
         ("hosts", "/hosts".into(), 0, &["build-01", "Toolchain versions"]),
     ];

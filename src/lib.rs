@@ -4,11 +4,14 @@
 pub mod alerts;
 pub mod analysis;
 pub mod auth;
+pub mod charts;
 pub mod cli;
 pub mod config;
+pub mod format;
 pub mod http;
 pub mod metrics;
 pub mod store;
+pub mod views;
 
 pub use http::{app, AppState};
 

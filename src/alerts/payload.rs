@@ -59,11 +59,7 @@ pub fn link(public_url: Option<&str>, path_and_query: &str) -> String {
 
 /// The series page of a workload in a lineage.
 pub fn series_path(workload: &str, lineage: &str) -> String {
-    let query: String = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("workload", workload)
-        .append_pair("toolchain", lineage)
-        .finish();
-    format!("/series?{query}")
+    crate::http::links::series(workload, lineage)
 }
 
 impl Event {
@@ -166,7 +162,7 @@ mod tests {
 
     #[test]
     fn series_links_encode_their_query() {
-        assert_eq!(series_path("a b&c", "gcc"), "/series?workload=a+b%26c&toolchain=gcc");
+        assert_eq!(series_path("a b&c", "gcc"), "/series/a%20b%26c/gcc");
         assert_eq!(link(Some("https://sw.example/"), "/regressions/1"), "https://sw.example/regressions/1");
     }
 }

@@ -1,7 +1,9 @@
-//! The HTTP surface: the JSON API, health checks, and (later) pages.
+//! The HTTP surface: the JSON API, health checks, and the dashboard's pages and charts.
 
 mod api;
 mod auth;
+mod dashboard;
+pub(crate) use dashboard::links;
 pub mod error;
 mod health;
 pub mod pages;
@@ -24,6 +26,7 @@ use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
+use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
@@ -69,8 +72,10 @@ pub fn app(state: AppState) -> Router {
         .merge(api::router())
         .merge(health::router())
         .merge(regressions::router())
+        .merge(dashboard::router())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(CompressionLayer::new())
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(
             TraceLayer::new_for_http()

@@ -5,6 +5,7 @@
 //! `sqlite.rs` hold the backend's version under the same name.
 
 pub(crate) mod alerts;
+mod dashboard;
 mod ingest;
 mod postgres;
 mod reads;
@@ -15,6 +16,7 @@ pub use alerts::{
     AttemptOutcome, ClaimedDelivery, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent,
     RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
 };
+pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
 pub use ingest::{FitReceipt, InsertOutcome, RunReceipt};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,

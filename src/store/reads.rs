@@ -39,7 +39,7 @@ pub struct VersionSummary {
 }
 
 #[derive(sqlx::FromRow)]
-struct SummaryRecord {
+pub(super) struct SummaryRecord {
     workload: String,
     lineage: String,
     version: String,
@@ -57,7 +57,7 @@ struct SummaryRecord {
 }
 
 impl SummaryRecord {
-    fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
+    pub(super) fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
         let sizes = serde_json::from_str(&self.sizes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
         Ok(VersionSummary {
             workload: self.workload,
@@ -78,7 +78,8 @@ impl SummaryRecord {
     }
 }
 
-const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
+pub(super) const SUMMARY_COLUMNS: &str =
+    "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
      s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 

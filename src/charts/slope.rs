@@ -1,0 +1,222 @@
+//! Slope across versions: one point per version with its 95% interval, the alert threshold,
+//! the linear and quadratic reference levels, and the version that went over the threshold marked.
+
+use super::*;
+use crate::format;
+use crate::views::{Band, SeriesView, ALERT_THRESHOLD};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+const SIZE: (u32, u32) = (960, 420);
+/// Version labels that fit side by side on the x axis.
+const MAX_X_LABELS: usize = 12;
+
+/// Draws the series' slope across versions.
+pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
+    let versions = &series.versions;
+    if versions.is_empty() {
+        return Err(ChartError::Empty("the series has no versions"));
+    }
+    let n = versions.len();
+    let marked = series.first_over_threshold();
+    let low = versions.iter().map(|v| v.ci_low.min(v.slope)).fold(f64::INFINITY, f64::min);
+    let high = versions.iter().map(|v| v.ci_high.max(v.slope)).fold(f64::NEG_INFINITY, f64::max);
+    let (y_lo, y_hi) = ((low - 0.15).min(0.6), (high + 0.15).max(2.4));
+    let x_range = -0.6..(n as f64 - 0.4);
+
+    let title = format!("Slope across versions: {} · {}", series.workload, series.lineage);
+    let mut hits = Vec::with_capacity(n);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&title, (FONT, 20).into_font().color(&INK))
+            .margin(14)
+            .margin_right(24)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x_range.clone(), y_lo..y_hi)?;
+        chart
+            .plotting_area()
+            .draw(&Rectangle::new([(x_range.start, ALERT_THRESHOLD), (x_range.end, y_hi)], ALERT_ZONE.filled()))?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID.stroke_width(1))
+            .axis_style(MUTED.stroke_width(1))
+            .label_style((FONT, 15).into_font().color(&MUTED))
+            .axis_desc_style((FONT, 15).into_font().color(&INK))
+            .x_desc(format!("{} version", series.lineage))
+            .y_desc("slope k  (time ∝ size^k)")
+            // Ticks fall on whole numbers (versions) as long as there are no more than versions.
+            .x_labels(n.min(MAX_X_LABELS))
+            .y_labels(8)
+            .x_label_formatter(&|x| {
+                let i = x.round();
+                if (x - i).abs() > 1e-6 || i < 0.0 {
+                    return String::new();
+                }
+                versions.get(i as usize).map(|v| shorten(&v.version, 11)).unwrap_or_default()
+            })
+            .y_label_formatter(&|y| format!("{y:.1}"))
+            .draw()?;
+
+        let label_style = (FONT, 14).into_font();
+        for (level, text, color, dashed) in [
+            (1.0, "k = 1 linear", REFERENCE, true),
+            (2.0, "k = 2 quadratic", REFERENCE, true),
+            (ALERT_THRESHOLD, "alert k > 1.5", ALERT, false),
+        ] {
+            let ends = [(x_range.start, level), (x_range.end, level)];
+            if dashed {
+                chart.draw_series(DashedLineSeries::new(ends, 6, 5, color.stroke_width(1)))?;
+            } else {
+                chart.draw_series(LineSeries::new(ends, color.stroke_width(2)))?;
+            }
+            let at = chart.backend_coord(&(x_range.end, level));
+            root.draw(&Text::new(
+                text,
+                (at.0 - 4, at.1 - 4),
+                label_style.clone().color(&color).pos(Pos::new(HPos::Right, VPos::Bottom)),
+            ))?;
+        }
+
+        if let Some(m) = marked {
+            let x = m as f64;
+            chart.draw_series(DashedLineSeries::new([(x, y_lo), (x, y_hi)], 4, 4, ALERT.stroke_width(1)))?;
+            let top = chart.backend_coord(&(x, y_hi));
+            // The label reads away from the nearer edge.
+            let (anchor, dx) = if m * 2 < n { (HPos::Left, 6) } else { (HPos::Right, -6) };
+            root.draw(&Text::new(
+                format!("first over {ALERT_THRESHOLD}: {}", shorten(&versions[m].version, 24)),
+                (top.0 + dx, top.1 + 4),
+                (FONT, 15).into_font().style(FontStyle::Bold).color(&ALERT).pos(Pos::new(anchor, VPos::Top)),
+            ))?;
+        }
+
+        for (i, v) in versions.iter().enumerate() {
+            let x = i as f64;
+            let style = MUTED.stroke_width(1);
+            chart.draw_series([
+                PathElement::new([(x, v.ci_low), (x, v.ci_high)], style),
+                PathElement::new([(x - 0.15, v.ci_low), (x + 0.15, v.ci_low)], style),
+                PathElement::new([(x - 0.15, v.ci_high), (x + 0.15, v.ci_high)], style),
+            ])?;
+        }
+        chart.draw_series(LineSeries::new(
+            versions.iter().enumerate().map(|(i, v)| (i as f64, v.slope)),
+            PALETTE[0].stroke_width(2),
+        ))?;
+        for (i, v) in versions.iter().enumerate() {
+            let at = (i as f64, v.slope);
+            match Band::of(v.slope) {
+                Band::Linear => chart.draw_series([Circle::new(at, 5, LINEAR.filled())])?,
+                Band::Watch => {
+                    chart.draw_series([EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], WATCH.filled())])?
+                }
+                Band::Regression => chart.draw_series([TriangleMarker::new(at, 7, ALERT.filled())])?,
+            };
+            let c = chart.backend_coord(&at);
+            hits.push(Hit {
+                x: c.0,
+                y: c.1,
+                text: format!(
+                    "{} {}: slope {} (95% CI {}–{}), R² {:.3}, {} runs, {}",
+                    series.lineage,
+                    v.version,
+                    format::slope(v.slope),
+                    format::slope(v.ci_low),
+                    format::slope(v.ci_high),
+                    v.r2,
+                    v.runs,
+                    Band::of(v.slope).name()
+                ),
+            });
+        }
+        root.present()?;
+    }
+    Ok(finish(svg, &title, &slope_description(series), &hits))
+}
+
+/// The chart in words, its text alternative: the versions, the latest slope, where it crossed.
+pub fn slope_description(series: &SeriesView) -> String {
+    let Some(first) = series.versions.first() else { return "No versions measured.".into() };
+    let last = &series.versions[series.versions.len() - 1];
+    let mut text = format!(
+        "Log-log slope of {} built with {} across {} versions, from {} (k = {}) to {} (k = {}).",
+        series.workload,
+        series.lineage,
+        series.versions.len(),
+        first.version,
+        format::slope(first.slope),
+        last.version,
+        format::slope(last.slope),
+    );
+    match series.first_over_threshold() {
+        Some(m) => text.push_str(&format!(
+            " First over the alert threshold of {ALERT_THRESHOLD}: {} (k = {}).",
+            series.versions[m].version,
+            format::slope(series.versions[m].slope)
+        )),
+        None => text.push_str(&format!(" No version is over the alert threshold of {ALERT_THRESHOLD}.")),
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{assert_well_formed, elements, texts};
+    use super::*;
+    use crate::views::tests::series;
+
+    #[test]
+    fn a_series_is_drawn_with_its_line_intervals_threshold_and_marked_version() {
+        let s = series(&[("0.14.1", 1.01), ("0.15.2", 1.02), ("0.16.0", 2.0)]);
+        let svg = slope_chart(&s).unwrap();
+        assert_well_formed(&svg);
+        assert!(svg.starts_with("<svg"));
+        assert!(!elements(&svg, "polyline").is_empty(), "the slope line is drawn");
+        // Two linear points as circles, the regression as a triangle (a filled polygon).
+        assert_eq!(elements(&svg, "circle").iter().filter(|c| !c.contains("class=\"hit\"")).count(), 2);
+        assert!(!elements(&svg, "polygon").is_empty());
+        assert!(svg.contains("alert k &gt; 1.5"), "the threshold is labelled");
+        assert!(svg.contains("k = 1 linear") && svg.contains("k = 2 quadratic"));
+        assert!(svg.contains("first over 1.5: 0.16.0"));
+        assert!(texts(&svg).contains(&"0.14.1"), "versions label the x axis");
+        assert!(svg.contains("<title>Slope across versions: strchr · zig-cc-musl</title>"));
+        assert!(svg.contains("First over the alert threshold of 1.5: 0.16.0"));
+        assert_eq!(elements(&svg, "circle").iter().filter(|c| c.contains("class=\"hit\"")).count(), 3);
+    }
+
+    #[test]
+    fn the_threshold_line_sits_at_one_and_a_half() {
+        let s = series(&[("1", 1.0), ("2", 1.0)]);
+        let svg = slope_chart(&s).unwrap();
+        // The alert line is the only red two-pixel polyline; it is horizontal.
+        let alert = elements(&svg, "polyline")
+            .into_iter()
+            .find(|p| p.contains("#C0262D") && p.contains("stroke-width=\"2\""))
+            .expect("alert line");
+        let points = alert.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        let ys: Vec<&str> = points.split_whitespace().map(|p| p.split(',').nth(1).unwrap()).collect();
+        assert_eq!(ys.len(), 2);
+        assert_eq!(ys[0], ys[1]);
+        assert!(!svg.contains("first over"), "nothing to mark");
+    }
+
+    #[test]
+    fn names_from_users_are_escaped_and_many_versions_keep_labels_apart() {
+        let mut s =
+            series(&(0..30).map(|i| (Box::leak(format!("1.{i}.0").into_boxed_str()) as &str, 1.0)).collect::<Vec<_>>());
+        s.workload = "<script>alert(1)</script>".into();
+        s.lineage = "a&b \"q\"".into();
+        let svg = slope_chart(&s).unwrap();
+        assert_well_formed(&svg);
+        assert!(svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(svg.contains("a&amp;b &quot;q&quot;"));
+        let labels = (0..30).filter(|i| texts(&svg).contains(&format!("1.{i}.0").as_str())).count();
+        assert!((2..=13).contains(&labels), "{labels} version labels");
+        assert!(slope_chart(&series(&[])).is_err());
+    }
+}

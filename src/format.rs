@@ -1,0 +1,164 @@
+//! Numbers as people read them: durations in ns/µs/ms/s, sizes in KiB/MiB or counts, slopes,
+//! and time ratios ("31,000× slower"). Pages, charts and exports share these.
+
+/// A duration given in nanoseconds, to three significant digits: `850 ns`, `12.3 µs`, `2.80 s`.
+pub fn duration(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "—".into();
+    }
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{} {unit}", significant(value))
+}
+
+/// A size in the workload's unit: binary prefixes for bytes (`64 KiB`, `1.5 MiB`), grouped
+/// digits and the unit's name otherwise (`10,000 records`).
+pub fn size(size: u64, unit: &str) -> String {
+    if unit == "bytes" {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut value = size as f64;
+        let mut i = 0;
+        while value >= 1024.0 && i + 1 < UNITS.len() {
+            value /= 1024.0;
+            i += 1;
+        }
+        format!("{} {}", significant(value), UNITS[i])
+    } else {
+        format!("{} {unit}", grouped(size))
+    }
+}
+
+/// A size without its unit word where the axis title names it: `64 KiB`, `10k`.
+pub fn size_short(size: u64, unit: &str) -> String {
+    if unit == "bytes" {
+        return self::size(size, unit);
+    }
+    let value = size as f64;
+    if value >= 1e6 {
+        format!("{}M", significant(value / 1e6))
+    } else if value >= 1e4 {
+        format!("{}k", significant(value / 1e3))
+    } else {
+        grouped(size)
+    }
+}
+
+/// A moment in UTC to the minute: `2026-11-29 21:00 UTC`.
+pub fn timestamp(t: time::OffsetDateTime) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
+    t.to_offset(time::UtcOffset::UTC).format(&format).unwrap_or_default()
+}
+
+/// A slope to two decimals, the precision the fits carry meaningfully.
+pub fn slope(k: f64) -> String {
+    format!("{k:.2}")
+}
+
+/// How much slower (ratio > 1) or faster `b` is than `a`: `31,000× slower`, `1.9× faster`, `same`.
+pub fn ratio(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return "—".into();
+    }
+    if (ratio - 1.0).abs() < 0.005 {
+        return "same".into();
+    }
+    let (factor, word) = if ratio > 1.0 { (ratio, "slower") } else { (1.0 / ratio, "faster") };
+    format!("{}× {word}", factor_text(factor))
+}
+
+/// A multiplier alone: `1.04`, `3.2`, `31,000`.
+pub fn factor_text(factor: f64) -> String {
+    if factor >= 1000.0 {
+        // Two significant digits are all a ratio of thousands can claim from timing noise.
+        let magnitude = 10f64.powi(factor.log10().floor() as i32 - 1);
+        grouped(((factor / magnitude).round() * magnitude) as u64)
+    } else if factor >= 100.0 {
+        grouped(factor.round() as u64)
+    } else {
+        significant(factor)
+    }
+}
+
+/// A signed slope difference: `+0.98`, `−0.02`.
+pub fn delta(d: f64) -> String {
+    if d < 0.0 {
+        format!("−{:.2}", -d)
+    } else {
+        format!("+{d:.2}")
+    }
+}
+
+/// Three significant digits without trailing zeros beyond them: `1`, `12.3`, `850`, `2.8`.
+fn significant(value: f64) -> String {
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Digits grouped by thousands: `31,000`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(duration(850.0), "850 ns");
+        assert_eq!(duration(12_345.0), "12.3 µs");
+        assert_eq!(duration(4_560_000.0), "4.56 ms");
+        assert_eq!(duration(2.8e9), "2.8 s");
+        assert_eq!(duration(46e9), "46 s");
+        assert_eq!(duration(f64::NAN), "—");
+    }
+
+    #[test]
+    fn sizes_use_binary_prefixes_for_bytes_and_grouped_counts_otherwise() {
+        assert_eq!(size(65536, "bytes"), "64 KiB");
+        assert_eq!(size(1 << 20, "bytes"), "1 MiB");
+        assert_eq!(size(3 << 19, "bytes"), "1.5 MiB");
+        assert_eq!(size(100, "bytes"), "100 B");
+        assert_eq!(size(10_000, "records"), "10,000 records");
+        assert_eq!(size_short(16_000, "records"), "16k");
+        assert_eq!(size_short(2_000_000, "records"), "2M");
+        assert_eq!(size_short(500, "items"), "500");
+    }
+
+    #[test]
+    fn ratios_say_slower_or_faster() {
+        assert_eq!(ratio(31_234.0), "31,000× slower");
+        assert_eq!(ratio(2.0), "2× slower");
+        assert_eq!(ratio(0.5), "2× faster");
+        assert_eq!(ratio(1.001), "same");
+        assert_eq!(ratio(123.4), "123× slower");
+        assert_eq!(delta(0.98), "+0.98");
+        assert_eq!(delta(-0.02), "−0.02");
+    }
+}

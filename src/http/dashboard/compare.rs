@@ -1,0 +1,147 @@
+//! `/compare?workload=W&a=LINEAGE@VERSION&b=LINEAGE@VERSION`: two toolchain versions of one
+//! workload, of one lineage or of two, on one log-log chart with the time ratio at each size.
+
+use super::{chart, csv_line, csv_response, links, PageResult};
+use crate::charts;
+use crate::format;
+use crate::http::pages::render;
+use crate::http::{AppState, Error};
+use crate::store::{VersionChoice, WorkloadRow};
+use crate::views::{CompareRow, CompareView};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Deserialize, Default)]
+pub(super) struct CompareQuery {
+    #[serde(default)]
+    workload: String,
+    #[serde(default)]
+    a: String,
+    #[serde(default)]
+    b: String,
+}
+
+fn parse(query: Result<Query<CompareQuery>, QueryRejection>) -> Result<CompareQuery, Error> {
+    query.map(|Query(q)| q).map_err(|e| Error::BadRequest(e.body_text()))
+}
+
+/// Reads both versions, or says which is missing.
+async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
+    let side = |name: &'static str, value: &str| -> Result<(String, String), Error> {
+        links::parse_toolchain_version(value).map(|(l, v)| (l.to_string(), v.to_string())).ok_or_else(|| {
+            Error::BadRequest(format!("{name} must be a toolchain version as LINEAGE@VERSION, e.g. musl-gcc@1.2.5"))
+        })
+    };
+    let (a, b) = (side("a", &q.a)?, side("b", &q.b)?);
+    let store = &state.store;
+    let (workload, found_a, found_b) = tokio::try_join!(
+        store.workload(&q.workload),
+        store.version_summary(&q.workload, &a.0, &a.1),
+        store.version_summary(&q.workload, &b.0, &b.1),
+    )?;
+    let workload =
+        workload.ok_or_else(|| Error::NotFound(format!("no workload named {:?} has reported", q.workload)))?;
+    let missing =
+        |(l, v): &(String, String)| Error::NotFound(format!("workload {:?} has no runs with {l} {v}", q.workload));
+    Ok(CompareView {
+        workload: workload.name,
+        size_unit: workload.size_unit,
+        a: found_a.ok_or_else(|| missing(&a))?,
+        b: found_b.ok_or_else(|| missing(&b))?,
+    })
+}
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/compare.html")]
+struct ComparePage {
+    workloads: Vec<WorkloadRow>,
+    choices: Vec<VersionChoice>,
+    query: CompareQuery,
+    view: Option<CompareView>,
+    rows: Vec<CompareRow>,
+    chart_alt: String,
+}
+
+impl ComparePage {
+    fn choice_value(&self, c: &VersionChoice) -> String {
+        links::toolchain_version(&c.lineage, &c.version)
+    }
+
+    /// The comparison at the largest size both measured, in one line.
+    fn headline(&self) -> Option<String> {
+        let (view, row) = (self.view.as_ref()?, self.rows.last()?);
+        Some(format!(
+            "At {}, {} is {} than {}",
+            format::size(row.size, &view.size_unit),
+            view.label_b(),
+            format::ratio(row.ratio),
+            view.label_a()
+        ))
+    }
+}
+
+pub(super) async fn page(
+    State(state): State<AppState>,
+    query: Result<Query<CompareQuery>, QueryRejection>,
+) -> PageResult {
+    let q = parse(query)?;
+    let (workloads, choices) = tokio::try_join!(state.store.workloads(), state.store.workload_versions(&q.workload))?;
+    // With only a workload chosen, the form offers its versions; with both sides, the comparison.
+    let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(load(&state, &q).await?) };
+    let rows = view.as_ref().map(CompareView::rows).unwrap_or_default();
+    let chart_alt = view.as_ref().map(|v| charts::loglog_description(&v.loglog())).unwrap_or_default();
+    Ok(render(StatusCode::OK, &ComparePage { workloads, choices, query: q, view, rows, chart_alt }))
+}
+
+pub(super) async fn svg(
+    State(state): State<AppState>,
+    query: Result<Query<CompareQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Error> {
+    let view = load(&state, &parse(query)?).await?;
+    chart(&headers, "compare", view.loglog(), charts::loglog_chart).await
+}
+
+pub(super) async fn csv(
+    State(state): State<AppState>,
+    query: Result<Query<CompareQuery>, QueryRejection>,
+) -> Result<Response, Error> {
+    let view = load(&state, &parse(query)?).await?;
+    let mut body = csv_line(&["workload", "a", "b", "size", "a_median_ns", "b_median_ns", "ratio"].map(String::from));
+    for row in view.rows() {
+        body.push_str(&csv_line(&[
+            view.workload.clone(),
+            view.label_a(),
+            view.label_b(),
+            row.size.to_string(),
+            row.a_median_ns.to_string(),
+            row.b_median_ns.to_string(),
+            row.ratio.to_string(),
+        ]));
+    }
+    Ok(csv_response(body))
+}
+
+pub(super) async fn json(
+    State(state): State<AppState>,
+    query: Result<Query<CompareQuery>, QueryRejection>,
+) -> Result<Json<Value>, Error> {
+    let view = load(&state, &parse(query)?).await?;
+    let side = |v: &crate::store::VersionSummary| {
+        json!({"lineage": v.lineage, "version": v.version, "slope": v.slope, "ci_low": v.ci_low, "ci_high": v.ci_high,
+               "r2": v.r2, "runs": v.runs})
+    };
+    Ok(Json(json!({
+        "workload": view.workload,
+        "size_unit": view.size_unit,
+        "a": side(&view.a),
+        "b": side(&view.b),
+        "slope_delta": view.slope_delta(),
+        "sizes": view.rows(),
+    })))
+}

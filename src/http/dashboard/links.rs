@@ -1,0 +1,92 @@
+//! The dashboard's URLs, built in one place: names from users are percent-encoded, so a
+//! workload called `a/b?c` still has its own page.
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use url::form_urlencoded::Serializer;
+
+/// Everything but unreserved characters is encoded in a path segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+fn segment(s: &str) -> String {
+    // `.` and `..` alone would be read as relative path steps.
+    match s {
+        "." => "%2E".into(),
+        ".." => "%2E%2E".into(),
+        s => utf8_percent_encode(s, SEGMENT).to_string(),
+    }
+}
+
+pub fn series(workload: &str, lineage: &str) -> String {
+    format!("/series/{}/{}", segment(workload), segment(lineage))
+}
+
+pub fn series_file(workload: &str, lineage: &str, file: &str) -> String {
+    format!("{}/{file}", series(workload, lineage))
+}
+
+pub fn loglog_svg(workload: &str, lineage: &str, versions: &[String]) -> String {
+    with_versions(series_file(workload, lineage, "loglog.svg"), versions)
+}
+
+fn with_versions(path: String, versions: &[String]) -> String {
+    if versions.is_empty() {
+        return path;
+    }
+    let mut query = Serializer::new(String::new());
+    for v in versions {
+        query.append_pair("v", v);
+    }
+    format!("{path}?{}", query.finish())
+}
+
+/// A toolchain version as the compare page names it: `lineage@version`.
+pub fn toolchain_version(lineage: &str, version: &str) -> String {
+    format!("{lineage}@{version}")
+}
+
+/// `lineage@version` back into its parts; the version follows the last `@`.
+pub fn parse_toolchain_version(s: &str) -> Option<(&str, &str)> {
+    s.rsplit_once('@').filter(|(l, v)| !l.is_empty() && !v.is_empty())
+}
+
+/// The compare page, chart or export (`path`) for two toolchain versions of a workload, each
+/// given as lineage and version.
+pub fn compare_at(
+    path: &str,
+    workload: &str,
+    a_lineage: &str,
+    a_version: &str,
+    b_lineage: &str,
+    b_version: &str,
+) -> String {
+    let query = Serializer::new(String::new())
+        .append_pair("workload", workload)
+        .append_pair("a", &toolchain_version(a_lineage, a_version))
+        .append_pair("b", &toolchain_version(b_lineage, b_version))
+        .finish();
+    format!("{path}?{query}")
+}
+
+pub fn compare(workload: &str, a_lineage: &str, a_version: &str, b_lineage: &str, b_version: &str) -> String {
+    compare_at("/compare", workload, a_lineage, a_version, b_lineage, b_version)
+}
+
+pub fn run(id: &uuid::Uuid) -> String {
+    format!("/runs/{id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_encoded_into_single_path_segments() {
+        assert_eq!(series("a/b?c", "zig cc"), "/series/a%2Fb%3Fc/zig%20cc");
+        assert_eq!(series("..", "x<y>"), "/series/%2E%2E/x%3Cy%3E");
+        assert_eq!(loglog_svg("w", "l", &["0.16.0+x".into(), "1".into()]), "/series/w/l/loglog.svg?v=0.16.0%2Bx&v=1");
+        assert_eq!(compare("w&x", "a", "1", "b@c", "2"), "/compare?workload=w%26x&a=a%401&b=b%40c%402");
+        assert_eq!(parse_toolchain_version("b@c@2"), Some(("b@c", "2")));
+        assert_eq!(parse_toolchain_version("nope"), None);
+        assert_eq!(parse_toolchain_version("x@"), None);
+    }
+}

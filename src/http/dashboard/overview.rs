@@ -1,0 +1,37 @@
+//! `/`: the slope of every workload at each lineage's latest version, open regressions, and the
+//! latest runs.
+
+use super::{links, PageResult};
+use crate::format;
+use crate::http::pages::render;
+use crate::http::AppState;
+use crate::store::{RegressionStatus, RunListRow};
+use crate::views::{open_regressions, Band, OpenRegression, Overview, ALERT_THRESHOLD, WATCH_FROM};
+use axum::extract::State;
+use axum::http::StatusCode;
+
+const LATEST_RUNS: i64 = 12;
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/overview.html")]
+struct OverviewPage {
+    overview: Overview,
+    regressions: Vec<OpenRegression>,
+    runs: Vec<RunListRow>,
+}
+
+pub(super) async fn page(State(state): State<AppState>) -> PageResult {
+    let (history, runs, open, acknowledged) = tokio::try_join!(
+        state.store.slope_history(),
+        state.store.recent_runs(LATEST_RUNS),
+        state.store.regressions(Some(RegressionStatus::Open)),
+        state.store.regressions(Some(RegressionStatus::Acknowledged)),
+    )?;
+    let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();
+    let page = OverviewPage {
+        overview: Overview::from_history(&history),
+        regressions: open_regressions(&stored, &history),
+        runs,
+    };
+    Ok(render(StatusCode::OK, &page))
+}

@@ -1,0 +1,48 @@
+//! `/runs/{id}`: one run whole: host, toolchain, agent, and per workload its fit, local slopes,
+//! medians and raw samples.
+
+use super::{links, PageResult};
+use crate::format;
+use crate::http::pages::render;
+use crate::http::{AppState, Error};
+use crate::store::{RunDetail, WorkloadDetail};
+use crate::views::Band;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use uuid::Uuid;
+
+#[derive(askama::Template)]
+#[template(path = "dashboard/run.html")]
+struct RunPage {
+    run: RunDetail,
+}
+
+/// One measured size of a workload, as the table shows it.
+struct SizeRow {
+    size: String,
+    median: String,
+    /// The local slope from this size to the next.
+    local_slope: String,
+    samples: String,
+}
+
+impl RunPage {
+    fn size_rows(&self, w: &WorkloadDetail) -> Vec<SizeRow> {
+        w.measurements
+            .iter()
+            .enumerate()
+            .map(|(i, m)| SizeRow {
+                size: format::size(m.size.max(0) as u64, &w.size_unit),
+                median: format::duration(m.median_ns),
+                local_slope: w.local_slopes.get(i).map_or_else(|| "—".into(), |l| format::slope(l.slope)),
+                samples: m.samples_ns.iter().map(|&ns| format::duration(ns)).collect::<Vec<_>>().join(", "),
+            })
+            .collect()
+    }
+}
+
+pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>) -> PageResult {
+    let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
+    let run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
+    Ok(render(StatusCode::OK, &RunPage { run }))
+}

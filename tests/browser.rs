@@ -1,0 +1,232 @@
+//! The dashboard in a real browser: the server on a socket with real agent runs in it, every page
+//! opened in headless Chromium, its content and charts checked in the rendered DOM, and a
+//! screenshot of each saved under `target/test-output/screenshots` (or `$SLOPEWATCH_TEST_OUTPUT`).
+//!
+//! Chromium is required: the test fails without it unless `SLOPEWATCH_SKIP_BROWSER=1`.
+
+mod common;
+
+use common::{create_token, run_json, Backend, TestDb};
+use slopewatch::config::Config;
+use slopewatch::store::Scope;
+use slopewatch::{app, AppState};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BROWSERS: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
+
+fn browser() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SLOPEWATCH_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    BROWSERS.iter().flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name))).find(|p| p.is_file())
+}
+
+fn output_dir() -> PathBuf {
+    let dir = std::env::var_os("SLOPEWATCH_TEST_OUTPUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output"))
+        .join("screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The agent binary of this workspace, built if it is not there yet.
+fn agent_binary() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let bin = target.join("debug/slopewatch-agent");
+    if !bin.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "slopewatch-agent", "--bin", "slopewatch-agent"])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the agent failed");
+    }
+    bin
+}
+
+struct Chromium {
+    binary: PathBuf,
+    profile: tempfile::TempDir,
+}
+
+impl Chromium {
+    fn command(&self, width: u32, height: u32) -> Command {
+        let mut cmd = Command::new(&self.binary);
+        cmd.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", self.profile.path().display()))
+        .arg(format!("--window-size={width},{height}"));
+        cmd
+    }
+
+    /// The DOM after scripts ran.
+    fn dom(&self, url: &str) -> String {
+        let out = self.command(1280, 1600).arg("--dump-dom").arg(url).output().unwrap();
+        assert!(out.status.success(), "chromium --dump-dom {url}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screenshot(&self, url: &str, file: &Path, (width, height): (u32, u32)) {
+        let out =
+            self.command(width, height).arg(format!("--screenshot={}", file.display())).arg(url).output().unwrap();
+        assert!(out.status.success(), "chromium --screenshot {url}: {}", String::from_utf8_lossy(&out.stderr));
+        let png = std::fs::read(file).unwrap();
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{} is a real screenshot", file.display());
+    }
+}
+
+/// Checks every chart became an inline SVG with drawn lines and no image stayed broken.
+fn assert_charts_rendered(page: &str, dom: &str, expected: usize) {
+    let svgs: Vec<&str> = dom.split("<svg").skip(1).map(|s| &s[..s.find("</svg>").unwrap_or(s.len())]).collect();
+    let drawn = svgs.iter().filter(|s| s.contains("<polyline") && s.contains("role=\"img\"")).count();
+    assert_eq!(drawn, expected, "{page}: {drawn} of {expected} charts drawn");
+    assert!(!dom.contains("<img"), "{page}: an image was left unrendered");
+    for svg in svgs {
+        assert!(
+            svg.contains("<title>") && svg.contains("<desc>"),
+            "{page}: charts carry a title and a text alternative"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_renders_in_chromium_with_real_agent_data() {
+    let Some(chromium) = browser() else {
+        if std::env::var("SLOPEWATCH_SKIP_BROWSER").as_deref() == Ok("1") {
+            eprintln!("note: SLOPEWATCH_SKIP_BROWSER=1 and no Chromium; skipped");
+            return;
+        }
+        panic!("Chromium is needed for this test: `apt-get install chromium` (or set SLOPEWATCH_CHROMIUM), or set SLOPEWATCH_SKIP_BROWSER=1 to skip it");
+    };
+    let chromium = Chromium { binary: chromium, profile: tempfile::tempdir().unwrap() };
+    let shots = output_dir();
+
+    let db = TestDb::new(Backend::Sqlite).await;
+    let token = create_token(&db.store, "browser-test", Scope::Ingest).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let router = app(AppState::new(db.store.clone(), Config::default()));
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+    // Real measurements: the agent builds and times the workloads with gcc and, where the Zig
+    // releases are installed, with each of them; then submits over HTTP.
+    let agent = agent_binary();
+    let scratch = tempfile::tempdir().unwrap();
+    let cache = output_dir().parent().unwrap().join("agent-cache");
+    let mut toolchains = vec!["gcc-glibc=gcc".to_string()];
+    for version in ["0.14.1", "0.15.2", "0.16.0"] {
+        let zig = PathBuf::from(format!("/opt/slopewatch-zig/{version}/ziglang/zig"));
+        if zig.is_file() {
+            toolchains.push(format!("zig-cc-musl={} cc -target x86_64-linux-musl", zig.display()));
+        }
+    }
+    // One lineage per agent run: the Zig releases are versions of one lineage.
+    for toolchain in toolchains {
+        let mut measure = Command::new(&agent);
+        measure
+            .args(["run", "--server", &base, "--token", &token, "--toolchain", &toolchain])
+            .args(["--workloads", "strchr,strspn,memchr", "--max-size", "2M", "--size-budget", "60ms", "--reps", "3"])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--spool-dir")
+            .arg(scratch.path().join("spool"));
+        let out = tokio::task::spawn_blocking(move || measure.output().unwrap()).await.unwrap();
+        let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "agent run with {toolchain}: {text}");
+    }
+
+    // History for the trend: earlier versions of two lineages, submitted by the agent too.
+    let mut files = Vec::new();
+    for (i, (lineage, version, slope)) in [
+        ("musl-gcc", "1.2.3", 1.0),
+        ("musl-gcc", "1.2.4", 1.01),
+        ("musl-gcc", "1.2.5", 1.0),
+        ("clang-glibc", "15.0.7", 1.0),
+        ("clang-glibc", "16.0.6", 1.22),
+        ("clang-glibc", "17.0.6", 1.31),
+        ("clang-glibc", "18.1.8", 1.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut run = run_json(lineage, version, &format!("build-0{}", i % 2 + 1), slope, 2, 6, 3);
+        run["workloads"][0]["name"] = "strchr".into();
+        run["workloads"][1]["name"] = "memchr".into();
+        let (libc, compiler) = if lineage == "musl-gcc" { ("musl 1.2.3", "musl-gcc") } else { ("glibc 2.36", "clang") };
+        run["toolchain"]["libc"] = libc.into();
+        run["toolchain"]["compiler"] = compiler.into();
+        run["toolchain"]["target"] = "x86_64-linux-gnu".into();
+        let file = scratch.path().join(format!("history-{i}.json"));
+        std::fs::write(&file, serde_json::to_vec(&run).unwrap()).unwrap();
+        files.push(file);
+    }
+    let mut submit = Command::new(&agent);
+    submit.arg("submit").args(&files).args(["--server", &base, "--token", &token]);
+    submit.arg("--spool-dir").arg(scratch.path().join("spool"));
+    let out = tokio::task::spawn_blocking(move || submit.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "agent submit: {}", String::from_utf8_lossy(&out.stderr));
+
+    // The run page shows a run the agent measured, not a made-up one.
+    let runs = db.store.recent_runs(50).await.unwrap();
+    let measured = runs.iter().find(|r| r.lineage == "zig-cc-musl").unwrap_or(&runs[runs.len() - 1]);
+    let zig = db.store.series("strchr", "zig-cc-musl").await.unwrap();
+    let (a, b) = match zig.as_slice() {
+        [.., last] => (("musl-gcc", "1.2.5"), ("zig-cc-musl", last.version.clone())),
+        [] => (
+            ("musl-gcc", "1.2.5"),
+            ("gcc-glibc", db.store.series("strchr", "gcc-glibc").await.unwrap()[0].version.clone()),
+        ),
+    };
+    let compare = format!("/compare?workload=strchr&a={}%40{}&b={}%40{}", a.0, a.1, b.0, b.1);
+    let pages: Vec<(&str, String, usize, &[&str])> = vec![
+        (
+            "overview",
+            "/".into(),
+            0,
+            &["Growth of cost by toolchain", "Open regressions", "Latest runs", "gcc-glibc", "strchr"],
+        ),
+        (
+            "series-zig-strchr",
+            if zig.is_empty() { "/series/strchr/musl-gcc".into() } else { "/series/strchr/zig-cc-musl".into() },
+            2,
+            &["Slope across versions", "95% CI", "Median at"],
+        ),
+        ("series-clang-strchr", "/series/strchr/clang-glibc".into(), 2, &["18.1.8", "watch"]),
+        ("series-gcc-memchr", "/series/memchr/gcc-glibc".into(), 2, &["gcc-glibc", "Export"]),
+        ("compare", compare, 1, &["Time at each size", "than musl-gcc 1.2.5"]),
+        ("run", format!("/runs/{}", measured.id), 0, &["Workloads", "Local slope to next", "Compiler"]),
+        ("toolchains", "/toolchains".into(), 0, &["gcc-glibc", "musl-gcc", "clang-glibc"]),
+        ("hosts", "/hosts".into(), 0, &["build-01", "Toolchain versions"]),
+    ];
+    for (name, path, charts, texts) in &pages {
+        let url = format!("{base}{path}");
+        let dom = chromium.dom(&url);
+        for text in *texts {
+            assert!(dom.contains(text), "{name} ({url}) shows {text:?}");
+        }
+        assert_charts_rendered(name, &dom, *charts);
+        chromium.screenshot(&url, &shots.join(format!("{name}.png")), (1280, 1700));
+    }
+    // Readable on a phone too.
+    chromium.screenshot(&format!("{base}/"), &shots.join("overview-phone.png"), (390, 1200));
+    chromium.screenshot(&format!("{base}{}", pages[1].1), &shots.join("series-phone.png"), (390, 1600));
+    if !zig.is_empty() {
+        let latest = zig.last().unwrap();
+        eprintln!("zig-cc-musl {} strchr slope {:.2} across {} versions", latest.version, latest.slope, zig.len());
+    }
+    eprintln!("screenshots in {}", shots.display());
+}

@@ -242,7 +242,7 @@ async fn a_quadratic_version_alerts_once_signed_and_its_fix_resolves_once() {
             assert!(w["ci_low"].as_f64().unwrap() < w["slope"].as_f64().unwrap());
             assert_eq!(w["ratio_size"], 65536u64 << 7);
             assert!(w["time_ratio"].as_f64().unwrap() > 1000.0, "{w}");
-            assert!(w["series_url"].as_str().unwrap().starts_with("https://slopewatch.example/series?workload="));
+            assert!(w["series_url"].as_str().unwrap().starts_with("https://slopewatch.example/series/"));
         }
         let id = body["regression_id"].as_i64().unwrap();
         assert_eq!(body["links"]["regression"], format!("https://slopewatch.example/regressions/{id}"));

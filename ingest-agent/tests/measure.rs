@@ -35,7 +35,7 @@ fn check_fails_only_when_a_slope_is_over_the_limit() {
     let cache = dir.path().join("cache");
     let check = |toolchain: String| {
         run(agent()
-            .args(["check", "--max-slope", "1.5", "--workloads", "strchr,memchr", "--max-size", "512K"])
+            .args(["check", "--max-slope", "1.5", "--workloads", "strchr,memchr", "--max-size", "4M"])
             .args(["--size-budget", "100ms", "--reps", "3", "--toolchain", &toolchain])
             .arg("--cache-dir")
             .arg(&cache))

@@ -144,7 +144,7 @@ mod tests {
                 previous_slope: Some(1.0),
                 time_ratio: Some(9.5),
                 ratio_size: Some(1 << 20),
-                series_url: "https://sw.example/series?workload=strchr".into(),
+                series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
             }],
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },
         }
@@ -161,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn series_links_encode_their_query() {
+    fn series_links_encode_names_in_the_path() {
         assert_eq!(series_path("a b&c", "gcc"), "/series/a%20b%26c/gcc");
         assert_eq!(link(Some("https://sw.example/"), "/regressions/1"), "https://sw.example/regressions/1");
     }

@@ -14,9 +14,15 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
 }
 
+/// Names people and agents sent, made inert: a Markdown renderer that passes HTML through
+/// shows them as text (it decodes the entities) instead of running them.
+fn text(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
 /// Table cells cannot hold `|` or line breaks.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    text(s).replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// One line of a regression's timeline.
@@ -47,18 +53,18 @@ pub fn export(d: &RegressionDetail) -> String {
     let r = &d.regression;
     let status = RegressionStatus::label_of(&r.status);
     let mut md = String::new();
-    let _ = writeln!(md, "# Regression #{}: {} {}\n", r.id, r.lineage, r.version);
+    let _ = writeln!(md, "# Regression #{}: {} {}\n", r.id, text(&r.lineage), text(&r.version));
     let _ = writeln!(md, "- Status: {status}");
-    let _ = writeln!(md, "- Toolchain lineage: {}", r.lineage);
-    let _ = writeln!(md, "- Last good version: {}", r.previous_version.as_deref().unwrap_or("none measured"));
-    let _ = writeln!(md, "- First bad version: {}", r.version);
-    let _ = writeln!(md, "- Fixed in: {}", r.fixed_version.as_deref().unwrap_or("not yet"));
+    let _ = writeln!(md, "- Toolchain lineage: {}", text(&r.lineage));
+    let _ = writeln!(md, "- Last good version: {}", text(r.previous_version.as_deref().unwrap_or("none measured")));
+    let _ = writeln!(md, "- First bad version: {}", text(&r.version));
+    let _ = writeln!(md, "- Fixed in: {}", text(r.fixed_version.as_deref().unwrap_or("not yet")));
     let _ = writeln!(md, "- Magnitude: {}× the time at the largest common size\n", num(r.magnitude, 1));
 
     md.push_str("## Timeline\n\n");
     for m in timeline(d) {
         let by = m.actor.map(|a| format!(" ({a})")).unwrap_or_default();
-        let _ = writeln!(md, "- {}: {}{by}", when(m.at), m.what);
+        let _ = writeln!(md, "- {}: {}{by}", when(m.at), text(&m.what));
     }
 
     md.push_str("\n## Numbers\n\n");

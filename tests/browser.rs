@@ -6,31 +6,13 @@
 
 mod common;
 
+use common::chromium::{browser, output_dir, Chromium};
 use common::{create_token, run_json, Backend, TestDb};
 use slopewatch::config::Config;
 use slopewatch::store::Scope;
 use slopewatch::{app, AppState};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-const BROWSERS: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
-
-fn browser() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SLOPEWATCH_CHROMIUM") {
-        return Some(p.into());
-    }
-    let path = std::env::var_os("PATH")?;
-    BROWSERS.iter().flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name))).find(|p| p.is_file())
-}
-
-fn output_dir() -> PathBuf {
-    let dir = std::env::var_os("SLOPEWATCH_TEST_OUTPUT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output"))
-        .join("screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The agent binary of this workspace, built if it is not there yet.
 fn agent_binary() -> PathBuf {
@@ -47,46 +29,6 @@ fn agent_binary() -> PathBuf {
         assert!(status.success(), "building the agent failed");
     }
     bin
-}
-
-struct Chromium {
-    binary: PathBuf,
-    profile: tempfile::TempDir,
-}
-
-impl Chromium {
-    fn command(&self, width: u32, height: u32) -> Command {
-        let mut cmd = Command::new(&self.binary);
-        cmd.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", self.profile.path().display()))
-        .arg(format!("--window-size={width},{height}"));
-        cmd
-    }
-
-    /// The DOM after scripts ran.
-    fn dom(&self, url: &str) -> String {
-        let out = self.command(1280, 1600).arg("--dump-dom").arg(url).output().unwrap();
-        assert!(out.status.success(), "chromium --dump-dom {url}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn screenshot(&self, url: &str, file: &Path, (width, height): (u32, u32)) {
-        let out =
-            self.command(width, height).arg(format!("--screenshot={}", file.display())).arg(url).output().unwrap();
-        assert!(out.status.success(), "chromium --screenshot {url}: {}", String::from_utf8_lossy(&out.stderr));
-        let png = std::fs::read(file).unwrap();
-        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{} is a real screenshot", file.display());
-    }
 }
 
 /// Checks every chart became an inline SVG with drawn lines and no image stayed broken.
@@ -112,7 +54,7 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
         }
         panic!("Chromium is needed for this test: `apt-get install chromium` (or set SLOPEWATCH_CHROMIUM), or set SLOPEWATCH_SKIP_BROWSER=1 to skip it");
     };
-    let chromium = Chromium { binary: chromium, profile: tempfile::tempdir().unwrap() };
+    let chromium = Chromium::new(chromium);
     let shots = output_dir();
 
     let db = TestDb::new(Backend::Sqlite).await;

@@ -5,6 +5,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
+use common::chromium::{browser, output_dir, Chromium};
 use common::{on_both_backends, TestApp};
 use http_body_util::BodyExt;
 use slopewatch::config::Config;
@@ -235,35 +236,6 @@ async fn a_revoked_token_ends_its_sessions() {
     .await;
 }
 
-/// Runs headless Chromium on a page and answers the DOM after scripts ran, saving a screenshot.
-fn chromium(url: &str, screenshot: &std::path::Path) -> String {
-    let browser = std::env::var("SLOPEWATCH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    let profile = tempfile::tempdir().unwrap();
-    let common = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-    ];
-    let run = |extra: &[String]| {
-        let out = std::process::Command::new(&browser)
-            .args(common)
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(extra)
-            .arg(url)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {browser} (set SLOPEWATCH_CHROMIUM): {e}"));
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    run(&[format!("--screenshot={}", screenshot.display()), "--window-size=1280,1400".into()]);
-    run(&["--dump-dom".into()])
-}
-
 #[tokio::test]
 async fn a_browser_renders_the_regression_pages_and_runs_no_script_from_notes() {
     let db = common::TestDb::new(common::Backend::Sqlite).await;
@@ -278,12 +250,15 @@ async fn a_browser_renders_the_regression_pages_and_runs_no_script_from_notes() 
     let base = format!("http://{}", listener.local_addr().unwrap());
     let router = app.router.clone();
     tokio::spawn(async move { axum::serve(listener, router).await });
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-output/screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
+    let chromium =
+        Chromium::new(browser().expect("Chromium is needed: `apt-get install chromium` or set SLOPEWATCH_CHROMIUM"));
+    let dir = output_dir();
 
     let (list_url, detail_url) = (format!("{base}/regressions"), format!("{base}/regressions/{id}"));
     let (list, detail) = tokio::task::spawn_blocking(move || {
-        (chromium(&list_url, &dir.join("regressions.png")), chromium(&detail_url, &dir.join("regression.png")))
+        chromium.screenshot(&list_url, &dir.join("regressions.png"), (1280, 1400));
+        chromium.screenshot(&detail_url, &dir.join("regression.png"), (1280, 1400));
+        (chromium.dom(&list_url), chromium.dom(&detail_url))
     })
     .await
     .unwrap();

@@ -1,6 +1,8 @@
 //! Test support: a fresh database per test on each backend, the app, and request helpers.
 #![allow(dead_code)]
 
+pub mod chromium;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;

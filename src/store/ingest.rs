@@ -228,14 +228,18 @@ impl Store {
             // Look up first and insert only when missing: an upsert would lock the shared host and
             // toolchain rows and serialize every concurrent ingest from the same machine.
             let select_host = "SELECT id FROM hosts WHERE name = $1 AND cpu = $2 AND kernel = $3 AND arch = $4";
-            let mut host_id: Option<i64> = sqlx::query_scalar(select_host)
-                .bind(&h.name)
-                .bind(&h.cpu)
-                .bind(&h.kernel)
-                .bind(&h.arch)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if host_id.is_none() {
+            // At most two turns: after the insert, the row exists (ours, or a concurrent one's).
+            let host_id: i64 = loop {
+                let found = sqlx::query_scalar(select_host)
+                    .bind(&h.name)
+                    .bind(&h.cpu)
+                    .bind(&h.kernel)
+                    .bind(&h.arch)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if let Some(id) = found {
+                    break id;
+                }
                 sqlx::query(
                     "INSERT INTO hosts (name, cpu, kernel, arch, first_seen) VALUES ($1, $2, $3, $4, $5)
                      ON CONFLICT (name, cpu, kernel, arch) DO NOTHING",
@@ -247,29 +251,23 @@ impl Store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-                host_id = Some(
-                    sqlx::query_scalar(select_host)
-                        .bind(&h.name)
-                        .bind(&h.cpu)
-                        .bind(&h.kernel)
-                        .bind(&h.arch)
-                        .fetch_one(&mut *tx)
-                        .await?,
-                );
-            }
+            };
 
             let select_toolchain = "SELECT id FROM toolchains WHERE name = $1 AND version = $2 AND libc = $3
                  AND target = $4 AND compiler = $5 AND flags = $6";
-            let mut toolchain_id: Option<i64> = sqlx::query_scalar(select_toolchain)
-                .bind(&t.name)
-                .bind(&t.version)
-                .bind(&t.libc)
-                .bind(&t.target)
-                .bind(&t.compiler)
-                .bind(&t.flags)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if toolchain_id.is_none() {
+            let toolchain_id: i64 = loop {
+                let found = sqlx::query_scalar(select_toolchain)
+                    .bind(&t.name)
+                    .bind(&t.version)
+                    .bind(&t.libc)
+                    .bind(&t.target)
+                    .bind(&t.compiler)
+                    .bind(&t.flags)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if let Some(id) = found {
+                    break id;
+                }
                 sqlx::query(
                     "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
                      VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -284,18 +282,7 @@ impl Store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-                toolchain_id = Some(
-                    sqlx::query_scalar(select_toolchain)
-                        .bind(&t.name)
-                        .bind(&t.version)
-                        .bind(&t.libc)
-                        .bind(&t.target)
-                        .bind(&t.compiler)
-                        .bind(&t.flags)
-                        .fetch_one(&mut *tx)
-                        .await?,
-                );
-            }
+            };
 
             let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
             let mut names = q.separated(", ");

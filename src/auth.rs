@@ -65,7 +65,7 @@ pub async fn verify(store: &Store, secret: &str, needs: Scope) -> Result<Result<
     if !row.scope.0.allows(needs) {
         return Ok(Err(Denied::Forbidden { has: row.scope.0, needs }));
     }
-    store.touch_token(row.id).await?;
+    store.touch_token(&row).await?;
     Ok(Ok(row))
 }
 

@@ -128,16 +128,21 @@ impl Store {
         })
     }
 
-    /// Records that a token was just used.
-    pub async fn touch_token(&self, id: i64) -> Result<(), sqlx::Error> {
+    /// Records that a token was just used, at most once a minute: a busy token's requests skip
+    /// the write (on SQLite, even an update that changes nothing waits for the write lock).
+    pub async fn touch_token(&self, token: &TokenRow) -> Result<(), sqlx::Error> {
         let now = OffsetDateTime::now_utc();
+        let stale = now - LAST_USED_RESOLUTION;
+        if token.last_used_at.is_some_and(|at| at >= stale) {
+            return Ok(());
+        }
         with_pool!(self, |pool| {
             sqlx::query(
                 "UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
             )
             .bind(now)
-            .bind(id)
-            .bind(now - LAST_USED_RESOLUTION)
+            .bind(token.id)
+            .bind(stale)
             .execute(pool)
             .await
             .map(drop)

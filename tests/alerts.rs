@@ -341,7 +341,7 @@ async fn start_server(db_url: &str, config: &std::path::Path, port: u16) -> Serv
     let client = reqwest::Client::new();
     let start = Instant::now();
     while client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.is_err() {
-        assert!(start.elapsed() < Duration::from_secs(20), "server did not start");
+        assert!(start.elapsed() < Duration::from_secs(60), "server did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     server

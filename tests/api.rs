@@ -233,6 +233,29 @@ async fn series_lists_versions_in_version_order_with_medians() {
 }
 
 #[tokio::test]
+async fn a_version_counts_every_run_and_takes_medians_over_its_latest_runs() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let window = slopewatch::store::SUMMARY_WINDOW as usize;
+        for i in 0..8 {
+            let run = run_json("gcc-glibc", "12.2.0", &format!("early-{}", i % 2), 2.0, 1, 3, 1);
+            assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
+        }
+        for _ in 0..window {
+            assert_eq!(app.submit(&run_json("gcc-glibc", "12.2.0", "late", 1.0, 1, 3, 1)).await.0, StatusCode::CREATED);
+        }
+        let (status, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+        assert_eq!(status, StatusCode::OK, "{series}");
+        let v = &series["versions"][0];
+        assert_eq!(v["runs"], window + 8, "every run counts: {v}");
+        assert_eq!(v["hosts"], 3, "every host counts: {v}");
+        assert_eq!(v["sizes"][0]["runs"], window, "medians come from the latest runs: {v}");
+        assert!(v["slope_max"].as_f64().unwrap() < 1.5, "the early runs left the window: {v}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn reads_list_what_has_reported() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;

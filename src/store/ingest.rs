@@ -6,7 +6,7 @@ use crate::config::Config;
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use sqlx::QueryBuilder;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -123,10 +123,16 @@ impl RunRows {
     }
 }
 
+/// How many of a version's latest runs its summary's medians are taken over. Counts of runs and
+/// hosts cover every run; the window keeps the cost of storing a run flat as a version collects
+/// runs (a nightly job adds hundreds), and 64 runs give a median no single run can move.
+pub const SUMMARY_WINDOW: i64 = 64;
+
 /// The row of `version_summaries` for one workload, ready to upsert.
 pub(super) struct SummaryRow {
     pub workload_id: i64,
     pub summary: analysis::Summary,
+    pub host_ids: Vec<i64>,
     pub first_seen: OffsetDateTime,
     pub last_run_at: OffsetDateTime,
 }
@@ -141,35 +147,72 @@ impl SummaryRow {
             .collect();
         serde_json::Value::Array(sizes).to_string()
     }
+
+    pub fn host_ids_json(&self) -> String {
+        serde_json::to_string(&self.host_ids).expect("ids serialize")
+    }
 }
 
-const SUMMARY_FITS: &str = "SELECT f.workload_id, f.slope, f.ci_low, f.ci_high, f.r2, r.host_id, r.started_at
-     FROM fits f JOIN runs r ON r.id = f.run_id JOIN toolchains t ON t.id = r.toolchain_id
-     WHERE t.name = $1 AND t.version = $2 AND f.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
+/// The version's latest runs (`SUMMARY_WINDOW`, by arrival, so the run being stored is among them)
+/// for the workloads of run `$3`: one row per size, with the run's fit repeated on each.
+const SUMMARY_INPUTS: &str = "WITH recent AS (
+         SELECT r.id, r.host_id FROM runs r
+         WHERE r.toolchain_id IN (SELECT id FROM toolchains WHERE name = $1 AND version = $2)
+         ORDER BY r.received_at DESC, r.id DESC LIMIT $4)
+     SELECT m.workload_id, m.run_id, m.size, m.median_ns, f.slope, f.ci_low, f.ci_high, f.r2, recent.host_id
+     FROM recent JOIN fits f ON f.run_id = recent.id
+     JOIN measurements m ON m.run_id = f.run_id AND m.workload_id = f.workload_id
+     WHERE f.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
 
-const SUMMARY_MEDIANS: &str = "SELECT m.workload_id, m.size, m.median_ns
-     FROM measurements m JOIN runs r ON r.id = m.run_id JOIN toolchains t ON t.id = r.toolchain_id
-     WHERE t.name = $1 AND t.version = $2 AND m.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
+type SummaryInput = (i64, Uuid, i64, f64, f64, f64, f64, f64, i64);
 
-type SummaryFitRow = (i64, f64, f64, f64, f64, i64, OffsetDateTime);
+/// What the stored summaries keep across runs: every run and host counted, the first and last.
+const SUMMARY_TOTALS: &str = "SELECT workload_id, runs, host_ids, first_seen, last_run_at FROM version_summaries
+     WHERE lineage = $1 AND version = $2 AND workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
 
-fn summary_rows(fit_rows: Vec<SummaryFitRow>, median_rows: Vec<(i64, i64, f64)>) -> Vec<SummaryRow> {
-    let mut fits: HashMap<i64, (Vec<RunFit>, OffsetDateTime, OffsetDateTime)> = HashMap::new();
-    for (workload_id, slope, ci_low, ci_high, r2, host_id, started_at) in fit_rows {
-        let entry = fits.entry(workload_id).or_insert((Vec::new(), started_at, started_at));
-        entry.0.push(RunFit { slope, ci_low, ci_high, r2, host_id });
-        entry.1 = entry.1.min(started_at);
-        entry.2 = entry.2.max(started_at);
+type SummaryTotals = (i64, i32, String, OffsetDateTime, OffsetDateTime);
+
+#[derive(Default)]
+struct WindowInputs {
+    fits: Vec<RunFit>,
+    runs: HashSet<Uuid>,
+    medians: Vec<(u64, f64)>,
+}
+
+/// The new summaries of a run's workloads: medians over the window, totals carried forward.
+fn summary_rows(
+    inputs: Vec<SummaryInput>,
+    totals: Vec<SummaryTotals>,
+    host_id: i64,
+    started_at: OffsetDateTime,
+) -> Vec<SummaryRow> {
+    let mut window: HashMap<i64, WindowInputs> = HashMap::new();
+    for (workload_id, run_id, size, median_ns, slope, ci_low, ci_high, r2, host_id) in inputs {
+        let w = window.entry(workload_id).or_default();
+        w.medians.push((size as u64, median_ns));
+        if w.runs.insert(run_id) {
+            w.fits.push(RunFit { slope, ci_low, ci_high, r2, host_id });
+        }
     }
-    let mut medians: HashMap<i64, Vec<(u64, f64)>> = HashMap::new();
-    for (workload_id, size, ns) in median_rows {
-        medians.entry(workload_id).or_default().push((size as u64, ns));
-    }
-    let mut rows: Vec<SummaryRow> = fits
+    let totals: HashMap<i64, (i32, String, OffsetDateTime, OffsetDateTime)> =
+        totals.into_iter().map(|(id, runs, hosts, first, last)| (id, (runs, hosts, first, last))).collect();
+    let mut rows: Vec<SummaryRow> = window
         .into_iter()
-        .filter_map(|(workload_id, (run_fits, first_seen, last_run_at))| {
-            let summary = analysis::summarize(&run_fits, medians.get(&workload_id).map_or(&[], |m| m))?;
-            Some(SummaryRow { workload_id, summary, first_seen, last_run_at })
+        .filter_map(|(workload_id, w)| {
+            let mut summary = analysis::summarize(&w.fits, &w.medians)?;
+            let (runs, mut host_ids, first_seen, last_run_at) = match totals.get(&workload_id) {
+                Some((runs, hosts, first, last)) => {
+                    let host_ids: Vec<i64> = serde_json::from_str(hosts).unwrap_or_default();
+                    (*runs as usize + 1, host_ids, (*first).min(started_at), (*last).max(started_at))
+                }
+                None => (1, Vec::new(), started_at, started_at),
+            };
+            if let Err(at) = host_ids.binary_search(&host_id) {
+                host_ids.insert(at, host_id);
+            }
+            summary.runs = runs;
+            summary.hosts = host_ids.len();
+            Some(SummaryRow { workload_id, summary, host_ids, first_seen, last_run_at })
         })
         .collect();
     rows.sort_by_key(|r| r.workload_id);
@@ -215,6 +258,7 @@ impl Store {
         let content_hash = run.content_hash();
         let (h, t) = (&run.host, &run.toolchain);
 
+        let turn = self.writer_turn().await;
         let step = with_pool!(self, |pool, dialect| 'tx: {
             let mut tx = dialect::begin(pool).await?;
             let existing: Option<(String,)> = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
@@ -355,22 +399,23 @@ impl Store {
             // Summaries are recomputed from every run of this version; serialize concurrent runs of
             // the same version so none of them misses another's fits.
             dialect::lock_version(&mut tx, &t.name, &t.version).await?;
-            let fit_rows: Vec<SummaryFitRow> = sqlx::query_as(SUMMARY_FITS)
+            let inputs: Vec<SummaryInput> = sqlx::query_as(SUMMARY_INPUTS)
+                .bind(&t.name)
+                .bind(&t.version)
+                .bind(run.run_id)
+                .bind(SUMMARY_WINDOW)
+                .fetch_all(&mut *tx)
+                .await?;
+            let totals: Vec<SummaryTotals> = sqlx::query_as(SUMMARY_TOTALS)
                 .bind(&t.name)
                 .bind(&t.version)
                 .bind(run.run_id)
                 .fetch_all(&mut *tx)
                 .await?;
-            let median_rows: Vec<(i64, i64, f64)> = sqlx::query_as(SUMMARY_MEDIANS)
-                .bind(&t.name)
-                .bind(&t.version)
-                .bind(run.run_id)
-                .fetch_all(&mut *tx)
-                .await?;
-            let summaries = summary_rows(fit_rows, median_rows);
+            let summaries = summary_rows(inputs, totals, host_id, started_at);
             let mut q = QueryBuilder::new(
                 "INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
-                 ci_low, ci_high, r2, runs, hosts, sizes, first_seen, last_run_at) ",
+                 ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at) ",
             );
             q.push_values(&summaries, |mut b, row| {
                 let s = &row.summary;
@@ -385,6 +430,7 @@ impl Store {
                     .push_bind(s.r2)
                     .push_bind(s.runs as i32)
                     .push_bind(s.hosts as i32)
+                    .push_bind(row.host_ids_json())
                     .push_bind(row.sizes_json())
                     .push_bind(row.first_seen)
                     .push_bind(row.last_run_at);
@@ -393,7 +439,7 @@ impl Store {
                 " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
                  slope_min = excluded.slope_min, slope_max = excluded.slope_max, ci_low = excluded.ci_low,
                  ci_high = excluded.ci_high, r2 = excluded.r2, runs = excluded.runs, hosts = excluded.hosts,
-                 sizes = excluded.sizes, first_seen = excluded.first_seen, last_run_at = excluded.last_run_at",
+                 host_ids = excluded.host_ids, sizes = excluded.sizes, first_seen = excluded.first_seen, last_run_at = excluded.last_run_at",
             );
             q.build().execute(&mut *tx).await?;
             let ctx = alerts::EvalContext {
@@ -408,6 +454,7 @@ impl Store {
             tx.commit().await?;
             Step::Stored
         });
+        drop(turn);
 
         Ok(match step {
             Step::Stored => InsertOutcome::Created(RunReceipt::from_fits(run.run_id, fits)),

@@ -17,7 +17,7 @@ pub use alerts::{
     RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
 };
 pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
-pub use ingest::{FitReceipt, InsertOutcome, RunReceipt};
+pub use ingest::{FitReceipt, InsertOutcome, RunReceipt, SUMMARY_WINDOW};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
     WorkloadRow,
@@ -28,6 +28,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a request waits for a database connection before failing with 503.
@@ -37,6 +38,9 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 #[derive(Clone, Debug)]
 pub struct Store {
     backend: Backend,
+    /// Run ingests on SQLite take turns here, first come first served, instead of in SQLite's busy
+    /// handler, whose sleeps let late arrivals overtake early ones and stretch the tail latency.
+    sqlite_writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(Clone, Debug)]
@@ -123,7 +127,7 @@ impl Store {
         } else {
             return Err(OpenError::UnknownScheme(masked));
         };
-        Ok(Store { backend })
+        Ok(Store { backend, sqlite_writer: Arc::default() })
     }
 
     /// Opens the database and brings its schema up to date.
@@ -137,6 +141,15 @@ impl Store {
         match &self.backend {
             Backend::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
             Backend::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
+        }
+    }
+
+    /// On SQLite, waits for this process's turn to write a run; on Postgres, where writers run
+    /// side by side, returns at once.
+    async fn writer_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.backend {
+            Backend::Postgres(_) => None,
+            Backend::Sqlite(_) => Some(self.sqlite_writer.lock().await),
         }
     }
 

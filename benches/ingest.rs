@@ -7,6 +7,7 @@
 use slopewatch::config::Config;
 use slopewatch::store::{OpenOptions, Scope, Store};
 use slopewatch::{app, auth, AppState};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const WORKLOADS: usize = 12;
@@ -18,6 +19,7 @@ struct Args {
     clients: Vec<usize>,
     backends: Vec<String>,
     postgres: String,
+    history: Vec<usize>,
 }
 
 fn parse_args() -> Args {
@@ -25,6 +27,7 @@ fn parse_args() -> Args {
         seconds: 15,
         clients: vec![1, 8, 32],
         backends: vec!["postgres".into(), "sqlite".into()],
+        history: vec![0],
         postgres: std::env::var("SLOPEWATCH_BENCH_POSTGRES")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into()),
     };
@@ -38,6 +41,9 @@ fn parse_args() -> Args {
             }
             "--backends" => args.backends = value().split(',').map(String::from).collect(),
             "--postgres" => args.postgres = value(),
+            "--history" => {
+                args.history = value().split(',').map(|c| c.parse().expect("--history takes numbers")).collect()
+            }
             "--bench" => {}
             other => panic!("unknown flag {other}"),
         }
@@ -45,7 +51,11 @@ fn parse_args() -> Args {
     args
 }
 
-/// A run like the agent sends: a growing version number so summaries are spread over versions.
+/// Distinct run shapes: hosts, lineages and versions cycle with periods 4, 3 and 30.
+const SHAPES: usize = 60;
+
+/// A run like the agent sends, with a placeholder run id that `Bodies::next` replaces; a growing
+/// version number spreads the summaries over versions.
 fn run_body(i: usize) -> Vec<u8> {
     let workloads: Vec<_> = (0..WORKLOADS)
         .map(|w| {
@@ -61,7 +71,7 @@ fn run_body(i: usize) -> Vec<u8> {
         })
         .collect();
     serde_json::to_vec(&serde_json::json!({
-        "run_id": uuid::Uuid::new_v4(),
+        "run_id": uuid::Uuid::nil(),
         "agent_version": "bench",
         "started_at": "2026-11-29T21:00:00Z",
         "host": {"name": format!("bench-host-{}", i % 4), "cpu": "bench", "kernel": "6.1", "arch": "x86_64"},
@@ -72,6 +82,44 @@ fn run_body(i: usize) -> Vec<u8> {
     .unwrap()
 }
 
+/// Stores `runs` runs through the store directly, spread over the same hosts, lineages and
+/// versions as the timed load, so each version already has `runs / 30` runs when the clock starts.
+async fn preload(store: &Store, bodies: &Bodies, runs: usize) {
+    let config = Config::default();
+    for i in 0..runs {
+        let run = slopewatch_core::wire::RunSubmission::from_json(&bodies.next(i)).unwrap();
+        let fits = slopewatch::analysis::fit_run(&run).unwrap();
+        store.insert_run(&run, &fits, &config).await.unwrap();
+    }
+}
+
+/// Request bodies built before the clock starts (agents serialize on their own machines), each
+/// request getting a fresh run id written over the placeholder.
+struct Bodies {
+    shapes: Vec<(Vec<u8>, usize)>,
+}
+
+impl Bodies {
+    fn new() -> Bodies {
+        let placeholder = uuid::Uuid::nil().to_string();
+        let shapes = (0..SHAPES)
+            .map(|i| {
+                let body = run_body(i);
+                let at = body.windows(placeholder.len()).position(|w| w == placeholder.as_bytes()).unwrap();
+                (body, at)
+            })
+            .collect();
+        Bodies { shapes }
+    }
+
+    fn next(&self, i: usize) -> Vec<u8> {
+        let (template, at) = &self.shapes[i % SHAPES];
+        let mut body = template.clone();
+        body[*at..*at + 36].copy_from_slice(uuid::Uuid::new_v4().to_string().as_bytes());
+        body
+    }
+}
+
 struct Outcome {
     runs: usize,
     errors: usize,
@@ -79,17 +127,18 @@ struct Outcome {
     latencies: Vec<Duration>,
 }
 
-async fn load(base: &str, token: &str, clients: usize, seconds: u64) -> Outcome {
+async fn load(base: &str, token: &str, clients: usize, seconds: u64, bodies: Arc<Bodies>) -> Outcome {
     let client = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let start = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|c| {
             let (client, url, token) = (client.clone(), format!("{base}/api/v1/runs"), token.to_string());
+            let bodies = bodies.clone();
             tokio::spawn(async move {
-                let (mut latencies, mut errors, mut i) = (Vec::new(), 0, c * 1_000_000);
+                let (mut latencies, mut errors, mut i) = (Vec::new(), 0, c * 7);
                 while Instant::now() < deadline {
-                    let body = run_body(i);
+                    let body = bodies.next(i);
                     i += 1;
                     let t = Instant::now();
                     let res = client
@@ -210,18 +259,20 @@ async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
 async fn main() {
     let args = parse_args();
     let dir = tempfile::tempdir().unwrap();
+    let bodies = Arc::new(Bodies::new());
     println!(
         "ingest over HTTP on loopback: runs of {WORKLOADS} workloads × {SIZES} sizes × {SAMPLES} samples, {} s per point",
         args.seconds
     );
     println!(
-        "{:<9} {:>7} {:>9} {:>11} {:>8} {:>8} {:>7} {:>12} {:>8}",
-        "backend", "clients", "runs/s", "samples/s", "p50 ms", "p99 ms", "errors", "bulk runs/s", "api/bulk"
+        "{:<9} {:>7} {:>8} {:>9} {:>11} {:>8} {:>8} {:>7} {:>12} {:>8}",
+        "backend", "clients", "history", "runs/s", "samples/s", "p50 ms", "p99 ms", "errors", "bulk runs/s", "api/bulk"
     );
     for backend in &args.backends {
-        for &clients in &args.clients {
+        for (&clients, &history) in args.clients.iter().flat_map(|c| args.history.iter().map(move |h| (c, h))) {
             let (url, pg_name) = fresh_database(backend, &args.postgres, dir.path()).await;
             let store = Store::open_and_migrate(&url, &OpenOptions { max_connections: 16 }).await.unwrap();
+            preload(&store, &bodies, history).await;
             let new = auth::generate();
             store.create_token("bench", Scope::Ingest, &new.lookup, &new.hash).await.unwrap();
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -229,16 +280,17 @@ async fn main() {
             let router = app(AppState::new(store.clone(), Config::default()));
             let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
 
-            let out = load(&base, &new.secret, clients, args.seconds).await;
+            let out = load(&base, &new.secret, clients, args.seconds, bodies.clone()).await;
             server.abort();
             store.close().await;
             let runs_per_s = out.runs as f64 / out.elapsed.as_secs_f64();
             let bulk = raw_bulk_load(&url, out.runs.max(1)).await;
             let bulk_runs_per_s = out.runs.max(1) as f64 / bulk.as_secs_f64();
             println!(
-                "{:<9} {:>7} {:>9.1} {:>11.0} {:>8.1} {:>8.1} {:>7} {:>12.1} {:>8.2}",
+                "{:<9} {:>7} {:>8} {:>9.1} {:>11.0} {:>8.1} {:>8.1} {:>7} {:>12.1} {:>8.2}",
                 backend,
                 clients,
+                history,
                 runs_per_s,
                 runs_per_s * (WORKLOADS * SIZES * SAMPLES) as f64,
                 percentile(&out.latencies, 0.5),

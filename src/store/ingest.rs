@@ -125,8 +125,8 @@ impl RunRows {
 
 /// How many of a version's latest runs its summary's medians are taken over. Counts of runs and
 /// hosts cover every run; the window keeps the cost of storing a run flat as a version collects
-/// runs (a nightly job adds hundreds), and 64 runs give a median no single run can move.
-pub const SUMMARY_WINDOW: i64 = 64;
+/// runs (a nightly job adds hundreds), and it takes eight wild runs of sixteen to move a median.
+pub const SUMMARY_WINDOW: i64 = 16;
 
 /// The row of `version_summaries` for one workload, ready to upsert.
 pub(super) struct SummaryRow {

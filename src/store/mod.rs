@@ -17,7 +17,7 @@ pub use alerts::{
     RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
 };
 pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
-pub use ingest::{FitReceipt, InsertOutcome, RunReceipt};
+pub use ingest::{Arrival, FitReceipt, InsertOutcome, PrunedSamples, RunReceipt};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
     WorkloadRow,

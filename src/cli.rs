@@ -1,9 +1,10 @@
-//! The `slopewatch` command line: serve, migrate, and manage API tokens.
+//! The `slopewatch` command line: serve, migrate, manage API tokens and prune old raw samples.
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::store::{mask_password, OpenOptions, Scope, Store};
-use crate::{alerts, app, auth, AppState};
+use crate::{alerts, app, auth, retention, AppState};
 use anyhow::Context;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Parser, Debug)]
 #[command(
@@ -30,6 +31,18 @@ pub enum Command {
         /// The health endpoint to ask.
         #[arg(long, default_value = "http://127.0.0.1:3000/healthz")]
         url: String,
+    },
+    /// Remove raw samples older than a number of days now; fits, medians and summaries stay.
+    Prune {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Remove the raw samples of runs received more than this many days ago; defaults to
+        /// `[retention] samples_days` of the config file.
+        #[arg(long, env = "SLOPEWATCH_RETAIN_SAMPLES_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+        samples_days: Option<u32>,
+        /// TOML file with a `[retention]` section.
+        #[arg(long, env = "SLOPEWATCH_CONFIG")]
+        config: Option<PathBuf>,
     },
 }
 
@@ -69,7 +82,32 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Token(cmd) => token(cmd).await,
         Command::Health { url } => health(&url).await,
+        Command::Prune { database, samples_days, config } => prune(&database, samples_days, config.as_deref()).await,
     }
+}
+
+async fn prune(db: &DatabaseArgs, days: Option<u32>, config: Option<&Path>) -> anyhow::Result<()> {
+    let days = match days {
+        Some(days) => days,
+        None => Config::from_file(config)?.retain_samples_days.context(
+            "how old must raw samples be? Give --samples-days N or set [retention] samples_days in --config",
+        )?,
+    };
+    let store = open(db).await?;
+    let now = time::OffsetDateTime::now_utc();
+    let cutoff = retention::cutoff(now, days);
+    let report = retention::prune_received_before(&store, cutoff, now).await?;
+    let before = cutoff.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+    if report.runs == 0 {
+        println!("nothing to prune: no run received before {before} still has raw samples");
+    } else {
+        println!(
+            "removed the raw samples of {} runs received before {before} ({} samples); their fits, per-size medians \
+             and version summaries are kept",
+            report.runs, report.samples
+        );
+    }
+    Ok(())
 }
 
 /// A plain HTTP/1.1 GET: enough for a health check, without an HTTP client dependency.
@@ -117,13 +155,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(alerts::worker::run(store.clone(), config.alerts.clone(), worker_stopped));
+    let worker = tokio::spawn(alerts::worker::run(store.clone(), config.alerts.clone(), worker_stopped.clone()));
+    let pruner = config
+        .retain_samples_days
+        .map(|days| tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped)));
     let state = AppState::new(store.clone(), config);
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
     let _ = stop_worker.send(true);
     let _ = worker.await;
+    if let Some(pruner) = pruner {
+        let _ = pruner.await;
+    }
     served?;
     store.close().await;
     tracing::info!("stopped");

@@ -10,6 +10,7 @@ pub mod config;
 pub mod format;
 pub mod http;
 pub mod metrics;
+pub mod retention;
 pub mod store;
 pub mod views;
 

@@ -9,6 +9,7 @@ mod dashboard;
 mod ingest;
 mod postgres;
 mod reads;
+mod retention;
 mod sqlite;
 mod tokens;
 
@@ -22,11 +23,12 @@ pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
     WorkloadRow,
 };
+pub use retention::PruneReport;
 pub use tokens::{Scope, TokenRow};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, SqlitePool};
+use sqlx::{PgPool, QueryBuilder, SqlitePool};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -67,6 +69,22 @@ macro_rules! with_pool {
     };
 }
 pub(crate) use with_pool;
+
+/// Appends `(id, id, …)`, each id bound, for an `IN` list written once for both backends.
+pub(crate) fn push_ids<'q, 'a, DB: sqlx::Database>(
+    q: &'q mut QueryBuilder<'a, DB>,
+    ids: &[uuid::Uuid],
+) -> &'q mut QueryBuilder<'a, DB>
+where
+    uuid::Uuid: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+{
+    q.push("(");
+    let mut list = q.separated(", ");
+    for id in ids {
+        list.push_bind(*id);
+    }
+    q.push(")")
+}
 
 /// Why the store could not be opened.
 #[derive(Debug, thiserror::Error)]

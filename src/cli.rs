@@ -1,8 +1,10 @@
-//! The `slopewatch` command line: serve, migrate, manage API tokens and prune old raw samples.
+//! The `slopewatch` command line: serve, migrate, manage API tokens, move the history between
+//! stores and prune old raw samples.
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::store::{mask_password, OpenOptions, Scope, Store};
-use crate::{alerts, app, auth, retention, AppState};
+use crate::transfer::{ExportSummary, ImportSummary};
+use crate::{alerts, app, auth, retention, transfer, AppState};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,25 @@ pub enum Command {
         /// The health endpoint to ask.
         #[arg(long, default_value = "http://127.0.0.1:3000/healthz")]
         url: String,
+    },
+    /// Write the whole history (runs, editors' changes to regressions, tokens) as JSON lines.
+    Export {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// File to write, or `-` for standard output.
+        #[arg(long, default_value = "-")]
+        output: PathBuf,
+    },
+    /// Read an export into this store: runs are validated and stored as at ingest, once each.
+    Import {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// File to read, or `-` for standard input.
+        #[arg(long, default_value = "-")]
+        input: PathBuf,
+        /// TOML file whose `[alerts]` rules regressions are evaluated by (webhooks are not called).
+        #[arg(long, env = "SLOPEWATCH_CONFIG")]
+        config: Option<PathBuf>,
     },
     /// Remove raw samples older than a number of days now; fits, medians and summaries stay.
     Prune {
@@ -82,8 +103,94 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Token(cmd) => token(cmd).await,
         Command::Health { url } => health(&url).await,
+        Command::Export { database, output } => export(&database, &output).await,
+        Command::Import { database, input, config } => import(&database, &input, config.as_deref()).await,
         Command::Prune { database, samples_days, config } => prune(&database, samples_days, config.as_deref()).await,
     }
+}
+
+/// `-` for standard input or output.
+fn is_stdio(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Calls `report` at most every few seconds, for progress on long exports and imports.
+fn every_few_seconds<T>(mut report: impl FnMut(&T)) -> impl FnMut(&T) {
+    let mut last = std::time::Instant::now();
+    move |t: &T| {
+        if last.elapsed() >= std::time::Duration::from_secs(2) {
+            report(t);
+            last = std::time::Instant::now();
+        }
+    }
+}
+
+async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
+    let store = open(db).await?;
+    let progress = every_few_seconds(|s: &ExportSummary| eprintln!("exported {} runs so far", s.runs));
+    let summary = if is_stdio(output) {
+        transfer::export(&store, &mut tokio::io::stdout(), progress).await?
+    } else {
+        let file =
+            tokio::fs::File::create(output).await.with_context(|| format!("cannot create {}", output.display()))?;
+        transfer::export(&store, &mut tokio::io::BufWriter::new(file), progress).await?
+    };
+    let to = if is_stdio(output) { "standard output".into() } else { output.display().to_string() };
+    eprintln!(
+        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens from {} to {to}",
+        summary.runs,
+        summary.pruned_runs,
+        summary.regression_edits,
+        summary.tokens,
+        mask_password(&db.database_url),
+    );
+    Ok(())
+}
+
+async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>) -> anyhow::Result<()> {
+    let config = Config::from_file(config)?;
+    let store = open(db).await?;
+    let progress = every_few_seconds(|s: &ImportSummary| {
+        eprintln!(
+            "line {}: {} runs imported, {} already there, {} lines rejected so far",
+            s.lines, s.runs_imported, s.runs_skipped, s.rejected
+        )
+    });
+    let summary = if is_stdio(input) {
+        transfer::import(&store, &config, &mut tokio::io::BufReader::new(tokio::io::stdin()), progress).await?
+    } else {
+        let file = tokio::fs::File::open(input).await.with_context(|| format!("cannot open {}", input.display()))?;
+        transfer::import(&store, &config, &mut tokio::io::BufReader::new(file), progress).await?
+    };
+    println!(
+        "imported {} runs ({} with raw samples pruned), {} were already there; applied {} regression edits, {} were \
+         already there; added {} tokens, {} names or hashes were already there",
+        summary.runs_imported,
+        summary.pruned_runs_imported,
+        summary.runs_skipped,
+        summary.edits_applied,
+        summary.edits_skipped,
+        summary.tokens_added,
+        summary.tokens_skipped,
+    );
+    for r in &summary.rejections {
+        println!("rejected {r}");
+    }
+    if summary.rejected > summary.rejections.len() as u64 {
+        println!("… and {} more rejected lines", summary.rejected - summary.rejections.len() as u64);
+    }
+    anyhow::ensure!(
+        summary.rejected == 0,
+        "{} of {} lines were rejected (listed above); fix them and import the file again: what is stored is skipped",
+        summary.rejected,
+        summary.lines
+    );
+    anyhow::ensure!(
+        summary.complete,
+        "the export ends without its closing line: the file is cut short, or the export did not finish; \
+         everything before the cut was imported"
+    );
+    Ok(())
 }
 
 async fn prune(db: &DatabaseArgs, days: Option<u32>, config: Option<&Path>) -> anyhow::Result<()> {

@@ -12,6 +12,7 @@ pub mod http;
 pub mod metrics;
 pub mod retention;
 pub mod store;
+pub mod transfer;
 pub mod views;
 
 pub use http::{app, AppState};

@@ -12,6 +12,7 @@ mod reads;
 mod retention;
 mod sqlite;
 mod tokens;
+mod transfer;
 
 pub use alerts::{
     AttemptOutcome, ClaimedDelivery, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent,
@@ -25,6 +26,9 @@ pub use reads::{
 };
 pub use retention::PruneReport;
 pub use tokens::{Scope, TokenRow};
+pub use transfer::{
+    EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredToken, StoredWorkload,
+};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};

@@ -19,15 +19,24 @@ pub fn fit_run(run: &RunSubmission) -> Result<Vec<WorkloadFit>, FieldError> {
         .iter()
         .enumerate()
         .map(|(i, w)| {
-            let mut medians: Vec<(u64, f64, usize)> =
-                w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect();
-            medians.sort_by_key(|m| m.0);
-            let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t, _)| (s as f64, t)).collect();
-            let fit = fit::fit(&points)
-                .map_err(|e| FieldError { field: format!("workloads[{i}].measurements"), reason: e.to_string() })?;
-            Ok(WorkloadFit { workload: w.name.clone(), fit, medians })
+            let medians = w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect();
+            fit_medians(i, &w.name, medians)
         })
         .collect()
+}
+
+/// Fits the `index`th workload of a run from its (size, median ns, number of samples): all a fit
+/// needs, so a run whose raw samples were pruned fits exactly as it did when they were there.
+pub fn fit_medians(
+    index: usize,
+    workload: &str,
+    mut medians: Vec<(u64, f64, usize)>,
+) -> Result<WorkloadFit, FieldError> {
+    medians.sort_by_key(|m| m.0);
+    let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t, _)| (s as f64, t)).collect();
+    let fit = fit::fit(&points)
+        .map_err(|e| FieldError { field: format!("workloads[{index}].measurements"), reason: e.to_string() })?;
+    Ok(WorkloadFit { workload: workload.to_string(), fit, medians })
 }
 
 /// One run's fit of a workload, as read back to summarise a version.

@@ -1,9 +1,12 @@
-//! The `slopewatch` command line: serve, migrate, and manage API tokens.
+//! The `slopewatch` command line: serve, migrate, manage API tokens, move the history between
+//! stores and prune old raw samples.
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::store::{mask_password, OpenOptions, Scope, Store};
-use crate::{alerts, app, auth, AppState};
+use crate::transfer::{ExportSummary, ImportSummary};
+use crate::{alerts, app, auth, retention, transfer, AppState};
 use anyhow::Context;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Parser, Debug)]
 #[command(
@@ -30,6 +33,37 @@ pub enum Command {
         /// The health endpoint to ask.
         #[arg(long, default_value = "http://127.0.0.1:3000/healthz")]
         url: String,
+    },
+    /// Write the whole history (runs, editors' changes to regressions, tokens) as JSON lines.
+    Export {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// File to write, or `-` for standard output.
+        #[arg(long, default_value = "-")]
+        output: PathBuf,
+    },
+    /// Read an export into this store: runs are validated and stored as at ingest, once each.
+    Import {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// File to read, or `-` for standard input.
+        #[arg(long, default_value = "-")]
+        input: PathBuf,
+        /// TOML file whose `[alerts]` rules regressions are evaluated by (webhooks are not called).
+        #[arg(long, env = "SLOPEWATCH_CONFIG")]
+        config: Option<PathBuf>,
+    },
+    /// Remove raw samples older than a number of days now; fits, medians and summaries stay.
+    Prune {
+        #[command(flatten)]
+        database: DatabaseArgs,
+        /// Remove the raw samples of runs received more than this many days ago; defaults to
+        /// `[retention] samples_days` of the config file.
+        #[arg(long, env = "SLOPEWATCH_RETAIN_SAMPLES_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+        samples_days: Option<u32>,
+        /// TOML file with a `[retention]` section.
+        #[arg(long, env = "SLOPEWATCH_CONFIG")]
+        config: Option<PathBuf>,
     },
 }
 
@@ -69,7 +103,118 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Token(cmd) => token(cmd).await,
         Command::Health { url } => health(&url).await,
+        Command::Export { database, output } => export(&database, &output).await,
+        Command::Import { database, input, config } => import(&database, &input, config.as_deref()).await,
+        Command::Prune { database, samples_days, config } => prune(&database, samples_days, config.as_deref()).await,
     }
+}
+
+/// `-` for standard input or output.
+fn is_stdio(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Calls `report` at most every few seconds, for progress on long exports and imports.
+fn every_few_seconds<T>(mut report: impl FnMut(&T)) -> impl FnMut(&T) {
+    let mut last = std::time::Instant::now();
+    move |t: &T| {
+        if last.elapsed() >= std::time::Duration::from_secs(2) {
+            report(t);
+            last = std::time::Instant::now();
+        }
+    }
+}
+
+async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
+    let store = open(db).await?;
+    let progress = every_few_seconds(|s: &ExportSummary| eprintln!("exported {} runs so far", s.runs));
+    let summary = if is_stdio(output) {
+        transfer::export(&store, &mut tokio::io::stdout(), progress).await?
+    } else {
+        let file =
+            tokio::fs::File::create(output).await.with_context(|| format!("cannot create {}", output.display()))?;
+        transfer::export(&store, &mut tokio::io::BufWriter::new(file), progress).await?
+    };
+    let to = if is_stdio(output) { "standard output".into() } else { output.display().to_string() };
+    eprintln!(
+        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens from {} to {to}",
+        summary.runs,
+        summary.pruned_runs,
+        summary.regression_edits,
+        summary.tokens,
+        mask_password(&db.database_url),
+    );
+    Ok(())
+}
+
+async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>) -> anyhow::Result<()> {
+    let config = Config::from_file(config)?;
+    let store = open(db).await?;
+    let progress = every_few_seconds(|s: &ImportSummary| {
+        eprintln!(
+            "line {}: {} runs imported, {} already there, {} lines rejected so far",
+            s.lines, s.runs_imported, s.runs_skipped, s.rejected
+        )
+    });
+    let summary = if is_stdio(input) {
+        transfer::import(&store, &config, &mut tokio::io::BufReader::new(tokio::io::stdin()), progress).await?
+    } else {
+        let file = tokio::fs::File::open(input).await.with_context(|| format!("cannot open {}", input.display()))?;
+        transfer::import(&store, &config, &mut tokio::io::BufReader::new(file), progress).await?
+    };
+    println!(
+        "imported {} runs ({} with raw samples pruned), {} were already there; applied {} regression edits, {} were \
+         already there; added {} tokens, {} names or hashes were already there",
+        summary.runs_imported,
+        summary.pruned_runs_imported,
+        summary.runs_skipped,
+        summary.edits_applied,
+        summary.edits_skipped,
+        summary.tokens_added,
+        summary.tokens_skipped,
+    );
+    for r in &summary.rejections {
+        println!("rejected {r}");
+    }
+    if summary.rejected > summary.rejections.len() as u64 {
+        println!("… and {} more rejected lines", summary.rejected - summary.rejections.len() as u64);
+    }
+    anyhow::ensure!(
+        summary.rejected == 0,
+        "{} of {} lines were rejected (listed above); fix them and import the file again: what is stored is skipped",
+        summary.rejected,
+        summary.lines
+    );
+    anyhow::ensure!(
+        summary.complete,
+        "the export ends without its closing line: the file is cut short, or the export did not finish; \
+         everything before the cut was imported"
+    );
+    Ok(())
+}
+
+async fn prune(db: &DatabaseArgs, days: Option<u32>, config: Option<&Path>) -> anyhow::Result<()> {
+    let days = match days {
+        Some(days) => days,
+        None => Config::from_file(config)?.retain_samples_days.context(
+            "how old must raw samples be? Give --samples-days N or set [retention] samples_days in --config",
+        )?,
+    };
+    let store = open(db).await?;
+    let now = time::OffsetDateTime::now_utc();
+    let cutoff = retention::cutoff(now, days);
+    let report = retention::prune_received_before(&store, cutoff, now).await?;
+    let before = cutoff.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+    if report.runs == 0 {
+        println!("nothing to prune: no run received before {before} still has raw samples");
+    } else {
+        println!(
+            "removed the raw samples of {} runs received before {before} ({} samples); their fits, per-size medians \
+             and version summaries are kept",
+            report.runs, report.samples
+        );
+    }
+    Ok(())
 }
 
 /// A plain HTTP/1.1 GET: enough for a health check, without an HTTP client dependency.
@@ -117,13 +262,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(alerts::worker::run(store.clone(), config.alerts.clone(), worker_stopped));
+    let worker = tokio::spawn(alerts::worker::run(store.clone(), config.alerts.clone(), worker_stopped.clone()));
+    let pruner = config
+        .retain_samples_days
+        .map(|days| tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped)));
     let state = AppState::new(store.clone(), config);
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
     let _ = stop_worker.send(true);
     let _ = worker.await;
+    if let Some(pruner) = pruner {
+        let _ = pruner.await;
+    }
     served?;
     store.close().await;
     tracing::info!("stopped");

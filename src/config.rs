@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "SLOPEWATCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Remove the raw samples of runs received more than this many days ago, at start-up and
+    /// hourly (fits, per-size medians and summaries stay); overrides `[retention] samples_days`.
+    #[arg(long, env = "SLOPEWATCH_RETAIN_SAMPLES_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub retain_samples_days: Option<u32>,
 }
 
 /// Settings read from the `--config` TOML file.
@@ -61,6 +65,8 @@ pub struct FileConfig {
     pub webhooks: Vec<WebhookSection>,
     #[serde(default)]
     pub auth: AuthSection,
+    #[serde(default)]
+    pub retention: RetentionSection,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -68,6 +74,13 @@ pub struct FileConfig {
 pub struct ServerSection {
     /// The URL people reach the dashboard at, used in links sent out of the server.
     pub public_url: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionSection {
+    /// Raw samples of runs received more than this many days ago are removed; unset keeps them.
+    pub samples_days: Option<u32>,
 }
 
 impl FileConfig {
@@ -89,6 +102,8 @@ pub struct Config {
     pub alerts: AlertSettings,
     /// Who may edit, and whether reading needs a login.
     pub auth: AuthSettings,
+    /// Raw samples are kept this many days after their run is received; `None` keeps them.
+    pub retain_samples_days: Option<u32>,
 }
 
 impl Default for Config {
@@ -98,21 +113,68 @@ impl Default for Config {
             public_url: None,
             alerts: AlertSettings::default(),
             auth: AuthSettings::default(),
+            retain_samples_days: None,
         }
     }
 }
 
 impl Config {
     pub fn from_args(args: &ServeArgs) -> anyhow::Result<Config> {
-        let file = match &args.config {
+        let file = Config::from_file(args.config.as_deref())?;
+        Ok(Config {
+            body_limit: args.body_limit,
+            retain_samples_days: args.retain_samples_days.or(file.retain_samples_days),
+            ..file
+        })
+    }
+
+    /// The settings of a config file alone (none without one), with defaults for the rest.
+    pub fn from_file(path: Option<&Path>) -> anyhow::Result<Config> {
+        let file = match path {
             Some(path) => FileConfig::load(path)?,
             None => FileConfig::default(),
         };
+        if file.retention.samples_days == Some(0) {
+            anyhow::bail!("[retention] samples_days must be at least 1");
+        }
         Ok(Config {
-            body_limit: args.body_limit,
             public_url: file.server.public_url,
             alerts: AlertSettings::from_file(&file.alerts, &file.webhooks)?,
             auth: AuthSettings::from_file(&file.auth)?,
+            retain_samples_days: file.retention.samples_days,
+            ..Config::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn config(args: &[&str], file: &str) -> anyhow::Result<Config> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("slopewatch.toml");
+        std::fs::write(&path, file).unwrap();
+        let mut argv = vec!["serve", "--config", path.to_str().unwrap()];
+        argv.extend(args);
+        Config::from_args(&Serve::try_parse_from(argv)?.args)
+    }
+
+    #[test]
+    fn retention_comes_from_the_file_and_the_flag_overrides_it() {
+        assert_eq!(config(&[], "").unwrap().retain_samples_days, None);
+        assert_eq!(config(&[], "[retention]\nsamples_days = 90\n").unwrap().retain_samples_days, Some(90));
+        let both = config(&["--retain-samples-days", "30"], "[retention]\nsamples_days = 90\n").unwrap();
+        assert_eq!(both.retain_samples_days, Some(30));
+        assert!(config(&[], "[retention]\nsamples_days = 0\n").unwrap_err().to_string().contains("at least 1"));
+        assert!(config(&["--retain-samples-days", "0"], "").is_err());
+        assert!(config(&[], "[retention]\nsample_days = 9\n").is_err(), "a misspelt key is refused");
     }
 }

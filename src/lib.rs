@@ -10,7 +10,9 @@ pub mod config;
 pub mod format;
 pub mod http;
 pub mod metrics;
+pub mod retention;
 pub mod store;
+pub mod transfer;
 pub mod views;
 
 pub use http::{app, AppState};

@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod config;
+pub mod edits;
 pub mod evaluate;
 pub mod markdown;
 pub mod payload;

@@ -4,7 +4,7 @@
 use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::alerts::chart::{self, Line};
-use crate::alerts::{markdown, payload, postmortem};
+use crate::alerts::{edits, markdown, payload, postmortem};
 use crate::auth::Denied;
 use crate::store::{DeliveryDetail, RegressionDetail, RegressionStatus};
 use askama::Template;
@@ -402,7 +402,7 @@ async fn set_status(
     }
     let status = RegressionStatus::parse(&f.status)
         .ok_or_else(|| Error::BadRequest(format!("unknown status {:?}", f.status)))?;
-    if !state.store.set_regression_status(id, status, &session.name).await? {
+    if !state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await? {
         return Err(Error::NotFound(format!("no regression #{id}")).into());
     }
     Ok(back_to(id))
@@ -423,14 +423,12 @@ async fn acknowledge(
     if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
         return Ok(r);
     }
-    if !state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name).await? {
+    let now = OffsetDateTime::now_utc();
+    if !state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await? {
         return Err(Error::NotFound(format!("no regression #{id}")).into());
     }
     Ok(back_to(id))
 }
-
-/// Longest note accepted, in bytes.
-const NOTE_LIMIT: usize = 64 * 1024;
 
 #[derive(Deserialize)]
 struct NoteForm {
@@ -449,11 +447,8 @@ async fn add_note(
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
-    let body = f.body.trim();
-    if body.is_empty() || body.len() > NOTE_LIMIT {
-        return Err(Error::BadRequest(format!("a note must be 1 to {NOTE_LIMIT} bytes")).into());
-    }
-    if !state.store.add_regression_note(id, &session.name, body).await? {
+    let body = edits::note(&f.body).map_err(Error::BadRequest)?;
+    if !state.store.add_regression_note(id, &session.name, body, OffsetDateTime::now_utc()).await? {
         return Err(Error::NotFound(format!("no regression #{id}")).into());
     }
     Ok(back_to(id))
@@ -477,15 +472,8 @@ async fn add_link(
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
-    let (title, url) = (f.title.trim(), f.url.trim());
-    if !markdown::is_web_url(url) || url.len() > 2048 {
-        return Err(Error::BadRequest("a link must be an http or https URL".into()).into());
-    }
-    let title = if title.is_empty() { url } else { title };
-    if title.len() > 200 {
-        return Err(Error::BadRequest("a link title must be at most 200 bytes".into()).into());
-    }
-    if !state.store.add_regression_link(id, &session.name, title, url).await? {
+    let (title, url) = edits::link(&f.title, &f.url).map_err(Error::BadRequest)?;
+    if !state.store.add_regression_link(id, &session.name, title, url, OffsetDateTime::now_utc()).await? {
         return Err(Error::NotFound(format!("no regression #{id}")).into());
     }
     Ok(back_to(id))

@@ -363,7 +363,7 @@ macro_rules! insert_event {
 pub(super) use insert_event;
 
 /// A regression's status, as editors set it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RegressionStatus {
     Open,
@@ -396,6 +396,19 @@ impl RegressionStatus {
 
     pub fn parse(s: &str) -> Option<RegressionStatus> {
         RegressionStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// The timeline entry, kind and detail, that an editor setting this status writes.
+    pub(super) fn event(self) -> (&'static str, String) {
+        match self {
+            RegressionStatus::Acknowledged => ("acknowledged", "Acknowledged".to_string()),
+            other => ("status", format!("Status set to {}", other.label())),
+        }
+    }
+
+    /// The status an editor's timeline entry set, if it is such an entry.
+    pub(super) fn from_event(kind: &str, detail: &str) -> Option<RegressionStatus> {
+        RegressionStatus::ALL.into_iter().find(|s| s.event() == (kind, detail.to_string()))
     }
 
     /// How a stored status reads on a page; an unknown one reads as itself.
@@ -646,7 +659,7 @@ impl Store {
                 "SELECT w.name, s.version, s.sizes FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
                  WHERE s.lineage = $1 AND s.workload_id IN (SELECT workload_id FROM regression_workloads WHERE regression_id = $2)
                    AND (s.version = $3 OR s.version = $4 OR s.version = $5)
-                 ORDER BY w.name",
+                 ORDER BY w.name, s.first_seen, s.version",
             )
             .bind(&regression.lineage)
             .bind(id)
@@ -769,14 +782,14 @@ impl Store {
         })
     }
 
-    /// Sets a regression's status; `Ok(false)` when there is no such regression.
+    /// Sets a regression's status at `now`; `Ok(false)` when there is no such regression.
     pub async fn set_regression_status(
         &self,
         id: i64,
         status: RegressionStatus,
         actor: &str,
+        now: OffsetDateTime,
     ) -> Result<bool, sqlx::Error> {
-        let now = OffsetDateTime::now_utc();
         with_pool!(self, |pool, dialect| {
             let mut tx = dialect::begin(pool).await?;
             let current: Option<String> = sqlx::query_scalar("SELECT status FROM regressions WHERE id = $1")
@@ -805,19 +818,21 @@ impl Store {
                     .execute(&mut *tx)
                     .await?;
             }
-            let (kind, detail) = match status {
-                RegressionStatus::Acknowledged => ("acknowledged", "Acknowledged".to_string()),
-                other => ("status", format!("Status set to {}", other.label())),
-            };
+            let (kind, detail) = status.event();
             insert_event!(&mut *tx, id, now, kind, &detail, Some(actor))?;
             tx.commit().await?;
             Ok(true)
         })
     }
 
-    /// Adds a Markdown note; `Ok(false)` when there is no such regression.
-    pub async fn add_regression_note(&self, id: i64, author: &str, body: &str) -> Result<bool, sqlx::Error> {
-        let now = OffsetDateTime::now_utc();
+    /// Adds a Markdown note written at `now`; `Ok(false)` when there is no such regression.
+    pub async fn add_regression_note(
+        &self,
+        id: i64,
+        author: &str,
+        body: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, sqlx::Error> {
         let inserted = with_pool!(self, |pool| {
             sqlx::query(
                 "INSERT INTO regression_notes (regression_id, at, author, body)
@@ -834,15 +849,16 @@ impl Store {
         Ok(inserted == 1)
     }
 
-    /// Adds a link (an upstream issue, the fixing change); `Ok(false)` when there is no such regression.
+    /// Adds a link (an upstream issue, the fixing change) at `now`; `Ok(false)` when there is no
+    /// such regression.
     pub async fn add_regression_link(
         &self,
         id: i64,
         author: &str,
         title: &str,
         url: &str,
+        now: OffsetDateTime,
     ) -> Result<bool, sqlx::Error> {
-        let now = OffsetDateTime::now_utc();
         with_pool!(self, |pool, dialect| {
             let mut tx = dialect::begin(pool).await?;
             let inserted = sqlx::query(
@@ -915,4 +931,18 @@ pub(super) fn currents(
             Some((current, row.first_seen))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_an_editor_sets_is_read_back_from_its_timeline_entry() {
+        for status in RegressionStatus::ALL {
+            let (kind, detail) = status.event();
+            assert_eq!(RegressionStatus::from_event(kind, &detail), Some(status));
+        }
+        assert_eq!(RegressionStatus::from_event("link", "Linked upstream"), None);
+    }
 }

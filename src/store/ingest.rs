@@ -40,6 +40,35 @@ pub struct FitReceipt {
     pub n_sizes: i32,
 }
 
+/// How a run reaches the store: from an agent just now, or carried over from another store.
+#[derive(Debug, Clone)]
+pub struct Arrival {
+    /// When the run counts as received; also the time of what storing it creates (hosts,
+    /// toolchains, workloads first seen, regressions and their events).
+    pub received_at: OffsetDateTime,
+    /// The digest the run was first submitted with, which resubmissions are compared against;
+    /// `None` takes it from the run.
+    pub content_hash: Option<String>,
+    /// Set for a run whose raw samples were pruned before it was carried over. Such a run comes
+    /// with empty sample lists; its fits' medians are what is stored.
+    pub pruned: Option<PrunedSamples>,
+}
+
+/// What is left to know about raw samples that retention removed.
+#[derive(Debug, Clone, Copy)]
+pub struct PrunedSamples {
+    pub at: OffsetDateTime,
+    /// How many samples the run had.
+    pub count: i32,
+}
+
+impl Arrival {
+    /// A run submitted now.
+    pub fn now() -> Arrival {
+        Arrival { received_at: OffsetDateTime::now_utc(), content_hash: None, pruned: None }
+    }
+}
+
 /// The rows one run adds, flattened column by column for batch inserts.
 #[derive(Default)]
 pub(super) struct RunRows {
@@ -253,9 +282,20 @@ impl Store {
         fits: &[WorkloadFit],
         config: &Config,
     ) -> Result<InsertOutcome, sqlx::Error> {
-        let now = OffsetDateTime::now_utc();
+        self.insert_run_as(run, fits, config, &Arrival::now()).await
+    }
+
+    /// `insert_run` for a run that arrives as `arrival` says, e.g. from another store's export.
+    pub async fn insert_run_as(
+        &self,
+        run: &RunSubmission,
+        fits: &[WorkloadFit],
+        config: &Config,
+        arrival: &Arrival,
+    ) -> Result<InsertOutcome, sqlx::Error> {
+        let now = arrival.received_at;
         let started_at = run.started_at.to_offset(time::UtcOffset::UTC);
-        let content_hash = run.content_hash();
+        let content_hash = arrival.content_hash.clone().unwrap_or_else(|| run.content_hash());
         let (h, t) = (&run.host, &run.toolchain);
 
         let turn = self.writer_turn().await;
@@ -368,8 +408,9 @@ impl Store {
             }
 
             let inserted = sqlx::query(
-                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id, sample_count)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id, sample_count,
+                                   samples_pruned_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING",
             )
             .bind(run.run_id)
             .bind(&content_hash)
@@ -378,7 +419,8 @@ impl Store {
             .bind(now)
             .bind(host_id)
             .bind(toolchain_id)
-            .bind(run.sample_count() as i32)
+            .bind(arrival.pruned.map_or(run.sample_count() as i32, |p| p.count))
+            .bind(arrival.pruned.map(|p| p.at))
             .execute(&mut *tx)
             .await?
             .rows_affected();

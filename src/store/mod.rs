@@ -9,24 +9,30 @@ mod dashboard;
 mod ingest;
 mod postgres;
 mod reads;
+mod retention;
 mod sqlite;
 mod tokens;
+mod transfer;
 
 pub use alerts::{
     AttemptOutcome, ClaimedDelivery, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent,
     RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
 };
 pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
-pub use ingest::{FitReceipt, InsertOutcome, RunReceipt, SUMMARY_WINDOW};
+pub use ingest::{Arrival, FitReceipt, InsertOutcome, PrunedSamples, RunReceipt, SUMMARY_WINDOW};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
     WorkloadRow,
 };
+pub use retention::PruneReport;
 pub use tokens::{Scope, TokenRow};
+pub use transfer::{
+    EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredToken, StoredWorkload,
+};
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, SqlitePool};
+use sqlx::{PgPool, QueryBuilder, SqlitePool};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,6 +77,22 @@ macro_rules! with_pool {
     };
 }
 pub(crate) use with_pool;
+
+/// Appends `(id, id, …)`, each id bound, for an `IN` list written once for both backends.
+pub(crate) fn push_ids<'q, 'a, DB: sqlx::Database>(
+    q: &'q mut QueryBuilder<'a, DB>,
+    ids: &[uuid::Uuid],
+) -> &'q mut QueryBuilder<'a, DB>
+where
+    uuid::Uuid: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+{
+    q.push("(");
+    let mut list = q.separated(", ");
+    for id in ids {
+        list.push_bind(*id);
+    }
+    q.push(")")
+}
 
 /// Why the store could not be opened.
 #[derive(Debug, thiserror::Error)]

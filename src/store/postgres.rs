@@ -102,3 +102,11 @@ pub(super) async fn lock_lineage(tx: &mut Transaction<'_, Postgres>, lineage: &s
 
 /// Lets outbox workers on several replicas claim different rows instead of waiting on each other.
 pub(super) const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
+
+/// Starts a read-only transaction whose reads all see one snapshot, so rows read by several
+/// statements agree with each other.
+pub(super) async fn begin_snapshot(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+    Ok(tx)
+}

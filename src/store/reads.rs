@@ -143,6 +143,10 @@ pub struct RunDetail {
     pub started_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub received_at: OffsetDateTime,
+    /// When retention removed the run's raw samples: its measurements then keep their medians
+    /// and sample counts, with empty `samples_ns`. `None` while the samples are kept.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub samples_pruned_at: Option<OffsetDateTime>,
     pub host: slopewatch_core::wire::Host,
     pub toolchain: slopewatch_core::wire::Toolchain,
     pub workloads: Vec<WorkloadDetail>,
@@ -170,6 +174,8 @@ pub struct WorkloadDetail {
 pub struct MeasurementDetail {
     pub size: i64,
     pub median_ns: f64,
+    /// How many samples the median was taken over, kept when the samples themselves are pruned.
+    pub samples: i32,
     pub samples_ns: Vec<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<Vec<i64>>,
@@ -182,6 +188,7 @@ struct RunHeader {
     agent_version: String,
     started_at: OffsetDateTime,
     received_at: OffsetDateTime,
+    samples_pruned_at: Option<OffsetDateTime>,
     host_name: String,
     cpu: String,
     kernel: String,
@@ -287,7 +294,7 @@ impl Store {
     pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
         let (header, fits, medians, samples) = with_pool!(self, |pool| {
             let header: Option<RunHeader> = sqlx::query_as(
-                "SELECT r.agent_version, r.started_at, r.received_at,
+                "SELECT r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
                         h.name AS host_name, h.cpu, h.kernel, h.arch,
                         t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags
                  FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
@@ -305,8 +312,9 @@ impl Store {
             .bind(run_id)
             .fetch_all(pool)
             .await?;
-            let medians: Vec<(i64, i64, f64)> = sqlx::query_as(
-                "SELECT workload_id, size, median_ns FROM measurements WHERE run_id = $1 ORDER BY workload_id, size",
+            let medians: Vec<(i64, i64, f64, i32)> = sqlx::query_as(
+                "SELECT workload_id, size, median_ns, samples FROM measurements WHERE run_id = $1
+                 ORDER BY workload_id, size",
             )
             .bind(run_id)
             .fetch_all(pool)
@@ -332,10 +340,11 @@ impl Store {
             let measurements = medians
                 .iter()
                 .filter(|m| m.0 == f.workload_id)
-                .map(|&(workload_id, size, median_ns)| {
+                .map(|&(workload_id, size, median_ns, samples)| {
                     let (samples_ns, instructions) = by_size.remove(&(workload_id, size)).unwrap_or_default();
-                    let instructions = instructions.into_iter().collect();
-                    MeasurementDetail { size, median_ns, samples_ns, instructions }
+                    // Counted for every sample or none; a pruned run has neither.
+                    let instructions = instructions.into_iter().collect::<Option<Vec<_>>>().filter(|i| !i.is_empty());
+                    MeasurementDetail { size, median_ns, samples, samples_ns, instructions }
                 })
                 .collect();
             workloads.push(WorkloadDetail {
@@ -359,6 +368,7 @@ impl Store {
             agent_version: header.agent_version,
             started_at: header.started_at,
             received_at: header.received_at,
+            samples_pruned_at: header.samples_pruned_at,
             host: slopewatch_core::wire::Host {
                 name: header.host_name,
                 cpu: header.cpu,

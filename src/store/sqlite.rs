@@ -108,3 +108,9 @@ pub(super) async fn lock_lineage(_tx: &mut Transaction<'_, Sqlite>, _lineage: &s
 
 /// SQLite has one writer, so a claiming `UPDATE` already excludes every other worker.
 pub(super) const SKIP_LOCKED: &str = "";
+
+/// Starts a transaction whose reads all see one snapshot: in WAL mode a read transaction keeps
+/// the snapshot of its first read until it ends.
+pub(super) async fn begin_snapshot(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin().await
+}

@@ -22,11 +22,12 @@ pub fn postgres_admin_url() -> String {
 pub struct TestDb {
     pub url: String,
     pub store: Store,
+    pub backend: Backend,
     pg_name: Option<String>,
     _dir: Option<tempfile::TempDir>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Postgres,
     Sqlite,
@@ -39,7 +40,7 @@ impl TestDb {
                 let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}", dir.path().join("test.db").display());
                 let store = Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap();
-                TestDb { url, store, pg_name: None, _dir: Some(dir) }
+                TestDb { url, store, backend, pg_name: None, _dir: Some(dir) }
             }
             Backend::Postgres => {
                 let name = format!("slopewatch_test_{}", uuid::Uuid::new_v4().simple());
@@ -52,7 +53,7 @@ impl TestDb {
                 url.set_path(&name);
                 let url = url.to_string();
                 let store = Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap();
-                TestDb { url, store, pg_name: Some(name), _dir: None }
+                TestDb { url, store, backend, pg_name: Some(name), _dir: None }
             }
         }
     }

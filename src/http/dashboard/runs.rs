@@ -1,5 +1,5 @@
 //! `/runs/{id}`: one run whole: host, toolchain, agent, and per workload its fit, local slopes,
-//! medians and raw samples.
+//! medians and raw samples, or a note where retention removed them.
 
 use super::{links, PageResult};
 use crate::format;
@@ -27,6 +27,11 @@ struct SizeRow {
 }
 
 impl RunPage {
+    /// When the raw samples were pruned, for the note that says so.
+    fn pruned_on(&self) -> Option<String> {
+        self.run.samples_pruned_at.map(format::timestamp)
+    }
+
     fn size_rows(&self, w: &WorkloadDetail) -> Vec<SizeRow> {
         w.measurements
             .iter()
@@ -35,7 +40,11 @@ impl RunPage {
                 size: format::size(m.size.max(0) as u64, &w.size_unit),
                 median: format::duration(m.median_ns),
                 local_slope: w.local_slopes.get(i).map_or_else(|| "—".into(), |l| format::slope(l.slope)),
-                samples: m.samples_ns.iter().map(|&ns| format::duration(ns)).collect::<Vec<_>>().join(", "),
+                samples: if self.run.samples_pruned_at.is_some() {
+                    format!("pruned ({} samples)", m.samples)
+                } else {
+                    m.samples_ns.iter().map(|&ns| format::duration(ns)).collect::<Vec<_>>().join(", ")
+                },
             })
             .collect()
     }

@@ -1,0 +1,76 @@
+//! Retention: removing old runs' raw samples in short transactions. A pruned run keeps its fits,
+//! per-size medians and sample counts, which are all that charts, series and summaries read.
+
+use super::{push_ids, with_pool, Store};
+use serde::Serialize;
+use sqlx::QueryBuilder;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Runs looked at per transaction.
+const RUNS_PER_BATCH: i64 = 64;
+/// Samples deleted per transaction, roughly: a batch stops taking runs once it has this many
+/// (and always takes one), so no transaction holds the write lock for long.
+const SAMPLES_PER_BATCH: i64 = 20_000;
+
+/// What pruning removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PruneReport {
+    /// Runs whose raw samples were removed.
+    pub runs: u64,
+    /// Sample rows deleted.
+    pub samples: u64,
+}
+
+impl std::ops::AddAssign for PruneReport {
+    fn add_assign(&mut self, other: PruneReport) {
+        self.runs += other.runs;
+        self.samples += other.samples;
+    }
+}
+
+impl Store {
+    /// Removes the raw samples of the oldest runs received before `received_before` that still
+    /// have them, one bounded batch in one transaction, marking them pruned at `at`. A report of
+    /// zero runs means none is left.
+    pub async fn prune_samples_batch(
+        &self,
+        received_before: OffsetDateTime,
+        at: OffsetDateTime,
+    ) -> Result<PruneReport, sqlx::Error> {
+        with_pool!(self, |pool, dialect| {
+            let mut tx = dialect::begin(pool).await?;
+            let candidates: Vec<(Uuid, i32)> = sqlx::query_as(
+                "SELECT id, sample_count FROM runs WHERE samples_pruned_at IS NULL AND received_at < $1
+                 ORDER BY received_at LIMIT $2",
+            )
+            .bind(received_before)
+            .bind(RUNS_PER_BATCH)
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut budget = SAMPLES_PER_BATCH;
+            let ids: Vec<Uuid> = candidates
+                .into_iter()
+                .enumerate()
+                .take_while(|&(i, (_, samples))| {
+                    let room = i == 0 || budget >= i64::from(samples);
+                    budget -= i64::from(samples);
+                    room
+                })
+                .map(|(_, (id, _))| id)
+                .collect();
+            if ids.is_empty() {
+                return Ok(PruneReport::default());
+            }
+            let mut delete = QueryBuilder::new("DELETE FROM samples WHERE run_id IN ");
+            push_ids(&mut delete, &ids);
+            let samples = delete.build().execute(&mut *tx).await?.rows_affected();
+            let mut mark = QueryBuilder::new("UPDATE runs SET samples_pruned_at = ");
+            mark.push_bind(at).push(" WHERE samples_pruned_at IS NULL AND id IN ");
+            push_ids(&mut mark, &ids);
+            let runs = mark.build().execute(&mut *tx).await?.rows_affected();
+            tx.commit().await?;
+            Ok(PruneReport { runs, samples })
+        })
+    }
+}

@@ -1,0 +1,433 @@
+//! `slopewatch import`: reads an export line by line and stores each run through the same
+//! validation and the same `insert_run` as ingest, one transaction per run.
+
+use super::records::{
+    End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord, TokenRecord,
+    FORMAT,
+};
+use crate::alerts::edits;
+use crate::analysis;
+use crate::config::Config;
+use crate::store::{
+    Arrival, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store, StoredToken,
+};
+use anyhow::Context;
+use serde::de::DeserializeOwned;
+use slopewatch_core::wire::{
+    FieldError, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN, MAX_SAMPLES_PER_SIZE,
+};
+use time::{OffsetDateTime, UtcOffset};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+/// Rejections kept with their reasons; past this many, only counted.
+const REJECTIONS_KEPT: usize = 100;
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Lines read.
+    pub lines: u64,
+    /// Runs stored now, pruned ones included.
+    pub runs_imported: u64,
+    /// Of those, runs stored with medians only, their raw samples having been pruned before export.
+    pub pruned_runs_imported: u64,
+    /// Runs already stored with the same content.
+    pub runs_skipped: u64,
+    pub edits_applied: u64,
+    /// Editors' changes already there.
+    pub edits_skipped: u64,
+    pub tokens_added: u64,
+    /// Tokens whose name or hash this store already has; the store's own are kept.
+    pub tokens_skipped: u64,
+    /// Lines not imported, with why: the first `REJECTIONS_KEPT`.
+    pub rejections: Vec<Rejection>,
+    pub rejected: u64,
+    /// Whether the file ended with its closing line, and that line's counts matched.
+    pub complete: bool,
+}
+
+/// A line that was not imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub line: u64,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.reason)
+    }
+}
+
+/// Reads an export from `input` into `store`, alert rules from `config`; `progress` hears after
+/// each line.
+///
+/// Regressions are evaluated as each run is stored, exactly as at ingest, and recorded with
+/// their timelines, but no webhook delivery is written: the store the history comes from has
+/// already announced them (or chose not to), and moving a database should not page anyone
+/// about old news. Editors' changes are replayed at their place in history, as their editors.
+///
+/// A line that cannot be imported is reported and skipped; the rest goes on. Errors end the
+/// import only when the input cannot be read, is not an export, or the database fails; what was
+/// stored by then stays stored, and importing the file again resumes where it stopped.
+pub async fn import<R: AsyncBufRead + Unpin>(
+    store: &Store,
+    config: &Config,
+    input: &mut R,
+    mut progress: impl FnMut(&ImportSummary),
+) -> anyhow::Result<ImportSummary> {
+    let mut config = config.clone();
+    config.alerts.webhooks.clear();
+    let mut summary = ImportSummary::default();
+    let mut seen = Seen::default();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = input.read_until(b'\n', &mut buf).await.context("cannot read the export")?;
+        if read == 0 {
+            break;
+        }
+        summary.lines += 1;
+        let n = summary.lines;
+        let line = buf.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let kind = serde_json::from_slice::<Envelope>(line).map(|e| e.kind);
+        if !seen.header {
+            let header = kind.and_then(|_| serde_json::from_slice::<Header>(line));
+            match header {
+                Ok(h) if h.kind == Kind::SlopewatchExport => {
+                    anyhow::ensure!(
+                        h.format <= FORMAT,
+                        "line {n}: the export is in format {}, newer than this slopewatch reads ({FORMAT}); \
+                         import it with slopewatch {} or later",
+                        h.format,
+                        h.slopewatch
+                    );
+                    seen.header = true;
+                    continue;
+                }
+                other => anyhow::bail!(
+                    "line {n}: not a slopewatch export: the first line must be its header \
+                     ({{\"kind\":\"slopewatch_export\",\"format\":{FORMAT},…}}){}",
+                    other.err().map(|e| format!("; {}", json_error(&e))).unwrap_or_default()
+                ),
+            }
+        }
+        if !seen.end && !matches!(kind, Ok(Kind::End)) {
+            seen.records += 1;
+        }
+        let outcome = match kind {
+            Err(e) => Err(json_error(&e)),
+            Ok(_) if seen.end => Err("comes after the export's closing line".to_string()),
+            Ok(kind) => {
+                apply(store, &config, kind, line, &mut summary, &mut seen).await.with_context(|| format!("line {n}"))?
+            }
+        };
+        if let Err(reason) = outcome {
+            summary.rejected += 1;
+            if summary.rejections.len() < REJECTIONS_KEPT {
+                summary.rejections.push(Rejection { line: n, reason });
+            }
+        }
+        progress(&summary);
+    }
+    anyhow::ensure!(seen.header, "the input is empty: no slopewatch export to import");
+    summary.complete = seen.end && seen.counts_match;
+    Ok(summary)
+}
+
+/// What the lines read so far have shown.
+#[derive(Default)]
+struct Seen {
+    header: bool,
+    /// The closing line was read.
+    end: bool,
+    /// Its counts matched the lines before it.
+    counts_match: bool,
+    /// Lines between the header and the closing line, read or not.
+    records: u64,
+}
+
+/// Imports one record: `Ok(Err(reason))` rejects the line, `Err` ends the import.
+async fn apply(
+    store: &Store,
+    config: &Config,
+    kind: Kind,
+    line: &[u8],
+    summary: &mut ImportSummary,
+    seen: &mut Seen,
+) -> anyhow::Result<Result<(), String>> {
+    match kind {
+        Kind::SlopewatchExport => Ok(Err("a second header: files cannot be concatenated".into())),
+        Kind::Run => {
+            let record: RunRecordIn = match serde_json::from_slice(line) {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(json_error(&e))),
+            };
+            let run = match RunSubmission::from_json(record.run.get().as_bytes()) {
+                Ok(run) => run,
+                Err(e) => return Ok(Err(format!("invalid run: {}", at_field("run", e)))),
+            };
+            let arrival = match arrival(&record.content_hash, record.received_at, None) {
+                Ok(a) => a,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            Ok(store_run(store, config, &run, analysis::fit_run(&run), &arrival, summary).await?.map(drop))
+        }
+        Kind::PrunedRun => {
+            let record: PrunedRunRecord = match parse(line) {
+                Ok(r) => r,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            let (run, fits) = match pruned_run(&record) {
+                Ok(parts) => parts,
+                Err(e) => return Ok(Err(format!("invalid run: {}", at_field("run", e)))),
+            };
+            let pruned = PrunedSamples { at: utc(record.samples_pruned_at), count: record.sample_count as i32 };
+            let arrival = match arrival(&record.content_hash, record.received_at, Some(pruned)) {
+                Ok(a) => a,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            let stored = store_run(store, config, &run, Ok(fits), &arrival, summary).await?;
+            Ok(stored.map(|created| summary.pruned_runs_imported += u64::from(created)))
+        }
+        Kind::RegressionStatus | Kind::RegressionNote | Kind::RegressionLink => {
+            let edit = match edit(kind, line) {
+                Ok(edit) => edit,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            Ok(match store.apply_regression_edit(&edit).await? {
+                EditOutcome::Applied => {
+                    summary.edits_applied += 1;
+                    Ok(())
+                }
+                EditOutcome::AlreadyThere => {
+                    summary.edits_skipped += 1;
+                    Ok(())
+                }
+                EditOutcome::NoRegression => Err(format!(
+                    "no regression of {} {} here to apply this to: its runs were not imported, or this \
+                     store's alert rules did not open it",
+                    edit.lineage, edit.version
+                )),
+            })
+        }
+        Kind::Token => {
+            let token = match token(line) {
+                Ok(t) => t,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            if store.add_stored_token(&token).await? {
+                summary.tokens_added += 1;
+            } else {
+                summary.tokens_skipped += 1;
+            }
+            Ok(Ok(()))
+        }
+        Kind::End => {
+            let end: End = match parse(line) {
+                Ok(e) => e,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            let declared = end.runs + end.regression_edits + end.tokens;
+            seen.end = true;
+            seen.counts_match = declared == seen.records;
+            Ok(if seen.counts_match {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the export says it holds {declared} lines of runs, regression edits and tokens, but {} came \
+                     before this closing line: lines are missing",
+                    seen.records
+                ))
+            })
+        }
+    }
+}
+
+/// Stores a run as ingest does, counting it; `Ok(Ok(true))` when it was not there yet.
+async fn store_run(
+    store: &Store,
+    config: &Config,
+    run: &RunSubmission,
+    fits: Result<Vec<analysis::WorkloadFit>, FieldError>,
+    arrival: &Arrival,
+    summary: &mut ImportSummary,
+) -> anyhow::Result<Result<bool, String>> {
+    let fits = match fits {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(format!("run {}: {}", run.run_id, at_field("run", e)))),
+    };
+    Ok(match store.insert_run_as(run, &fits, config, arrival).await? {
+        InsertOutcome::Created(_) => {
+            summary.runs_imported += 1;
+            Ok(true)
+        }
+        InsertOutcome::Existing(_) => {
+            summary.runs_skipped += 1;
+            Ok(false)
+        }
+        InsertOutcome::Conflict => Err(format!("run {} is already stored here with different content", run.run_id)),
+        InsertOutcome::Invalid(e) => Err(format!("run {}: {}", run.run_id, at_field("run", e))),
+    })
+}
+
+/// How a carried-over run arrives: as of its original receipt, with its original digest.
+fn arrival(content_hash: &str, received_at: OffsetDateTime, pruned: Option<PrunedSamples>) -> Result<Arrival, String> {
+    let digest = content_hash.strip_prefix("sha256:").unwrap_or_default();
+    if digest.len() != 64 || !digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(format!("content_hash {content_hash:?} is not a sha256:<64 hex digits> digest"));
+    }
+    Ok(Arrival { received_at: utc(received_at), content_hash: Some(content_hash.to_string()), pruned })
+}
+
+/// The run a pruned record stands for, with empty sample lists, and its fits from the medians.
+/// It is checked by the rules a submission obeys, each median standing in for its samples.
+fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::WorkloadFit>), FieldError> {
+    let r = &record.run;
+    let mut run = RunSubmission {
+        run_id: r.run_id,
+        agent_version: r.agent_version.clone(),
+        started_at: r.started_at,
+        host: r.host.clone(),
+        toolchain: r.toolchain.clone(),
+        workloads: r
+            .workloads
+            .iter()
+            .map(|w| WorkloadRun {
+                name: w.name.clone(),
+                size_unit: w.size_unit,
+                source_hash: w.source_hash.clone(),
+                metadata: w.metadata.clone(),
+                measurements: w
+                    .measurements
+                    .iter()
+                    .map(|m| Measurement { size: m.size, samples_ns: vec![m.median_ns], instructions: None })
+                    .collect(),
+            })
+            .collect(),
+    };
+    run.validate().map_err(|e| FieldError {
+        field: e.field.replace("samples_ns[0]", "median_ns").replace("samples_ns", "median_ns"),
+        reason: e.reason,
+    })?;
+    let mut total = 0u64;
+    for (i, w) in r.workloads.iter().enumerate() {
+        for (j, m) in w.measurements.iter().enumerate() {
+            if m.samples == 0 || m.samples as usize > MAX_SAMPLES_PER_SIZE {
+                return Err(FieldError {
+                    field: format!("workloads[{i}].measurements[{j}].samples"),
+                    reason: format!("must be between 1 and {MAX_SAMPLES_PER_SIZE}"),
+                });
+            }
+            total += u64::from(m.samples);
+        }
+    }
+    if total != u64::from(record.sample_count) || total > MAX_SAMPLES_PER_RUN as u64 {
+        return Err(FieldError {
+            field: "sample_count".into(),
+            reason: format!(
+                "is {} but the sizes count {total} samples (at most {MAX_SAMPLES_PER_RUN})",
+                record.sample_count
+            ),
+        });
+    }
+    let fits = r
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let medians = w.measurements.iter().map(|m| (m.size, m.median_ns, m.samples as usize)).collect();
+            analysis::fit_medians(i, &w.name, medians)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for w in &mut run.workloads {
+        for m in &mut w.measurements {
+            m.samples_ns.clear();
+        }
+    }
+    Ok((run, fits))
+}
+
+/// An editor's change from its line, checked by the rules its page applies.
+fn edit(kind: Kind, line: &[u8]) -> Result<RegressionEdit, String> {
+    let (lineage, version, at, actor, change) = match kind {
+        Kind::RegressionStatus => {
+            let r: StatusRecord = parse(line)?;
+            (r.lineage, r.version, r.at, r.actor, EditChange::Status(r.status))
+        }
+        Kind::RegressionNote => {
+            let r: NoteRecord = parse(line)?;
+            let body = edits::note(&r.body)?.to_string();
+            (r.lineage, r.version, r.at, r.author, EditChange::Note { body })
+        }
+        _ => {
+            let r: LinkRecord = parse(line)?;
+            let (title, url) = edits::link(&r.title, &r.url)?;
+            let change = EditChange::Link { title: title.to_string(), url: url.to_string() };
+            (r.lineage, r.version, r.at, r.author, change)
+        }
+    };
+    check_token_name(&actor)?;
+    Ok(RegressionEdit { lineage, version, at: utc(at), actor, change })
+}
+
+fn token(line: &[u8]) -> Result<StoredToken, String> {
+    let t: TokenRecord = parse(line)?;
+    check_token_name(&t.name)?;
+    if Scope::parse(&t.scope).is_none() {
+        return Err(format!("unknown token scope {:?}", t.scope));
+    }
+    let hex = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex(&t.hash, 64) || !hex(&t.prefix, 12) {
+        return Err(format!("token {:?} has no valid hash and prefix", t.name));
+    }
+    Ok(StoredToken {
+        name: t.name,
+        scope: t.scope,
+        prefix: t.prefix,
+        hash: t.hash,
+        created_at: utc(t.created_at),
+        last_used_at: t.last_used_at.map(utc),
+    })
+}
+
+/// Token names, which are also editors' names: 1 to 128 printable characters.
+fn check_token_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(format!("{name:?} is not a token name: 1 to {MAX_NAME_CHARS} printable characters"));
+    }
+    Ok(())
+}
+
+fn parse<T: DeserializeOwned>(line: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(line).map_err(|e| json_error(&e))
+}
+
+/// A JSON error without serde's "line 1": the position is a column of the file's line.
+fn json_error(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let message = message.split(" at line ").next().unwrap_or(&message);
+    if e.is_eof() {
+        format!("the line is cut short ({message}, at column {})", e.column())
+    } else if e.is_syntax() {
+        format!("not valid JSON ({message}, at column {})", e.column())
+    } else {
+        format!("{message} (at column {})", e.column())
+    }
+}
+
+/// `field: reason`, with the field path inside the record's `prefix` object.
+fn at_field(prefix: &str, e: FieldError) -> String {
+    if e.field.is_empty() {
+        format!("{prefix}: {}", e.reason)
+    } else {
+        format!("{prefix}.{}: {}", e.field, e.reason)
+    }
+}
+
+fn utc(t: OffsetDateTime) -> OffsetDateTime {
+    t.to_offset(UtcOffset::UTC)
+}

@@ -1,0 +1,9 @@
+//! Moving a store's whole history to another store, e.g. from the embedded SQLite to Postgres:
+//! `slopewatch export` writes it as JSON lines and `slopewatch import` replays it.
+
+pub mod export;
+pub mod import;
+pub mod records;
+
+pub use export::{export, ExportSummary};
+pub use import::{import, ImportSummary, Rejection};

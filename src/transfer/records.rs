@@ -1,0 +1,194 @@
+//! The export format: JSON lines, each an object whose `kind` says what it holds.
+//!
+//! ```text
+//! {"kind":"slopewatch_export","format":1,…}        the header, always first
+//! {"kind":"token",…}                               a token's name, scope and hash
+//! {"kind":"run","received_at":…,"run":{…}}         a run as submitted (`RunSubmission`)
+//! {"kind":"pruned_run",…,"run":{…}}                a run whose raw samples retention removed
+//! {"kind":"regression_status"|"regression_note"|"regression_link",…}   an editor's change
+//! {"kind":"end","runs":…,…}                        what the file holds, always last
+//! ```
+//!
+//! Runs and editors' changes come in the order they happened, so an import replays history.
+
+use crate::store::RegressionStatus;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use slopewatch_core::wire::{Host, RunSubmission, SizeUnit, Toolchain};
+use std::collections::BTreeMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// The version of the format this build writes and the newest it reads.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    SlopewatchExport,
+    Token,
+    Run,
+    PrunedRun,
+    RegressionStatus,
+    RegressionNote,
+    RegressionLink,
+    End,
+}
+
+/// Just the kind of a line, read before the rest.
+#[derive(Deserialize)]
+pub struct Envelope {
+    pub kind: Kind,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    pub kind: Kind,
+    pub format: u32,
+    #[serde(with = "time::serde::rfc3339")]
+    pub exported_at: OffsetDateTime,
+    /// The slopewatch version that wrote the file.
+    pub slopewatch: String,
+    /// The backend it was read from: `postgres` or `sqlite`.
+    pub backend: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRecord {
+    pub kind: Kind,
+    pub name: String,
+    pub scope: String,
+    /// The token's first characters, which find its row.
+    pub prefix: String,
+    /// SHA-256 of the token, hex; the token itself is never stored.
+    pub hash: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_used_at: Option<OffsetDateTime>,
+}
+
+/// A run written out: the submission as the agent sent it.
+#[derive(Debug, Serialize)]
+pub struct RunRecordOut<'a> {
+    pub kind: Kind,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    /// The digest the run was submitted with: workload order and the agent's clock offset are
+    /// not stored, so it cannot be recomputed from the stored run.
+    pub content_hash: &'a str,
+    pub run: &'a RunSubmission,
+}
+
+/// A run read back: the submission is kept as text for `RunSubmission::from_json`, so an import
+/// validates it exactly as ingest does, naming the offending field the same way.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRecordIn<'a> {
+    pub kind: Kind,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub content_hash: String,
+    #[serde(borrow)]
+    pub run: &'a RawValue,
+}
+
+/// A run whose raw samples were pruned: per size, the median and how many samples it was taken
+/// over, which is all its fits and the version summaries were computed from.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrunedRunRecord {
+    pub kind: Kind,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub content_hash: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub samples_pruned_at: OffsetDateTime,
+    /// How many samples the run had.
+    pub sample_count: u32,
+    pub run: PrunedRun,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrunedRun {
+    pub run_id: Uuid,
+    pub agent_version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    pub host: Host,
+    pub toolchain: Toolchain,
+    pub workloads: Vec<PrunedWorkload>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrunedWorkload {
+    pub name: String,
+    pub size_unit: SizeUnit,
+    #[serde(default)]
+    pub source_hash: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
+    pub measurements: Vec<Median>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Median {
+    pub size: u64,
+    pub median_ns: f64,
+    pub samples: u32,
+}
+
+/// Which regression an editor's change was made to: lineage and version identify it in any store.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRecord {
+    pub kind: Kind,
+    pub lineage: String,
+    pub version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    /// The editor's token name.
+    pub actor: String,
+    pub status: RegressionStatus,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoteRecord {
+    pub kind: Kind,
+    pub lineage: String,
+    pub version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    pub author: String,
+    pub body: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRecord {
+    pub kind: Kind,
+    pub lineage: String,
+    pub version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    pub author: String,
+    pub title: String,
+    pub url: String,
+}
+
+/// The last line: what the file holds, so an import can tell a whole file from a cut one.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct End {
+    pub kind: Kind,
+    pub runs: u64,
+    pub pruned_runs: u64,
+    pub regression_edits: u64,
+    pub tokens: u64,
+}

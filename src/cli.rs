@@ -119,7 +119,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
     let alert_settings = config.alerts.clone();
     let state = AppState::new(store.clone(), config);
-    let worker = tokio::spawn(alerts::worker::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
+    let worker =
+        tokio::spawn(alerts::worker::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.

@@ -144,13 +144,24 @@ impl Metrics {
              to be retried; gave_up, failed and not to be retried.\n",
         );
         out.push_str("# TYPE slopewatch_webhook_attempts_total counter\n");
-        for (outcome, counter) in
-            [("delivered", &self.webhook_delivered), ("failed", &self.webhook_failed), ("gave_up", &self.webhook_gave_up)]
-        {
-            let _ = writeln!(out, "slopewatch_webhook_attempts_total{{outcome=\"{outcome}\"}} {}", counter.load(Ordering::Relaxed));
+        for (outcome, counter) in [
+            ("delivered", &self.webhook_delivered),
+            ("failed", &self.webhook_failed),
+            ("gave_up", &self.webhook_gave_up),
+        ] {
+            let _ = writeln!(
+                out,
+                "slopewatch_webhook_attempts_total{{outcome=\"{outcome}\"}} {}",
+                counter.load(Ordering::Relaxed)
+            );
         }
         if let Some(pending) = gauges.outbox_pending {
-            gauge(&mut out, "slopewatch_webhook_outbox_pending", "Webhook deliveries waiting in the outbox.", pending as f64);
+            gauge(
+                &mut out,
+                "slopewatch_webhook_outbox_pending",
+                "Webhook deliveries waiting in the outbox.",
+                pending as f64,
+            );
         }
         gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", gauges.pool.0 as f64);
         gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", gauges.pool.1 as f64);

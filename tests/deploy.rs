@@ -159,7 +159,9 @@ fn environment_keys(value: &Value, out: &mut Vec<String>) {
         Value::Mapping(map) => {
             for (k, v) in map {
                 if matches!(k.as_str(), Some("env" | "variables")) {
-                    out.extend(v.as_mapping().into_iter().flat_map(|m| m.keys()).filter_map(|k| k.as_str().map(String::from)));
+                    out.extend(
+                        v.as_mapping().into_iter().flat_map(|m| m.keys()).filter_map(|k| k.as_str().map(String::from)),
+                    );
                 }
                 environment_keys(v, out);
             }
@@ -196,8 +198,7 @@ fn agent_commands(recipe: &Value) -> Vec<Vec<String>> {
 fn long_flags(help: &str) -> std::collections::BTreeSet<String> {
     help.match_indices("--")
         .map(|(at, _)| {
-            let name: String =
-                help[at + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            let name: String = help[at + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
             format!("--{name}")
         })
         .filter(|f| f.len() > 2)

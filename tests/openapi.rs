@@ -142,7 +142,12 @@ async fn every_documented_operation_is_served_at_its_route() {
     }
     for (path, method) in &operations {
         let uri = path.replace("{id}", &uuid::Uuid::new_v4().to_string());
-        let res = app.router.clone().oneshot(Request::builder().method(method.as_str()).uri(uri).body(Body::empty()).unwrap()).await.unwrap();
+        let res = app
+            .router
+            .clone()
+            .oneshot(Request::builder().method(method.as_str()).uri(uri).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
         assert_ne!(res.status(), StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
     }
     // The request metrics label each request with the route the router matched.
@@ -202,7 +207,11 @@ async fn every_api_route_in_the_server_is_documented() {
         for attribute in source.split("#[utoipa::path(").skip(1) {
             let path = literals_after(attribute, "path =").first().map(|p| p.to_string());
             let path = path.unwrap_or_else(|| panic!("{}: a #[utoipa::path] without a path", file.display()));
-            assert!(documented.contains(path.as_str()), "{}: {path} has #[utoipa::path] but is not served", file.display());
+            assert!(
+                documented.contains(path.as_str()),
+                "{}: {path} has #[utoipa::path] but is not served",
+                file.display()
+            );
             annotated.insert(path);
         }
     }
@@ -355,9 +364,11 @@ async fn real_answers_fit_their_documented_schemas() {
         let run = serde_json::to_value(submission()).unwrap();
         let body = serde_json::to_vec(&run).unwrap();
         let token = app.ingest_token.clone();
-        let created = exercise(&app, &doc, &mut seen, runs, post_run(Some(&token), "application/json", body.clone())).await;
+        let created =
+            exercise(&app, &doc, &mut seen, runs, post_run(Some(&token), "application/json", body.clone())).await;
         assert_eq!(created["created"], true);
-        let again = exercise(&app, &doc, &mut seen, runs, post_run(Some(&token), "application/json", body.clone())).await;
+        let again =
+            exercise(&app, &doc, &mut seen, runs, post_run(Some(&token), "application/json", body.clone())).await;
         assert_eq!(again["created"], false);
         let mut changed = run.clone();
         changed["agent_version"] = json!("0.2.0");
@@ -379,7 +390,9 @@ async fn real_answers_fit_their_documented_schemas() {
         exercise(&app, &doc, &mut seen, runs, get("/api/v1/runs?limit=5")).await;
         exercise(&app, &doc, &mut seen, runs, get("/api/v1/runs?limit=0")).await;
         let one = "/api/v1/runs/{id}";
-        let detail = exercise(&app, &doc, &mut seen, one, get(&format!("/api/v1/runs/{}", run["run_id"].as_str().unwrap()))).await;
+        let detail =
+            exercise(&app, &doc, &mut seen, one, get(&format!("/api/v1/runs/{}", run["run_id"].as_str().unwrap())))
+                .await;
         assert_eq!(detail["workloads"][0]["metadata"]["sqlite_version"], "3.46.0");
         exercise(&app, &doc, &mut seen, one, get("/api/v1/runs/not-a-uuid")).await;
         exercise(&app, &doc, &mut seen, one, get(&format!("/api/v1/runs/{}", uuid::Uuid::new_v4()))).await;
@@ -387,7 +400,9 @@ async fn real_answers_fit_their_documented_schemas() {
         exercise(&app, &doc, &mut seen, "/api/v1/toolchains", get("/api/v1/toolchains")).await;
         exercise(&app, &doc, &mut seen, "/api/v1/hosts", get("/api/v1/hosts")).await;
         let series = "/api/v1/series";
-        let found = exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=sqlite-insert&toolchain=musl-gcc")).await;
+        let found =
+            exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=sqlite-insert&toolchain=musl-gcc"))
+                .await;
         assert_eq!(found["versions"][0]["version"], "1.2.5");
         exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=sqlite-insert")).await;
         exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=nothing&toolchain=musl-gcc")).await;

@@ -5,7 +5,9 @@ use super::auth::Ingestor;
 use super::error::ErrorBody;
 use super::{AppState, Error};
 use crate::analysis;
-use crate::store::{FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionSummary, WorkloadRow};
+use crate::store::{
+    FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionSummary, WorkloadRow,
+};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -60,7 +62,14 @@ pub struct WorkloadSlope {
 
 impl From<FitReceipt> for WorkloadSlope {
     fn from(f: FitReceipt) -> Self {
-        WorkloadSlope { workload: f.workload, slope: f.slope, ci_low: f.ci_low, ci_high: f.ci_high, r2: f.r2, n_sizes: f.n_sizes }
+        WorkloadSlope {
+            workload: f.workload,
+            slope: f.slope,
+            ci_low: f.ci_low,
+            ci_high: f.ci_high,
+            r2: f.r2,
+            n_sizes: f.n_sizes,
+        }
     }
 }
 

@@ -120,7 +120,8 @@ impl IntoResponse for Error {
             Error::Invalid(e) => (Some(e.field.clone()), Some(e.reason.clone())),
             _ => (None, None),
         };
-        let error = ErrorDetail { status: status.as_u16(), code: self.code(), message: self.to_string(), field, reason };
+        let error =
+            ErrorDetail { status: status.as_u16(), code: self.code(), message: self.to_string(), field, reason };
         (status, Json(ErrorBody { error })).into_response()
     }
 }

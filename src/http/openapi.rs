@@ -31,7 +31,9 @@ impl Modify for SecuritySchemes {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let bearer = HttpBuilder::new()
             .scheme(HttpAuthScheme::Bearer)
-            .description(Some("A token from `slopewatch token create`; submitting runs needs scope `ingest` or `admin`"))
+            .description(Some(
+                "A token from `slopewatch token create`; submitting runs needs scope `ingest` or `admin`",
+            ))
             .build();
         let session = ApiKeyValue::with_description(
             session::SESSION_COOKIE,

@@ -1,8 +1,8 @@
 //! Regression retrospectives and the alert outbox: `/regressions`, `/regressions/{id}` with its
 //! editing forms and Markdown export, `/deliveries`, and the editor login.
 
-use super::session::{self, Editor, Reader, Session};
 use super::error::ErrorBody;
+use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::alerts::chart::{self, Line};
 use crate::alerts::{markdown, payload, postmortem};

@@ -262,11 +262,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(alerts::worker::run(store.clone(), config.alerts.clone(), worker_stopped.clone()));
-    let pruner = config
-        .retain_samples_days
-        .map(|days| tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped)));
+    let alert_settings = config.alerts.clone();
+    let pruner = config.retain_samples_days.map(|days| {
+        tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped.clone()))
+    });
     let state = AppState::new(store.clone(), config);
+    let worker =
+        tokio::spawn(alerts::worker::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.

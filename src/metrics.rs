@@ -3,6 +3,7 @@
 //! Hand-rolled on atomics and one mutex-guarded map: the server's label sets are small and fixed
 //! (routes, status codes, rejection reasons), which a full metrics stack would not repay.
 
+use crate::store::AttemptOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +35,17 @@ pub struct Metrics {
     samples_ingested: AtomicU64,
     runs_repeated: AtomicU64,
     rejections: Mutex<BTreeMap<&'static str, u64>>,
+    webhook_delivered: AtomicU64,
+    webhook_failed: AtomicU64,
+    webhook_gave_up: AtomicU64,
+}
+
+/// Values read when `/metrics` is scraped.
+pub struct Gauges {
+    /// Database connections (open, idle).
+    pub pool: (u32, usize),
+    /// Deliveries waiting in the alert outbox; `None` when the database could not be asked.
+    pub outbox_pending: Option<i64>,
 }
 
 impl Metrics {
@@ -66,8 +78,18 @@ impl Metrics {
         *self.rejections.lock().unwrap_or_else(|e| e.into_inner()).entry(reason).or_default() += 1;
     }
 
-    /// The Prometheus text exposition; `pool` is (connections open, idle).
-    pub fn render(&self, pool: (u32, usize)) -> String {
+    /// One webhook delivery attempt, by what became of the delivery.
+    pub fn record_webhook_attempt(&self, outcome: &AttemptOutcome) {
+        let counter = match outcome {
+            AttemptOutcome::Delivered => &self.webhook_delivered,
+            AttemptOutcome::RetryAt(_) => &self.webhook_failed,
+            AttemptOutcome::GaveUp => &self.webhook_gave_up,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = String::new();
         let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
         let (counts, histograms) = (&requests.counts, &requests.latency);
@@ -117,8 +139,32 @@ impl Metrics {
         for (reason, n) in &*self.rejections.lock().unwrap_or_else(|e| e.into_inner()) {
             let _ = writeln!(out, "slopewatch_ingest_rejections_total{{reason=\"{reason}\"}} {n}");
         }
-        gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", pool.0 as f64);
-        gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", pool.1 as f64);
+        out.push_str(
+            "# HELP slopewatch_webhook_attempts_total Webhook delivery attempts by outcome: delivered; failed, \
+             to be retried; gave_up, failed and not to be retried.\n",
+        );
+        out.push_str("# TYPE slopewatch_webhook_attempts_total counter\n");
+        for (outcome, counter) in [
+            ("delivered", &self.webhook_delivered),
+            ("failed", &self.webhook_failed),
+            ("gave_up", &self.webhook_gave_up),
+        ] {
+            let _ = writeln!(
+                out,
+                "slopewatch_webhook_attempts_total{{outcome=\"{outcome}\"}} {}",
+                counter.load(Ordering::Relaxed)
+            );
+        }
+        if let Some(pending) = gauges.outbox_pending {
+            gauge(
+                &mut out,
+                "slopewatch_webhook_outbox_pending",
+                "Webhook deliveries waiting in the outbox.",
+                pending as f64,
+            );
+        }
+        gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", gauges.pool.0 as f64);
+        gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", gauges.pool.1 as f64);
         out
     }
 }
@@ -127,8 +173,7 @@ fn counter(out: &mut String, name: &str, help: &str, value: u64) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}");
 }
 
-/// Writes a gauge; other modules add their own (e.g. the alert outbox's depth).
-pub fn gauge(out: &mut String, name: &str, help: &str, value: f64) {
+fn gauge(out: &mut String, name: &str, help: &str, value: f64) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
 }
 
@@ -149,7 +194,10 @@ mod tests {
         m.record_request("", "GET", 404, Duration::from_millis(1));
         m.record_rejection("invalid_field");
         m.record_run(600);
-        let text = m.render((4, 3));
+        m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
+        m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
+        m.record_webhook_attempt(&AttemptOutcome::Delivered);
+        let text = m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5) });
         assert!(
             text.contains("slopewatch_http_requests_total{route=\"/api/v1/runs\",method=\"POST\",status=\"201\"} 2")
         );
@@ -160,6 +208,17 @@ mod tests {
         assert!(text.contains("slopewatch_ingest_rejections_total{reason=\"invalid_field\"} 1"));
         assert!(text.contains("slopewatch_samples_ingested_total 600"));
         assert!(text.contains("slopewatch_db_pool_idle 3"));
+        assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"failed\"} 2"));
+        assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"delivered\"} 1"));
+        assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"gave_up\"} 0"));
+        assert!(text.contains("slopewatch_webhook_outbox_pending 5"));
+    }
+
+    #[test]
+    fn an_unreadable_outbox_leaves_its_gauge_out() {
+        let text = Metrics::default().render(&Gauges { pool: (1, 1), outbox_pending: None });
+        assert!(!text.contains("slopewatch_webhook_outbox_pending"), "{text}");
+        assert!(text.contains("slopewatch_db_pool_connections 1"));
     }
 
     #[test]

@@ -127,8 +127,10 @@ struct Alerting {
 impl Alerting {
     async fn new(db: TestDb, config: Config) -> Alerting {
         let (stop, stopped) = watch::channel(false);
-        tokio::spawn(slopewatch::alerts::worker::run(db.store.clone(), config.alerts.clone(), stopped));
-        Alerting { app: TestApp::with_config(db, config).await, stop }
+        let settings = config.alerts.clone();
+        let app = TestApp::with_config(db, config).await;
+        tokio::spawn(slopewatch::alerts::worker::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        Alerting { app, stop }
     }
 }
 
@@ -311,6 +313,85 @@ async fn a_receiver_that_is_down_gets_the_alert_once_it_comes_up() {
         assert_eq!(recent[0].delivery.status, "delivered");
         assert!(recent[0].attempts.len() >= 3, "failed attempts and the success are all recorded");
         assert_eq!(recent[0].attempts.last().unwrap().http_status, Some(200));
+    })
+    .await;
+}
+
+/// The value of one sample (`name{labels}`) in a `/metrics` scrape.
+fn metric(text: &str, sample: &str) -> Option<f64> {
+    text.lines().find_map(|line| line.strip_prefix(sample)?.strip_prefix(' ')?.parse().ok())
+}
+
+async fn scrape(app: &TestApp) -> String {
+    let (status, body) = app.get("/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    body.as_str().expect("metrics are text").to_string()
+}
+
+/// Scrapes `/metrics` until `done` holds for the scrape, for at most 20 s; returns that scrape.
+async fn scrape_until(app: &TestApp, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let text = scrape(app).await;
+        if done(&text) {
+            return text;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}:\n{text}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+const DELIVERED: &str = r#"slopewatch_webhook_attempts_total{outcome="delivered"}"#;
+const FAILED: &str = r#"slopewatch_webhook_attempts_total{outcome="failed"}"#;
+const GAVE_UP: &str = r#"slopewatch_webhook_attempts_total{outcome="gave_up"}"#;
+const PENDING: &str = "slopewatch_webhook_outbox_pending";
+
+#[tokio::test]
+async fn metrics_count_webhook_attempts_by_outcome_and_show_the_outbox_depth() {
+    on_both_backends(|db| async move {
+        let receiver = Receiver::up().await;
+        receiver.status.store(500, Ordering::SeqCst);
+        let a = Alerting::new(db, config_for(&receiver)).await;
+        let text = scrape(&a.app).await;
+        for sample in [DELIVERED, FAILED, GAVE_UP, PENDING] {
+            assert_eq!(metric(&text, sample), Some(0.0), "{sample} starts at 0:\n{text}");
+        }
+
+        submit(&a.app, &run_with("gcc-glibc", "13.0.0", &all(1.0), 6, None)).await;
+        submit(&a.app, &run_with("gcc-glibc", "14.0.0", &all(2.0), 6, None)).await;
+        let text = scrape_until(&a.app, "two failed attempts", |t| metric(t, FAILED) >= Some(2.0)).await;
+        assert_eq!(metric(&text, PENDING), Some(1.0), "the failing delivery waits in the outbox:\n{text}");
+        assert_eq!(metric(&text, DELIVERED), Some(0.0));
+
+        receiver.status.store(200, Ordering::SeqCst);
+        let text = scrape_until(&a.app, "the delivery and an empty outbox", |t| {
+            metric(t, DELIVERED) == Some(1.0) && metric(t, PENDING) == Some(0.0)
+        })
+        .await;
+        let answered_500 = receiver.seen().iter().filter(|r| r.answered == 500).count();
+        assert_eq!(metric(&text, FAILED), Some(answered_500 as f64), "one count per failed request:\n{text}");
+        assert_eq!(metric(&text, GAVE_UP), Some(0.0));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn metrics_count_a_delivery_given_up() {
+    on_both_backends(|db| async move {
+        let receiver = Receiver::reserve();
+        let mut config = config_for(&receiver);
+        config.alerts.retry.give_up_after = Duration::ZERO;
+        let a = Alerting::new(db, config).await;
+        submit(&a.app, &run_with("gcc-glibc", "13.0.0", &all(1.0), 6, None)).await;
+        submit(&a.app, &run_with("gcc-glibc", "14.0.0", &all(2.0), 6, None)).await;
+        let text = scrape_until(&a.app, "the delivery given up and gone from the outbox", |t| {
+            metric(t, GAVE_UP) == Some(1.0) && metric(t, PENDING) == Some(0.0)
+        })
+        .await;
+        assert_eq!(metric(&text, FAILED), Some(0.0), "{text}");
+        assert_eq!(metric(&text, DELIVERED), Some(0.0), "{text}");
+        let (_, done) = a.app.db.store.deliveries(10).await.unwrap();
+        assert_eq!(done[0].delivery.status, "failed");
     })
     .await;
 }

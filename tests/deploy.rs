@@ -111,3 +111,152 @@ async fn the_health_command_passes_for_a_live_server_and_fails_otherwise() {
     assert!(!down.status.success());
     assert!(String::from_utf8_lossy(&down.stderr).contains("cannot reach"));
 }
+
+/// Words of a shell command line, with quotes removed (no expansion).
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut in_word) = (Vec::new(), String::new(), None, false);
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// Every string in a YAML document.
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Sequence(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Mapping(map) => map.values().for_each(|v| strings(v, out)),
+        Value::Tagged(tagged) => strings(&tagged.value, out),
+        _ => {}
+    }
+}
+
+/// Keys of every `env` or `variables` mapping: what a recipe sets in the environment.
+fn environment_keys(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Sequence(items) => items.iter().for_each(|v| environment_keys(v, out)),
+        Value::Mapping(map) => {
+            for (k, v) in map {
+                if matches!(k.as_str(), Some("env" | "variables")) {
+                    out.extend(
+                        v.as_mapping().into_iter().flat_map(|m| m.keys()).filter_map(|k| k.as_str().map(String::from)),
+                    );
+                }
+                environment_keys(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every `slopewatch-agent` command in the recipe's scripts: its words after the program name, up
+/// to the end of the command.
+fn agent_commands(recipe: &Value) -> Vec<Vec<String>> {
+    let mut scripts = Vec::new();
+    strings(recipe, &mut scripts);
+    let mut commands = Vec::new();
+    for script in scripts {
+        for line in script.replace("\\\n", " ").lines() {
+            let words = shell_words(line);
+            for (at, _) in words.iter().enumerate().filter(|(_, w)| *w == "slopewatch-agent") {
+                let args: Vec<String> = words[at + 1..]
+                    .iter()
+                    .take_while(|w| !["||", "&&", ";", "|"].contains(&w.as_str()))
+                    .cloned()
+                    .collect();
+                if !args.is_empty() {
+                    commands.push(args);
+                }
+            }
+        }
+    }
+    commands
+}
+
+/// The long flags (`--name`) a help text names.
+fn long_flags(help: &str) -> std::collections::BTreeSet<String> {
+    help.match_indices("--")
+        .map(|(at, _)| {
+            let name: String = help[at + 2..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+            format!("--{name}")
+        })
+        .filter(|f| f.len() > 2)
+        .collect()
+}
+
+const RECIPES: [&str; 2] = ["docs/ci/github-actions.yml", "docs/ci/gitlab-ci.yml"];
+
+#[test]
+fn ci_recipes_use_only_flags_and_variables_the_agent_has() {
+    use clap::CommandFactory;
+    let mut agent = slopewatch_agent::cli::Cli::command();
+    let top_help = agent.render_long_help().to_string();
+    let mut all_help = top_help.clone();
+    for recipe in RECIPES {
+        let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(recipe)).unwrap();
+        let yaml: Value = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{recipe} does not parse: {e}"));
+        let commands = agent_commands(&yaml);
+        let mut subcommands = Vec::new();
+        for args in &commands {
+            let (help, flags) = match args[0].strip_prefix("--") {
+                Some(_) => (top_help.clone(), &args[..]),
+                None => {
+                    let sub = agent
+                        .find_subcommand_mut(&args[0])
+                        .unwrap_or_else(|| panic!("{recipe}: slopewatch-agent has no command {:?}", args[0]));
+                    subcommands.push(args[0].clone());
+                    (sub.render_long_help().to_string(), &args[1..])
+                }
+            };
+            all_help.push_str(&help);
+            let known = long_flags(&help);
+            for flag in flags.iter().filter(|w| w.starts_with("--")) {
+                let name = flag.split('=').next().unwrap();
+                assert!(known.contains(name), "{recipe}: `slopewatch-agent {}` has no flag {name}", args.join(" "));
+            }
+        }
+        assert!(
+            commands.iter().any(|c| c[0] == "check" && c.windows(2).any(|w| w == ["--max-slope", "1.5"])),
+            "{recipe} gates with `check --max-slope 1.5`: {commands:?}"
+        );
+        assert!(subcommands.iter().any(|s| s == "run"), "{recipe} records history with `run`: {commands:?}");
+        assert!(text.contains("SLOPEWATCH_TOKEN"), "{recipe} passes the token from a secret");
+        let mut set = Vec::new();
+        environment_keys(&yaml, &mut set);
+        for name in set.iter().filter(|n| n.starts_with("SLOPEWATCH_")) {
+            assert!(all_help.contains(&format!("[env: {name}")), "{recipe} sets {name}, which the agent does not read");
+        }
+    }
+}
+
+#[test]
+fn docs_ci_md_shows_the_recipe_files_as_they_are() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ci.md")).unwrap();
+    let blocks: Vec<&str> = doc.split("```yaml\n").skip(1).map(|b| &b[..b.find("```").unwrap()]).collect();
+    for recipe in RECIPES {
+        let text = std::fs::read_to_string(root.join(recipe)).unwrap();
+        assert!(blocks.contains(&text.as_str()), "docs/ci.md does not show {recipe} as it is");
+    }
+}

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The slope between two consecutive sizes: log2 of the time ratio per doubling of the size.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LocalSlope {
     pub from_size: f64,

@@ -30,33 +30,43 @@ pub const MAX_SIZE: u64 = 1 << 50;
 pub const MAX_METADATA: usize = 32;
 
 /// One agent invocation for one toolchain on one host.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSubmission {
     /// Chosen by the agent; resubmitting the same id never stores the run twice.
     pub run_id: Uuid,
+    /// The version of the agent that measured.
     pub agent_version: String,
+    /// When measuring started, RFC 3339.
     #[serde(with = "time::serde::rfc3339")]
     pub started_at: OffsetDateTime,
     pub host: Host,
     pub toolchain: Toolchain,
+    /// One entry per workload, each name once.
     pub workloads: Vec<WorkloadRun>,
 }
 
 /// The machine that ran the workloads.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
+    /// The host name, e.g. `build-01`.
     pub name: String,
+    /// The CPU model, e.g. `AMD EPYC 7B13`.
     #[serde(default)]
     pub cpu: String,
+    /// The kernel release, e.g. `6.1.0`.
     #[serde(default)]
     pub kernel: String,
+    /// The machine architecture, e.g. `x86_64`.
     #[serde(default)]
     pub arch: String,
 }
 
 /// How the workloads were built.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Toolchain {
@@ -67,20 +77,26 @@ pub struct Toolchain {
     /// The libc actually linked, e.g. `musl 1.2.5 (zig)`.
     #[serde(default)]
     pub libc: String,
+    /// The target triple, e.g. `x86_64-linux-musl`.
     #[serde(default)]
     pub target: String,
+    /// The compiler command, e.g. `zig cc -target x86_64-linux-musl`.
     #[serde(default)]
     pub compiler: String,
+    /// The compiler flags, e.g. `-O2`.
     #[serde(default)]
     pub flags: String,
 }
 
 /// Every measurement of one workload in a run.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadRun {
+    /// The workload, e.g. `strchr`.
     pub name: String,
     pub size_unit: SizeUnit,
+    /// A digest of the workload's source, e.g. `sha256:…`.
     #[serde(default)]
     pub source_hash: String,
     pub measurements: Vec<Measurement>,
@@ -90,6 +106,7 @@ pub struct WorkloadRun {
 }
 
 /// The unit a workload's size is counted in.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SizeUnit {
@@ -127,9 +144,11 @@ impl fmt::Display for SizeUnit {
 }
 
 /// The repetitions timed at one input size.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Measurement {
+    /// The input size, in the workload's size unit.
     pub size: u64,
     /// Wall time of each repetition of the measured loop, in nanoseconds.
     pub samples_ns: Vec<f64>,

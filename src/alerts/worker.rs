@@ -3,8 +3,10 @@
 
 use super::config::{AlertSettings, RetryPolicy};
 use super::signing;
+use crate::metrics::Metrics;
 use crate::store::{AttemptOutcome, ClaimedDelivery, Store};
 use rand::Rng;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use tokio::sync::watch;
@@ -23,7 +25,8 @@ pub fn backoff(policy: &RetryPolicy, attempt: i32, rng: &mut impl Rng) -> Durati
 }
 
 /// Sends deliveries until `stop` turns true, then finishes the round in flight and returns.
-pub async fn run(store: Store, settings: AlertSettings, mut stop: watch::Receiver<bool>) {
+/// Each attempt's outcome is counted in `metrics`.
+pub async fn run(store: Store, settings: AlertSettings, metrics: Arc<Metrics>, mut stop: watch::Receiver<bool>) {
     let client = match reqwest::Client::builder()
         .timeout(settings.retry.timeout)
         // A target answers for itself: following redirects would let it point the server elsewhere.
@@ -55,13 +58,19 @@ pub async fn run(store: Store, settings: AlertSettings, mut stop: watch::Receive
             }
             continue;
         }
-        let sends = claimed.iter().map(|d| attempt(&store, &settings, &client, d));
+        let sends = claimed.iter().map(|d| attempt(&store, &settings, &client, &metrics, d));
         futures_util::future::join_all(sends).await;
     }
     tracing::info!("alert outbox worker stopped");
 }
 
-async fn attempt(store: &Store, settings: &AlertSettings, client: &reqwest::Client, d: &ClaimedDelivery) {
+async fn attempt(
+    store: &Store,
+    settings: &AlertSettings,
+    client: &reqwest::Client,
+    metrics: &Metrics,
+    d: &ClaimedDelivery,
+) {
     let started = Instant::now();
     let at = OffsetDateTime::now_utc();
     let (http_status, error) = match settings.webhooks.iter().find(|w| w.name == d.target) {
@@ -99,6 +108,7 @@ async fn attempt(store: &Store, settings: &AlertSettings, client: &reqwest::Clie
             }
         }
     };
+    metrics.record_webhook_attempt(&outcome);
     match &error {
         None => {
             tracing::info!(delivery = %d.id, target = %d.target, event = %d.event, attempt = d.attempts, latency_ms, "alert delivered")

@@ -1,38 +1,106 @@
-//! The JSON API under `/api/v1`: run ingest and reads.
+//! The JSON API under `/api/v1`: run ingest and reads. Each handler's `#[utoipa::path]` is its
+//! entry in the OpenAPI document, and registering it with `routes!` is what serves it.
 
 use super::auth::Ingestor;
+use super::error::ErrorBody;
 use super::{AppState, Error};
 use crate::analysis;
-use crate::store::InsertOutcome;
+use crate::store::{
+    FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionSummary, WorkloadRow,
+};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use axum::Json;
+use serde::{Deserialize, Serialize};
 use slopewatch_core::wire::RunSubmission;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/runs", get(list_runs).post(submit_run))
-        .route("/api/v1/runs/{id}", get(get_run))
-        .route("/api/v1/workloads", get(list_workloads))
-        .route("/api/v1/toolchains", get(list_toolchains))
-        .route("/api/v1/hosts", get(list_hosts))
-        .route("/api/v1/series", get(get_series))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_runs, submit_run))
+        .routes(routes!(get_run))
+        .routes(routes!(list_workloads))
+        .routes(routes!(list_toolchains))
+        .routes(routes!(list_hosts))
+        .routes(routes!(get_series))
 }
 
-/// `POST /api/v1/runs`: stores a run whole, or answers why not.
+/// The answer to a run that is stored, now or before.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunAccepted {
+    /// The run's id, as submitted.
+    run_id: Uuid,
+    /// True when the run was stored by this request; false when it was already stored.
+    created: bool,
+    /// The slope fitted for each workload.
+    fits: Vec<WorkloadSlope>,
+    /// The run's page on the dashboard, relative to the server.
+    url: String,
+}
+
+/// One workload's fit in a stored run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkloadSlope {
+    workload: String,
+    /// k in time ∝ size^k.
+    slope: f64,
+    /// Lower bound of the slope's 95% confidence interval.
+    ci_low: f64,
+    /// Upper bound of the slope's 95% confidence interval.
+    ci_high: f64,
+    /// Coefficient of determination of the log-log fit.
+    r2: f64,
+    /// Number of sizes fitted.
+    n_sizes: i32,
+}
+
+impl From<FitReceipt> for WorkloadSlope {
+    fn from(f: FitReceipt) -> Self {
+        WorkloadSlope {
+            workload: f.workload,
+            slope: f.slope,
+            ci_low: f.ci_low,
+            ci_high: f.ci_high,
+            r2: f.r2,
+            n_sizes: f.n_sizes,
+        }
+    }
+}
+
+/// Stores a run
+///
+/// The run, its fits, medians, samples and per-version summaries are stored in one transaction,
+/// or not at all. Resubmitting a run id with the same content stores nothing and answers 200.
+#[utoipa::path(
+    post,
+    path = "/api/v1/runs",
+    tag = "runs",
+    request_body(content = RunSubmission, content_type = "application/json"),
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Stored", body = RunAccepted),
+        (status = 200, description = "Already stored with the same content; nothing was written", body = RunAccepted),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token's scope cannot submit runs", body = ErrorBody),
+        (status = 409, description = "The run id was already submitted with different content", body = ErrorBody),
+        (status = 413, description = "The body is over the server's limit", body = ErrorBody),
+        (status = 415, description = "The body is not `application/json`", body = ErrorBody),
+        (status = 422, description = "Invalid content: `field` names the path, `reason` the rule", body = ErrorBody),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
 async fn submit_run(
     State(state): State<AppState>,
     token: Result<Ingestor, Error>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), Error> {
+) -> Result<(StatusCode, Json<RunAccepted>), Error> {
     let result = match token {
         Ok(_) => store_run(&state, &headers, body).await,
         Err(e) => Err(e),
@@ -49,7 +117,7 @@ async fn store_run(
     state: &AppState,
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), Error> {
+) -> Result<(StatusCode, Json<RunAccepted>), Error> {
     let is_json = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -79,65 +147,173 @@ async fn store_run(
     }
     Ok((
         status,
-        Json(json!({
-            "run_id": receipt.run_id,
-            "created": status == StatusCode::CREATED,
-            "fits": receipt.fits,
-            "url": format!("/runs/{}", receipt.run_id),
-        })),
+        Json(RunAccepted {
+            run_id: receipt.run_id,
+            created: status == StatusCode::CREATED,
+            fits: receipt.fits.into_iter().map(WorkloadSlope::from).collect(),
+            url: format!("/runs/{}", receipt.run_id),
+        }),
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListRuns {
+    /// How many runs, 1 to 1000; 50 when not given.
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
 }
 
+/// The latest runs, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunList {
+    runs: Vec<RunListRow>,
+}
+
+/// Lists the latest runs
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs",
+    tag = "reads",
+    params(ListRuns),
+    responses(
+        (status = 200, description = "The latest runs, newest first", body = RunList),
+        (status = 400, description = "`limit` is not a number from 1 to 1000", body = ErrorBody),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
 async fn list_runs(
     State(state): State<AppState>,
     query: Result<Query<ListRuns>, QueryRejection>,
-) -> Result<Json<Value>, Error> {
+) -> Result<Json<RunList>, Error> {
     let Query(q) = query.map_err(|e| Error::BadRequest(e.body_text()))?;
     let limit = q.limit.unwrap_or(50);
     if !(1..=1000).contains(&limit) {
         return Err(Error::BadRequest("limit must be between 1 and 1000".into()));
     }
-    Ok(Json(json!({ "runs": state.store.recent_runs(limit).await? })))
+    Ok(Json(RunList { runs: state.store.recent_runs(limit).await? }))
 }
 
-async fn get_run(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>, Error> {
+/// One run
+///
+/// Host, toolchain, every workload's fit with its local slopes, per-size medians and raw samples.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}",
+    tag = "reads",
+    params(("id" = Uuid, Path, description = "The run id")),
+    responses(
+        (status = 200, description = "The run", body = RunDetail),
+        (status = 400, description = "The id is not a UUID", body = ErrorBody),
+        (status = 404, description = "No such run", body = ErrorBody),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
+async fn get_run(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<RunDetail>, Error> {
     let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
     let run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
-    Ok(Json(serde_json::to_value(run).map_err(anyhow::Error::from)?))
+    Ok(Json(run))
 }
 
-async fn list_workloads(State(state): State<AppState>) -> Result<Json<Value>, Error> {
-    Ok(Json(json!({ "workloads": state.store.workloads().await? })))
+/// Every workload that has reported, by name.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkloadList {
+    workloads: Vec<WorkloadRow>,
 }
 
-async fn list_toolchains(State(state): State<AppState>) -> Result<Json<Value>, Error> {
-    Ok(Json(json!({ "toolchains": state.store.toolchains().await? })))
+/// Lists workloads and their size units
+#[utoipa::path(
+    get,
+    path = "/api/v1/workloads",
+    tag = "reads",
+    responses(
+        (status = 200, description = "Every workload, by name", body = WorkloadList),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
+async fn list_workloads(State(state): State<AppState>) -> Result<Json<WorkloadList>, Error> {
+    Ok(Json(WorkloadList { workloads: state.store.workloads().await? }))
 }
 
-async fn list_hosts(State(state): State<AppState>) -> Result<Json<Value>, Error> {
-    Ok(Json(json!({ "hosts": state.store.hosts().await? })))
+/// Every toolchain build that has reported, by lineage and then version order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolchainList {
+    toolchains: Vec<ToolchainRow>,
 }
 
-#[derive(Deserialize)]
+/// Lists toolchain builds with run counts
+#[utoipa::path(
+    get,
+    path = "/api/v1/toolchains",
+    tag = "reads",
+    responses(
+        (status = 200, description = "Every toolchain build, by lineage and version", body = ToolchainList),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
+async fn list_toolchains(State(state): State<AppState>) -> Result<Json<ToolchainList>, Error> {
+    Ok(Json(ToolchainList { toolchains: state.store.toolchains().await? }))
+}
+
+/// Every host that has reported, by name.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HostList {
+    hosts: Vec<HostRow>,
+}
+
+/// Lists hosts with run counts
+#[utoipa::path(
+    get,
+    path = "/api/v1/hosts",
+    tag = "reads",
+    responses(
+        (status = 200, description = "Every host, by name", body = HostList),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
+async fn list_hosts(State(state): State<AppState>) -> Result<Json<HostList>, Error> {
+    Ok(Json(HostList { hosts: state.store.hosts().await? }))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct SeriesQuery {
+    /// The workload, e.g. `strchr`.
     workload: String,
+    /// The toolchain lineage, e.g. `zig-cc-musl`.
     toolchain: String,
 }
 
-/// `GET /api/v1/series?workload=W&toolchain=T`: every version's slope, in version order.
+/// One workload's slope at every version of one toolchain lineage.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Series {
+    workload: String,
+    toolchain: String,
+    /// In version order (semver-aware; other strings follow in first-seen order).
+    versions: Vec<VersionSummary>,
+}
+
+/// A workload's slope across a lineage's versions
+#[utoipa::path(
+    get,
+    path = "/api/v1/series",
+    tag = "reads",
+    params(SeriesQuery),
+    responses(
+        (status = 200, description = "Every version's summary, in version order", body = Series),
+        (status = 400, description = "`workload` or `toolchain` is missing", body = ErrorBody),
+        (status = 404, description = "No runs of that workload with that lineage", body = ErrorBody),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
 async fn get_series(
     State(state): State<AppState>,
     query: Result<Query<SeriesQuery>, QueryRejection>,
-) -> Result<Json<Value>, Error> {
+) -> Result<Json<Series>, Error> {
     let Query(q) = query.map_err(|e| Error::BadRequest(e.body_text()))?;
     let versions = state.store.series(&q.workload, &q.toolchain).await?;
     if versions.is_empty() {
         return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));
     }
-    Ok(Json(json!({ "workload": q.workload, "toolchain": q.toolchain, "versions": versions })))
+    Ok(Json(Series { workload: q.workload, toolchain: q.toolchain, versions }))
 }

@@ -5,7 +5,9 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 use slopewatch_core::wire::FieldError;
+use utoipa::ToSchema;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -86,19 +88,40 @@ impl Error {
     }
 }
 
+/// The body of every error answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// The HTTP status, repeated.
+    pub status: u16,
+    /// A stable code: `unauthorized`, `forbidden`, `not_found`, `conflict`, `payload_too_large`,
+    /// `unsupported_media_type`, `bad_request`, `invalid_field`, `unavailable` or `internal`.
+    #[schema(example = "invalid_field")]
+    pub code: &'static str,
+    /// What went wrong, for people; 5xx messages say nothing internal.
+    pub message: String,
+    /// For `invalid_field`: the path of the offending field, e.g. `workloads[0].measurements[1].size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// For `invalid_field`: the rule the field broke.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         self.log();
         let status = self.status();
-        let mut body = serde_json::json!({
-            "status": status.as_u16(),
-            "code": self.code(),
-            "message": self.to_string(),
-        });
-        if let Error::Invalid(e) = &self {
-            body["field"] = e.field.clone().into();
-            body["reason"] = e.reason.clone().into();
-        }
-        (status, Json(serde_json::json!({ "error": body }))).into_response()
+        let (field, reason) = match &self {
+            Error::Invalid(e) => (Some(e.field.clone()), Some(e.reason.clone())),
+            _ => (None, None),
+        };
+        let error =
+            ErrorDetail { status: status.as_u16(), code: self.code(), message: self.to_string(), field, reason };
+        (status, Json(ErrorBody { error })).into_response()
     }
 }

@@ -3,29 +3,63 @@
 use super::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde_json::{json, Value};
+use axum::Json;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(healthz)).routes(routes!(readyz))
 }
 
-/// The process is up.
+/// Whether the database answers.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Readiness {
+    status: ReadyStatus,
+    /// The backend: `postgres` or `sqlite`.
+    database: &'static str,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ReadyStatus {
+    Ready,
+    Unavailable,
+}
+
+/// Liveness
+///
+/// Answers while the process is up, without touching the database.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    responses((status = 200, description = "The process is up", body = String, content_type = "text/plain", example = "ok"))
+)]
 async fn healthz() -> &'static str {
     "ok"
 }
 
-/// The database answers.
-async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+/// Readiness
+///
+/// Answers 200 when the database answers a query, 503 when it does not.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The database answers", body = Readiness),
+        (status = 503, description = "The database does not answer", body = Readiness),
+    )
+)]
+async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let database = state.store.backend_name();
     match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({"status": "ready", "database": state.store.backend_name()}))),
+        Ok(()) => (StatusCode::OK, Json(Readiness { status: ReadyStatus::Ready, database })),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"status": "unavailable", "database": state.store.backend_name()})),
-            )
+            (StatusCode::SERVICE_UNAVAILABLE, Json(Readiness { status: ReadyStatus::Unavailable, database }))
         }
     }
 }

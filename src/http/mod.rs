@@ -6,6 +6,7 @@ mod dashboard;
 pub(crate) use dashboard::links;
 pub mod error;
 mod health;
+pub mod openapi;
 pub mod pages;
 mod regressions;
 mod session;
@@ -13,7 +14,7 @@ mod session;
 pub use error::Error;
 
 use crate::config::Config;
-use crate::metrics::Metrics;
+use crate::metrics::{Gauges, Metrics};
 use crate::store::Store;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, State};
@@ -21,7 +22,6 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::Request;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,19 +58,36 @@ async fn track(State(state): State<AppState>, req: Request<Body>, next: Next) ->
     res
 }
 
-/// `GET /metrics`: Prometheus text format.
+/// Prometheus metrics
+///
+/// Requests by route and status with latency, runs and samples ingested, rejections by reason,
+/// webhook attempts by outcome, the alert outbox's depth and database pool use, in the Prometheus
+/// text format.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses((status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain"))
+)]
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let body = state.metrics.render(state.store.pool_usage());
+    // A scrape still answers when the database does not; only the outbox's depth is then missing.
+    let outbox_pending = match state.store.pending_deliveries().await {
+        Ok(n) => Some(n),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot count the alert outbox for metrics");
+            None
+        }
+    };
+    let body = state.metrics.render(&Gauges { pool: state.store.pool_usage(), outbox_pending });
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }
 
 /// The whole application as a router, ready to serve or to call in tests with `oneshot`.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
+    let (documented, _) = openapi::routes().split_for_parts();
     Router::new()
-        .route("/metrics", get(metrics))
-        .merge(api::router())
-        .merge(health::router())
+        .merge(documented)
         .merge(regressions::router())
         .merge(dashboard::router())
         .nest_service("/static", ServeDir::new(static_dir()))

@@ -1,12 +1,13 @@
 //! Regression retrospectives and the alert outbox: `/regressions`, `/regressions/{id}` with its
 //! editing forms and Markdown export, `/deliveries`, and the editor login.
 
+use super::error::ErrorBody;
 use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::alerts::chart::{self, Line};
 use crate::alerts::{edits, markdown, payload, postmortem};
 use crate::auth::Denied;
-use crate::store::{DeliveryDetail, RegressionDetail, RegressionStatus};
+use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
 use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -15,8 +16,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -30,8 +34,11 @@ pub fn router() -> Router<AppState> {
         .route("/deliveries", get(deliveries))
         .route("/login", get(login_form).post(login))
         .route("/logout", post(logout))
-        .route("/api/v1/regressions", get(list_json))
-        .route("/api/v1/regressions/{id}", get(detail_json))
+}
+
+/// The regressions as JSON, documented in the OpenAPI document.
+pub fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json))
 }
 
 /// An error answered as an HTML page.
@@ -108,8 +115,11 @@ struct ListPage {
     user: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// Only regressions with this status.
+    #[param(value_type = Option<RegressionStatus>)]
     status: Option<String>,
 }
 
@@ -577,30 +587,69 @@ async fn logout(
     Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
 }
 
-/// `GET /api/v1/regressions`: the list as JSON.
+/// Every regression, newest first, each with its workloads.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegressionList {
+    regressions: Vec<RegressionEntry>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegressionEntry {
+    regression: RegressionRow,
+    workloads: Vec<RegressionWorkload>,
+}
+
+/// Lists regressions
+///
+/// Newest first, at most 500, each with the workloads that crossed the threshold.
+#[utoipa::path(
+    get,
+    path = "/api/v1/regressions",
+    tag = "regressions",
+    params(ListQuery),
+    security((), ("session" = [])),
+    responses(
+        (status = 200, description = "The regressions, newest first", body = RegressionList),
+        (status = 303, description = "The server requires a login to read (`[auth] require_login_to_read`) \
+            and there is no session: redirected to `/login`"),
+        (status = 400, description = "`status` is not a regression status", body = ErrorBody),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
 async fn list_json(
     State(state): State<AppState>,
     _reader: Reader,
     query: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, Error> {
+) -> Result<Json<RegressionList>, Error> {
     let status = parse_status(query)?;
-    let rows: Vec<serde_json::Value> = state
-        .store
-        .regressions(status)
-        .await?
-        .into_iter()
-        .map(|(r, workloads)| serde_json::json!({"regression": r, "workloads": workloads}))
-        .collect();
-    Ok(Json(serde_json::json!({ "regressions": rows })))
+    let regressions = state.store.regressions(status).await?;
+    let regressions = regressions.into_iter().map(|(regression, workloads)| RegressionEntry { regression, workloads });
+    Ok(Json(RegressionList { regressions: regressions.collect() }))
 }
 
-/// `GET /api/v1/regressions/{id}`: one regression with its timeline, notes, links and deliveries.
+/// One regression
+///
+/// With its workloads, timeline, notes, links, webhook deliveries and their attempts, and the
+/// per-size medians behind its before/after charts.
+#[utoipa::path(
+    get,
+    path = "/api/v1/regressions/{id}",
+    tag = "regressions",
+    params(("id" = i64, Path, description = "The regression's number")),
+    security((), ("session" = [])),
+    responses(
+        (status = 200, description = "The regression", body = RegressionDetail),
+        (status = 303, description = "The server requires a login to read (`[auth] require_login_to_read`) \
+            and there is no session: redirected to `/login`"),
+        (status = 404, description = "No such regression", body = ErrorBody),
+        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
+    )
+)]
 async fn detail_json(
     State(state): State<AppState>,
     _reader: Reader,
     path: Result<Path<String>, PathRejection>,
-) -> Result<Json<serde_json::Value>, Error> {
+) -> Result<Json<RegressionDetail>, Error> {
     let id = regression_id(path)?;
-    let d = load(&state, id).await?;
-    Ok(Json(serde_json::to_value(d).map_err(anyhow::Error::from)?))
+    Ok(Json(load(&state, id).await?))
 }

@@ -13,6 +13,7 @@ use crate::store::TokenRow;
 use serde::Serialize;
 use std::collections::HashMap;
 use time::OffsetDateTime;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// What alert evaluation needs to know about the run being stored.
@@ -363,7 +364,7 @@ macro_rules! insert_event {
 pub(super) use insert_event;
 
 /// A regression's status, as editors set it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RegressionStatus {
     Open,
@@ -421,7 +422,7 @@ impl RegressionStatus {
 }
 
 /// A regression as listed and as shown on its page.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionRow {
     pub id: i64,
     pub lineage: String,
@@ -444,7 +445,7 @@ pub struct RegressionRow {
 }
 
 /// One workload of a regression, with its numbers before, at and after.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionWorkload {
     pub regression_id: i64,
     pub workload: String,
@@ -461,7 +462,7 @@ pub struct RegressionWorkload {
     pub fixed_ratio: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionEvent {
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
@@ -470,7 +471,7 @@ pub struct RegressionEvent {
     pub actor: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionNote {
     pub id: i64,
     #[serde(with = "time::serde::rfc3339")]
@@ -479,7 +480,7 @@ pub struct RegressionNote {
     pub body: String,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionLink {
     pub id: i64,
     #[serde(with = "time::serde::rfc3339")]
@@ -490,7 +491,7 @@ pub struct RegressionLink {
 }
 
 /// A row of the outbox.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct DeliveryRow {
     pub id: Uuid,
     pub regression_id: i64,
@@ -507,7 +508,7 @@ pub struct DeliveryRow {
     pub last_error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct DeliveryAttempt {
     pub delivery_id: Uuid,
     pub attempt: i32,
@@ -519,14 +520,14 @@ pub struct DeliveryAttempt {
 }
 
 /// A delivery with its attempts, oldest first.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DeliveryDetail {
     pub delivery: DeliveryRow,
     pub attempts: Vec<DeliveryAttempt>,
 }
 
 /// Median times by size of one workload at one version, for before/after charts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VersionSizes {
     pub workload: String,
     pub version: String,
@@ -534,7 +535,7 @@ pub struct VersionSizes {
 }
 
 /// Everything on a regression's page.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RegressionDetail {
     pub regression: RegressionRow,
     pub workloads: Vec<RegressionWorkload>,
@@ -710,6 +711,13 @@ impl Store {
             attempts.into_iter().partition(|a| ids.contains(&a.delivery_id))
         };
         Ok((with_attempts(pending, pending_ids), with_attempts(done, attempts)))
+    }
+
+    /// How many deliveries wait in the outbox, due or not; counted on the partial index of pending rows.
+    pub async fn pending_deliveries(&self) -> Result<i64, sqlx::Error> {
+        with_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT COUNT(*) FROM deliveries WHERE status = 'pending'").fetch_one(pool).await
+        })
     }
 
     /// Claims up to `limit` due deliveries for one attempt each: they are pushed to `lease_until`,

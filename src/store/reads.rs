@@ -7,10 +7,11 @@ use slopewatch_core::fit::LocalSlope;
 use slopewatch_core::version::sort_versions;
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// The median time at one size for a version, across its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SizeMedian {
     pub size: u64,
     pub median_ns: f64,
@@ -18,7 +19,7 @@ pub struct SizeMedian {
 }
 
 /// One workload at one toolchain version, summarised over its runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VersionSummary {
     pub workload: String,
     pub lineage: String,
@@ -83,7 +84,7 @@ pub(super) const SUMMARY_COLUMNS: &str =
      s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct WorkloadRow {
     pub name: String,
     pub size_unit: String,
@@ -92,7 +93,7 @@ pub struct WorkloadRow {
 }
 
 /// One toolchain build that has reported, with how often and when last.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct ToolchainRow {
     pub name: String,
     pub version: String,
@@ -107,7 +108,7 @@ pub struct ToolchainRow {
     pub last_run_at: Option<OffsetDateTime>,
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct HostRow {
     pub name: String,
     pub cpu: String,
@@ -121,7 +122,7 @@ pub struct HostRow {
 }
 
 /// A run in a list of runs.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RunListRow {
     pub id: Uuid,
     #[serde(with = "time::serde::rfc3339")]
@@ -135,7 +136,7 @@ pub struct RunListRow {
 }
 
 /// Everything stored about one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RunDetail {
     pub run_id: Uuid,
     pub agent_version: String,
@@ -152,7 +153,7 @@ pub struct RunDetail {
     pub workloads: Vec<WorkloadDetail>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WorkloadDetail {
     pub name: String,
     pub size_unit: String,
@@ -170,7 +171,7 @@ pub struct WorkloadDetail {
     pub measurements: Vec<MeasurementDetail>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct MeasurementDetail {
     pub size: i64,
     pub median_ns: f64,

@@ -8,9 +8,11 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use slopewatch::config::Config;
+use slopewatch::metrics::Metrics;
 use slopewatch::store::{OpenOptions, Scope, Store};
 use slopewatch::{app, auth, AppState};
 use std::future::Future;
+use std::sync::Arc;
 use tower::ServiceExt;
 
 /// Where the test Postgres server is; each test gets its own database on it.
@@ -98,6 +100,8 @@ pub struct TestApp {
     pub ingest_token: String,
     pub editor_token: String,
     pub admin_token: String,
+    /// The app's metrics, to hand to an outbox worker running beside it.
+    pub metrics: Arc<Metrics>,
 }
 
 impl TestApp {
@@ -109,8 +113,10 @@ impl TestApp {
         let ingest_token = create_token(&db.store, "test-ingest", Scope::Ingest).await;
         let editor_token = create_token(&db.store, "test-editor", Scope::Editor).await;
         let admin_token = create_token(&db.store, "test-admin", Scope::Admin).await;
-        let router = app(AppState::new(db.store.clone(), config));
-        TestApp { db, router, ingest_token, editor_token, admin_token }
+        let state = AppState::new(db.store.clone(), config);
+        let metrics = state.metrics.clone();
+        let router = app(state);
+        TestApp { db, router, ingest_token, editor_token, admin_token, metrics }
     }
 
     pub async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {

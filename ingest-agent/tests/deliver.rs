@@ -3,7 +3,6 @@
 mod common;
 use common::*;
 use std::net::TcpListener;
-use std::path::Path;
 
 #[test]
 fn transient_failures_are_retried_until_the_run_is_stored() {

@@ -70,7 +70,9 @@ async fn editor_forms_refuse_requests_without_a_session_or_its_csrf_token_and_ch
             assert_eq!(post(&forged, Some(&editor_csrf)).await, StatusCode::UNAUTHORIZED, "{action}, forged session");
             let missing = post(&editor, None).await;
             assert!(missing.is_client_error(), "{action} without a CSRF field: {missing}");
-            for (what, csrf) in [("empty", ""), ("wrong", "0000000000000000"), ("another session's", admin_csrf.as_str())] {
+            for (what, csrf) in
+                [("empty", ""), ("wrong", "0000000000000000"), ("another session's", admin_csrf.as_str())]
+            {
                 assert_eq!(post(&editor, Some(csrf)).await, StatusCode::FORBIDDEN, "{action} with {what} CSRF token");
             }
         }
@@ -84,7 +86,8 @@ async fn editor_forms_refuse_requests_without_a_session_or_its_csrf_token_and_ch
         let login_cookie = cookie_pair(&form, "sw_login_csrf").unwrap();
         let token = app.editor_token.clone();
         for (cookie, csrf) in [(login_cookie.as_str(), "0".repeat(32)), ("", hidden(&form.text, "csrf"))] {
-            let refused = post_form(&app, "/login", cookie, &[("token", token.as_str()), ("csrf", csrf.as_str())]).await;
+            let refused =
+                post_form(&app, "/login", cookie, &[("token", token.as_str()), ("csrf", csrf.as_str())]).await;
             assert_eq!(refused.status, StatusCode::FORBIDDEN);
             assert!(cookie_pair(&refused, "sw_session").is_none(), "no session without the form's CSRF token");
         }
@@ -124,7 +127,8 @@ async fn hostile_names_are_stored_literally_and_shown_escaped() {
             for field in ["name", "source_hash", "metadata"] {
                 assert_eq!(kept[field], sent[field], "{s}: {field}");
             }
-            let (status, series) = app.get(&format!("/api/v1/series?{}", query(&[("workload", s), ("toolchain", s)]))).await;
+            let (status, series) =
+                app.get(&format!("/api/v1/series?{}", query(&[("workload", s), ("toolchain", s)]))).await;
             assert_eq!(status, StatusCode::OK, "{s}: {series}");
             assert_eq!((&series["workload"], &series["versions"][0]["version"]), (&json!(s), &json!(s)));
         }
@@ -133,7 +137,9 @@ async fn hostile_names_are_stored_literally_and_shown_escaped() {
         };
         let mut expected: Vec<String> = HOSTILE.iter().map(|s| s.to_string()).collect();
         expected.sort();
-        for (uri, list) in [("/api/v1/hosts", "hosts"), ("/api/v1/workloads", "workloads"), ("/api/v1/toolchains", "toolchains")] {
+        for (uri, list) in
+            [("/api/v1/hosts", "hosts"), ("/api/v1/workloads", "workloads"), ("/api/v1/toolchains", "toolchains")]
+        {
             let mut got = names(&app.get(uri).await.1, list, "name");
             got.sort();
             assert_eq!(got, expected, "{uri}");
@@ -147,10 +153,14 @@ async fn hostile_names_are_stored_literally_and_shown_escaped() {
         let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
         let csrf = hidden(&get(&app, &format!("/regressions/{id}"), &session).await.text, "csrf");
         let note = HOSTILE.join("\n\n");
-        let added = post_form(&app, &format!("/regressions/{id}/notes"), &session, &[("csrf", &csrf), ("body", &note)]).await;
+        let added =
+            post_form(&app, &format!("/regressions/{id}/notes"), &session, &[("csrf", &csrf), ("body", &note)]).await;
         assert_eq!(added.status, StatusCode::SEE_OTHER);
         let link = [("csrf", csrf.as_str()), ("title", HOSTILE[0]), ("url", "https://example.org/?q=';--")];
-        assert_eq!(post_form(&app, &format!("/regressions/{id}/links"), &session, &link).await.status, StatusCode::SEE_OTHER);
+        assert_eq!(
+            post_form(&app, &format!("/regressions/{id}/links"), &session, &link).await.status,
+            StatusCode::SEE_OTHER
+        );
         let (_, detail) = app.get(&format!("/api/v1/regressions/{id}")).await;
         assert_eq!(detail["notes"][0]["body"], note.as_str());
         assert_eq!(detail["links"][0]["title"], HOSTILE[0]);
@@ -159,7 +169,8 @@ async fn hostile_names_are_stored_literally_and_shown_escaped() {
         let mut pages = vec![format!("/regressions/{id}"), "/".to_string(), "/hosts".into(), "/toolchains".into()];
         pages.extend(ids.iter().map(|r| format!("/runs/{r}")));
         pages.extend(HOSTILE.iter().map(|s| {
-            let seg = |x: &str| percent_encoding::utf8_percent_encode(x, percent_encoding::NON_ALPHANUMERIC).to_string();
+            let seg =
+                |x: &str| percent_encoding::utf8_percent_encode(x, percent_encoding::NON_ALPHANUMERIC).to_string();
             format!("/series/{}/{}", seg(*s), seg(*s))
         }));
         for uri in &pages {
@@ -263,7 +274,9 @@ async fn server_errors_answer_nothing_internal_and_log_the_detail() {
     for res in answers {
         let (status, text) = (res.status().as_u16(), res.text().await.unwrap());
         assert_eq!(status, 500, "{text}");
-        for internal in ["version_summaries", "no such table", "sqlite", "SELECT", "INSERT", "sqlx", "error returned from database"] {
+        for internal in
+            ["version_summaries", "no such table", "sqlite", "SELECT", "INSERT", "sqlx", "error returned from database"]
+        {
             assert!(!text.to_lowercase().contains(&internal.to_lowercase()), "a 5xx says {internal:?}: {text}");
         }
         assert!(text.contains("internal error") || text.contains("Internal error"), "{text}");

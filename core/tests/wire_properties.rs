@@ -211,7 +211,7 @@ fn apply(base: &Value, m: &Mutation) -> Vec<u8> {
 /// Whether `field` is made of plain keys and numeric indexes only, e.g. `workloads[0].name`.
 fn plain_path(field: &str) -> bool {
     field.split('.').all(|part| {
-        let (key, indexes) = part.split_once('[').map_or((part, ""), |(k, rest)| (k, rest));
+        let (key, indexes) = part.split_once('[').unwrap_or((part, ""));
         let key_ok = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         let indexes_ok = indexes.is_empty()
             || indexes

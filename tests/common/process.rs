@@ -89,7 +89,8 @@ impl Drop for Server {
 
 /// Runs the server binary's CLI against `database_url` and answers stdout; panics on failure.
 pub fn cli(args: &[&str], database_url: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_slopewatch")).args(args).env("DATABASE_URL", database_url).output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_slopewatch")).args(args).env("DATABASE_URL", database_url).output().unwrap();
     assert!(out.status.success(), "slopewatch {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }

@@ -171,7 +171,7 @@ async fn hostile_names_are_stored_literally_and_shown_escaped() {
         pages.extend(HOSTILE.iter().map(|s| {
             let seg =
                 |x: &str| percent_encoding::utf8_percent_encode(x, percent_encoding::NON_ALPHANUMERIC).to_string();
-            format!("/series/{}/{}", seg(*s), seg(*s))
+            format!("/series/{}/{}", seg(s), seg(s))
         }));
         for uri in &pages {
             let page = get(&app, uri, "").await;

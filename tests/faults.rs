@@ -250,7 +250,7 @@ struct Answer {
 async fn postgres_stopped_under_load_gets_fast_503s_and_the_server_recovers_by_itself() {
     let Some(pg) = PrivatePostgres::start() else { return };
     let pg = Arc::new(pg);
-    let outage = env_secs("SLOPEWATCH_OUTAGE_SECS", 6);
+    let outage = env_secs("SLOPEWATCH_OUTAGE_SECS", 8);
     let dir = tempfile::tempdir().unwrap();
     let token = create_token(&pg.url(), "load", "ingest");
     let mut server = Server::start(&pg.url(), &free_addr(), None, &dir.path().join("server.log"));
@@ -277,10 +277,13 @@ async fn postgres_stopped_under_load_gets_fast_503s_and_the_server_recovers_by_i
             }
         }));
     }
-    {
+    // Several readiness probes, so some are sent and answered inside the outage even though each
+    // waits out the pool's acquire timeout.
+    for probe in 0..3 {
         let (url, stop, ready) = (url.clone(), stop.clone(), ready.clone());
         tasks.push(tokio::spawn(async move {
             let c = client();
+            tokio::time::sleep(Duration::from_secs(probe)).await;
             while !stop.load(Ordering::SeqCst) {
                 let sent = Instant::now();
                 let status = c.get(format!("{url}/readyz")).send().await.unwrap().status().as_u16();

@@ -263,9 +263,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
     let alert_settings = config.alerts.clone();
-    let pruner = config.retain_samples_days.map(|days| {
-        tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped.clone()))
-    });
+    let pruner = config
+        .retain_samples_days
+        .map(|days| tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped.clone())));
     let state = AppState::new(store.clone(), config);
     let worker =
         tokio::spawn(alerts::worker::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));

@@ -186,8 +186,8 @@ impl RunSubmission {
         let de = &mut serde_json::Deserializer::from_slice(body);
         let run: RunSubmission = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner();
-            FieldError { field: if path == "." { String::new() } else { path }, reason: clean_serde_message(&inner) }
+            let reason = clean_serde_message(&e.into_inner());
+            FieldError { field: field_path(path, &reason), reason }
         })?;
         run.validate()?;
         Ok(run)
@@ -339,6 +339,17 @@ fn check_len_and_chars(field: &str, value: &str, max: usize) -> Result<(), Field
     Ok(())
 }
 
+/// The path of a parse error: the missing field itself rather than the object lacking it, and `.`
+/// for the body as a whole (serde_path_to_error's name for the root).
+fn field_path(path: String, reason: &str) -> String {
+    let missing = reason.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`'));
+    match missing {
+        Some(name) if path == "." => name.to_string(),
+        Some(name) => format!("{path}.{name}"),
+        None => path,
+    }
+}
+
 /// serde_json appends " at line L column C"; the field path already says where.
 fn clean_serde_message(e: &serde_json::Error) -> String {
     let msg = e.to_string();
@@ -465,6 +476,18 @@ mod tests {
         let e = parse(&v).unwrap_err();
         assert_eq!(e.field, "workloads[1].name");
         assert!(e.reason.contains("duplicate"));
+    }
+
+    #[test]
+    fn a_missing_field_is_named_by_its_own_path() {
+        let mut v = sample_json();
+        v["host"].as_object_mut().unwrap().remove("name");
+        assert_eq!(parse(&v).unwrap_err().field, "host.name");
+        let mut v = sample_json();
+        v.as_object_mut().unwrap().remove("run_id");
+        assert_eq!(parse(&v).unwrap_err().field, "run_id");
+        let e = RunSubmission::from_json(b"5").unwrap_err();
+        assert_eq!(e.field, ".", "the body as a whole: {}", e.reason);
     }
 
     #[test]

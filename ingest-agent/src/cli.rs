@@ -4,7 +4,7 @@ use crate::config::{self, ToolchainSpec};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use crate::spool::Spool;
-use crate::submit::{Client, Outcome, RetryPolicy};
+use crate::submit::{Accepted, Client, Outcome, RetryPolicy};
 use crate::toolchain::{self, DetectedToolchain};
 use crate::workloads::{self, BuildCache, Workload};
 use anyhow::{bail, Context, Result};
@@ -422,14 +422,48 @@ fn read_runs(path: &Path) -> Result<Vec<RunSubmission>> {
         .collect()
 }
 
-/// Spools each run first (so a crash cannot lose it), then sends it.
+/// Spools each run first (so a crash cannot lose it), then sends it. A run the spool cannot keep
+/// (full disk, read-only directory) is still sent, and the exit status says the spool is broken.
 fn deliver_all(client: &Client, spool: &Spool, runs: &[RunSubmission]) -> Result<i32> {
     let mut code = 0;
     for run in runs {
-        let path = spool.save(run)?;
-        code = worst(&[code, deliver_spooled(client, spool, &path)?]);
+        let c = match spool.save(run) {
+            Ok(path) => deliver_spooled(client, spool, &path)?,
+            Err(e) => deliver_unspooled(client, spool, run, &e)?,
+        };
+        code = worst(&[code, c]);
     }
     Ok(code)
+}
+
+/// Sends a run that has no copy in the spool; whatever happens, the status is 1 so that the broken
+/// spool is noticed before it costs a run.
+fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_not_kept: &anyhow::Error) -> Result<i32> {
+    eprintln!(
+        "error: run {} could not be kept in the spool {}: {why_not_kept:#}; sending it without a copy on disk",
+        run.run_id,
+        spool.dir().display()
+    );
+    let outcome = client.deliver(&serde_json::to_vec(run)?, |attempt, why, wait| {
+        eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
+    });
+    match outcome {
+        Outcome::Stored(a) => print_stored(&a),
+        Outcome::Rejected { status, message } => {
+            eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
+        }
+        Outcome::Failed(why) => eprintln!(
+            "error: run {} could not be delivered ({why}) and could not be kept in the spool: it was not saved; \
+             free the spool directory and measure or submit it again",
+            run.run_id
+        ),
+    }
+    Ok(1)
+}
+
+fn print_stored(a: &Accepted) {
+    let what = if a.created { "stored" } else { "already stored" };
+    println!("run {} {what}{}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
 }
 
 /// Sends what waits in the spool, oldest first; stops at the first transient failure.
@@ -452,9 +486,10 @@ fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
     });
     match outcome {
         Outcome::Stored(a) => {
-            spool.remove(path)?;
-            let what = if a.created { "stored" } else { "already stored" };
-            println!("run {} {what}{}", a.run_id, a.url.map(|u| format!(" at {u}")).unwrap_or_default());
+            print_stored(&a);
+            spool
+                .remove(path)
+                .context("the run was stored but stays in the spool; a later flush sends it once more, harmlessly")?;
             Ok(0)
         }
         Outcome::Rejected { status, message } => {

@@ -63,11 +63,14 @@ impl Spool {
 
 fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create spool directory {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
-    // The rename is durable only once the directory itself is synced.
-    std::fs::File::open(dir)?.sync_all()?;
-    Ok(())
+    let write = || -> std::io::Result<()> {
+        // A failed write drops the temporary file, so a full disk leaves no half-written run behind.
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(bytes)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        // The rename is durable only once the directory itself is synced.
+        std::fs::File::open(dir)?.sync_all()
+    };
+    write().with_context(|| format!("cannot write {}", path.display()))
 }

@@ -40,9 +40,18 @@ impl From<sqlx::Error> for Error {
         match e {
             // The database is down or saturated: say so and let the client retry, quickly.
             sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => Error::Unavailable(e),
+            sqlx::Error::Database(ref d) if d.code().is_some_and(|c| is_unavailable_sqlstate(&c)) => {
+                Error::Unavailable(e)
+            }
             e => Error::Database(e),
         }
     }
+}
+
+/// Postgres error codes that mean the server is going away or not there yet, not that the query
+/// was wrong: connection exceptions (class 08) and shutdown or start-up (57P01 to 57P03).
+fn is_unavailable_sqlstate(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
 }
 
 impl Error {

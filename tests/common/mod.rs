@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod chromium;
+pub mod forms;
+pub mod process;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

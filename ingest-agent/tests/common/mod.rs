@@ -2,8 +2,11 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
 
 pub fn agent() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_slopewatch-agent"));
@@ -78,4 +81,94 @@ pub fn slopes(path: &Path) -> Vec<(String, String, f64)> {
         }
     }
     out
+}
+
+/// One request as the listener saw it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub path: String,
+    pub authorization: String,
+    pub body: String,
+}
+
+/// Serves `responses` (status, body) in order, one per connection, and records each request.
+pub fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for (status, body) in responses {
+            let (stream, _) = l.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let (mut len, mut authorization) = (0, String::new());
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h.trim().is_empty() {
+                    break;
+                }
+                let (k, v) = h.split_once(':').unwrap();
+                match k.to_ascii_lowercase().as_str() {
+                    "content-length" => len = v.trim().parse().unwrap(),
+                    "authorization" => authorization = v.trim().to_string(),
+                    _ => {}
+                }
+            }
+            let mut buf = vec![0; len];
+            reader.read_exact(&mut buf).unwrap();
+            record.lock().unwrap().push(Seen { path, authorization, body: String::from_utf8(buf).unwrap() });
+            let mut stream = stream;
+            write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+        }
+    });
+    (url, seen)
+}
+
+pub fn stored(run_id: &str, created: bool) -> (u16, String) {
+    let status = if created { 201 } else { 200 };
+    (status, format!(r#"{{"run_id":"{run_id}","created":{created},"fits":[],"url":"/runs/{run_id}"}}"#))
+}
+
+/// A valid run written as `measure --out` would write it.
+pub fn run_file(dir: &Path) -> (std::path::PathBuf, String) {
+    let id = uuid::Uuid::new_v4().to_string();
+    let run = serde_json::json!({
+        "run_id": id, "agent_version": "0.1.0", "started_at": "2026-11-29T21:00:00Z",
+        "host": {"name": "test-host"},
+        "toolchain": {"name": "gcc-glibc", "version": "12.2.0", "libc": "glibc 2.36"},
+        "workloads": [{"name": "strchr", "size_unit": "bytes", "measurements": [
+            {"size": 65536, "samples_ns": [1000.0]}, {"size": 131072, "samples_ns": [2000.0]},
+            {"size": 262144, "samples_ns": [4000.0]}, {"size": 524288, "samples_ns": [8000.0]}]}]
+    });
+    let path = dir.join("run.json");
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    (path, id)
+}
+
+pub fn spooled(spool: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(spool)
+        .map(|d| {
+            d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".json")).collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// `submit` with quick retries, so a server that is down costs milliseconds.
+pub fn submit(server: &str, file: &Path, spool: &Path) -> std::process::Output {
+    run(agent()
+        .args(["submit", "--server", server, "--token", "sw_test", "--retry-base", "10ms", "--attempts", "3"])
+        .arg(file)
+        .arg("--spool-dir")
+        .arg(spool))
 }

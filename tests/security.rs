@@ -1,0 +1,287 @@
+//! Security checks through the public surface: editor forms without a session or CSRF token,
+//! hostile names stored literally and shown escaped, tokens kept out of logs and listings, and
+//! server errors that say nothing internal.
+//!
+//! Ingest without a token, with a forged, wrong, revoked or editor token is covered by
+//! `tests/api.rs` (`ingest_requires_a_valid_token_of_the_right_scope`); escaping on every
+//! dashboard page by `tests/dashboard.rs` (`names_full_of_markup_are_escaped_on_every_page`).
+
+mod common;
+
+use axum::http::StatusCode;
+use common::forms::{cookie_pair, get, hidden, login, post_form, seed_regression};
+use common::process::{cli, create_token, free_addr, Server};
+use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
+use serde_json::{json, Value};
+
+/// What an attacker types into every name: SQL, markup, quotes, wildcards, escapes, non-ASCII.
+const HOSTILE: [&str; 8] = [
+    "'; DROP TABLE runs; --",
+    "x\" OR \"1\"=\"1",
+    "Robert'); DELETE FROM samples WHERE ('1'='1",
+    "<script>alert('sw')</script>",
+    "\"><img src=x onerror=alert(1)>",
+    "%_\\ $1 ?1 :name",
+    "名前 🙂 ÿ \u{202e}rtl",
+    "&amp; &lt;b&gt; {{ x }} {% if %}",
+];
+
+fn query(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
+}
+
+#[tokio::test]
+async fn editor_forms_refuse_requests_without_a_session_or_its_csrf_token_and_change_nothing() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let id = seed_regression(&app).await;
+        let page = format!("/regressions/{id}");
+        let editor = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        let admin = cookie_pair(&login(&app, &app.admin_token.clone()).await, "sw_session").unwrap();
+        let editor_csrf = hidden(&get(&app, &page, &editor).await.text, "csrf");
+        let admin_csrf = hidden(&get(&app, &page, &admin).await.text, "csrf");
+        assert_ne!(editor_csrf, admin_csrf, "each session has its own CSRF token");
+        // A cookie of the right shape whose signature is not the server's.
+        let forged = {
+            let (head, sig) = editor.rsplit_once('.').unwrap();
+            format!("{head}.{}", if sig.starts_with('0') { "1" } else { "0" }.repeat(sig.len()))
+        };
+
+        let actions: [(&str, Vec<(&str, &str)>); 4] = [
+            ("status", vec![("status", "fixed")]),
+            ("acknowledge", vec![]),
+            ("notes", vec![("body", "forged note")]),
+            ("links", vec![("title", "forged"), ("url", "https://example.org/forged")]),
+        ];
+        for (action, fields) in &actions {
+            let uri = format!("{page}/{action}");
+            let post = |cookie: &str, csrf: Option<&str>| {
+                let mut form = fields.clone();
+                form.extend(csrf.map(|c| ("csrf", c)));
+                let (uri, cookie) = (uri.clone(), cookie.to_string());
+                let form: Vec<(String, String)> = form.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+                let app = &app;
+                async move {
+                    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                    post_form(app, &uri, &cookie, &form).await.status
+                }
+            };
+            assert_eq!(post("", Some(&editor_csrf)).await, StatusCode::UNAUTHORIZED, "{action} without a session");
+            assert_eq!(post(&forged, Some(&editor_csrf)).await, StatusCode::UNAUTHORIZED, "{action}, forged session");
+            let missing = post(&editor, None).await;
+            assert!(missing.is_client_error(), "{action} without a CSRF field: {missing}");
+            for (what, csrf) in
+                [("empty", ""), ("wrong", "0000000000000000"), ("another session's", admin_csrf.as_str())]
+            {
+                assert_eq!(post(&editor, Some(csrf)).await, StatusCode::FORBIDDEN, "{action} with {what} CSRF token");
+            }
+        }
+        let (_, detail) = app.get(&format!("/api/v1/regressions/{id}")).await;
+        assert_eq!(detail["regression"]["status"], "open", "{detail}");
+        assert!(detail["regression"]["acknowledged_by"].is_null());
+        assert!(detail["notes"].as_array().unwrap().is_empty() && detail["links"].as_array().unwrap().is_empty());
+
+        // The login form: a CSRF value that is not the one its cookie carries, or no cookie at all.
+        let form = get(&app, "/login", "").await;
+        let login_cookie = cookie_pair(&form, "sw_login_csrf").unwrap();
+        let token = app.editor_token.clone();
+        for (cookie, csrf) in [(login_cookie.as_str(), "0".repeat(32)), ("", hidden(&form.text, "csrf"))] {
+            let refused =
+                post_form(&app, "/login", cookie, &[("token", token.as_str()), ("csrf", csrf.as_str())]).await;
+            assert_eq!(refused.status, StatusCode::FORBIDDEN);
+            assert!(cookie_pair(&refused, "sw_session").is_none(), "no session without the form's CSRF token");
+        }
+        // Logging out needs the CSRF token too, so another site cannot end a session.
+        assert_eq!(post_form(&app, "/logout", &editor, &[("csrf", "x")]).await.status, StatusCode::FORBIDDEN);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn hostile_names_are_stored_literally_and_shown_escaped() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let mut ids = Vec::new();
+        for (i, s) in HOSTILE.iter().enumerate() {
+            let mut run = run_json(s, s, s, 1.0, 1, 4, 3);
+            run["host"] = json!({"name": s, "cpu": s, "kernel": s, "arch": s});
+            run["toolchain"] = json!({"name": s, "version": s, "libc": s, "target": s, "compiler": s, "flags": s});
+            run["agent_version"] = json!(s);
+            let mut metadata = serde_json::Map::new();
+            metadata.insert(s.to_string(), json!(s));
+            metadata.insert("i".into(), json!(i.to_string()));
+            run["workloads"][0]["name"] = json!(s);
+            run["workloads"][0]["source_hash"] = json!(s);
+            run["workloads"][0]["metadata"] = Value::Object(metadata);
+            let (status, body) = app.submit(&run).await;
+            assert_eq!(status, StatusCode::CREATED, "{s}: {body}");
+            ids.push(run["run_id"].as_str().unwrap().to_string());
+
+            // Read back through the API, byte for byte.
+            let (status, stored) = app.get(&format!("/api/v1/runs/{}", ids[i])).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(stored["agent_version"], *s);
+            assert_eq!(stored["host"], run["host"], "{s}");
+            assert_eq!(stored["toolchain"], run["toolchain"], "{s}");
+            let (kept, sent) = (&stored["workloads"][0], &run["workloads"][0]);
+            for field in ["name", "source_hash", "metadata"] {
+                assert_eq!(kept[field], sent[field], "{s}: {field}");
+            }
+            let (status, series) =
+                app.get(&format!("/api/v1/series?{}", query(&[("workload", s), ("toolchain", s)]))).await;
+            assert_eq!(status, StatusCode::OK, "{s}: {series}");
+            assert_eq!((&series["workload"], &series["versions"][0]["version"]), (&json!(s), &json!(s)));
+        }
+        let names = |v: &Value, list: &str, key: &str| -> Vec<String> {
+            v[list].as_array().unwrap().iter().map(|x| x[key].as_str().unwrap().to_string()).collect()
+        };
+        let mut expected: Vec<String> = HOSTILE.iter().map(|s| s.to_string()).collect();
+        expected.sort();
+        for (uri, list) in
+            [("/api/v1/hosts", "hosts"), ("/api/v1/workloads", "workloads"), ("/api/v1/toolchains", "toolchains")]
+        {
+            let mut got = names(&app.get(uri).await.1, list, "name");
+            got.sort();
+            assert_eq!(got, expected, "{uri}");
+        }
+        // Nothing was executed: every table still answers, with every run.
+        let (_, runs) = app.get("/api/v1/runs?limit=100").await;
+        assert_eq!(runs["runs"].as_array().unwrap().len(), HOSTILE.len());
+
+        // Notes and link titles, through the editor's forms.
+        let id = seed_regression(&app).await;
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        let csrf = hidden(&get(&app, &format!("/regressions/{id}"), &session).await.text, "csrf");
+        let note = HOSTILE.join("\n\n");
+        let added =
+            post_form(&app, &format!("/regressions/{id}/notes"), &session, &[("csrf", &csrf), ("body", &note)]).await;
+        assert_eq!(added.status, StatusCode::SEE_OTHER);
+        let link = [("csrf", csrf.as_str()), ("title", HOSTILE[0]), ("url", "https://example.org/?q=';--")];
+        assert_eq!(
+            post_form(&app, &format!("/regressions/{id}/links"), &session, &link).await.status,
+            StatusCode::SEE_OTHER
+        );
+        let (_, detail) = app.get(&format!("/api/v1/regressions/{id}")).await;
+        assert_eq!(detail["notes"][0]["body"], note.as_str());
+        assert_eq!(detail["links"][0]["title"], HOSTILE[0]);
+
+        // Shown escaped: no markup from a name reaches a page as markup.
+        let mut pages = vec![format!("/regressions/{id}"), "/".to_string(), "/hosts".into(), "/toolchains".into()];
+        pages.extend(ids.iter().map(|r| format!("/runs/{r}")));
+        pages.extend(HOSTILE.iter().map(|s| {
+            let seg =
+                |x: &str| percent_encoding::utf8_percent_encode(x, percent_encoding::NON_ALPHANUMERIC).to_string();
+            format!("/series/{}/{}", seg(s), seg(s))
+        }));
+        for uri in &pages {
+            let page = get(&app, uri, "").await;
+            assert_eq!(page.status, StatusCode::OK, "{uri}");
+            for raw in ["<script>alert", "<img src=x", "onerror=alert(1)>"] {
+                assert!(!page.text.contains(raw), "{uri} shows {raw:?} as markup");
+            }
+        }
+        let run_page = get(&app, &format!("/runs/{}", ids[3]), "").await.text;
+        assert!(run_page.contains("&#60;script&#62;alert(&#39;sw&#39;)&#60;/script&#62;"), "shown as text: {run_page}");
+    })
+    .await;
+}
+
+/// The parts of a token worth stealing: the whole, the part never stored, and its stored hash.
+fn secrets_of(token: &str) -> [String; 3] {
+    let hex = token.strip_prefix("sw_").unwrap();
+    [token.to_string(), hex[12..].to_string(), slopewatch::auth::hash(token)]
+}
+
+#[tokio::test]
+async fn tokens_never_reach_the_server_log_or_the_token_list() {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ingest = create_token(&db.url, "agent-01", "ingest");
+    let editor = create_token(&db.url, "alice", "editor");
+    let wrong = format!("sw_{}", "ab".repeat(32));
+    let log = dir.path().join("server.log");
+    let server = Server::start_logging(&db.url, &free_addr(), None, &log, "debug");
+    let url = server.url();
+    let c = reqwest::Client::new();
+    let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+    for (token, expected) in [(&ingest, 201), (&wrong, 401), (&editor, 403)] {
+        let res = c.post(format!("{url}/api/v1/runs")).bearer_auth(token).json(&run).send().await.unwrap();
+        assert_eq!(res.status().as_u16(), expected);
+    }
+    let res = c.post(format!("{url}/api/v1/runs")).header("authorization", &ingest).json(&run).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 401, "a token without `Bearer` is not accepted");
+
+    // The login form carries the token in its body.
+    let form = c.get(format!("{url}/login")).send().await.unwrap();
+    let cookie = form.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    let csrf = hidden(&form.text().await.unwrap(), "csrf");
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for (token, expected) in [(&editor, 303), (&wrong, 401)] {
+        let res = no_redirects
+            .post(format!("{url}/login"))
+            .header("cookie", &cookie)
+            .form(&[("token", token.as_str()), ("csrf", csrf.as_str()), ("next", "/regressions")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), expected);
+    }
+    drop(server);
+
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("run stored") && logged.contains("\"status\":401"), "the requests were logged: {logged}");
+    for token in [&ingest, &editor, &wrong] {
+        for secret in secrets_of(token) {
+            assert!(!logged.contains(&secret), "the server log holds a token (or its hash)");
+        }
+    }
+    let listed = cli(&["token", "list"], &db.url);
+    assert!(listed.contains("agent-01") && listed.contains("alice"), "{listed}");
+    for token in [&ingest, &editor] {
+        let lookup = &token[3..15];
+        for secret in secrets_of(token).iter().map(String::as_str).chain([lookup]) {
+            assert!(!listed.contains(secret), "`token list` shows a token or part of one: {listed}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn server_errors_answer_nothing_internal_and_log_the_detail() {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = create_token(&db.url, "agent", "ingest");
+    let log = dir.path().join("server.log");
+    let server = Server::start(&db.url, &free_addr(), None, &log);
+    let url = server.url();
+    let c = reqwest::Client::new();
+    let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let res = c.post(format!("{url}/api/v1/runs")).bearer_auth(&token).json(&run).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 201);
+
+    // The store breaks under the running server.
+    let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+    sqlx::query("DROP TABLE version_summaries").execute(&pool).await.unwrap();
+    pool.close().await;
+
+    let series = format!("{url}/api/v1/series?workload=workload-0&toolchain=gcc-glibc");
+    let other = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let answers = [
+        c.get(&series).send().await.unwrap(),
+        c.post(format!("{url}/api/v1/runs")).bearer_auth(&token).json(&other).send().await.unwrap(),
+        c.get(format!("{url}/series/workload-0/gcc-glibc")).send().await.unwrap(),
+        c.get(format!("{url}/")).send().await.unwrap(),
+    ];
+    for res in answers {
+        let (status, text) = (res.status().as_u16(), res.text().await.unwrap());
+        assert_eq!(status, 500, "{text}");
+        for internal in
+            ["version_summaries", "no such table", "sqlite", "SELECT", "INSERT", "sqlx", "error returned from database"]
+        {
+            assert!(!text.to_lowercase().contains(&internal.to_lowercase()), "a 5xx says {internal:?}: {text}");
+        }
+        assert!(text.contains("internal error") || text.contains("Internal error"), "{text}");
+    }
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("no such table: version_summaries"), "the log has the detail: {logged}");
+}

@@ -259,6 +259,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "starting slopewatch {}",
         env!("CARGO_PKG_VERSION"),
     );
+    let shutdown = shutdown_signal();
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
@@ -270,7 +271,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let worker =
         tokio::spawn(alerts::worker::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
+    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
     let _ = stop_worker.send(true);
     let _ = worker.await;
@@ -283,24 +284,28 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+/// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits. The
+/// handlers are installed when this is called, not when it is first polled, so a signal that comes
+/// as soon as the port opens still shuts the server down gracefully.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    async fn received(signal: std::io::Result<Signal>) {
+        match signal {
             Ok(mut s) => {
                 s.recv().await;
             }
             Err(_) => std::future::pending::<()>().await,
         }
-    };
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
     }
-    tracing::info!("shutting down: finishing in-flight requests");
+    let interrupt = signal(SignalKind::interrupt());
+    let terminate = signal(SignalKind::terminate());
+    async move {
+        tokio::select! {
+            () = received(interrupt) => {},
+            () = received(terminate) => {},
+        }
+        tracing::info!("shutting down: finishing in-flight requests");
+    }
 }
 
 fn init_tracing(format: LogFormat) {

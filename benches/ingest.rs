@@ -3,6 +3,7 @@
 //! a raw bulk load of the same rows as the yardstick.
 //!
 //! `cargo bench --bench ingest -- [--seconds 15] [--clients 1,8,32] [--backends postgres,sqlite]`
+//! (`RUST_LOG=sqlx=debug` logs every statement with its time on stderr)
 
 use slopewatch::config::Config;
 use slopewatch::store::{OpenOptions, Scope, Store};
@@ -257,6 +258,10 @@ async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
 
 #[tokio::main]
 async fn main() {
+    // RUST_LOG=sqlx=debug shows every statement with its time, to find where a run's time goes.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    }
     let args = parse_args();
     let dir = tempfile::tempdir().unwrap();
     let bodies = Arc::new(Bodies::new());

@@ -146,7 +146,7 @@ async fn time(router: &axum::Router, uri: &str) -> (Duration, Duration) {
     (times[times.len() / 2], times[(times.len() * 99 / 100).min(times.len() - 1)])
 }
 
-const PAGES: [(&str, &str); 7] = [
+const PAGES: [(&str, &str); 8] = [
     ("overview /", "/"),
     ("series page", "/series/workload-00/zig-cc-musl"),
     ("slope chart", "/series/workload-00/zig-cc-musl/slope.svg"),
@@ -154,6 +154,7 @@ const PAGES: [(&str, &str); 7] = [
     ("compare page", "/compare?workload=workload-00&a=musl-gcc%400.29.0&b=zig-cc-musl%400.29.0"),
     ("compare chart", "/compare/chart.svg?workload=workload-00&a=musl-gcc%400.29.0&b=zig-cc-musl%400.29.0"),
     ("series CSV", "/series/workload-00/zig-cc-musl/data.csv"),
+    ("series API", "/api/v1/series?workload=workload-00&toolchain=zig-cc-musl"),
 ];
 
 async fn measure_at(base_url: &str, runs_per_version: usize) -> (usize, Vec<(Duration, Duration)>) {

@@ -116,21 +116,38 @@ pub fn median(values: &[f64]) -> f64 {
 
 /// The 97.5th percentile of Student's t distribution with `df` degrees of freedom: the factor
 /// that turns a standard error into a two-sided 95% confidence half-width.
+///
+/// Fits have whole degrees of freedom (points less two), so those up to `TABLED_DF` come from a
+/// table computed once; a run's dozen fits would otherwise spend more time here than anywhere.
 pub fn t_quantile_975(df: f64) -> f64 {
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    if df.fract() == 0.0 && (1.0..=TABLED_DF as f64).contains(&df) {
+        let table = TABLE.get_or_init(|| (1..=TABLED_DF).map(|d| t_quantile_975_by_bisection(d as f64)).collect());
+        return table[df as usize - 1];
+    }
+    t_quantile_975_by_bisection(df)
+}
+
+/// Degrees of freedom `t_quantile_975` keeps in its table.
+const TABLED_DF: usize = 256;
+
+fn t_quantile_975_by_bisection(df: f64) -> f64 {
     if df.is_nan() || df <= 0.0 {
         return f64::INFINITY;
     }
-    // Bisection on the CDF: monotone, and 200 halvings reach full f64 precision on [0, 1000].
+    // Bisection on the CDF, which is monotone, until the bracket cannot shrink any further.
     let (mut lo, mut hi) = (0.0_f64, 1000.0_f64);
-    for _ in 0..200 {
+    loop {
         let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            return mid;
+        }
         if student_t_cdf(mid, df) < 0.975 {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    0.5 * (lo + hi)
 }
 
 /// P(T ≤ t) for Student's t with `df` degrees of freedom.
@@ -325,6 +342,17 @@ mod tests {
             assert!(close(t, expected, 5e-4), "df {df}: {t}");
         }
         assert!(t_quantile_975(0.0).is_infinite());
+        assert!(t_quantile_975(f64::NAN).is_infinite());
+    }
+
+    #[test]
+    fn tabled_quantiles_equal_computed_ones() {
+        for df in [1.0, 2.0, 3.0, 17.0, 255.0, 256.0] {
+            assert_eq!(t_quantile_975(df), t_quantile_975_by_bisection(df), "df {df}");
+        }
+        // Between and beyond the table, the quantile is computed and stays monotone.
+        assert!(t_quantile_975(2.5) < t_quantile_975(2.0) && t_quantile_975(2.5) > t_quantile_975(3.0));
+        assert!(t_quantile_975(257.0) < t_quantile_975(256.0));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::config::Config;
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use sqlx::QueryBuilder;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -74,7 +74,6 @@ impl Arrival {
 pub(super) struct RunRows {
     pub fits: FitColumns,
     pub measurements: MeasurementColumns,
-    pub samples: SampleColumns,
 }
 
 #[derive(Default)]
@@ -92,6 +91,8 @@ pub(super) struct FitColumns {
     pub max_size: Vec<i64>,
     pub local_slopes: Vec<String>,
     pub metadata: Vec<String>,
+    /// `[[size, median_ns], …]` by size, which version summaries read.
+    pub medians: Vec<String>,
 }
 
 #[derive(Default)]
@@ -100,15 +101,11 @@ pub(super) struct MeasurementColumns {
     pub size: Vec<i64>,
     pub median_ns: Vec<f64>,
     pub samples: Vec<i32>,
-}
-
-#[derive(Default)]
-pub(super) struct SampleColumns {
-    pub workload_id: Vec<i64>,
-    pub size: Vec<i64>,
-    pub rep: Vec<i32>,
-    pub ns: Vec<f64>,
-    pub instructions: Vec<Option<i64>>,
+    /// The raw samples as a JSON array, in the order taken; `None` for a run carried over
+    /// after its samples were pruned.
+    pub samples_ns: Vec<Option<String>>,
+    /// Instruction counts per sample as a JSON array, when the agent counted them.
+    pub instructions: Vec<Option<String>>,
 }
 
 impl RunRows {
@@ -130,22 +127,22 @@ impl RunRows {
             f.max_size.push(wf.medians.last().map_or(0, |m| m.0 as i64));
             f.local_slopes.push(serde_json::to_string(&wf.fit.local_slopes).expect("local slopes serialize"));
             f.metadata.push(serde_json::to_string(&w.metadata).expect("metadata serializes"));
+            let medians: Vec<(u64, f64)> = wf.medians.iter().map(|&(size, median, _)| (size, median)).collect();
+            f.medians.push(serde_json::to_string(&medians).expect("medians serialize"));
             for &(size, median, n) in &wf.medians {
+                let raw = w.measurements.iter().find(|m| m.size == size);
                 let m = &mut rows.measurements;
                 m.workload_id.push(id);
                 m.size.push(size as i64);
                 m.median_ns.push(median);
                 m.samples.push(n as i32);
-            }
-            for m in &w.measurements {
-                for (rep, &ns) in m.samples_ns.iter().enumerate() {
-                    let s = &mut rows.samples;
-                    s.workload_id.push(id);
-                    s.size.push(m.size as i64);
-                    s.rep.push(rep as i32);
-                    s.ns.push(ns);
-                    s.instructions.push(m.instructions.as_ref().map(|i| i[rep].min(i64::MAX as u64) as i64));
-                }
+                let samples_ns = raw.map(|r| &r.samples_ns).filter(|ns| !ns.is_empty());
+                m.samples_ns.push(samples_ns.map(|ns| serde_json::to_string(ns).expect("samples serialize")));
+                let instructions = raw.and_then(|r| r.instructions.as_ref()).filter(|i| !i.is_empty()).map(|i| {
+                    let counts: Vec<i64> = i.iter().map(|&n| n.min(i64::MAX as u64) as i64).collect();
+                    serde_json::to_string(&counts).expect("counts serialize")
+                });
+                m.instructions.push(instructions);
             }
         }
         rows
@@ -182,18 +179,21 @@ impl SummaryRow {
     }
 }
 
-/// The version's latest runs (`SUMMARY_WINDOW`, by arrival, so the run being stored is among them)
-/// for the workloads of run `$3`: one row per size, with the run's fit repeated on each.
+/// The fits of the version's latest runs (`SUMMARY_WINDOW`, by arrival, so the run being stored is
+/// among them) for the workloads of run `$3`, with their per-size medians.
+///
+/// The unary plus keeps SQLite from reaching the fits through their workload index, which reads
+/// every run ever stored of those workloads (34 ms a run with 1,500 runs stored, growing), instead
+/// of through the window's run ids.
 const SUMMARY_INPUTS: &str = "WITH recent AS (
          SELECT r.id, r.host_id FROM runs r
          WHERE r.toolchain_id IN (SELECT id FROM toolchains WHERE name = $1 AND version = $2)
          ORDER BY r.received_at DESC, r.id DESC LIMIT $4)
-     SELECT m.workload_id, m.run_id, m.size, m.median_ns, f.slope, f.ci_low, f.ci_high, f.r2, recent.host_id
+     SELECT f.workload_id, f.medians, f.slope, f.ci_low, f.ci_high, f.r2, recent.host_id
      FROM recent JOIN fits f ON f.run_id = recent.id
-     JOIN measurements m ON m.run_id = f.run_id AND m.workload_id = f.workload_id
-     WHERE f.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
+     WHERE +f.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
 
-type SummaryInput = (i64, Uuid, i64, f64, f64, f64, f64, f64, i64);
+type SummaryInput = (i64, String, f64, f64, f64, f64, i64);
 
 /// What the stored summaries keep across runs: every run and host counted, the first and last.
 const SUMMARY_TOTALS: &str = "SELECT workload_id, runs, host_ids, first_seen, last_run_at FROM version_summaries
@@ -204,7 +204,6 @@ type SummaryTotals = (i64, i32, String, OffsetDateTime, OffsetDateTime);
 #[derive(Default)]
 struct WindowInputs {
     fits: Vec<RunFit>,
-    runs: HashSet<Uuid>,
     medians: Vec<(u64, f64)>,
 }
 
@@ -214,14 +213,13 @@ fn summary_rows(
     totals: Vec<SummaryTotals>,
     host_id: i64,
     started_at: OffsetDateTime,
-) -> Vec<SummaryRow> {
+) -> Result<Vec<SummaryRow>, sqlx::Error> {
     let mut window: HashMap<i64, WindowInputs> = HashMap::new();
-    for (workload_id, run_id, size, median_ns, slope, ci_low, ci_high, r2, host_id) in inputs {
+    for (workload_id, medians, slope, ci_low, ci_high, r2, host_id) in inputs {
         let w = window.entry(workload_id).or_default();
-        w.medians.push((size as u64, median_ns));
-        if w.runs.insert(run_id) {
-            w.fits.push(RunFit { slope, ci_low, ci_high, r2, host_id });
-        }
+        let medians: Vec<(u64, f64)> = serde_json::from_str(&medians).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        w.medians.extend(medians);
+        w.fits.push(RunFit { slope, ci_low, ci_high, r2, host_id });
     }
     let totals: HashMap<i64, (i32, String, OffsetDateTime, OffsetDateTime)> =
         totals.into_iter().map(|(id, runs, hosts, first, last)| (id, (runs, hosts, first, last))).collect();
@@ -245,7 +243,7 @@ fn summary_rows(
         })
         .collect();
     rows.sort_by_key(|r| r.workload_id);
-    rows
+    Ok(rows)
 }
 
 enum Step {
@@ -436,7 +434,6 @@ impl Store {
             let rows = RunRows::new(run, fits, &workload_ids);
             dialect::insert_fits(&mut tx, run.run_id, &rows.fits).await?;
             dialect::insert_measurements(&mut tx, run.run_id, &rows.measurements).await?;
-            dialect::insert_samples(&mut tx, run.run_id, &rows.samples).await?;
 
             // Summaries are recomputed from every run of this version; serialize concurrent runs of
             // the same version so none of them misses another's fits.
@@ -454,7 +451,7 @@ impl Store {
                 .bind(run.run_id)
                 .fetch_all(&mut *tx)
                 .await?;
-            let summaries = summary_rows(inputs, totals, host_id, started_at);
+            let summaries = summary_rows(inputs, totals, host_id, started_at)?;
             let mut q = QueryBuilder::new(
                 "INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
                  ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at) ",

@@ -1,6 +1,6 @@
 //! The Postgres side of the SQL that differs: batch inserts with `UNNEST` and advisory locks.
 
-use super::ingest::{FitColumns, MeasurementColumns, SampleColumns};
+use super::ingest::{FitColumns, MeasurementColumns};
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
@@ -15,9 +15,10 @@ pub(super) async fn insert_fits(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                           n_sizes, min_size, max_size, local_slopes, metadata)
+                           n_sizes, min_size, max_size, local_slopes, metadata, medians)
          SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],
-                                  $8::float8[], $9::float8[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])",
+                                  $8::float8[], $9::float8[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[],
+                                  $15::text[])",
     )
     .bind(run_id)
     .bind(&f.workload_id)
@@ -33,6 +34,7 @@ pub(super) async fn insert_fits(
     .bind(&f.max_size)
     .bind(&f.local_slopes)
     .bind(&f.metadata)
+    .bind(&f.medians)
     .execute(&mut **tx)
     .await
     .map(drop)
@@ -44,34 +46,16 @@ pub(super) async fn insert_measurements(
     m: &MeasurementColumns,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples)
-         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::float8[], $5::int[])",
+        "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::float8[], $5::int[], $6::text[], $7::text[])",
     )
     .bind(run_id)
     .bind(&m.workload_id)
     .bind(&m.size)
     .bind(&m.median_ns)
     .bind(&m.samples)
-    .execute(&mut **tx)
-    .await
-    .map(drop)
-}
-
-pub(super) async fn insert_samples(
-    tx: &mut Transaction<'_, Postgres>,
-    run_id: Uuid,
-    s: &SampleColumns,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO samples (run_id, workload_id, size, rep, ns, instructions)
-         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::int[], $5::float8[], $6::bigint[])",
-    )
-    .bind(run_id)
-    .bind(&s.workload_id)
-    .bind(&s.size)
-    .bind(&s.rep)
-    .bind(&s.ns)
-    .bind(&s.instructions)
+    .bind(&m.samples_ns)
+    .bind(&m.instructions)
     .execute(&mut **tx)
     .await
     .map(drop)

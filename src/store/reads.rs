@@ -1,11 +1,11 @@
 //! Reading runs, series and what has reported. Every read here costs the number of versions,
 //! workloads or rows shown, never the whole history of samples.
 
-use super::{with_pool, Store};
+use super::{decode_json, with_pool, Store};
 use serde::{Deserialize, Serialize};
 use slopewatch_core::fit::LocalSlope;
 use slopewatch_core::version::sort_versions;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -182,7 +182,8 @@ pub struct MeasurementDetail {
     pub instructions: Option<Vec<i64>>,
 }
 
-type Samples = (Vec<f64>, Vec<Option<i64>>);
+/// (workload id, size, median, sample count, samples as JSON, instruction counts as JSON)
+type MeasurementRow = (i64, i64, f64, i32, Option<String>, Option<String>);
 
 #[derive(sqlx::FromRow)]
 struct RunHeader {
@@ -293,7 +294,7 @@ impl Store {
 
     /// One run with its host, toolchain, fits, medians and raw samples; `None` if unknown.
     pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
-        let (header, fits, medians, samples) = with_pool!(self, |pool| {
+        let (header, fits, medians) = with_pool!(self, |pool| {
             let header: Option<RunHeader> = sqlx::query_as(
                 "SELECT r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
                         h.name AS host_name, h.cpu, h.kernel, h.arch,
@@ -313,41 +314,32 @@ impl Store {
             .bind(run_id)
             .fetch_all(pool)
             .await?;
-            let medians: Vec<(i64, i64, f64, i32)> = sqlx::query_as(
-                "SELECT workload_id, size, median_ns, samples FROM measurements WHERE run_id = $1
-                 ORDER BY workload_id, size",
+            let medians: Vec<MeasurementRow> = sqlx::query_as(
+                "SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
+                 WHERE run_id = $1 ORDER BY workload_id, size",
             )
             .bind(run_id)
             .fetch_all(pool)
             .await?;
-            let samples: Vec<(i64, i64, f64, Option<i64>)> = sqlx::query_as(
-                "SELECT workload_id, size, ns, instructions FROM samples WHERE run_id = $1 ORDER BY workload_id, size, rep",
-            )
-            .bind(run_id)
-            .fetch_all(pool)
-            .await?;
-            (header, fits, medians, samples)
+            (header, fits, medians)
         });
 
-        // (workload id, size) → (times, instruction counts) of each repetition.
-        let mut by_size: HashMap<(i64, i64), Samples> = HashMap::new();
-        for (workload_id, size, ns, instructions) in samples {
-            let entry = by_size.entry((workload_id, size)).or_default();
-            entry.0.push(ns);
-            entry.1.push(instructions);
-        }
         let mut workloads = Vec::with_capacity(fits.len());
         for f in fits {
             let measurements = medians
                 .iter()
                 .filter(|m| m.0 == f.workload_id)
-                .map(|&(workload_id, size, median_ns, samples)| {
-                    let (samples_ns, instructions) = by_size.remove(&(workload_id, size)).unwrap_or_default();
-                    // Counted for every sample or none; a pruned run has neither.
-                    let instructions = instructions.into_iter().collect::<Option<Vec<_>>>().filter(|i| !i.is_empty());
-                    MeasurementDetail { size, median_ns, samples, samples_ns, instructions }
+                .map(|(_, size, median_ns, samples, samples_ns, instructions)| {
+                    Ok(MeasurementDetail {
+                        size: *size,
+                        median_ns: *median_ns,
+                        samples: *samples,
+                        // A pruned run has neither.
+                        samples_ns: decode_json(samples_ns.as_deref())?.unwrap_or_default(),
+                        instructions: decode_json(instructions.as_deref())?,
+                    })
                 })
-                .collect();
+                .collect::<Result<_, sqlx::Error>>()?;
             workloads.push(WorkloadDetail {
                 local_slopes: serde_json::from_str(&f.local_slopes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
                 metadata: serde_json::from_str(&f.metadata).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 /// Runs looked at per transaction.
 const RUNS_PER_BATCH: i64 = 64;
-/// Samples deleted per transaction, roughly: a batch stops taking runs once it has this many
+/// Samples removed per transaction, roughly: a batch stops taking runs once it has this many
 /// (and always takes one), so no transaction holds the write lock for long.
 const SAMPLES_PER_BATCH: i64 = 20_000;
 
@@ -18,7 +18,7 @@ const SAMPLES_PER_BATCH: i64 = 20_000;
 pub struct PruneReport {
     /// Runs whose raw samples were removed.
     pub runs: u64,
-    /// Sample rows deleted.
+    /// Samples removed.
     pub samples: u64,
 }
 
@@ -49,7 +49,7 @@ impl Store {
             .fetch_all(&mut *tx)
             .await?;
             let mut budget = SAMPLES_PER_BATCH;
-            let ids: Vec<Uuid> = candidates
+            let batch: Vec<(Uuid, i32)> = candidates
                 .into_iter()
                 .enumerate()
                 .take_while(|&(i, (_, samples))| {
@@ -57,19 +57,22 @@ impl Store {
                     budget -= i64::from(samples);
                     room
                 })
-                .map(|(_, (id, _))| id)
+                .map(|(_, run)| run)
                 .collect();
-            if ids.is_empty() {
+            if batch.is_empty() {
                 return Ok(PruneReport::default());
             }
-            let mut delete = QueryBuilder::new("DELETE FROM samples WHERE run_id IN ");
-            push_ids(&mut delete, &ids);
-            let samples = delete.build().execute(&mut *tx).await?.rows_affected();
+            let ids: Vec<Uuid> = batch.iter().map(|&(id, _)| id).collect();
+            let mut clear =
+                QueryBuilder::new("UPDATE measurements SET samples_ns = NULL, instructions = NULL WHERE run_id IN ");
+            push_ids(&mut clear, &ids);
+            clear.build().execute(&mut *tx).await?;
             let mut mark = QueryBuilder::new("UPDATE runs SET samples_pruned_at = ");
             mark.push_bind(at).push(" WHERE samples_pruned_at IS NULL AND id IN ");
             push_ids(&mut mark, &ids);
             let runs = mark.build().execute(&mut *tx).await?.rows_affected();
             tx.commit().await?;
+            let samples = batch.iter().map(|&(_, n)| n.max(0) as u64).sum();
             Ok(PruneReport { runs, samples })
         })
     }

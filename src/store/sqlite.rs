@@ -2,7 +2,7 @@
 //!
 //! SQLite has one writer at a time, so a version needs no lock of its own.
 
-use super::ingest::{FitColumns, MeasurementColumns, SampleColumns};
+use super::ingest::{FitColumns, MeasurementColumns};
 use sqlx::{QueryBuilder, Sqlite, SqlitePool, Transaction};
 use uuid::Uuid;
 
@@ -12,8 +12,8 @@ pub(super) async fn begin(pool: &SqlitePool) -> Result<Transaction<'static, Sqli
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
-/// Rows per statement: SQLite allows 32,766 bound values, and samples bind 7 each.
-const ROWS_PER_STATEMENT: usize = 4000;
+/// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 15.
+const ROWS_PER_STATEMENT: usize = 2000;
 
 async fn insert_chunked<F>(
     tx: &mut Transaction<'_, Sqlite>,
@@ -41,7 +41,7 @@ pub(super) async fn insert_fits(
     f: &FitColumns,
 ) -> Result<(), sqlx::Error> {
     let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                n_sizes, min_size, max_size, local_slopes, metadata) ";
+                n_sizes, min_size, max_size, local_slopes, metadata, medians) ";
     insert_chunked(tx, head, f.workload_id.len(), |b, i| {
         b.push_bind(run_id)
             .push_bind(f.workload_id[i])
@@ -56,7 +56,8 @@ pub(super) async fn insert_fits(
             .push_bind(f.min_size[i])
             .push_bind(f.max_size[i])
             .push_bind(f.local_slopes[i].clone())
-            .push_bind(f.metadata[i].clone());
+            .push_bind(f.metadata[i].clone())
+            .push_bind(f.medians[i].clone());
     })
     .await
 }
@@ -66,30 +67,15 @@ pub(super) async fn insert_measurements(
     run_id: Uuid,
     m: &MeasurementColumns,
 ) -> Result<(), sqlx::Error> {
-    let head = "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples) ";
+    let head = "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions) ";
     insert_chunked(tx, head, m.workload_id.len(), |b, i| {
         b.push_bind(run_id)
             .push_bind(m.workload_id[i])
             .push_bind(m.size[i])
             .push_bind(m.median_ns[i])
-            .push_bind(m.samples[i]);
-    })
-    .await
-}
-
-pub(super) async fn insert_samples(
-    tx: &mut Transaction<'_, Sqlite>,
-    run_id: Uuid,
-    s: &SampleColumns,
-) -> Result<(), sqlx::Error> {
-    let head = "INSERT INTO samples (run_id, workload_id, size, rep, ns, instructions) ";
-    insert_chunked(tx, head, s.workload_id.len(), |b, i| {
-        b.push_bind(run_id)
-            .push_bind(s.workload_id[i])
-            .push_bind(s.size[i])
-            .push_bind(s.rep[i])
-            .push_bind(s.ns[i])
-            .push_bind(s.instructions[i]);
+            .push_bind(m.samples[i])
+            .push_bind(m.samples_ns[i].clone())
+            .push_bind(m.instructions[i].clone());
     })
     .await
 }

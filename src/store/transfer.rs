@@ -1,7 +1,7 @@
 //! What moving a store's history to another store reads and writes beyond `insert_run`: runs
 //! whole in pages, in the order they were received; editors' changes to regressions; tokens.
 
-use super::{push_ids, with_pool, RegressionStatus, Store};
+use super::{decode_json, push_ids, with_pool, RegressionStatus, Store};
 use slopewatch_core::wire::{Host, Toolchain};
 use sqlx::QueryBuilder;
 use std::collections::{BTreeMap, HashMap};
@@ -48,7 +48,8 @@ pub struct StoredMeasurement {
     pub samples: i32,
     /// The samples in the order they were taken; empty once pruned.
     pub samples_ns: Vec<f64>,
-    pub instructions: Vec<Option<i64>>,
+    /// Instruction counts per sample, when the agent counted them.
+    pub instructions: Option<Vec<u64>>,
 }
 
 /// Where the previous page of runs ended: its last run's receipt time and id.
@@ -120,15 +121,14 @@ struct RunHead {
 }
 
 type FitRow = (Uuid, i64, String, String, String, String);
-type MeasurementRow = (Uuid, i64, i64, f64, i32);
-type SampleRow = (Uuid, i64, i64, f64, Option<i64>);
-type Repetitions = (Vec<f64>, Vec<Option<i64>>);
+/// (run, workload id, size, median, sample count, samples as JSON, instruction counts as JSON)
+type MeasurementRow = (Uuid, i64, i64, f64, i32, Option<String>, Option<String>);
 
 impl Store {
     /// The next runs after `after` (from the first when `None`) by receipt time, whole, read in
     /// one snapshot; empty when there are no more.
     pub async fn runs_page(&self, after: Option<RunCursor>) -> Result<Vec<StoredRun>, sqlx::Error> {
-        let (heads, fits, measurements, samples) = with_pool!(self, |pool, dialect| {
+        let (heads, fits, measurements) = with_pool!(self, |pool, dialect| {
             let mut tx = dialect::begin_snapshot(pool).await?;
             let mut q = QueryBuilder::new(
                 "SELECT r.id, r.content_hash, r.agent_version, r.started_at, r.received_at, r.sample_count,
@@ -166,18 +166,15 @@ impl Store {
             push_ids(&mut fits, &ids).push(" ORDER BY f.run_id, f.workload_id");
             let fits: Vec<FitRow> = fits.build_query_as().fetch_all(&mut *tx).await?;
             let mut measurements = QueryBuilder::new(
-                "SELECT run_id, workload_id, size, median_ns, samples FROM measurements WHERE run_id IN ",
+                "SELECT run_id, workload_id, size, median_ns, samples, samples_ns, instructions
+                 FROM measurements WHERE run_id IN ",
             );
             push_ids(&mut measurements, &ids).push(" ORDER BY run_id, workload_id, size");
             let measurements: Vec<MeasurementRow> = measurements.build_query_as().fetch_all(&mut *tx).await?;
-            let mut samples =
-                QueryBuilder::new("SELECT run_id, workload_id, size, ns, instructions FROM samples WHERE run_id IN ");
-            push_ids(&mut samples, &ids).push(" ORDER BY run_id, workload_id, size, rep");
-            let samples: Vec<SampleRow> = samples.build_query_as().fetch_all(&mut *tx).await?;
             tx.commit().await?;
-            (heads, fits, measurements, samples)
+            (heads, fits, measurements)
         });
-        assemble(heads, fits, measurements, samples)
+        assemble(heads, fits, measurements)
     }
 
     /// Every change editors made to regressions (statuses, notes, links), oldest first. There are
@@ -321,24 +318,15 @@ fn assemble(
     heads: Vec<RunHead>,
     fits: Vec<FitRow>,
     measurements: Vec<MeasurementRow>,
-    samples: Vec<SampleRow>,
 ) -> Result<Vec<StoredRun>, sqlx::Error> {
-    // (run, workload id, size) → (times, instruction counts) of each repetition.
-    let mut by_size: HashMap<(Uuid, i64, i64), Repetitions> = HashMap::new();
-    for (run_id, workload_id, size, ns, instructions) in samples {
-        let entry = by_size.entry((run_id, workload_id, size)).or_default();
-        entry.0.push(ns);
-        entry.1.push(instructions);
-    }
     let mut sizes: HashMap<(Uuid, i64), Vec<StoredMeasurement>> = HashMap::new();
-    for (run_id, workload_id, size, median_ns, n) in measurements {
-        let (samples_ns, instructions) = by_size.remove(&(run_id, workload_id, size)).unwrap_or_default();
+    for (run_id, workload_id, size, median_ns, n, samples_ns, instructions) in measurements {
         sizes.entry((run_id, workload_id)).or_default().push(StoredMeasurement {
             size,
             median_ns,
             samples: n,
-            samples_ns,
-            instructions,
+            samples_ns: decode_json(samples_ns.as_deref())?.unwrap_or_default(),
+            instructions: decode_json(instructions.as_deref())?,
         });
     }
     let mut workloads: HashMap<Uuid, Vec<StoredWorkload>> = HashMap::new();

@@ -184,7 +184,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                     .map(|m| Measurement {
                         size: m.size as u64,
                         // Counted for every repetition or for none, as the agent sends them.
-                        instructions: m.instructions.iter().map(|i| i.map(|n| n as u64)).collect(),
+                        instructions: m.instructions,
                         samples_ns: m.samples_ns,
                     })
                     .collect(),

@@ -39,11 +39,28 @@ pub enum Backend {
 
 impl TestDb {
     pub async fn new(backend: Backend) -> TestDb {
+        TestDb::create(backend, true).await
+    }
+
+    /// A database no migration has touched yet (SQLite's file exists, empty).
+    pub async fn unmigrated(backend: Backend) -> TestDb {
+        TestDb::create(backend, false).await
+    }
+
+    async fn create(backend: Backend, migrate: bool) -> TestDb {
+        let open = |url: String| async move {
+            let options = OpenOptions::default();
+            if migrate {
+                Store::open_and_migrate(&url, &options).await.unwrap()
+            } else {
+                Store::open(&url, &options).await.unwrap()
+            }
+        };
         match backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}", dir.path().join("test.db").display());
-                let store = Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap();
+                let store = open(url.clone()).await;
                 TestDb { url, store, backend, pg_name: None, _dir: Some(dir) }
             }
             Backend::Postgres => {
@@ -56,7 +73,7 @@ impl TestDb {
                 let mut url = url::Url::parse(&postgres_admin_url()).unwrap();
                 url.set_path(&name);
                 let url = url.to_string();
-                let store = Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap();
+                let store = open(url.clone()).await;
                 TestDb { url, store, backend, pg_name: Some(name), _dir: None }
             }
         }

@@ -1,0 +1,202 @@
+//! Upgrading a store keeps what it holds: runs written under an earlier schema read back the
+//! same, to the bit, after the later migrations, and new runs build on them.
+
+mod common;
+
+use common::{Backend, TestApp, TestDb};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Doubles whose decimal forms need all 17 digits, or an exponent, to read back exactly.
+const TRICKY: [f64; 8] = [
+    0.1,
+    1.0 / 3.0,
+    9_007_199_254_740_994.0,
+    1e300,
+    123_456_789.123_456_79,
+    46_519_000.0,
+    2.225_073_858_507_201e-308,
+    std::f64::consts::PI * 1e6,
+];
+
+const SIZES: [i64; 3] = [1024, 2048, 4096];
+const KEPT: &str = "6f1d3c9e-0000-4000-8000-000000000001";
+const PRUNED: &str = "6f1d3c9e-0000-4000-8000-000000000002";
+
+/// The samples of the kept run at each size: tricky numbers, scaled up with the size.
+fn samples_at(size_index: usize) -> Vec<f64> {
+    TRICKY.iter().map(|t| t * (1 << size_index) as f64).collect()
+}
+
+/// The median of `samples_at`, as the old ingest stored it.
+fn median_at(size_index: usize) -> f64 {
+    slopewatch_core::fit::median(&samples_at(size_index))
+}
+
+/// Writes, in the schema of migration 0004, one run with raw samples (instruction counts at the
+/// first size only) and one whose samples were pruned, with their fits and version summary.
+macro_rules! seed_schema_0004 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        let at = time::macros::datetime!(2026-11-01 12:00 UTC);
+        sqlx::query("INSERT INTO hosts (name, cpu, kernel, arch, first_seen) VALUES ('build-01', 'cpu', '6.1', 'x86_64', $1)")
+            .bind(at)
+            .execute(pool)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
+             VALUES ('zig-cc-musl', '0.15.0', 'musl', 'x86_64-linux-musl', 'zig cc', '-O2', $1)",
+        )
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+        sqlx::query("INSERT INTO workloads (name, size_unit, first_seen) VALUES ('workload-0', 'bytes', $1)")
+            .bind(at)
+            .execute(pool)
+            .await
+            .unwrap();
+        for (n, id) in [KEPT, PRUNED].into_iter().enumerate() {
+            let id: uuid::Uuid = id.parse().unwrap();
+            let pruned = (id.to_string() == PRUNED).then_some(at);
+            sqlx::query(
+                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
+                                   sample_count, samples_pruned_at)
+                 VALUES ($1, $2, '0.1.0', $3, $4, 1, 1, $5, $6)",
+            )
+            .bind(id)
+            .bind(format!("sha256:{n}"))
+            .bind(at)
+            .bind(at + time::Duration::minutes(n as i64))
+            .bind((SIZES.len() * TRICKY.len()) as i32)
+            .bind(pruned)
+            .execute(pool)
+            .await
+            .unwrap();
+            sqlx::query(
+                "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
+                                   n_sizes, min_size, max_size, local_slopes, metadata)
+                 VALUES ($1, 1, 'sha256:00', 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 3, 1024, 4096, '[]', '{}')",
+            )
+            .bind(id)
+            .execute(pool)
+            .await
+            .unwrap();
+            for (i, size) in SIZES.into_iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples) VALUES ($1, 1, $2, $3, $4)",
+                )
+                .bind(id)
+                .bind(size)
+                .bind(median_at(i))
+                .bind(TRICKY.len() as i32)
+                .execute(pool)
+                .await
+                .unwrap();
+                if pruned.is_some() {
+                    continue;
+                }
+                for (rep, ns) in samples_at(i).into_iter().enumerate() {
+                    let instructions = (i == 0).then_some(1_000_000 + rep as i64);
+                    sqlx::query(
+                        "INSERT INTO samples (run_id, workload_id, size, rep, ns, instructions) VALUES ($1, 1, $2, $3, $4, $5)",
+                    )
+                    .bind(id)
+                    .bind(size)
+                    .bind(rep as i32)
+                    .bind(ns)
+                    .bind(instructions)
+                    .execute(pool)
+                    .await
+                    .unwrap();
+                }
+            }
+        }
+        let sizes: Vec<Value> = SIZES
+            .iter()
+            .enumerate()
+            .map(|(i, s)| serde_json::json!({"size": s, "median_ns": median_at(i), "runs": 2}))
+            .collect();
+        sqlx::query(
+            "INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max, ci_low, ci_high,
+                                            r2, runs, hosts, host_ids, sizes, first_seen, last_run_at)
+             VALUES (1, 'zig-cc-musl', '0.15.0', 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2, 1, '[1]', $1, $2, $2)",
+        )
+        .bind(Value::Array(sizes).to_string())
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+    }};
+}
+
+/// The migrations up to and including `last`.
+fn migrator_until(mut migrator: sqlx::migrate::Migrator, last: i64) -> sqlx::migrate::Migrator {
+    migrator.migrations = Cow::Owned(migrator.migrations.iter().filter(|m| m.version <= last).cloned().collect());
+    migrator
+}
+
+async fn seed_at_0004(db: &TestDb) {
+    match db.backend {
+        Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+            migrator_until(sqlx::migrate!("./migrations/postgres"), 4).run(&pool).await.unwrap();
+            seed_schema_0004!(&pool);
+            pool.close().await;
+        }
+        Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+            migrator_until(sqlx::migrate!("./migrations/sqlite"), 4).run(&pool).await.unwrap();
+            seed_schema_0004!(&pool);
+            pool.close().await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn raw_samples_and_medians_survive_the_move_into_measurement_rows() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at_0004(&db).await;
+        db.store.migrate().await.unwrap();
+
+        let kept = db.store.run(KEPT.parse().unwrap()).await.unwrap().unwrap();
+        let measurements = &kept.workloads[0].measurements;
+        assert_eq!(measurements.len(), SIZES.len());
+        for (i, m) in measurements.iter().enumerate() {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&m.samples_ns), bits(&samples_at(i)), "samples at {} read back bit for bit", m.size);
+            assert_eq!(m.median_ns.to_bits(), median_at(i).to_bits());
+            let counts = (i == 0).then(|| (0..TRICKY.len() as i64).map(|rep| 1_000_000 + rep).collect::<Vec<_>>());
+            assert_eq!(m.instructions, counts, "instruction counts at {}", m.size);
+        }
+        let pruned = db.store.run(PRUNED.parse().unwrap()).await.unwrap().unwrap();
+        assert!(pruned.samples_pruned_at.is_some());
+        for m in &pruned.workloads[0].measurements {
+            assert!(m.samples_ns.is_empty() && m.instructions.is_none(), "{m:?}");
+            assert_eq!(m.samples, TRICKY.len() as i32);
+        }
+
+        // A new run of the version takes the migrated runs' medians into its summary.
+        let app = TestApp::new(db).await;
+        let mut run = common::run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 1, 3, 5);
+        run["host"] = serde_json::json!({"name": "build-01", "cpu": "cpu", "kernel": "6.1", "arch": "x86_64"});
+        run["toolchain"] = serde_json::json!({"name": "zig-cc-musl", "version": "0.15.0", "libc": "musl",
+            "target": "x86_64-linux-musl", "compiler": "zig cc", "flags": "-O2"});
+        for (i, m) in run["workloads"][0]["measurements"].as_array_mut().unwrap().iter_mut().enumerate() {
+            m["size"] = SIZES[i].into();
+        }
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, 201, "{body}");
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=zig-cc-musl").await;
+        let version = &series["versions"][0];
+        assert_eq!((version["runs"].as_i64(), version["hosts"].as_i64()), (Some(3), Some(1)), "{version}");
+        for (i, size) in version["sizes"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(size["runs"], 3, "{size}");
+            // Three runs: two migrated ones with the same median and the new one.
+            assert_eq!(size["median_ns"].as_f64().unwrap().to_bits(), median_at(i).to_bits(), "{size}");
+        }
+    }
+}

@@ -199,45 +199,112 @@ async fn drop_database(admin: &str, name: &str) {
     sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&pool).await.unwrap();
 }
 
+/// One run's sample rows as `COPY` text.
+fn copy_rows(run: usize) -> String {
+    let id = uuid::Uuid::new_v4();
+    let mut buf = String::new();
+    for i in 0..WORKLOADS * SIZES * SAMPLES {
+        buf.push_str(&format!("{id}\t{}\t{}\t{}\t{}\n", i / 50, 65536u64 << (i / 5 % 10), i % 5, 1e6 + run as f64));
+    }
+    buf
+}
+
+/// The same rows again, loaded as runs arrive: each run's rows in a transaction of its own
+/// (`COPY` on Postgres, one multi-row insert on SQLite), `clients` runs at a time. What storing
+/// runs one by one, durably, costs before any of the API's work.
+async fn raw_per_run_load(url: &str, runs: usize, clients: usize) -> Duration {
+    let rows_per_run = WORKLOADS * SIZES * SAMPLES;
+    if url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query("CREATE TABLE raw_runs (run_id uuid, workload_id bigint, size bigint, rep int, ns float8)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let shapes: Arc<Vec<String>> = Arc::new((0..SHAPES).map(copy_rows).collect());
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..clients)
+            .map(|_| {
+                let (pool, next, shapes) = (pool.clone(), next.clone(), shapes.clone());
+                tokio::spawn(async move {
+                    loop {
+                        let run = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if run >= runs {
+                            break;
+                        }
+                        let mut tx = pool.begin().await.unwrap();
+                        let mut copy = tx.copy_in_raw("COPY raw_runs FROM STDIN").await.unwrap();
+                        copy.send(shapes[run % SHAPES].as_bytes()).await.unwrap();
+                        copy.finish().await.unwrap();
+                        tx.commit().await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        start.elapsed()
+    } else {
+        // As the store's own connections: WAL, and no fsync at each commit.
+        let options = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(url)
+            .unwrap()
+            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal);
+        let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+        sqlx::query("CREATE TABLE raw_runs (run_id blob, workload_id integer, size integer, rep integer, ns real)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let start = Instant::now();
+        for run in 0..runs {
+            let id = uuid::Uuid::new_v4();
+            let mut tx = pool.begin().await.unwrap();
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO raw_runs (run_id, workload_id, size, rep, ns) ");
+            q.push_values(0..rows_per_run, |mut b, i| {
+                b.push_bind(id)
+                    .push_bind((i / 50) as i64)
+                    .push_bind((65536u64 << (i / 5 % 10)) as i64)
+                    .push_bind((i % 5) as i32)
+                    .push_bind(1e6 + run as f64);
+            });
+            q.build().execute(&mut *tx).await.unwrap();
+            tx.commit().await.unwrap();
+        }
+        start.elapsed()
+    }
+}
+
 /// The same rows as `runs` API submissions, loaded with the backend's fastest bulk path:
 /// `COPY` on Postgres, one transaction of multi-row inserts on SQLite.
 async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
     let rows_per_run = WORKLOADS * SIZES * SAMPLES;
-    let start = Instant::now();
     if url.starts_with("postgres") {
         let pool = sqlx::PgPool::connect(url).await.unwrap();
         sqlx::query("CREATE TABLE raw_samples (run_id uuid, workload_id bigint, size bigint, rep int, ns float8)")
             .execute(&pool)
             .await
             .unwrap();
+        let shapes: Vec<String> = (0..SHAPES).map(copy_rows).collect();
         let mut conn = pool.acquire().await.unwrap();
+        let start = Instant::now();
         let mut copy = conn.copy_in_raw("COPY raw_samples FROM STDIN").await.unwrap();
         let mut buf = String::new();
         for r in 0..runs {
-            let id = uuid::Uuid::new_v4();
-            for i in 0..rows_per_run {
-                buf.push_str(&format!(
-                    "{id}\t{}\t{}\t{}\t{}\n",
-                    i / 50,
-                    65536u64 << (i / 5 % 10),
-                    i % 5,
-                    1e6 + r as f64
-                ));
-            }
+            buf.push_str(&shapes[r % SHAPES]);
             if buf.len() > 1 << 20 {
                 copy.send(std::mem::take(&mut buf).into_bytes()).await.unwrap();
             }
         }
         copy.send(buf.into_bytes()).await.unwrap();
         copy.finish().await.unwrap();
+        start.elapsed()
     } else {
-        let store = Store::open(url, &OpenOptions::default()).await.unwrap();
-        drop(store);
         let pool = sqlx::SqlitePool::connect(url).await.unwrap();
         sqlx::query("CREATE TABLE raw_samples (run_id blob, workload_id integer, size integer, rep integer, ns real)")
             .execute(&pool)
             .await
             .unwrap();
+        let start = Instant::now();
         let mut tx = pool.begin().await.unwrap();
         for _ in 0..runs {
             let id = uuid::Uuid::new_v4();
@@ -252,8 +319,8 @@ async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
             q.build().execute(&mut *tx).await.unwrap();
         }
         tx.commit().await.unwrap();
+        start.elapsed()
     }
-    start.elapsed()
 }
 
 #[tokio::main]
@@ -270,8 +337,19 @@ async fn main() {
         args.seconds
     );
     println!(
-        "{:<9} {:>7} {:>8} {:>9} {:>11} {:>8} {:>8} {:>7} {:>12} {:>8}",
-        "backend", "clients", "history", "runs/s", "samples/s", "p50 ms", "p99 ms", "errors", "bulk runs/s", "api/bulk"
+        "{:<9} {:>7} {:>8} {:>9} {:>11} {:>8} {:>8} {:>7} {:>12} {:>8} {:>13} {:>7}",
+        "backend",
+        "clients",
+        "history",
+        "runs/s",
+        "samples/s",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+        "bulk runs/s",
+        "api/bulk",
+        "per-run tx/s",
+        "api/tx"
     );
     for backend in &args.backends {
         for (&clients, &history) in args.clients.iter().flat_map(|c| args.history.iter().map(move |h| (c, h))) {
@@ -291,8 +369,10 @@ async fn main() {
             let runs_per_s = out.runs as f64 / out.elapsed.as_secs_f64();
             let bulk = raw_bulk_load(&url, out.runs.max(1)).await;
             let bulk_runs_per_s = out.runs.max(1) as f64 / bulk.as_secs_f64();
+            let per_run = raw_per_run_load(&url, out.runs.max(1), clients).await;
+            let per_run_per_s = out.runs.max(1) as f64 / per_run.as_secs_f64();
             println!(
-                "{:<9} {:>7} {:>8} {:>9.1} {:>11.0} {:>8.1} {:>8.1} {:>7} {:>12.1} {:>8.2}",
+                "{:<9} {:>7} {:>8} {:>9.1} {:>11.0} {:>8.1} {:>8.1} {:>7} {:>12.1} {:>8.2} {:>13.1} {:>7.2}",
                 backend,
                 clients,
                 history,
@@ -303,6 +383,8 @@ async fn main() {
                 out.errors,
                 bulk_runs_per_s,
                 runs_per_s / bulk_runs_per_s,
+                per_run_per_s,
+                runs_per_s / per_run_per_s,
             );
             if let Some(name) = pg_name {
                 drop_database(&args.postgres, &name).await;

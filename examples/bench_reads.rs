@@ -190,21 +190,31 @@ async fn main() {
     let (large_n, large) = measure_at(&args.database_url, per_version(args.samples)).await;
     let (small_n, small) = measure_at(&args.database_url, per_version(args.samples / 10)).await;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("\n{:<15} {:>22} {:>22} {:>9}", "", format!("{small_n} samples"), format!("{large_n} samples"), "growth");
+    // The growth as a log-log slope, as the product fits workloads: 0 is flat, 1 linear in history.
+    let slope = |small: Duration, large: Duration| (ms(large) / ms(small)).ln() / (large_n as f64 / small_n as f64).ln();
     println!(
-        "{:<15} {:>10} {:>11} {:>10} {:>11} {:>9}",
-        "request", "median ms", "p99 ms", "median ms", "p99 ms", "(median)"
+        "\n{:<15} {:>22} {:>22} {:>9} {:>7}",
+        "",
+        format!("{small_n} samples"),
+        format!("{large_n} samples"),
+        "growth",
+        "slope"
+    );
+    println!(
+        "{:<15} {:>10} {:>11} {:>10} {:>11} {:>9} {:>7}",
+        "request", "median ms", "p99 ms", "median ms", "p99 ms", "(median)", ""
     );
     for (i, (name, _)) in PAGES.iter().enumerate() {
         let (s, l) = (small[i], large[i]);
         println!(
-            "{:<15} {:>10.2} {:>11.2} {:>10.2} {:>11.2} {:>8.2}x",
+            "{:<15} {:>10.2} {:>11.2} {:>10.2} {:>11.2} {:>8.2}x {:>7.2}",
             name,
             ms(s.0),
             ms(s.1),
             ms(l.0),
             ms(l.1),
-            ms(l.0) / ms(s.0)
+            ms(l.0) / ms(s.0),
+            slope(s.0, l.0)
         );
     }
 }

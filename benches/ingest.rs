@@ -209,11 +209,24 @@ fn copy_rows(run: usize) -> String {
     buf
 }
 
+/// One run's sample rows as one multi-row insert into SQLite table `table`.
+async fn insert_sqlite_rows(tx: &mut sqlx::SqliteConnection, table: &str, run: usize) {
+    let id = uuid::Uuid::new_v4();
+    let mut q = sqlx::QueryBuilder::new(format!("INSERT INTO {table} (run_id, workload_id, size, rep, ns) "));
+    q.push_values(0..WORKLOADS * SIZES * SAMPLES, |mut b, i| {
+        b.push_bind(id)
+            .push_bind((i / 50) as i64)
+            .push_bind((65536u64 << (i / 5 % 10)) as i64)
+            .push_bind((i % 5) as i32)
+            .push_bind(1e6 + run as f64);
+    });
+    q.build().execute(tx).await.unwrap();
+}
+
 /// The same rows again, loaded as runs arrive: each run's rows in a transaction of its own
 /// (`COPY` on Postgres, one multi-row insert on SQLite), `clients` runs at a time. What storing
 /// runs one by one, durably, costs before any of the API's work.
 async fn raw_per_run_load(url: &str, runs: usize, clients: usize) -> Duration {
-    let rows_per_run = WORKLOADS * SIZES * SAMPLES;
     if url.starts_with("postgres") {
         let pool = sqlx::PgPool::connect(url).await.unwrap();
         sqlx::query("CREATE TABLE raw_runs (run_id uuid, workload_id bigint, size bigint, rep int, ns float8)")
@@ -257,17 +270,8 @@ async fn raw_per_run_load(url: &str, runs: usize, clients: usize) -> Duration {
             .unwrap();
         let start = Instant::now();
         for run in 0..runs {
-            let id = uuid::Uuid::new_v4();
             let mut tx = pool.begin().await.unwrap();
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO raw_runs (run_id, workload_id, size, rep, ns) ");
-            q.push_values(0..rows_per_run, |mut b, i| {
-                b.push_bind(id)
-                    .push_bind((i / 50) as i64)
-                    .push_bind((65536u64 << (i / 5 % 10)) as i64)
-                    .push_bind((i % 5) as i32)
-                    .push_bind(1e6 + run as f64);
-            });
-            q.build().execute(&mut *tx).await.unwrap();
+            insert_sqlite_rows(&mut tx, "raw_runs", run).await;
             tx.commit().await.unwrap();
         }
         start.elapsed()
@@ -277,7 +281,6 @@ async fn raw_per_run_load(url: &str, runs: usize, clients: usize) -> Duration {
 /// The same rows as `runs` API submissions, loaded with the backend's fastest bulk path:
 /// `COPY` on Postgres, one transaction of multi-row inserts on SQLite.
 async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
-    let rows_per_run = WORKLOADS * SIZES * SAMPLES;
     if url.starts_with("postgres") {
         let pool = sqlx::PgPool::connect(url).await.unwrap();
         sqlx::query("CREATE TABLE raw_samples (run_id uuid, workload_id bigint, size bigint, rep int, ns float8)")
@@ -306,17 +309,8 @@ async fn raw_bulk_load(url: &str, runs: usize) -> Duration {
             .unwrap();
         let start = Instant::now();
         let mut tx = pool.begin().await.unwrap();
-        for _ in 0..runs {
-            let id = uuid::Uuid::new_v4();
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO raw_samples (run_id, workload_id, size, rep, ns) ");
-            q.push_values(0..rows_per_run, |mut b, i| {
-                b.push_bind(id)
-                    .push_bind((i / 50) as i64)
-                    .push_bind((65536u64 << (i / 5 % 10)) as i64)
-                    .push_bind((i % 5) as i32)
-                    .push_bind(1e6);
-            });
-            q.build().execute(&mut *tx).await.unwrap();
+        for run in 0..runs {
+            insert_sqlite_rows(&mut tx, "raw_samples", run).await;
         }
         tx.commit().await.unwrap();
         start.elapsed()

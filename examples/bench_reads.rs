@@ -191,7 +191,8 @@ async fn main() {
     let (small_n, small) = measure_at(&args.database_url, per_version(args.samples / 10)).await;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     // The growth as a log-log slope, as the product fits workloads: 0 is flat, 1 linear in history.
-    let slope = |small: Duration, large: Duration| (ms(large) / ms(small)).ln() / (large_n as f64 / small_n as f64).ln();
+    let slope =
+        |small: Duration, large: Duration| (ms(large) / ms(small)).ln() / (large_n as f64 / small_n as f64).ln();
     println!(
         "\n{:<15} {:>22} {:>22} {:>9} {:>7}",
         "",

@@ -211,6 +211,21 @@ async fn comparisons_give_the_ratio_at_each_size_and_the_slope_delta() {
         let missing = fetch(&app, "/compare?workload=workload-0&a=musl-gcc@9&b=zig-cc-musl@0.16.0", &[]).await;
         assert_eq!(missing.status, StatusCode::NOT_FOUND);
         assert!(missing.body.contains("has no runs with musl-gcc 9"));
+        // Lineages and versions may hold `@`: the reading the store has wins.
+        for (lineage, version) in [("gcc@12", "14.1"), ("gcc", "14.1@rc2")] {
+            let (status, body) = app.submit(&run_json(lineage, version, "build-01", 1.0, 1, 4, 3)).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        for (side, label) in [("gcc%4012%4014.1", "gcc@12 14.1"), ("gcc%4014.1%40rc2", "gcc 14.1@rc2")] {
+            let uri = format!("/compare/data.json?workload=workload-0&a={side}&b=zig-cc-musl@0.16.0");
+            let (status, data) = app.get(&uri).await;
+            assert_eq!(status, StatusCode::OK, "{uri}: {data}");
+            assert_eq!(
+                format!("{} {}", data["a"]["lineage"].as_str().unwrap(), data["a"]["version"].as_str().unwrap()),
+                label,
+                "{data}"
+            );
+        }
         let malformed = fetch(&app, "/compare?workload=workload-0&a=musl-gcc&b=zig-cc-musl@0.16.0", &[]).await;
         assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
         assert!(malformed.headers["content-type"].to_str().unwrap().starts_with("text/html"));

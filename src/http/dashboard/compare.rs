@@ -6,7 +6,7 @@ use crate::charts;
 use crate::format;
 use crate::http::pages::render;
 use crate::http::{AppState, Error};
-use crate::store::{VersionChoice, WorkloadRow};
+use crate::store::{VersionChoice, VersionSummary, WorkloadRow};
 use crate::views::{CompareRow, CompareView};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -30,30 +30,34 @@ fn parse(query: Result<Query<CompareQuery>, QueryRejection>) -> Result<CompareQu
     query.map(|Query(q)| q).map_err(|e| Error::BadRequest(e.body_text()))
 }
 
+/// One side of a comparison: the toolchain version `value` names, read the way the store has it
+/// (`lineage@version` splits at the last `@` unless only another split names a stored version).
+async fn side(state: &AppState, workload: &str, name: &str, value: &str) -> Result<VersionSummary, Error> {
+    let readings = links::toolchain_version_readings(value);
+    let Some(&(lineage, version)) = readings.first() else {
+        return Err(Error::BadRequest(format!(
+            "{name} must be a toolchain version as LINEAGE@VERSION, e.g. musl-gcc@1.2.5"
+        )));
+    };
+    for (l, v) in &readings {
+        if let Some(found) = state.store.version_summary(workload, l, v).await? {
+            return Ok(found);
+        }
+    }
+    Err(Error::NotFound(format!("workload {workload:?} has no runs with {lineage} {version}")))
+}
+
 /// Reads both versions, or says which is missing.
 async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
-    let side = |name: &'static str, value: &str| -> Result<(String, String), Error> {
-        links::parse_toolchain_version(value).map(|(l, v)| (l.to_string(), v.to_string())).ok_or_else(|| {
-            Error::BadRequest(format!("{name} must be a toolchain version as LINEAGE@VERSION, e.g. musl-gcc@1.2.5"))
-        })
-    };
-    let (a, b) = (side("a", &q.a)?, side("b", &q.b)?);
-    let store = &state.store;
-    let (workload, found_a, found_b) = tokio::try_join!(
-        store.workload(&q.workload),
-        store.version_summary(&q.workload, &a.0, &a.1),
-        store.version_summary(&q.workload, &b.0, &b.1),
-    )?;
+    let (workload, a, b) = tokio::join!(
+        state.store.workload(&q.workload),
+        side(state, &q.workload, "a", &q.a),
+        side(state, &q.workload, "b", &q.b),
+    );
+    // An unknown workload is the error to report, whatever the sides say.
     let workload =
-        workload.ok_or_else(|| Error::NotFound(format!("no workload named {:?} has reported", q.workload)))?;
-    let missing =
-        |(l, v): &(String, String)| Error::NotFound(format!("workload {:?} has no runs with {l} {v}", q.workload));
-    Ok(CompareView {
-        workload: workload.name,
-        size_unit: workload.size_unit,
-        a: found_a.ok_or_else(|| missing(&a))?,
-        b: found_b.ok_or_else(|| missing(&b))?,
-    })
+        workload?.ok_or_else(|| Error::NotFound(format!("no workload named {:?} has reported", q.workload)))?;
+    Ok(CompareView { workload: workload.name, size_unit: workload.size_unit, a: a?, b: b? })
 }
 
 #[derive(askama::Template)]

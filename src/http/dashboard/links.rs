@@ -44,9 +44,15 @@ pub fn toolchain_version(lineage: &str, version: &str) -> String {
     format!("{lineage}@{version}")
 }
 
-/// `lineage@version` back into its parts; the version follows the last `@`.
-pub fn parse_toolchain_version(s: &str) -> Option<(&str, &str)> {
-    s.rsplit_once('@').filter(|(l, v)| !l.is_empty() && !v.is_empty())
+/// Every way to read `lineage@version` back into its parts, the version after the last `@`
+/// first: lineages and versions may both hold `@`, so only the store can tell which reading names
+/// a toolchain version it has.
+pub fn toolchain_version_readings(s: &str) -> Vec<(&str, &str)> {
+    s.match_indices('@')
+        .rev()
+        .map(|(at, _)| (&s[..at], &s[at + 1..]))
+        .filter(|(l, v)| !l.is_empty() && !v.is_empty())
+        .collect()
 }
 
 /// The compare page, chart or export (`path`) for two toolchain versions of a workload, each
@@ -85,8 +91,10 @@ mod tests {
         assert_eq!(series("..", "x<y>"), "/series/%2E%2E/x%3Cy%3E");
         assert_eq!(loglog_svg("w", "l", &["0.16.0+x".into(), "1".into()]), "/series/w/l/loglog.svg?v=0.16.0%2Bx&v=1");
         assert_eq!(compare("w&x", "a", "1", "b@c", "2"), "/compare?workload=w%26x&a=a%401&b=b%40c%402");
-        assert_eq!(parse_toolchain_version("b@c@2"), Some(("b@c", "2")));
-        assert_eq!(parse_toolchain_version("nope"), None);
-        assert_eq!(parse_toolchain_version("x@"), None);
+        assert_eq!(toolchain_version_readings("b@c@2"), vec![("b@c", "2"), ("b", "c@2")]);
+        assert_eq!(toolchain_version_readings("gcc@1.0@rc1@"), vec![("gcc@1.0", "rc1@"), ("gcc", "1.0@rc1@")]);
+        assert!(toolchain_version_readings("nope").is_empty());
+        assert!(toolchain_version_readings("x@").is_empty());
+        assert!(toolchain_version_readings("@1").is_empty());
     }
 }

@@ -5,6 +5,7 @@ use super::{decode_json, with_pool, Store};
 use serde::{Deserialize, Serialize};
 use slopewatch_core::fit::LocalSlope;
 use slopewatch_core::version::sort_versions;
+use slopewatch_core::wire::{Host, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -185,12 +186,20 @@ pub struct MeasurementDetail {
 /// (workload id, size, median, sample count, samples as JSON, instruction counts as JSON)
 type MeasurementRow = (i64, i64, f64, i32, Option<String>, Option<String>);
 
+/// A run's own columns with its host and toolchain, as the run page and exports read them.
 #[derive(sqlx::FromRow)]
-struct RunHeader {
-    agent_version: String,
-    started_at: OffsetDateTime,
-    received_at: OffsetDateTime,
-    samples_pruned_at: Option<OffsetDateTime>,
+pub(super) struct RunHeader {
+    pub agent_version: String,
+    pub started_at: OffsetDateTime,
+    pub received_at: OffsetDateTime,
+    pub samples_pruned_at: Option<OffsetDateTime>,
+    #[sqlx(flatten)]
+    pub origin: RunOrigin,
+}
+
+/// The host and toolchain a run came from.
+#[derive(sqlx::FromRow)]
+pub(super) struct RunOrigin {
     host_name: String,
     cpu: String,
     kernel: String,
@@ -201,6 +210,28 @@ struct RunHeader {
     target: String,
     compiler: String,
     flags: String,
+}
+
+/// The columns `RunHeader` reads, from `RUN_HEADER_FROM`.
+pub(super) const RUN_HEADER_COLUMNS: &str = "r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
+     h.name AS host_name, h.cpu, h.kernel, h.arch, t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags";
+pub(super) const RUN_HEADER_FROM: &str =
+    "FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id";
+
+impl RunOrigin {
+    /// The host and toolchain as the agent described them.
+    pub(super) fn into_parts(self) -> (Host, Toolchain) {
+        let host = Host { name: self.host_name, cpu: self.cpu, kernel: self.kernel, arch: self.arch };
+        let toolchain = Toolchain {
+            name: self.lineage,
+            version: self.version,
+            libc: self.libc,
+            target: self.target,
+            compiler: self.compiler,
+            flags: self.flags,
+        };
+        (host, toolchain)
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -295,16 +326,8 @@ impl Store {
     /// One run with its host, toolchain, fits, medians and raw samples; `None` if unknown.
     pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
         let (header, fits, medians) = with_pool!(self, |pool| {
-            let header: Option<RunHeader> = sqlx::query_as(
-                "SELECT r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
-                        h.name AS host_name, h.cpu, h.kernel, h.arch,
-                        t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags
-                 FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
-                 WHERE r.id = $1",
-            )
-            .bind(run_id)
-            .fetch_optional(pool)
-            .await?;
+            let sql = format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1");
+            let header: Option<RunHeader> = sqlx::query_as(&sql).bind(run_id).fetch_optional(pool).await?;
             let Some(header) = header else { return Ok(None) };
             let fits: Vec<FitRecord> = sqlx::query_as(
                 "SELECT f.workload_id, w.name, w.size_unit, f.source_hash, f.slope, f.intercept, f.r2, f.stderr,
@@ -356,26 +379,15 @@ impl Store {
                 measurements,
             });
         }
+        let (host, toolchain) = header.origin.into_parts();
         Ok(Some(RunDetail {
             run_id,
             agent_version: header.agent_version,
             started_at: header.started_at,
             received_at: header.received_at,
             samples_pruned_at: header.samples_pruned_at,
-            host: slopewatch_core::wire::Host {
-                name: header.host_name,
-                cpu: header.cpu,
-                kernel: header.kernel,
-                arch: header.arch,
-            },
-            toolchain: slopewatch_core::wire::Toolchain {
-                name: header.lineage,
-                version: header.version,
-                libc: header.libc,
-                target: header.target,
-                compiler: header.compiler,
-                flags: header.flags,
-            },
+            host,
+            toolchain,
             workloads,
         }))
     }

@@ -1,6 +1,7 @@
 //! What moving a store's history to another store reads and writes beyond `insert_run`: runs
 //! whole in pages, in the order they were received; editors' changes to regressions; tokens.
 
+use super::reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, push_ids, with_pool, RegressionStatus, Store};
 use slopewatch_core::wire::{Host, Toolchain};
 use sqlx::QueryBuilder;
@@ -103,21 +104,9 @@ pub struct StoredToken {
 struct RunHead {
     id: Uuid,
     content_hash: String,
-    agent_version: String,
-    started_at: OffsetDateTime,
-    received_at: OffsetDateTime,
     sample_count: i32,
-    samples_pruned_at: Option<OffsetDateTime>,
-    host_name: String,
-    cpu: String,
-    kernel: String,
-    arch: String,
-    lineage: String,
-    version: String,
-    libc: String,
-    target: String,
-    compiler: String,
-    flags: String,
+    #[sqlx(flatten)]
+    header: RunHeader,
 }
 
 type FitRow = (Uuid, i64, String, String, String, String);
@@ -130,12 +119,9 @@ impl Store {
     pub async fn runs_page(&self, after: Option<RunCursor>) -> Result<Vec<StoredRun>, sqlx::Error> {
         let (heads, fits, measurements) = with_pool!(self, |pool, dialect| {
             let mut tx = dialect::begin_snapshot(pool).await?;
-            let mut q = QueryBuilder::new(
-                "SELECT r.id, r.content_hash, r.agent_version, r.started_at, r.received_at, r.sample_count,
-                        r.samples_pruned_at, h.name AS host_name, h.cpu, h.kernel, h.arch,
-                        t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags
-                 FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id",
-            );
+            let mut q = QueryBuilder::new(format!(
+                "SELECT r.id, r.content_hash, r.sample_count, {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM}"
+            ));
             if let Some(c) = after {
                 q.push(" WHERE r.received_at > ").push_bind(c.received_at);
                 q.push(" OR (r.received_at = ").push_bind(c.received_at);
@@ -148,7 +134,7 @@ impl Store {
                 .iter()
                 .enumerate()
                 .take_while(|&(i, h)| {
-                    let stored = if h.samples_pruned_at.is_some() { 0 } else { i64::from(h.sample_count) };
+                    let stored = if h.header.samples_pruned_at.is_some() { 0 } else { i64::from(h.sample_count) };
                     let room = i == 0 || budget >= stored;
                     budget -= stored;
                     room
@@ -342,24 +328,20 @@ fn assemble(
     }
     Ok(heads
         .into_iter()
-        .map(|h| StoredRun {
-            run_id: h.id,
-            workloads: workloads.remove(&h.id).unwrap_or_default(),
-            content_hash: h.content_hash,
-            agent_version: h.agent_version,
-            started_at: h.started_at,
-            received_at: h.received_at,
-            sample_count: h.sample_count,
-            samples_pruned_at: h.samples_pruned_at,
-            host: Host { name: h.host_name, cpu: h.cpu, kernel: h.kernel, arch: h.arch },
-            toolchain: Toolchain {
-                name: h.lineage,
-                version: h.version,
-                libc: h.libc,
-                target: h.target,
-                compiler: h.compiler,
-                flags: h.flags,
-            },
+        .map(|h| {
+            let (host, toolchain) = h.header.origin.into_parts();
+            StoredRun {
+                run_id: h.id,
+                workloads: workloads.remove(&h.id).unwrap_or_default(),
+                content_hash: h.content_hash,
+                agent_version: h.header.agent_version,
+                started_at: h.header.started_at,
+                received_at: h.header.received_at,
+                sample_count: h.sample_count,
+                samples_pruned_at: h.header.samples_pruned_at,
+                host,
+                toolchain,
+            }
         })
         .collect())
 }

@@ -112,35 +112,6 @@ async fn the_health_command_passes_for_a_live_server_and_fails_otherwise() {
     assert!(String::from_utf8_lossy(&down.stderr).contains("cannot reach"));
 }
 
-/// Words of a shell command line, with quotes removed (no expansion).
-fn shell_words(line: &str) -> Vec<String> {
-    let (mut words, mut word, mut quote, mut in_word) = (Vec::new(), String::new(), None, false);
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
-}
-
 /// Every string in a YAML document.
 fn strings(value: &Value, out: &mut Vec<String>) {
     match value {
@@ -178,7 +149,8 @@ fn agent_commands(recipe: &Value) -> Vec<Vec<String>> {
     let mut commands = Vec::new();
     for script in scripts {
         for line in script.replace("\\\n", " ").lines() {
-            let words = shell_words(line);
+            // Split as the agent splits a toolchain's command: quotes and backslashes, no expansion.
+            let words = slopewatch_agent::config::split_words(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
             for (at, _) in words.iter().enumerate().filter(|(_, w)| *w == "slopewatch-agent") {
                 let args: Vec<String> = words[at + 1..]
                     .iter()

@@ -4,7 +4,7 @@
 //! the regressions and delivery rows it causes are committed together or not at all. The worker
 //! claims due deliveries with row locks that skip locked rows, so replicas share the outbox.
 
-use super::{with_pool, Store};
+use super::{decode_json, with_pool, Store};
 use crate::alerts::config::AlertSettings;
 use crate::alerts::evaluate::{Current, History, Membership, VersionFit};
 use crate::alerts::payload::{self, Event, EventLinks, EventWorkload};
@@ -126,7 +126,7 @@ pub(super) type HistoryRow = (i64, String, f64, f64, f64, f64, String);
 pub(super) fn histories(rows: Vec<HistoryRow>) -> Result<Vec<History>, sqlx::Error> {
     rows.into_iter()
         .map(|(workload_id, version, slope, ci_low, ci_high, r2, sizes)| {
-            let sizes = serde_json::from_str(&sizes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+            let sizes = decode_json(&sizes)?;
             Ok(History { workload_id, version, fit: VersionFit { slope, ci_low, ci_high, r2, sizes } })
         })
         .collect()
@@ -672,7 +672,7 @@ impl Store {
             let sizes = sizes
                 .into_iter()
                 .map(|(workload, version, sizes)| {
-                    let sizes = serde_json::from_str(&sizes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+                    let sizes = decode_json(&sizes)?;
                     Ok(VersionSizes { workload, version, sizes })
                 })
                 .collect::<Result<Vec<_>, sqlx::Error>>()?;

@@ -1,6 +1,6 @@
 //! Storing a run: one transaction for the run, its fits, medians, samples and version summaries.
 
-use super::{alerts, with_pool, Store};
+use super::{alerts, decode_json, with_pool, Store};
 use crate::analysis::{self, RunFit, WorkloadFit};
 use crate::config::Config;
 use serde::Serialize;
@@ -217,7 +217,7 @@ fn summary_rows(
     let mut window: HashMap<i64, WindowInputs> = HashMap::new();
     for (workload_id, medians, slope, ci_low, ci_high, r2, host_id) in inputs {
         let w = window.entry(workload_id).or_default();
-        let medians: Vec<(u64, f64)> = serde_json::from_str(&medians).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        let medians: Vec<(u64, f64)> = decode_json(&medians)?;
         w.medians.extend(medians);
         w.fits.push(RunFit { slope, ci_low, ci_high, r2, host_id });
     }

@@ -78,10 +78,10 @@ macro_rules! with_pool {
 }
 pub(crate) use with_pool;
 
-/// Reads a JSON column (e.g. a measurement's samples), `None` for SQL NULL; text that does not
-/// parse is a decode error, as a column of the wrong type would be.
-pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(text: Option<&str>) -> Result<Option<T>, sqlx::Error> {
-    text.map(serde_json::from_str).transpose().map_err(|e| sqlx::Error::Decode(Box::new(e)))
+/// Reads a JSON column (a fit's medians, a summary's sizes, a measurement's samples); text that
+/// does not parse is a decode error, as a column of the wrong type would be.
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, sqlx::Error> {
+    serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
 /// Appends `(id, id, …)`, each id bound, for an `IN` list written once for both backends.

@@ -60,7 +60,7 @@ pub(super) struct SummaryRecord {
 
 impl SummaryRecord {
     pub(super) fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
-        let sizes = serde_json::from_str(&self.sizes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        let sizes = decode_json(&self.sizes)?;
         Ok(VersionSummary {
             workload: self.workload,
             lineage: self.lineage,
@@ -358,14 +358,14 @@ impl Store {
                         median_ns: *median_ns,
                         samples: *samples,
                         // A pruned run has neither.
-                        samples_ns: decode_json(samples_ns.as_deref())?.unwrap_or_default(),
-                        instructions: decode_json(instructions.as_deref())?,
+                        samples_ns: samples_ns.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
+                        instructions: instructions.as_deref().map(decode_json).transpose()?,
                     })
                 })
                 .collect::<Result<_, sqlx::Error>>()?;
             workloads.push(WorkloadDetail {
-                local_slopes: serde_json::from_str(&f.local_slopes).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-                metadata: serde_json::from_str(&f.metadata).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                local_slopes: decode_json(&f.local_slopes)?,
+                metadata: decode_json(&f.metadata)?,
                 name: f.name,
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,

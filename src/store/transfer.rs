@@ -311,13 +311,13 @@ fn assemble(
             size,
             median_ns,
             samples: n,
-            samples_ns: decode_json(samples_ns.as_deref())?.unwrap_or_default(),
-            instructions: decode_json(instructions.as_deref())?,
+            samples_ns: samples_ns.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
+            instructions: instructions.as_deref().map(decode_json).transpose()?,
         });
     }
     let mut workloads: HashMap<Uuid, Vec<StoredWorkload>> = HashMap::new();
     for (run_id, workload_id, name, size_unit, source_hash, metadata) in fits {
-        let metadata = serde_json::from_str(&metadata).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        let metadata = decode_json(&metadata)?;
         workloads.entry(run_id).or_default().push(StoredWorkload {
             name,
             size_unit,

@@ -185,9 +185,8 @@ impl RunSubmission {
     pub fn from_json(body: &[u8]) -> Result<RunSubmission, FieldError> {
         let de = &mut serde_json::Deserializer::from_slice(body);
         let run: RunSubmission = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let reason = clean_serde_message(&e.into_inner());
-            FieldError { field: field_path(path, &reason), reason }
+            let reason = clean_serde_message(e.inner());
+            FieldError { field: field_path(e.path(), &reason), reason }
         })?;
         run.validate()?;
         Ok(run)
@@ -233,7 +232,7 @@ impl RunSubmission {
             }
             for (key, value) in &w.metadata {
                 check_name(&format!("{at}.metadata"), key)?;
-                check_text(&format!("{at}.metadata.{key}"), value)?;
+                check_text(&key_path(&format!("{at}.metadata"), key), value)?;
             }
             total_samples += validate_measurements(&at, &w.measurements)?;
         }
@@ -341,12 +340,31 @@ fn check_len_and_chars(field: &str, value: &str, max: usize) -> Result<(), Field
 
 /// The path of a parse error: the missing field itself rather than the object lacking it, and `.`
 /// for the body as a whole (serde_path_to_error's name for the root).
-fn field_path(path: String, reason: &str) -> String {
-    let missing = reason.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`'));
-    match missing {
-        Some(name) if path == "." => name.to_string(),
-        Some(name) => format!("{path}.{name}"),
-        None => path,
+fn field_path(path: &serde_path_to_error::Path, reason: &str) -> String {
+    use serde_path_to_error::Segment;
+    let mut field = String::new();
+    for segment in path.iter() {
+        field = match segment {
+            Segment::Seq { index } => format!("{field}[{index}]"),
+            Segment::Map { key } => key_path(&field, key),
+            Segment::Enum { variant } => key_path(&field, variant),
+            Segment::Unknown => key_path(&field, "?"),
+        };
+    }
+    if let Some(name) = reason.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`')) {
+        field = key_path(&field, name);
+    }
+    if field.is_empty() { ".".to_string() } else { field }
+}
+
+/// `parent.key`, or `parent["key"]` (a JSON string) when the key is not a plain word: a key of
+/// the sender's own such as `k.rnel` or `a[0]` must not read as two fields or an index.
+fn key_path(parent: &str, key: &str) -> String {
+    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    match (plain, parent.is_empty()) {
+        (true, true) => key.to_string(),
+        (true, false) => format!("{parent}.{key}"),
+        (false, _) => format!("{parent}[{}]", serde_json::Value::from(key)),
     }
 }
 
@@ -496,6 +514,17 @@ mod tests {
         v["host"]["colour"] = serde_json::json!("blue");
         let e = parse(&v).unwrap_err();
         assert!(e.reason.contains("unknown field"), "{}", e.reason);
+        assert_eq!(e.field, "host.colour");
+    }
+
+    #[test]
+    fn keys_that_are_not_plain_words_are_quoted_in_the_path() {
+        let mut v = sample_json();
+        v["host"]["k.rnel"] = serde_json::json!("6.1.0");
+        assert_eq!(parse(&v).unwrap_err().field, r#"host["k.rnel"]"#);
+        let mut v = sample_json();
+        v["workloads"][0]["metadata"] = serde_json::json!({"a.b[0]\"": "x\u{7}"});
+        assert_eq!(parse(&v).unwrap_err().field, r#"workloads[0].metadata["a.b[0]\""]"#);
     }
 
     #[test]

@@ -208,27 +208,42 @@ fn apply(base: &Value, m: &Mutation) -> Vec<u8> {
     serde_json::to_vec(&v).unwrap()
 }
 
-/// Whether `field` is made of plain keys and numeric indexes only, e.g. `workloads[0].name`.
-fn plain_path(field: &str) -> bool {
-    field.split('.').all(|part| {
-        let (key, indexes) = part.split_once('[').unwrap_or((part, ""));
-        let key_ok = key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let indexes_ok = indexes.is_empty()
-            || indexes
-                .strip_suffix(']')
-                .is_some_and(|i| i.split("][").all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())));
-        key_ok && indexes_ok
-    })
-}
-
-/// `workloads[0].measurements[1].size` → `/workloads/0/measurements/1/size`.
-fn to_pointer(field: &str) -> String {
-    field
-        .split('.')
-        .flat_map(|part| part.split('['))
-        .filter(|seg| !seg.is_empty())
-        .map(|seg| format!("/{}", seg.trim_end_matches(']')))
-        .collect()
+/// A field path as JSON pointer: `workloads[0].metadata["a.b"]` → `/workloads/0/metadata/a.b`.
+/// `None` when the path is not well formed: plain words joined by dots, numeric indexes and
+/// JSON-quoted keys in brackets.
+fn to_pointer(field: &str) -> Option<String> {
+    let escape = |key: &str| format!("/{}", key.replace('~', "~0").replace('/', "~1"));
+    let mut pointer = String::new();
+    let mut rest = field;
+    let mut first = true;
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix('[') {
+            if inner.starts_with('"') {
+                let mut stream = serde_json::Deserializer::from_str(inner).into_iter::<String>();
+                let key = stream.next()?.ok()?;
+                pointer += &escape(&key);
+                rest = inner[stream.byte_offset()..].strip_prefix(']')?;
+            } else {
+                let (index, after) = inner.split_once(']')?;
+                if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                pointer += &escape(index);
+                rest = after;
+            }
+        } else {
+            let word = if first { rest } else { rest.strip_prefix('.')? };
+            let end = word.find(['.', '[']).unwrap_or(word.len());
+            let key = &word[..end];
+            if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return None;
+            }
+            pointer += &escape(key);
+            rest = &word[end..];
+        }
+        first = false;
+    }
+    Some(pointer)
 }
 
 /// Every rejection names a field and a reason; when the body is JSON, the field is in it (or, for
@@ -237,12 +252,12 @@ fn check_rejection(body: &[u8], e: &FieldError) -> Result<(), TestCaseError> {
     prop_assert!(!e.field.is_empty(), "a rejection without a field: {e:?}");
     prop_assert!(!e.reason.trim().is_empty(), "a rejection without a reason: {e:?}");
     let Ok(doc) = serde_json::from_slice::<Value>(body) else { return Ok(()) };
-    // A key with dots or brackets of its own (a metadata key, a garbled field name) cannot be told
-    // apart from the path's separators.
-    if e.field == "." || e.field.contains(".metadata.") || !plain_path(&e.field) {
+    if e.field == "." {
         return Ok(());
     }
-    let pointer = to_pointer(&e.field);
+    let Some(pointer) = to_pointer(&e.field) else {
+        return Err(TestCaseError::fail(format!("{e:?}: the field is not a well-formed path")));
+    };
     let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
     prop_assert!(
         doc.pointer(&pointer).is_some() || doc.pointer(parent).is_some(),
@@ -340,4 +355,24 @@ proptest! {
         prop_assume!(changed != run);
         prop_assert_ne!(changed.content_hash(), run.content_hash());
     }
+}
+
+#[test]
+fn field_paths_read_back_as_pointers() {
+    assert_eq!(to_pointer("run_id").as_deref(), Some("/run_id"));
+    assert_eq!(to_pointer("workloads[0].measurements[12].size").as_deref(), Some("/workloads/0/measurements/12/size"));
+    assert_eq!(to_pointer(r#"host["k.rnel"]"#).as_deref(), Some("/host/k.rnel"));
+    assert_eq!(to_pointer(r#"w[3].metadata["a/b~\"]"].x"#).as_deref(), Some("/w/3/metadata/a~1b~0\"]/x"));
+    for malformed in ["host.k.r nel", "host..name", "w[x]", "w[]", r#"host["open"#, "host.", ".host"] {
+        assert_eq!(to_pointer(malformed), None, "{malformed}");
+    }
+}
+
+/// A byte flip that turned `kernel` into `k.rnel`: the unknown key must not read as `host.k.rnel`.
+#[test]
+fn an_unknown_key_with_a_dot_is_named_where_it_is() {
+    let body = serde_json::to_string(&valid_body()).unwrap().replace("\"kernel\"", "\"k.rnel\"");
+    let e = RunSubmission::from_json(body.as_bytes()).unwrap_err();
+    assert_eq!(e.field, r#"host["k.rnel"]"#);
+    check_rejection(body.as_bytes(), &e).unwrap();
 }

@@ -466,7 +466,8 @@ async fn a_server_restarted_during_retries_still_delivers_exactly_once() {
         receiver.status.store(200, Ordering::SeqCst);
         let failed_before_restart = receiver.seen().len();
         let _server = start_server(&db.url, &config, port).await;
-        wait_for(Duration::from_secs(20), "delivery after the restart", || !receiver.delivered().is_empty()).await;
+        // A delivery the killed server had claimed waits out its lease (timeout + 30 s) first.
+        wait_for(Duration::from_secs(60), "delivery after the restart", || !receiver.delivered().is_empty()).await;
         tokio::time::sleep(Duration::from_millis(600)).await;
         let seen = receiver.seen();
         assert_eq!(receiver.delivered().len(), 1, "sent once after the restart: {seen:?}");

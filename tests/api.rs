@@ -320,3 +320,106 @@ async fn metrics_count_requests_runs_and_rejections() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn runs_stored_together_are_each_counted_once() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let runs: Vec<_> =
+            (0..24).map(|i| run_json("gcc-glibc", "12.2.0", &format!("build-{}", i % 3), 1.0, 2, 4, 3)).collect();
+        let results = futures_util::future::join_all(runs.iter().map(|r| app.submit(r))).await;
+        assert!(results.iter().all(|r| r.0 == StatusCode::CREATED), "{results:?}");
+        // Runs answered while a summary pass was under way are taken in by the pass after it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        for workload in ["workload-0", "workload-1"] {
+            loop {
+                let (_, series) = app.get(&format!("/api/v1/series?workload={workload}&toolchain=gcc-glibc")).await;
+                let v = &series["versions"][0];
+                let runs = v["runs"].as_u64().unwrap_or(0);
+                assert!(runs <= 24, "no run counted twice: {v}");
+                if runs == 24 {
+                    assert_eq!(v["hosts"], 3, "{v}");
+                    break;
+                }
+                assert!(std::time::Instant::now() < deadline, "summaries stopped short: {v}");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+        assert_eq!(pending_summaries(&app.db).await, 0);
+    })
+    .await;
+}
+
+/// A summary pass that fails (the database refuses the summary write here) leaves the run stored
+/// and pending; a later pass takes it in once.
+#[tokio::test]
+async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let (refuse, allow) = match app.db.backend {
+            common::Backend::Postgres => (
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+                 BEGIN RAISE EXCEPTION 'summaries are down'; END $$;
+                 CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON version_summaries
+                 FOR EACH ROW EXECUTE FUNCTION refuse();",
+                "DROP TRIGGER refuse ON version_summaries",
+            ),
+            common::Backend::Sqlite => (
+                "CREATE TRIGGER refuse BEFORE INSERT ON version_summaries
+                 BEGIN SELECT RAISE(ABORT, 'summaries are down'); END;",
+                "DROP TRIGGER refuse",
+            ),
+        };
+        execute(&app.db, refuse).await;
+        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        let (status, receipt) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::CREATED, "{receipt}");
+        let (status, _) = app.get(&format!("/api/v1/runs/{}", run["run_id"].as_str().unwrap())).await;
+        assert_eq!(status, StatusCode::OK);
+        let (status, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "no summary yet: {series}");
+        assert_eq!(pending_summaries(&app.db).await, 1);
+
+        execute(&app.db, allow).await;
+        let config = slopewatch::config::Config::default();
+        assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 1);
+        assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 0, "taken in once");
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+        assert_eq!(series["versions"][0]["runs"], 1, "{series}");
+
+        let next = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        assert_eq!(app.submit(&next).await.0, StatusCode::CREATED);
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+        assert_eq!(series["versions"][0]["runs"], 2, "{series}");
+    })
+    .await;
+}
+
+async fn execute(db: &common::TestDb, sql: &str) {
+    match db.backend {
+        common::Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+            sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+        common::Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+            sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+    }
+}
+
+async fn pending_summaries(db: &common::TestDb) -> i64 {
+    let sql = "SELECT count(*) FROM pending_summaries";
+    match db.backend {
+        common::Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap()
+        }
+        common::Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap()
+        }
+    }
+}

@@ -354,7 +354,11 @@ fn field_path(path: &serde_path_to_error::Path, reason: &str) -> String {
     if let Some(name) = reason.strip_prefix("missing field `").and_then(|r| r.strip_suffix('`')) {
         field = key_path(&field, name);
     }
-    if field.is_empty() { ".".to_string() } else { field }
+    if field.is_empty() {
+        ".".to_string()
+    } else {
+        field
+    }
 }
 
 /// `parent.key`, or `parent["key"]` (a JSON string) when the key is not a plain word: a key of

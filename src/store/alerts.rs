@@ -927,7 +927,7 @@ fn with_attempts(deliveries: Vec<DeliveryRow>, attempts: Vec<DeliveryAttempt>) -
 
 /// The run's workloads at its version, as alert evaluation sees them.
 pub(super) fn currents(
-    summaries: &[super::ingest::SummaryRow],
+    summaries: &[super::summaries::SummaryRow],
     workload_ids: &HashMap<String, i64>,
 ) -> Vec<(Current, OffsetDateTime)> {
     summaries

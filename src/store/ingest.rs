@@ -1,7 +1,8 @@
-//! Storing a run: one transaction for the run, its fits, medians, samples and version summaries.
+//! Storing a run: one transaction for the run, its fits, medians and samples; then its version's
+//! summaries take it in (`summaries.rs`).
 
-use super::{alerts, decode_json, with_pool, Store};
-use crate::analysis::{self, RunFit, WorkloadFit};
+use super::{with_pool, Store};
+use crate::analysis::WorkloadFit;
 use crate::config::Config;
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, RunSubmission};
@@ -149,103 +150,6 @@ impl RunRows {
     }
 }
 
-/// How many of a version's latest runs its summary's medians are taken over. Counts of runs and
-/// hosts cover every run; the window keeps the cost of storing a run flat as a version collects
-/// runs (a nightly job adds hundreds), and it takes eight wild runs of sixteen to move a median.
-pub const SUMMARY_WINDOW: i64 = 16;
-
-/// The row of `version_summaries` for one workload, ready to upsert.
-pub(super) struct SummaryRow {
-    pub workload_id: i64,
-    pub summary: analysis::Summary,
-    pub host_ids: Vec<i64>,
-    pub first_seen: OffsetDateTime,
-    pub last_run_at: OffsetDateTime,
-}
-
-impl SummaryRow {
-    pub fn sizes_json(&self) -> String {
-        let sizes: Vec<_> = self
-            .summary
-            .sizes
-            .iter()
-            .map(|&(size, median_ns, runs)| serde_json::json!({"size": size, "median_ns": median_ns, "runs": runs}))
-            .collect();
-        serde_json::Value::Array(sizes).to_string()
-    }
-
-    pub fn host_ids_json(&self) -> String {
-        serde_json::to_string(&self.host_ids).expect("ids serialize")
-    }
-}
-
-/// The fits of the version's latest runs (`SUMMARY_WINDOW`, by arrival, so the run being stored is
-/// among them) for the workloads of run `$3`, with their per-size medians.
-///
-/// The unary plus keeps SQLite from reaching the fits through their workload index, which reads
-/// every run ever stored of those workloads (34 ms a run with 1,500 runs stored, growing), instead
-/// of through the window's run ids.
-const SUMMARY_INPUTS: &str = "WITH recent AS (
-         SELECT r.id, r.host_id FROM runs r
-         WHERE r.toolchain_id IN (SELECT id FROM toolchains WHERE name = $1 AND version = $2)
-         ORDER BY r.received_at DESC, r.id DESC LIMIT $4)
-     SELECT f.workload_id, f.medians, f.slope, f.ci_low, f.ci_high, f.r2, recent.host_id
-     FROM recent JOIN fits f ON f.run_id = recent.id
-     WHERE +f.workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
-
-type SummaryInput = (i64, String, f64, f64, f64, f64, i64);
-
-/// What the stored summaries keep across runs: every run and host counted, the first and last.
-const SUMMARY_TOTALS: &str = "SELECT workload_id, runs, host_ids, first_seen, last_run_at FROM version_summaries
-     WHERE lineage = $1 AND version = $2 AND workload_id IN (SELECT workload_id FROM fits WHERE run_id = $3)";
-
-type SummaryTotals = (i64, i32, String, OffsetDateTime, OffsetDateTime);
-
-#[derive(Default)]
-struct WindowInputs {
-    fits: Vec<RunFit>,
-    medians: Vec<(u64, f64)>,
-}
-
-/// The new summaries of a run's workloads: medians over the window, totals carried forward.
-fn summary_rows(
-    inputs: Vec<SummaryInput>,
-    totals: Vec<SummaryTotals>,
-    host_id: i64,
-    started_at: OffsetDateTime,
-) -> Result<Vec<SummaryRow>, sqlx::Error> {
-    let mut window: HashMap<i64, WindowInputs> = HashMap::new();
-    for (workload_id, medians, slope, ci_low, ci_high, r2, host_id) in inputs {
-        let w = window.entry(workload_id).or_default();
-        let medians: Vec<(u64, f64)> = decode_json(&medians)?;
-        w.medians.extend(medians);
-        w.fits.push(RunFit { slope, ci_low, ci_high, r2, host_id });
-    }
-    let totals: HashMap<i64, (i32, String, OffsetDateTime, OffsetDateTime)> =
-        totals.into_iter().map(|(id, runs, hosts, first, last)| (id, (runs, hosts, first, last))).collect();
-    let mut rows: Vec<SummaryRow> = window
-        .into_iter()
-        .filter_map(|(workload_id, w)| {
-            let mut summary = analysis::summarize(&w.fits, &w.medians)?;
-            let (runs, mut host_ids, first_seen, last_run_at) = match totals.get(&workload_id) {
-                Some((runs, hosts, first, last)) => {
-                    let host_ids: Vec<i64> = serde_json::from_str(hosts).unwrap_or_default();
-                    (*runs as usize + 1, host_ids, (*first).min(started_at), (*last).max(started_at))
-                }
-                None => (1, Vec::new(), started_at, started_at),
-            };
-            if let Err(at) = host_ids.binary_search(&host_id) {
-                host_ids.insert(at, host_id);
-            }
-            summary.runs = runs;
-            summary.hosts = host_ids.len();
-            Some(SummaryRow { workload_id, summary, host_ids, first_seen, last_run_at })
-        })
-        .collect();
-    rows.sort_by_key(|r| r.workload_id);
-    Ok(rows)
-}
-
 enum Step {
     Stored,
     AlreadyThere(String),
@@ -272,8 +176,9 @@ impl RunReceipt {
 }
 
 impl Store {
-    /// Stores a validated run and its fits whole, or not at all, with the regressions and alert
-    /// deliveries it causes under `config`'s rules.
+    /// Stores a validated run and its fits whole, or not at all; then its version's summaries take
+    /// it in, with the regressions and alert deliveries it causes under `config`'s rules (before
+    /// this returns when no summary pass was under way, by the next pass when one was).
     pub async fn insert_run(
         &self,
         run: &RunSubmission,
@@ -435,68 +340,25 @@ impl Store {
             dialect::insert_fits(&mut tx, run.run_id, &rows.fits).await?;
             dialect::insert_measurements(&mut tx, run.run_id, &rows.measurements).await?;
 
-            // Summaries are recomputed from every run of this version; serialize concurrent runs of
-            // the same version so none of them misses another's fits.
-            dialect::lock_version(&mut tx, &t.name, &t.version).await?;
-            let inputs: Vec<SummaryInput> = sqlx::query_as(SUMMARY_INPUTS)
+            // The version's summaries and alert rules take the run in after it commits, together
+            // with the runs stored beside it (`Store::take_in_summaries`).
+            sqlx::query("INSERT INTO pending_summaries (run_id, lineage, version) VALUES ($1, $2, $3)")
+                .bind(run.run_id)
                 .bind(&t.name)
                 .bind(&t.version)
-                .bind(run.run_id)
-                .bind(SUMMARY_WINDOW)
-                .fetch_all(&mut *tx)
+                .execute(&mut *tx)
                 .await?;
-            let totals: Vec<SummaryTotals> = sqlx::query_as(SUMMARY_TOTALS)
-                .bind(&t.name)
-                .bind(&t.version)
-                .bind(run.run_id)
-                .fetch_all(&mut *tx)
-                .await?;
-            let summaries = summary_rows(inputs, totals, host_id, started_at)?;
-            let mut q = QueryBuilder::new(
-                "INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
-                 ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at) ",
-            );
-            q.push_values(&summaries, |mut b, row| {
-                let s = &row.summary;
-                b.push_bind(row.workload_id)
-                    .push_bind(&t.name)
-                    .push_bind(&t.version)
-                    .push_bind(s.slope)
-                    .push_bind(s.slope_min)
-                    .push_bind(s.slope_max)
-                    .push_bind(s.ci_low)
-                    .push_bind(s.ci_high)
-                    .push_bind(s.r2)
-                    .push_bind(s.runs as i32)
-                    .push_bind(s.hosts as i32)
-                    .push_bind(row.host_ids_json())
-                    .push_bind(row.sizes_json())
-                    .push_bind(row.first_seen)
-                    .push_bind(row.last_run_at);
-            });
-            q.push(
-                " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
-                 slope_min = excluded.slope_min, slope_max = excluded.slope_max, ci_low = excluded.ci_low,
-                 ci_high = excluded.ci_high, r2 = excluded.r2, runs = excluded.runs, hosts = excluded.hosts,
-                 host_ids = excluded.host_ids, sizes = excluded.sizes, first_seen = excluded.first_seen, last_run_at = excluded.last_run_at",
-            );
-            q.build().execute(&mut *tx).await?;
-            let ctx = alerts::EvalContext {
-                lineage: &t.name,
-                version: &t.version,
-                current: alerts::currents(&summaries, &workload_ids),
-                settings: &config.alerts,
-                public_url: config.public_url.as_deref(),
-                now,
-            };
-            alerts::evaluate_alerts!(tx, dialect, &ctx);
             tx.commit().await?;
+            self.summaries.count_stored();
             Step::Stored
         });
         drop(turn);
 
         Ok(match step {
-            Step::Stored => InsertOutcome::Created(RunReceipt::from_fits(run.run_id, fits)),
+            Step::Stored => {
+                self.take_in_summaries(config).await;
+                InsertOutcome::Created(RunReceipt::from_fits(run.run_id, fits))
+            }
             Step::AlreadyThere(hash) if hash == content_hash => {
                 InsertOutcome::Existing(self.run_receipt(run.run_id).await?)
             }

@@ -11,6 +11,7 @@ mod postgres;
 mod reads;
 mod retention;
 mod sqlite;
+mod summaries;
 mod tokens;
 mod transfer;
 
@@ -19,12 +20,13 @@ pub use alerts::{
     RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
 };
 pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
-pub use ingest::{Arrival, FitReceipt, InsertOutcome, PrunedSamples, RunReceipt, SUMMARY_WINDOW};
+pub use ingest::{Arrival, FitReceipt, InsertOutcome, PrunedSamples, RunReceipt};
 pub use reads::{
     HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
     WorkloadRow,
 };
 pub use retention::PruneReport;
+pub use summaries::SUMMARY_WINDOW;
 pub use tokens::{Scope, TokenRow};
 pub use transfer::{
     EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredToken, StoredWorkload,
@@ -47,6 +49,8 @@ pub struct Store {
     /// Run ingests on SQLite take turns here, first come first served, instead of in SQLite's busy
     /// handler, whose sleeps let late arrivals overtake early ones and stretch the tail latency.
     sqlite_writer: Arc<tokio::sync::Mutex<()>>,
+    /// Turns at the passes that take stored runs into their version summaries.
+    summaries: Arc<summaries::SummaryTurns>,
 }
 
 #[derive(Clone, Debug)]
@@ -155,7 +159,7 @@ impl Store {
         } else {
             return Err(OpenError::UnknownScheme(masked));
         };
-        Ok(Store { backend, sqlite_writer: Arc::default() })
+        Ok(Store { backend, sqlite_writer: Arc::default(), summaries: Arc::default() })
     }
 
     /// Opens the database and brings its schema up to date.

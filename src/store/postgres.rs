@@ -61,18 +61,26 @@ pub(super) async fn insert_measurements(
     .map(drop)
 }
 
-/// Holds, until the transaction ends, a lock on one toolchain version's summaries.
-pub(super) async fn lock_version(
+/// Most versions one summary transaction covers: all a pass reads, since writers here do not
+/// wait for each other.
+pub(super) const SUMMARY_VERSIONS_PER_TX: usize = 200;
+
+/// Holds, until the transaction ends, a lock on each of these toolchain versions' summaries,
+/// taken in sorted order (as every holder takes them) so two passes cannot deadlock.
+pub(super) async fn lock_versions(
     tx: &mut Transaction<'_, Postgres>,
-    lineage: &str,
-    version: &str,
+    versions: &[(String, String)],
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 0))")
-        .bind(lineage)
-        .bind(version)
-        .execute(&mut **tx)
-        .await
-        .map(drop)
+    let (lineages, versions): (Vec<&str>, Vec<&str>) = versions.iter().map(|(l, v)| (l.as_str(), v.as_str())).unzip();
+    sqlx::query(
+        "SELECT pg_advisory_xact_lock(hashtextextended(l || chr(31) || v, 0))
+         FROM (SELECT l, v FROM unnest($1::text[], $2::text[]) AS x (l, v) ORDER BY l, v) AS sorted",
+    )
+    .bind(lineages)
+    .bind(versions)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
 }
 
 /// Holds, until the transaction ends, a lock on one lineage's alert evaluation.

@@ -356,21 +356,7 @@ async fn runs_stored_together_are_each_counted_once() {
 async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let (refuse, allow) = match app.db.backend {
-            common::Backend::Postgres => (
-                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-                 BEGIN RAISE EXCEPTION 'summaries are down'; END $$;
-                 CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON version_summaries
-                 FOR EACH ROW EXECUTE FUNCTION refuse();",
-                "DROP TRIGGER refuse ON version_summaries",
-            ),
-            common::Backend::Sqlite => (
-                "CREATE TRIGGER refuse BEFORE INSERT ON version_summaries
-                 BEGIN SELECT RAISE(ABORT, 'summaries are down'); END;",
-                "DROP TRIGGER refuse",
-            ),
-        };
-        execute(&app.db, refuse).await;
+        app.db.refuse_summaries(true).await;
         let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
         let (status, receipt) = app.submit(&run).await;
         assert_eq!(status, StatusCode::CREATED, "{receipt}");
@@ -380,7 +366,7 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         assert_eq!(status, StatusCode::NOT_FOUND, "no summary yet: {series}");
         assert_eq!(pending_summaries(&app.db).await, 1);
 
-        execute(&app.db, allow).await;
+        app.db.refuse_summaries(false).await;
         let config = slopewatch::config::Config::default();
         assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 1);
         assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 0, "taken in once");
@@ -393,21 +379,6 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         assert_eq!(series["versions"][0]["runs"], 2, "{series}");
     })
     .await;
-}
-
-async fn execute(db: &common::TestDb, sql: &str) {
-    match db.backend {
-        common::Backend::Postgres => {
-            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-            sqlx::raw_sql(sql).execute(&pool).await.unwrap();
-            pool.close().await;
-        }
-        common::Backend::Sqlite => {
-            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-            sqlx::raw_sql(sql).execute(&pool).await.unwrap();
-            pool.close().await;
-        }
-    }
 }
 
 async fn pending_summaries(db: &common::TestDb) -> i64 {

@@ -584,3 +584,32 @@ async fn a_hanging_then_failing_webhook_receiver_slows_no_ingest_and_gets_each_a
         secs(delivered_after)
     );
 }
+
+/// A run stored while the summaries could not be written stays pending; the server takes it in at
+/// start-up, before it answers anything, once the summaries can be written again.
+#[tokio::test]
+async fn runs_left_pending_are_taken_in_when_the_server_starts() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let db = TestDb::new(backend).await;
+        let dir = tempfile::tempdir().unwrap();
+        let token = create_token(&db.url, "agent", "ingest");
+        let log = dir.path().join("server.log");
+        let c = client();
+        db.refuse_summaries(true).await;
+        let server = Server::start(&db.url, &free_addr(), None, &log);
+        let url = server.url();
+        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        let (status, body, _) = post_run(&c, &url, &token, &run).await;
+        assert_eq!(status, 201, "the run is stored though its summary is not: {body}");
+        let series = |url: &str| format!("{url}/api/v1/series?workload=workload-0&toolchain=gcc-glibc");
+        assert_eq!(get_json(&c, &series(&url)).await.0, 404, "no summary yet");
+        drop(server);
+
+        db.refuse_summaries(false).await;
+        let server = Server::start(&db.url, &free_addr(), None, &log);
+        let (status, series) = get_json(&c, &series(&server.url())).await;
+        assert_eq!(status, 200, "{backend:?}: {series}");
+        assert_eq!(series["versions"][0]["runs"], 1, "{backend:?}: taken in once: {series}");
+        assert!(server.log_text().contains("took pending runs into their version summaries"));
+    }
+}

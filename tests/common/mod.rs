@@ -80,6 +80,45 @@ impl TestDb {
     }
 }
 
+impl TestDb {
+    /// Runs SQL statements (several, separated by `;`) on the database behind the store's back.
+    pub async fn execute(&self, sql: &str) {
+        match self.backend {
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+                pool.close().await;
+            }
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.url).await.unwrap();
+                sqlx::raw_sql(sql).execute(&pool).await.unwrap();
+                pool.close().await;
+            }
+        }
+    }
+
+    /// Makes the database refuse every write of a version summary (a trigger raises), or stops.
+    pub async fn refuse_summaries(&self, refuse: bool) {
+        let sql = match (self.backend, refuse) {
+            (Backend::Postgres, true) => {
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+                 BEGIN RAISE EXCEPTION 'summaries are down'; END $$;
+                 CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON version_summaries
+                 FOR EACH ROW EXECUTE FUNCTION refuse();"
+            }
+            (Backend::Postgres, false) => "DROP TRIGGER refuse ON version_summaries; DROP FUNCTION refuse();",
+            (Backend::Sqlite, true) => {
+                "CREATE TRIGGER refuse_insert BEFORE INSERT ON version_summaries
+                 BEGIN SELECT RAISE(ABORT, 'summaries are down'); END;
+                 CREATE TRIGGER refuse_update BEFORE UPDATE ON version_summaries
+                 BEGIN SELECT RAISE(ABORT, 'summaries are down'); END;"
+            }
+            (Backend::Sqlite, false) => "DROP TRIGGER refuse_insert; DROP TRIGGER refuse_update;",
+        };
+        self.execute(sql).await;
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Some(name) = self.pg_name.take() {

@@ -46,6 +46,8 @@ pub struct Gauges {
     pub pool: (u32, usize),
     /// Deliveries waiting in the alert outbox; `None` when the database could not be asked.
     pub outbox_pending: Option<i64>,
+    /// Stored runs their version summaries have not taken in yet; `None` as above.
+    pub summaries_pending: Option<i64>,
 }
 
 impl Metrics {
@@ -163,6 +165,14 @@ impl Metrics {
                 pending as f64,
             );
         }
+        if let Some(pending) = gauges.summaries_pending {
+            gauge(
+                &mut out,
+                "slopewatch_summaries_pending",
+                "Stored runs their version summaries have not taken in yet.",
+                pending as f64,
+            );
+        }
         gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", gauges.pool.0 as f64);
         gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", gauges.pool.1 as f64);
         out
@@ -197,7 +207,7 @@ mod tests {
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::Delivered);
-        let text = m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5) });
+        let text = m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5), summaries_pending: Some(2) });
         assert!(
             text.contains("slopewatch_http_requests_total{route=\"/api/v1/runs\",method=\"POST\",status=\"201\"} 2")
         );
@@ -212,12 +222,14 @@ mod tests {
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"delivered\"} 1"));
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"gave_up\"} 0"));
         assert!(text.contains("slopewatch_webhook_outbox_pending 5"));
+        assert!(text.contains("slopewatch_summaries_pending 2"));
     }
 
     #[test]
     fn an_unreadable_outbox_leaves_its_gauge_out() {
-        let text = Metrics::default().render(&Gauges { pool: (1, 1), outbox_pending: None });
+        let text = Metrics::default().render(&Gauges { pool: (1, 1), outbox_pending: None, summaries_pending: None });
         assert!(!text.contains("slopewatch_webhook_outbox_pending"), "{text}");
+        assert!(!text.contains("slopewatch_summaries_pending"), "{text}");
         assert!(text.contains("slopewatch_db_pool_connections 1"));
     }
 

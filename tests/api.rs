@@ -365,11 +365,15 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         let (status, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "no summary yet: {series}");
         assert_eq!(pending_summaries(&app.db).await, 1);
+        let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
+        assert!(metrics.as_str().unwrap().contains("\nslopewatch_summaries_pending 1\n"), "{metrics}");
 
         app.db.refuse_summaries(false).await;
         let config = slopewatch::config::Config::default();
         assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 1);
         assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 0, "taken in once");
+        let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
+        assert!(metrics.as_str().unwrap().contains("\nslopewatch_summaries_pending 0\n"), "{metrics}");
         let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(series["versions"][0]["runs"], 1, "{series}");
 

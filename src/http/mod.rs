@@ -70,7 +70,7 @@ async fn track(State(state): State<AppState>, req: Request<Body>, next: Next) ->
     responses((status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain"))
 )]
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    // A scrape still answers when the database does not; only the outbox's depth is then missing.
+    // A scrape still answers when the database does not; only the database's gauges are then missing.
     let outbox_pending = match state.store.pending_deliveries().await {
         Ok(n) => Some(n),
         Err(e) => {
@@ -78,7 +78,14 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             None
         }
     };
-    let body = state.metrics.render(&Gauges { pool: state.store.pool_usage(), outbox_pending });
+    let summaries_pending = match state.store.pending_summaries().await {
+        Ok(n) => Some(n),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot count the runs pending a summary pass for metrics");
+            None
+        }
+    };
+    let body = state.metrics.render(&Gauges { pool: state.store.pool_usage(), outbox_pending, summaries_pending });
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }
 

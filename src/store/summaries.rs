@@ -210,6 +210,11 @@ impl Store {
         self.summaries.taken_in.fetch_max(upto, Ordering::SeqCst);
     }
 
+    /// How many stored runs their version summaries have not taken in yet.
+    pub async fn pending_summaries(&self) -> Result<i64, sqlx::Error> {
+        with_pool!(self, |pool| { sqlx::query_scalar("SELECT COUNT(*) FROM pending_summaries").fetch_one(pool).await })
+    }
+
     /// Takes every pending run into its version's summaries and alert rules; returns how many runs
     /// were taken in. Each transaction covers several versions; when one fails, its versions are
     /// tried one at a time, so a version that fails does not hold back the others, and the first

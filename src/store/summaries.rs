@@ -212,7 +212,7 @@ impl Store {
 
     /// How many stored runs their version summaries have not taken in yet.
     pub async fn pending_summaries(&self) -> Result<i64, sqlx::Error> {
-        with_pool!(self, |pool| { sqlx::query_scalar("SELECT COUNT(*) FROM pending_summaries").fetch_one(pool).await })
+        with_pool!(self, |pool| sqlx::query_scalar("SELECT COUNT(*) FROM pending_summaries").fetch_one(pool).await)
     }
 
     /// Takes every pending run into its version's summaries and alert rules; returns how many runs

@@ -398,3 +398,65 @@ async fn pending_summaries(db: &common::TestDb) -> i64 {
         }
     }
 }
+
+/// A pass may take in more runs of a version than its window holds; a workload that only the
+/// older of them measured is still counted and summarized.
+#[tokio::test]
+async fn a_workload_only_older_runs_measured_is_counted_when_many_are_taken_in_at_once() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        app.db.refuse_summaries(true).await;
+        let named = |name: &str| {
+            let mut run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+            run["workloads"][0]["name"] = json!(name);
+            run
+        };
+        for _ in 0..4 {
+            assert_eq!(app.submit(&named("early")).await.0, StatusCode::CREATED);
+        }
+        for _ in 0..slopewatch::store::SUMMARY_WINDOW {
+            assert_eq!(app.submit(&named("late")).await.0, StatusCode::CREATED);
+        }
+        app.db.refuse_summaries(false).await;
+        let config = slopewatch::config::Config::default();
+        assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 20);
+        for (workload, runs) in [("early", 4), ("late", 16)] {
+            let (status, series) = app.get(&format!("/api/v1/series?workload={workload}&toolchain=gcc-glibc")).await;
+            assert_eq!(status, StatusCode::OK, "{workload}: {series}");
+            assert_eq!(series["versions"][0]["runs"], runs, "{series}");
+            assert_eq!(series["versions"][0]["sizes"][0]["runs"], runs, "{series}");
+        }
+    })
+    .await;
+}
+
+/// A client that hangs up while its run's summary pass waits (here on another transaction's
+/// version lock) does not stop the pass, and later runs are answered with current summaries.
+#[tokio::test]
+async fn a_request_cancelled_during_its_summary_pass_leaves_passes_working() {
+    let db = common::TestDb::new(common::Backend::Postgres).await;
+    let app = TestApp::new(db).await;
+    let pool = sqlx::PgPool::connect(&app.db.url).await.unwrap();
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('version' || chr(31) || $1 || chr(31) || $2, 0))")
+        .bind("gcc-glibc")
+        .bind("12.2.0")
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let first = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let cut_short = tokio::time::timeout(std::time::Duration::from_millis(1500), app.submit(&first)).await;
+    assert!(cut_short.is_err(), "the pass waited for the lock, so the request was still open: {cut_short:?}");
+    holder.commit().await.unwrap();
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pending_summaries(&app.db).await > 0 {
+        assert!(std::time::Instant::now() < deadline, "the cancelled request's pass never finished");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let next = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    assert_eq!(app.submit(&next).await.0, StatusCode::CREATED);
+    let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+    assert_eq!(series["versions"][0]["runs"], 2, "counted when answered: {series}");
+    pool.close().await;
+}

@@ -73,7 +73,7 @@ pub(super) async fn lock_versions(
 ) -> Result<(), sqlx::Error> {
     let (lineages, versions): (Vec<&str>, Vec<&str>) = versions.iter().map(|(l, v)| (l.as_str(), v.as_str())).unzip();
     sqlx::query(
-        "SELECT pg_advisory_xact_lock(hashtextextended(l || chr(31) || v, 0))
+        "SELECT pg_advisory_xact_lock(hashtextextended('version' || chr(31) || l || chr(31) || v, 0))
          FROM (SELECT l, v FROM unnest($1::text[], $2::text[]) AS x (l, v) ORDER BY l, v) AS sorted",
     )
     .bind(lineages)

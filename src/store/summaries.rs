@@ -17,6 +17,7 @@ use crate::config::Config;
 use sqlx::QueryBuilder;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -72,6 +73,17 @@ impl SummaryTurns {
     }
 }
 
+/// Gives the turn back if a pass panics, so the next run starts a pass again.
+struct TurnGuard(Option<Arc<SummaryTurns>>);
+
+impl Drop for TurnGuard {
+    fn drop(&mut self) {
+        if let Some(turns) = self.0.take() {
+            turns.busy.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
 /// The row of `version_summaries` for one workload, ready to upsert.
 pub(super) struct SummaryRow {
     pub workload_id: i64,
@@ -100,6 +112,7 @@ impl SummaryRow {
 /// A pending run taken in by a pass, one row per workload it measured.
 #[derive(sqlx::FromRow)]
 struct ClaimedFit {
+    run_id: Uuid,
     lineage: String,
     version: String,
     host_id: i64,
@@ -124,6 +137,9 @@ struct VersionBatch {
 /// A fit in a version's window: run, workload, medians, slope, CI and R².
 type WindowFit = (Uuid, i64, String, f64, f64, f64, f64);
 type SummaryInput = (i64, String, f64, f64, f64, f64, i64);
+
+/// A fit that may enter a workload's window: its run's arrival and id, which order the window.
+type WindowCandidate = (OffsetDateTime, Uuid, SummaryInput);
 
 /// What the stored summaries keep across runs: every run and host counted, the first and last.
 type StoredTotals = (String, String, i64, i32, String, OffsetDateTime, OffsetDateTime);
@@ -183,21 +199,23 @@ impl Store {
         if self.summaries.busy.swap(true, Ordering::SeqCst) {
             return;
         }
-        self.summary_pass(config).await;
-        if self.summaries.release() {
-            let (store, config) = (self.clone(), config.clone());
-            tokio::spawn(async move {
-                loop {
-                    // Let the runs of a busy spell gather, so a version's summary is worked out
-                    // once for many of its runs.
-                    tokio::time::sleep(GATHER).await;
-                    store.summary_pass(&config).await;
-                    if !store.summaries.release() {
-                        break;
-                    }
-                }
-            });
-        }
+        // The passes run in a task of their own: a caller that goes away (a client hanging up
+        // cancels its request) cannot leave a pass half run and the turn taken for good.
+        let (first_done, first) = tokio::sync::oneshot::channel();
+        let (store, config) = (self.clone(), config.clone());
+        tokio::spawn(async move {
+            let mut turn = TurnGuard(Some(store.summaries.clone()));
+            store.summary_pass(&config).await;
+            let _ = first_done.send(());
+            while store.summaries.release() {
+                // Let the runs of a busy spell gather, so a version's summary is worked out once
+                // for many of its runs.
+                tokio::time::sleep(GATHER).await;
+                store.summary_pass(&config).await;
+            }
+            turn.0 = None;
+        });
+        let _ = first.await;
     }
 
     /// One pass over everything pending. Every run counted before it starts has committed, so the
@@ -246,7 +264,10 @@ impl Store {
                         tracing::warn!(error = %e, versions = chunk.len(), "a summary pass failed; trying each version alone");
                         for v in chunk {
                             match self.summarize_versions(std::slice::from_ref(v), config).await {
-                                Ok(n) => taken += n,
+                                Ok(n) => {
+                                    taken += n;
+                                    full |= n == CLAIM_CHUNK as usize;
+                                }
                                 Err(e) => {
                                     tracing::error!(error = %e, lineage = v.0, version = v.1, "cannot update the version's summaries");
                                     first_error.get_or_insert(e);
@@ -291,7 +312,7 @@ impl Store {
             }
 
             let mut q = QueryBuilder::new(
-                "SELECT t.name AS lineage, t.version, r.host_id, r.started_at, r.received_at, f.workload_id,
+                "SELECT r.id AS run_id, t.name AS lineage, t.version, r.host_id, r.started_at, r.received_at, f.workload_id,
                         w.name AS workload
                  FROM runs r JOIN toolchains t ON t.id = r.toolchain_id JOIN fits f ON f.run_id = r.id
                  JOIN workloads w ON w.id = f.workload_id
@@ -300,7 +321,9 @@ impl Store {
             push_ids(&mut q, &claimed);
             let fits: Vec<ClaimedFit> = q.build_query_as().fetch_all(&mut *tx).await?;
             let mut batches: BTreeMap<(String, String), VersionBatch> = BTreeMap::new();
+            let mut claimed_runs: Vec<((String, String), Uuid, i64, OffsetDateTime)> = Vec::new();
             for f in fits {
+                claimed_runs.push(((f.lineage.clone(), f.version.clone()), f.run_id, f.host_id, f.received_at));
                 let b = batches.entry((f.lineage, f.version)).or_default();
                 b.additions.entry(f.workload_id).or_default().push((f.host_id, f.started_at));
                 b.workload_ids.insert(f.workload, f.workload_id);
@@ -335,12 +358,17 @@ impl Store {
             for (toolchain_id, run_id, host_id, received_at) in latest {
                 windows[version_of[&toolchain_id]].push((received_at, run_id, host_id));
             }
-            let mut window_runs: HashMap<Uuid, (usize, i64)> = HashMap::new();
+            // The runs taken in are candidates too: a workload that only runs older than the
+            // version's latest measured still gets a window, of its own latest runs among them.
+            let mut window_runs: HashMap<Uuid, (usize, i64, OffsetDateTime)> = HashMap::new();
             for (k, runs) in windows.iter_mut().enumerate() {
                 runs.sort_unstable_by_key(|&(received_at, run_id, _)| std::cmp::Reverse((received_at, run_id)));
-                for &(_, run_id, host_id) in runs.iter().take(SUMMARY_WINDOW as usize) {
-                    window_runs.insert(run_id, (k, host_id));
+                for &(received_at, run_id, host_id) in runs.iter().take(SUMMARY_WINDOW as usize) {
+                    window_runs.insert(run_id, (k, host_id, received_at));
                 }
+            }
+            for (version, run_id, host_id, received_at) in claimed_runs {
+                window_runs.insert(run_id, (position[&version], host_id, received_at));
             }
             // The unary plus keeps SQLite from reaching the fits through their workload index,
             // which reads every run ever stored of those workloads, instead of through run ids.
@@ -362,10 +390,17 @@ impl Store {
             push_int_ids(&mut q, &ids);
             let stored: Vec<StoredTotals> = q.build_query_as().fetch_all(&mut *tx).await?;
 
-            let mut inputs: Vec<Vec<SummaryInput>> = touched.iter().map(|_| Vec::new()).collect();
+            // Per version and workload, the fits of its latest `SUMMARY_WINDOW` runs.
+            let mut candidates: HashMap<(usize, i64), Vec<WindowCandidate>> = HashMap::new();
             for (run_id, workload_id, medians, slope, ci_low, ci_high, r2) in window {
-                let (k, host_id) = window_runs[&run_id];
-                inputs[k].push((workload_id, medians, slope, ci_low, ci_high, r2, host_id));
+                let (k, host_id, received_at) = window_runs[&run_id];
+                let fit = (workload_id, medians, slope, ci_low, ci_high, r2, host_id);
+                candidates.entry((k, workload_id)).or_default().push((received_at, run_id, fit));
+            }
+            let mut inputs: Vec<Vec<SummaryInput>> = touched.iter().map(|_| Vec::new()).collect();
+            for ((k, _), mut fits) in candidates {
+                fits.sort_unstable_by_key(|&(received_at, run_id, _)| std::cmp::Reverse((received_at, run_id)));
+                inputs[k].extend(fits.into_iter().take(SUMMARY_WINDOW as usize).map(|(_, _, fit)| fit));
             }
             let mut totals: HashMap<(String, String), Vec<SummaryTotals>> = HashMap::new();
             for (lineage, version, workload_id, runs, hosts, first, last) in stored {

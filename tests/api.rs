@@ -345,7 +345,7 @@ async fn runs_stored_together_are_each_counted_once() {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         }
-        assert_eq!(pending_summaries(&app.db).await, 0);
+        assert_eq!(app.db.store.pending_summaries().await.unwrap(), 0);
     })
     .await;
 }
@@ -364,7 +364,7 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         assert_eq!(status, StatusCode::OK);
         let (status, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "no summary yet: {series}");
-        assert_eq!(pending_summaries(&app.db).await, 1);
+        assert_eq!(app.db.store.pending_summaries().await.unwrap(), 1);
         let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
         assert!(metrics.as_str().unwrap().contains("\nslopewatch_summaries_pending 1\n"), "{metrics}");
 
@@ -383,20 +383,6 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         assert_eq!(series["versions"][0]["runs"], 2, "{series}");
     })
     .await;
-}
-
-async fn pending_summaries(db: &common::TestDb) -> i64 {
-    let sql = "SELECT count(*) FROM pending_summaries";
-    match db.backend {
-        common::Backend::Postgres => {
-            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap()
-        }
-        common::Backend::Sqlite => {
-            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap()
-        }
-    }
 }
 
 /// A pass may take in more runs of a version than its window holds; a workload that only the
@@ -465,12 +451,12 @@ async fn a_request_cancelled_during_its_summary_pass_leaves_passes_working() {
         }
         assert!(std::time::Instant::now() < deadline, "the run's pass never reached the lock");
     }
-    assert_eq!(pending_summaries(&app.db).await, 1);
+    assert_eq!(app.db.store.pending_summaries().await.unwrap(), 1);
     drop(submit);
     holder.commit().await.unwrap();
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while pending_summaries(&app.db).await > 0 {
+    while app.db.store.pending_summaries().await.unwrap() > 0 {
         assert!(std::time::Instant::now() < deadline, "the cancelled request's pass never finished");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }

@@ -71,20 +71,15 @@ async fn track(State(state): State<AppState>, req: Request<Body>, next: Next) ->
 )]
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     // A scrape still answers when the database does not; only the database's gauges are then missing.
-    let outbox_pending = match state.store.pending_deliveries().await {
+    let counted = |count: Result<i64, sqlx::Error>, what: &str| match count {
         Ok(n) => Some(n),
         Err(e) => {
-            tracing::warn!(error = %e, "cannot count the alert outbox for metrics");
+            tracing::warn!(error = %e, "cannot count {what} for metrics");
             None
         }
     };
-    let summaries_pending = match state.store.pending_summaries().await {
-        Ok(n) => Some(n),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot count the runs pending a summary pass for metrics");
-            None
-        }
-    };
+    let outbox_pending = counted(state.store.pending_deliveries().await, "the alert outbox");
+    let summaries_pending = counted(state.store.pending_summaries().await, "the runs pending a summary pass");
     let body = state.metrics.render(&Gauges { pool: state.store.pool_usage(), outbox_pending, summaries_pending });
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

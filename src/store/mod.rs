@@ -89,12 +89,12 @@ pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<
 }
 
 /// Appends `(id, id, …)`, each id bound, for an `IN` list written once for both backends.
-pub(crate) fn push_ids<'q, 'a, DB: sqlx::Database>(
+pub(crate) fn push_ids<'q, 'a, DB: sqlx::Database, Id>(
     q: &'q mut QueryBuilder<'a, DB>,
-    ids: &[uuid::Uuid],
+    ids: &[Id],
 ) -> &'q mut QueryBuilder<'a, DB>
 where
-    uuid::Uuid: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+    Id: Copy + sqlx::Encode<'a, DB> + sqlx::Type<DB> + 'a,
 {
     q.push("(");
     let mut list = q.separated(", ");

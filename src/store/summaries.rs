@@ -8,14 +8,15 @@
 //! stored while a pass is under way is answered at once and taken in by the next pass, which
 //! follows after a short pause for more runs to gather (`GATHER`): under load, summaries trail by
 //! a fraction of a second, and each pass serves many runs of a version with one summary update,
-//! so summary work grows with the number of versions, not with the ingest rate. A pass that fails leaves its runs pending; the server sweeps what is pending at start-up
-//! and every few seconds, so a run is taken in once even when the server dies in between.
+//! so summary work grows with the number of versions, not with the ingest rate. A pass that fails
+//! leaves its runs pending; the server sweeps what is pending at start-up and every few seconds,
+//! so a run is taken in once even when the server dies in between.
 
 use super::{alerts, decode_json, push_ids, with_pool, Store};
 use crate::analysis::{self, RunFit};
 use crate::config::Config;
 use sqlx::QueryBuilder;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -254,7 +255,8 @@ impl Store {
             let mut full = versions.len() == VERSIONS_PER_PASS as usize;
             let mut first_error = None;
             let per_tx = with_pool!(self, |_pool, dialect| dialect::SUMMARY_VERSIONS_PER_TX);
-            for chunk in versions.chunks(per_tx) {
+            let mut chunks: VecDeque<&[(String, String)]> = versions.chunks(per_tx).collect();
+            while let Some(chunk) = chunks.pop_front() {
                 match self.summarize_versions(chunk, config).await {
                     Ok(n) => {
                         taken += n;
@@ -262,21 +264,13 @@ impl Store {
                     }
                     Err(e) if chunk.len() > 1 => {
                         tracing::warn!(error = %e, versions = chunk.len(), "a summary pass failed; trying each version alone");
-                        for v in chunk {
-                            match self.summarize_versions(std::slice::from_ref(v), config).await {
-                                Ok(n) => {
-                                    taken += n;
-                                    full |= n == CLAIM_CHUNK as usize;
-                                }
-                                Err(e) => {
-                                    tracing::error!(error = %e, lineage = v.0, version = v.1, "cannot update the version's summaries");
-                                    first_error.get_or_insert(e);
-                                }
-                            }
+                        for alone in chunk.chunks(1).rev() {
+                            chunks.push_front(alone);
                         }
                     }
                     Err(e) => {
-                        tracing::error!(error = %e, lineage = chunk[0].0, version = chunk[0].1, "cannot update the version's summaries");
+                        let (lineage, version) = &chunk[0];
+                        tracing::error!(error = %e, lineage, version, "cannot update the version's summaries");
                         first_error.get_or_insert(e);
                     }
                 }
@@ -378,7 +372,7 @@ impl Store {
             );
             push_ids(&mut q, &run_ids);
             q.push(" AND +workload_id IN ");
-            push_int_ids(&mut q, &ids);
+            push_ids(&mut q, &ids);
             let window: Vec<WindowFit> = q.build_query_as().fetch_all(&mut *tx).await?;
 
             let mut q = QueryBuilder::new(
@@ -387,7 +381,7 @@ impl Store {
             );
             push_versions(&mut q, &touched);
             q.push(" AND workload_id IN ");
-            push_int_ids(&mut q, &ids);
+            push_ids(&mut q, &ids);
             let stored: Vec<StoredTotals> = q.build_query_as().fetch_all(&mut *tx).await?;
 
             // Per version and workload, the fits of its latest `SUMMARY_WINDOW` runs.
@@ -485,19 +479,6 @@ where
     for (i, (lineage, version)) in versions.iter().enumerate() {
         q.push(if i == 0 { "(" } else { ", (" });
         q.push_bind(lineage.clone()).push(", ").push_bind(version.clone()).push(")");
-    }
-    q.push(")");
-}
-
-/// Appends `(id, id, …)` for integer ids, each bound.
-fn push_int_ids<'a, DB: sqlx::Database>(q: &mut QueryBuilder<'a, DB>, ids: &[i64])
-where
-    i64: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
-{
-    q.push("(");
-    let mut list = q.separated(", ");
-    for id in ids {
-        list.push_bind(*id);
     }
     q.push(")");
 }

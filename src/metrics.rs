@@ -48,6 +48,8 @@ pub struct Gauges {
     pub outbox_pending: Option<i64>,
     /// Stored runs their version summaries have not taken in yet; `None` as above.
     pub summaries_pending: Option<i64>,
+    /// Runs the SQLite writer holds, waiting or being written (always 0 on Postgres).
+    pub runs_queued: usize,
 }
 
 impl Metrics {
@@ -173,6 +175,12 @@ impl Metrics {
                 pending as f64,
             );
         }
+        gauge(
+            &mut out,
+            "slopewatch_runs_queued",
+            "Runs handed to the SQLite writer and not yet answered (0 on Postgres).",
+            gauges.runs_queued as f64,
+        );
         gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", gauges.pool.0 as f64);
         gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", gauges.pool.1 as f64);
         out
@@ -207,7 +215,8 @@ mod tests {
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::Delivered);
-        let text = m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5), summaries_pending: Some(2) });
+        let text =
+            m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5), summaries_pending: Some(2), runs_queued: 3 });
         assert!(
             text.contains("slopewatch_http_requests_total{route=\"/api/v1/runs\",method=\"POST\",status=\"201\"} 2")
         );
@@ -223,11 +232,17 @@ mod tests {
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"gave_up\"} 0"));
         assert!(text.contains("slopewatch_webhook_outbox_pending 5"));
         assert!(text.contains("slopewatch_summaries_pending 2"));
+        assert!(text.contains("slopewatch_runs_queued 3"));
     }
 
     #[test]
     fn an_unreadable_outbox_leaves_its_gauge_out() {
-        let text = Metrics::default().render(&Gauges { pool: (1, 1), outbox_pending: None, summaries_pending: None });
+        let text = Metrics::default().render(&Gauges {
+            pool: (1, 1),
+            outbox_pending: None,
+            summaries_pending: None,
+            runs_queued: 0,
+        });
         assert!(!text.contains("slopewatch_webhook_outbox_pending"), "{text}");
         assert!(!text.contains("slopewatch_summaries_pending"), "{text}");
         assert!(text.contains("slopewatch_db_pool_connections 1"));

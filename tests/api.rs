@@ -350,6 +350,88 @@ async fn runs_stored_together_are_each_counted_once() {
     .await;
 }
 
+/// Runs that arrive while the database is busy wait together (on SQLite, for its one writer,
+/// which then stores them in one transaction); each still gets the answer it would get alone:
+/// a repeat is 200, a changed repeat 409, a workload in a second unit 422 with nothing of that
+/// run left behind, and the others are stored and counted.
+#[tokio::test]
+async fn runs_that_wait_together_each_get_their_own_answer() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let mut fresh: Vec<serde_json::Value> =
+            (0..4).map(|i| run_json("gcc-glibc", "12.2.0", &format!("fresh-{i}"), 1.0, 2, 4, 3)).collect();
+        let repeat = fresh[0].clone();
+        let mut changed = fresh[1].clone();
+        changed["agent_version"] = "0.2.0".into();
+        let mut bytes = run_json("clang", "18.1.0", "bytes-host", 1.0, 1, 4, 3);
+        bytes["workloads"][0]["name"] = "new-workload".into();
+        let mut records = bytes.clone();
+        records["run_id"] = uuid::Uuid::new_v4().to_string().into();
+        records["host"]["name"] = "records-host".into();
+        records["workloads"][0]["size_unit"] = "records".into();
+        fresh.extend([repeat, changed, bytes, records]);
+        let bodies = fresh;
+
+        // On SQLite, another connection holds the write lock until every run is with the writer
+        // (after the token's first use, which writes its last-used time, is behind us).
+        assert_eq!(app.submit(&json!({})).await.0, StatusCode::UNPROCESSABLE_ENTITY);
+        let lock = match app.db.backend {
+            common::Backend::Sqlite => {
+                use sqlx::Connection;
+                let mut conn = sqlx::SqliteConnection::connect(&app.db.url).await.unwrap();
+                sqlx::query("BEGIN IMMEDIATE").execute(&mut conn).await.unwrap();
+                Some(conn)
+            }
+            common::Backend::Postgres => None,
+        };
+        let (results, ()) = tokio::join!(futures_util::future::join_all(bodies.iter().map(|b| app.submit(b))), async {
+            if let Some(mut conn) = lock {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while app.db.store.queued_runs() < bodies.len() {
+                    assert!(std::time::Instant::now() < deadline, "runs never reached the writer");
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
+                let queued = format!("\nslopewatch_runs_queued {}\n", bodies.len());
+                assert!(metrics.as_str().unwrap().contains(&queued), "{metrics}");
+                sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+            }
+        });
+        let statuses: Vec<StatusCode> = results.iter().map(|r| r.0).collect();
+        assert!(statuses[1..4].iter().all(|s| *s == StatusCode::CREATED), "{results:?}");
+        let mut pair = [statuses[0], statuses[4]];
+        pair.sort();
+        assert_eq!(pair, [StatusCode::OK, StatusCode::CREATED], "a run and its repeat: {results:?}");
+        let mut pair = [statuses[1], statuses[5]];
+        pair.sort();
+        assert_eq!(pair, [StatusCode::CREATED, StatusCode::CONFLICT], "a run and a changed repeat: {results:?}");
+        let mut pair = [statuses[6], statuses[7]];
+        pair.sort();
+        assert_eq!(pair, [StatusCode::CREATED, StatusCode::UNPROCESSABLE_ENTITY], "two units: {results:?}");
+        let (refused, stored_unit, gone_host) = if statuses[6] == StatusCode::CREATED {
+            (7, "bytes", "records-host")
+        } else {
+            (6, "records", "bytes-host")
+        };
+        assert_eq!(results[refused].1["error"]["field"], "workloads[0].size_unit", "{results:?}");
+
+        let (_, hosts) = app.get("/api/v1/hosts").await;
+        let names: Vec<&str> = hosts["hosts"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+        assert_eq!(names.len(), 5, "{hosts}");
+        assert!(!names.contains(&gone_host), "the refused run's host was not kept: {hosts}");
+        let (_, workloads) = app.get("/api/v1/workloads").await;
+        let new = workloads["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "new-workload").unwrap();
+        assert_eq!(new["size_unit"], stored_unit, "{workloads}");
+        let (_, runs) = app.get("/api/v1/runs").await;
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 5, "{runs}");
+        app.db.store.summarize_pending(&slopewatch::config::Config::default()).await.unwrap();
+        let (_, series) = app.get("/api/v1/series?workload=workload-1&toolchain=gcc-glibc").await;
+        assert_eq!(series["versions"][0]["runs"], 4, "{series}");
+        assert_eq!(app.db.store.queued_runs(), 0);
+    })
+    .await;
+}
+
 /// A summary pass that fails (the database refuses the summary write here) leaves the run stored
 /// and pending; a later pass takes it in once.
 #[tokio::test]

@@ -80,7 +80,12 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     };
     let outbox_pending = counted(state.store.pending_deliveries().await, "the alert outbox");
     let summaries_pending = counted(state.store.pending_summaries().await, "the runs pending a summary pass");
-    let body = state.metrics.render(&Gauges { pool: state.store.pool_usage(), outbox_pending, summaries_pending });
+    let body = state.metrics.render(&Gauges {
+        pool: state.store.pool_usage(),
+        outbox_pending,
+        summaries_pending,
+        runs_queued: state.store.queued_runs(),
+    });
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }
 

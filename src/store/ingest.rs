@@ -1,14 +1,23 @@
-//! Storing a run: one transaction for the run, its fits, medians and samples; then its version's
-//! summaries take it in (`summaries.rs`).
+//! Storing runs: each run whole or not at all; then its version's summaries take it in
+//! (`summaries.rs`).
+//!
+//! On Postgres each request stores its own run, side by side with the others. SQLite has one
+//! writer, so there runs queue for it (`RunQueue`) and the writer stores every run waiting in one
+//! transaction: the lookups, inserts and commit a run would pay alone are shared by all of them
+//! (group commit). A batch that fails is stored again one run at a time, so a run that cannot be
+//! stored fails alone.
 
-use super::{with_pool, Store};
+use super::{push_ids, with_pool, Backend, Store};
 use crate::analysis::WorkloadFit;
 use crate::config::Config;
 use serde::Serialize;
-use slopewatch_core::wire::{FieldError, RunSubmission};
+use slopewatch_core::wire::{FieldError, Host, RunSubmission, SizeUnit, Toolchain};
 use sqlx::QueryBuilder;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use time::OffsetDateTime;
+use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 /// What happened to a submitted run.
@@ -70,15 +79,30 @@ impl Arrival {
     }
 }
 
-/// The rows one run adds, flattened column by column for batch inserts.
-#[derive(Default)]
-pub(super) struct RunRows {
-    pub fits: FitColumns,
-    pub measurements: MeasurementColumns,
+/// A run ready to store: what its rows need, owned, so a writer can store it beside others.
+pub(super) struct PendingRun {
+    run_id: Uuid,
+    /// The digest resubmissions are compared against.
+    content_hash: String,
+    agent_version: String,
+    started_at: OffsetDateTime,
+    received_at: OffsetDateTime,
+    host: Host,
+    toolchain: Toolchain,
+    /// Each workload's name and size unit, in the submission's order.
+    workloads: Vec<(String, SizeUnit)>,
+    sample_count: i32,
+    samples_pruned_at: Option<OffsetDateTime>,
+    /// The run's rows, each `workload_id` the workload's index in `workloads` until the writer
+    /// knows the ids.
+    fits: FitColumns,
+    measurements: MeasurementColumns,
 }
 
+/// Fit rows, column by column for batch inserts.
 #[derive(Default)]
 pub(super) struct FitColumns {
+    pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     pub source_hash: Vec<String>,
     pub slope: Vec<f64>,
@@ -96,8 +120,10 @@ pub(super) struct FitColumns {
     pub medians: Vec<String>,
 }
 
+/// Measurement rows (one per workload and size), column by column for batch inserts.
 #[derive(Default)]
 pub(super) struct MeasurementColumns {
+    pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     pub size: Vec<i64>,
     pub median_ns: Vec<f64>,
@@ -109,13 +135,61 @@ pub(super) struct MeasurementColumns {
     pub instructions: Vec<Option<String>>,
 }
 
-impl RunRows {
-    fn new(run: &RunSubmission, fits: &[WorkloadFit], workload_ids: &HashMap<String, i64>) -> RunRows {
-        let mut rows = RunRows::default();
-        for (w, wf) in run.workloads.iter().zip(fits) {
-            let id = workload_ids[&w.name];
-            let f = &mut rows.fits;
-            f.workload_id.push(id);
+impl FitColumns {
+    /// Appends a pending run's rows, with `ids` for its workloads' indexes.
+    fn append(&mut self, run: &FitColumns, ids: &[i64]) {
+        self.run_id.extend_from_slice(&run.run_id);
+        self.workload_id.extend(run.workload_id.iter().map(|&i| ids[i as usize]));
+        self.source_hash.extend_from_slice(&run.source_hash);
+        self.slope.extend_from_slice(&run.slope);
+        self.intercept.extend_from_slice(&run.intercept);
+        self.r2.extend_from_slice(&run.r2);
+        self.stderr.extend_from_slice(&run.stderr);
+        self.ci_low.extend_from_slice(&run.ci_low);
+        self.ci_high.extend_from_slice(&run.ci_high);
+        self.n_sizes.extend_from_slice(&run.n_sizes);
+        self.min_size.extend_from_slice(&run.min_size);
+        self.max_size.extend_from_slice(&run.max_size);
+        self.local_slopes.extend_from_slice(&run.local_slopes);
+        self.metadata.extend_from_slice(&run.metadata);
+        self.medians.extend_from_slice(&run.medians);
+    }
+}
+
+impl MeasurementColumns {
+    /// Appends a pending run's rows, with `ids` for its workloads' indexes.
+    fn append(&mut self, run: &MeasurementColumns, ids: &[i64]) {
+        self.run_id.extend_from_slice(&run.run_id);
+        self.workload_id.extend(run.workload_id.iter().map(|&i| ids[i as usize]));
+        self.size.extend_from_slice(&run.size);
+        self.median_ns.extend_from_slice(&run.median_ns);
+        self.samples.extend_from_slice(&run.samples);
+        self.samples_ns.extend_from_slice(&run.samples_ns);
+        self.instructions.extend_from_slice(&run.instructions);
+    }
+}
+
+impl PendingRun {
+    fn new(run: &RunSubmission, fits: &[WorkloadFit], arrival: &Arrival) -> PendingRun {
+        let mut pending = PendingRun {
+            run_id: run.run_id,
+            content_hash: arrival.content_hash.clone().unwrap_or_else(|| run.content_hash()),
+            agent_version: run.agent_version.clone(),
+            started_at: run.started_at.to_offset(time::UtcOffset::UTC),
+            received_at: arrival.received_at,
+            host: run.host.clone(),
+            toolchain: run.toolchain.clone(),
+            workloads: run.workloads.iter().map(|w| (w.name.clone(), w.size_unit)).collect(),
+            sample_count: arrival.pruned.map_or(run.sample_count() as i32, |p| p.count),
+            samples_pruned_at: arrival.pruned.map(|p| p.at),
+            fits: FitColumns::default(),
+            measurements: MeasurementColumns::default(),
+        };
+        for (index, (w, wf)) in run.workloads.iter().zip(fits).enumerate() {
+            let index = index as i64;
+            let f = &mut pending.fits;
+            f.run_id.push(run.run_id);
+            f.workload_id.push(index);
             f.source_hash.push(w.source_hash.clone());
             f.slope.push(wf.fit.slope);
             f.intercept.push(wf.fit.intercept);
@@ -132,8 +206,9 @@ impl RunRows {
             f.medians.push(serde_json::to_string(&medians).expect("medians serialize"));
             for &(size, median, n) in &wf.medians {
                 let raw = w.measurements.iter().find(|m| m.size == size);
-                let m = &mut rows.measurements;
-                m.workload_id.push(id);
+                let m = &mut pending.measurements;
+                m.run_id.push(run.run_id);
+                m.workload_id.push(index);
                 m.size.push(size as i64);
                 m.median_ns.push(median);
                 m.samples.push(n as i32);
@@ -146,11 +221,28 @@ impl RunRows {
                 m.instructions.push(instructions);
             }
         }
-        rows
+        pending
+    }
+
+    /// The first of the run's workloads whose size unit differs from the one it is stored in, or
+    /// is about to be stored in by a run ahead of this one.
+    fn unit_conflict(&self, units: &HashMap<String, SizeUnitText>) -> Option<FieldError> {
+        self.workloads.iter().enumerate().find_map(|(i, (name, unit))| {
+            let stored = units.get(name)?;
+            (stored.as_str() != unit.as_str()).then(|| FieldError {
+                field: format!("workloads[{i}].size_unit"),
+                reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
+            })
+        })
     }
 }
 
-enum Step {
+/// A workload's size unit as the database spells it.
+type SizeUnitText = String;
+
+/// What storing one run came to.
+#[derive(Debug)]
+pub(super) enum Step {
     Stored,
     AlreadyThere(String),
     Invalid(FieldError),
@@ -175,6 +267,135 @@ impl RunReceipt {
     }
 }
 
+/// Most runs one SQLite transaction stores.
+const MAX_BATCH: usize = 32;
+
+/// A run waiting for the SQLite writer, and where its outcome goes.
+type QueuedRun = (PendingRun, oneshot::Sender<Result<Step, sqlx::Error>>);
+
+/// On SQLite, the runs waiting for the one writer, which takes all of them at its turn.
+#[derive(Clone, Debug)]
+pub(super) struct RunQueue {
+    runs: mpsc::Sender<QueuedRun>,
+    /// Runs handed to the writer and not yet answered.
+    unanswered: Arc<AtomicUsize>,
+    /// The writer's thread, where summary passes run too.
+    thread: tokio::runtime::Handle,
+}
+
+impl RunQueue {
+    /// Starts the writer of `store`'s runs; it stops when the last handle on the queue is gone.
+    pub(super) fn start(store: Store) -> std::io::Result<RunQueue> {
+        let (runs, mut queue) = mpsc::channel::<QueuedRun>(MAX_BATCH * 4);
+        let unanswered = Arc::new(AtomicUsize::new(0));
+        let answered = unanswered.clone();
+        let writer = async move {
+            let mut checkpoints = tokio::time::interval(super::sqlite::CHECKPOINT_EVERY);
+            checkpoints.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut checkpoint: Option<tokio::task::JoinHandle<()>> = None;
+            loop {
+                let first = tokio::select! {
+                    first = queue.recv() => match first {
+                        Some(first) => first,
+                        None => break,
+                    },
+                    _ = checkpoints.tick() => {
+                        if checkpoint.as_ref().is_none_or(|c| c.is_finished()) {
+                            let store = store.clone();
+                            checkpoint = Some(tokio::spawn(async move { store.checkpoint().await }));
+                        }
+                        continue;
+                    }
+                };
+                // Runs that arrive while the writer waits for its turn join this batch.
+                let turn = store.writer_turn().await;
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match queue.try_recv() {
+                        Ok(next) => batch.push(next),
+                        Err(_) => break,
+                    }
+                }
+                let size = batch.len();
+                let (runs, replies): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+                // In a task of its own, so a panic fails this batch's requests, not the writer.
+                let writer = store.clone();
+                let results = tokio::spawn(async move { writer.write_runs(&runs).await }).await;
+                drop(turn);
+                if let Ok(results) = results {
+                    for (reply, result) in replies.into_iter().zip(results) {
+                        // A request that went away before its answer: its run is stored anyway.
+                        let _ = reply.send(result);
+                    }
+                }
+                answered.fetch_sub(size, Ordering::SeqCst);
+            }
+        };
+        // On a thread of its own, so the writer's many short waits on the database are not each
+        // queued behind the requests being parsed and fitted on the server's threads.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let thread = runtime.handle().clone();
+        std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || runtime.block_on(writer))?;
+        Ok(RunQueue { runs, unanswered, thread })
+    }
+
+    async fn write(&self, run: PendingRun) -> Result<Step, sqlx::Error> {
+        let (reply, answer) = oneshot::channel();
+        self.unanswered.fetch_add(1, Ordering::SeqCst);
+        if self.runs.send((run, reply)).await.is_err() {
+            self.unanswered.fetch_sub(1, Ordering::SeqCst);
+            return Err(sqlx::Error::WorkerCrashed);
+        }
+        answer.await.map_err(|_| sqlx::Error::WorkerCrashed)?
+    }
+}
+
+/// The columns that identify a host, and a toolchain build.
+const HOST_KEY: &[&str] = &["name", "cpu", "kernel", "arch"];
+const TOOLCHAIN_KEY: &[&str] = &["name", "version", "libc", "target", "compiler", "flags"];
+
+/// A host's or toolchain build's identifying values, and when it was first seen.
+struct Key<'a> {
+    values: Vec<&'a str>,
+    at: OffsetDateTime,
+}
+
+/// `SELECT k, id` for each of `keys` (its index `k`) that `table` holds, one index lookup each.
+fn select_keyed<'a, DB: sqlx::Database>(table: &str, columns: &[&str], keys: &[Key<'a>]) -> QueryBuilder<'a, DB>
+where
+    &'a str: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+{
+    let mut q = QueryBuilder::new("");
+    for (k, key) in keys.iter().enumerate() {
+        if k > 0 {
+            q.push(" UNION ALL ");
+        }
+        q.push(format_args!("SELECT {k} AS k, id FROM {table} WHERE "));
+        for (c, (column, value)) in columns.iter().zip(&key.values).enumerate() {
+            q.push(if c > 0 { " AND " } else { "" }).push(column).push(" = ").push_bind(*value);
+        }
+    }
+    q
+}
+
+/// Inserts `keys` into `table` unless a concurrent writer got there first.
+fn insert_keyed<'a, DB: sqlx::Database>(table: &str, columns: &[&str], keys: &[&Key<'a>]) -> QueryBuilder<'a, DB>
+where
+    &'a str: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+    OffsetDateTime: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+{
+    let columns = columns.join(", ");
+    let mut q = QueryBuilder::new(format!("INSERT INTO {table} ({columns}, first_seen) "));
+    q.push_values(keys, |mut row, key| {
+        for value in &key.values {
+            row.push_bind(*value);
+        }
+        row.push_bind(key.at);
+    });
+    q.push(format_args!(" ON CONFLICT ({columns}) DO NOTHING"));
+    q
+}
+
 impl Store {
     /// Stores a validated run and its fits whole, or not at all; then its version's summaries take
     /// it in, with the regressions and alert deliveries it causes under `config`'s rules (before
@@ -196,164 +417,12 @@ impl Store {
         config: &Config,
         arrival: &Arrival,
     ) -> Result<InsertOutcome, sqlx::Error> {
-        let now = arrival.received_at;
-        let started_at = run.started_at.to_offset(time::UtcOffset::UTC);
-        let content_hash = arrival.content_hash.clone().unwrap_or_else(|| run.content_hash());
-        let (h, t) = (&run.host, &run.toolchain);
-
-        let turn = self.writer_turn().await;
-        let step = with_pool!(self, |pool, dialect| 'tx: {
-            let mut tx = dialect::begin(pool).await?;
-            let existing: Option<(String,)> = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
-                .bind(run.run_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if let Some((hash,)) = existing {
-                break 'tx Step::AlreadyThere(hash);
-            }
-
-            // Look up first and insert only when missing: an upsert would lock the shared host and
-            // toolchain rows and serialize every concurrent ingest from the same machine.
-            let select_host = "SELECT id FROM hosts WHERE name = $1 AND cpu = $2 AND kernel = $3 AND arch = $4";
-            // At most two turns: after the insert, the row exists (ours, or a concurrent one's).
-            let host_id: i64 = loop {
-                let found = sqlx::query_scalar(select_host)
-                    .bind(&h.name)
-                    .bind(&h.cpu)
-                    .bind(&h.kernel)
-                    .bind(&h.arch)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                if let Some(id) = found {
-                    break id;
-                }
-                sqlx::query(
-                    "INSERT INTO hosts (name, cpu, kernel, arch, first_seen) VALUES ($1, $2, $3, $4, $5)
-                     ON CONFLICT (name, cpu, kernel, arch) DO NOTHING",
-                )
-                .bind(&h.name)
-                .bind(&h.cpu)
-                .bind(&h.kernel)
-                .bind(&h.arch)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            };
-
-            let select_toolchain = "SELECT id FROM toolchains WHERE name = $1 AND version = $2 AND libc = $3
-                 AND target = $4 AND compiler = $5 AND flags = $6";
-            let toolchain_id: i64 = loop {
-                let found = sqlx::query_scalar(select_toolchain)
-                    .bind(&t.name)
-                    .bind(&t.version)
-                    .bind(&t.libc)
-                    .bind(&t.target)
-                    .bind(&t.compiler)
-                    .bind(&t.flags)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                if let Some(id) = found {
-                    break id;
-                }
-                sqlx::query(
-                    "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)
-                     ON CONFLICT (name, version, libc, target, compiler, flags) DO NOTHING",
-                )
-                .bind(&t.name)
-                .bind(&t.version)
-                .bind(&t.libc)
-                .bind(&t.target)
-                .bind(&t.compiler)
-                .bind(&t.flags)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            };
-
-            let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
-            let mut names = q.separated(", ");
-            for w in &run.workloads {
-                names.push_bind(&w.name);
-            }
-            q.push(")");
-            let known: Vec<(String, i64, String)> = q.build_query_as().fetch_all(&mut *tx).await?;
-            let mut workload_ids = HashMap::new();
-            for (name, id, unit) in known {
-                let (i, w) = run.workloads.iter().enumerate().find(|(_, w)| w.name == name).expect("selected by name");
-                if unit != w.size_unit.as_str() {
-                    break 'tx Step::Invalid(FieldError {
-                        field: format!("workloads[{i}].size_unit"),
-                        reason: format!("workload {name:?} is measured in {unit}, not {}", w.size_unit),
-                    });
-                }
-                workload_ids.insert(name, id);
-            }
-            let missing: Vec<_> = run.workloads.iter().filter(|w| !workload_ids.contains_key(&w.name)).collect();
-            for w in missing {
-                sqlx::query(
-                    "INSERT INTO workloads (name, size_unit, first_seen) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
-                )
-                .bind(&w.name).bind(w.size_unit.as_str()).bind(now)
-                .execute(&mut *tx)
-                .await?;
-                let (id, unit): (i64, String) = sqlx::query_as("SELECT id, size_unit FROM workloads WHERE name = $1")
-                    .bind(&w.name)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                if unit != w.size_unit.as_str() {
-                    break 'tx Step::Invalid(FieldError {
-                        field: "workloads".into(),
-                        reason: format!("workload {:?} is measured in {unit}, not {}", w.name, w.size_unit),
-                    });
-                }
-                workload_ids.insert(w.name.clone(), id);
-            }
-
-            let inserted = sqlx::query(
-                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id, sample_count,
-                                   samples_pruned_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING",
-            )
-            .bind(run.run_id)
-            .bind(&content_hash)
-            .bind(&run.agent_version)
-            .bind(started_at)
-            .bind(now)
-            .bind(host_id)
-            .bind(toolchain_id)
-            .bind(arrival.pruned.map_or(run.sample_count() as i32, |p| p.count))
-            .bind(arrival.pruned.map(|p| p.at))
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if inserted == 0 {
-                // A concurrent submission of the same id committed first.
-                let (hash,): (String,) = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
-                    .bind(run.run_id)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                break 'tx Step::AlreadyThere(hash);
-            }
-
-            let rows = RunRows::new(run, fits, &workload_ids);
-            dialect::insert_fits(&mut tx, run.run_id, &rows.fits).await?;
-            dialect::insert_measurements(&mut tx, run.run_id, &rows.measurements).await?;
-
-            // The version's summaries and alert rules take the run in after it commits, together
-            // with the runs stored beside it (`Store::take_in_summaries`).
-            sqlx::query("INSERT INTO pending_summaries (run_id, lineage, version) VALUES ($1, $2, $3)")
-                .bind(run.run_id)
-                .bind(&t.name)
-                .bind(&t.version)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            self.summaries.count_stored();
-            Step::Stored
-        });
-        drop(turn);
-
+        let pending = PendingRun::new(run, fits, arrival);
+        let content_hash = pending.content_hash.clone();
+        let step = match &self.run_queue {
+            Some(queue) => queue.write(pending).await?,
+            None => self.write_runs(std::slice::from_ref(&pending)).await.pop().expect("one outcome per run")?,
+        };
         Ok(match step {
             Step::Stored => {
                 self.take_in_summaries(config).await;
@@ -365,6 +434,250 @@ impl Store {
             Step::AlreadyThere(_) => InsertOutcome::Conflict,
             Step::Invalid(e) => InsertOutcome::Invalid(e),
         })
+    }
+
+    /// Stores `runs` in one transaction; when that fails, or a concurrent writer got in its way,
+    /// one transaction per run, so each run's outcome is its own.
+    async fn write_runs(&self, runs: &[PendingRun]) -> Vec<Result<Step, sqlx::Error>> {
+        let started = std::time::Instant::now();
+        let error = match self.write_batch(runs).await {
+            Ok(Some(steps)) => {
+                tracing::debug!(runs = runs.len(), elapsed_us = started.elapsed().as_micros() as u64, "runs written");
+                return steps.into_iter().map(Ok).collect();
+            }
+            Err(e) if runs.len() == 1 => return vec![Err(e)],
+            Ok(None) => None,
+            Err(e) => Some(e),
+        };
+        tracing::warn!(runs = runs.len(), error = error.map(|e| e.to_string()), "storing a batch of runs one by one");
+        let mut outcomes = Vec::with_capacity(runs.len());
+        for run in runs {
+            let outcome = self.write_batch(std::slice::from_ref(run)).await;
+            outcomes.push(outcome.map(|steps| steps.and_then(|mut s| s.pop()).expect("a lone run has its outcome")));
+        }
+        outcomes
+    }
+
+    /// Stores in one transaction each of `runs` that is new and consistent with what is stored;
+    /// returns each run's outcome in order, or `None` when a concurrent writer changed the rows
+    /// the batch depends on (Postgres only; never for a lone run).
+    async fn write_batch(&self, runs: &[PendingRun]) -> Result<Option<Vec<Step>>, sqlx::Error> {
+        let stored_steps = with_pool!(self, |pool, dialect| 'tx: {
+            let mut tx = dialect::begin(pool).await?;
+            let ids: Vec<Uuid> = runs.iter().map(|r| r.run_id).collect();
+            let mut q = QueryBuilder::new("SELECT id, content_hash FROM runs WHERE id IN ");
+            push_ids(&mut q, &ids);
+            let stored: HashMap<Uuid, String> = q.build_query_as().fetch_all(&mut *tx).await?.into_iter().collect();
+
+            let names: BTreeSet<&str> = runs.iter().flat_map(|r| r.workloads.iter().map(|(n, _)| n.as_str())).collect();
+            let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
+            let mut list = q.separated(", ");
+            for name in &names {
+                list.push_bind(*name);
+            }
+            q.push(")");
+            let known: Vec<(String, i64, String)> = q.build_query_as().fetch_all(&mut *tx).await?;
+            let mut workload_ids: HashMap<String, i64> = HashMap::new();
+            let mut units: HashMap<String, SizeUnitText> = HashMap::new();
+            for (name, id, unit) in known {
+                workload_ids.insert(name.clone(), id);
+                units.insert(name, unit);
+            }
+
+            // Each run's outcome unless it is to be stored, judged in order as if the runs came
+            // one after another: a run id taken earlier in the batch is already there, and a
+            // workload's unit is the first one it was stored in.
+            let mut steps: Vec<Option<Step>> = Vec::with_capacity(runs.len());
+            let mut taken: HashMap<Uuid, &str> = HashMap::new();
+            for run in runs {
+                let step = if let Some(hash) = stored.get(&run.run_id) {
+                    Some(Step::AlreadyThere(hash.clone()))
+                } else if let Some(hash) = taken.get(&run.run_id) {
+                    Some(Step::AlreadyThere(hash.to_string()))
+                } else if let Some(e) = run.unit_conflict(&units) {
+                    Some(Step::Invalid(e))
+                } else {
+                    for (name, unit) in &run.workloads {
+                        units.entry(name.clone()).or_insert_with(|| unit.as_str().to_string());
+                    }
+                    taken.insert(run.run_id, &run.content_hash);
+                    None
+                };
+                steps.push(step);
+            }
+            let to_store: Vec<&PendingRun> =
+                runs.iter().zip(&steps).filter(|(_, s)| s.is_none()).map(|(r, _)| r).collect();
+            if to_store.is_empty() {
+                break 'tx Some(steps.into_iter().map(|s| s.expect("every run judged")).collect());
+            }
+
+            // Hosts and toolchain builds: looked up first and inserted only when missing, since an
+            // upsert would lock the shared rows and serialize concurrent ingests from one machine.
+            // Each is first seen when the first run of the batch that names it arrived.
+            let hosts = first_of_each(to_store.iter().copied(), |r| &r.host);
+            let toolchains = first_of_each(to_store.iter().copied(), |r| &r.toolchain);
+            let host_keys: Vec<Key> = hosts
+                .iter()
+                .map(|r| Key {
+                    values: vec![&*r.host.name, &r.host.cpu, &r.host.kernel, &r.host.arch],
+                    at: r.received_at,
+                })
+                .collect();
+            let toolchain_keys: Vec<Key> = toolchains
+                .iter()
+                .map(|r| {
+                    let t = &r.toolchain;
+                    Key {
+                        values: vec![&*t.name, &t.version, &t.libc, &t.target, &t.compiler, &t.flags],
+                        at: r.received_at,
+                    }
+                })
+                .collect();
+            let mut dimension_ids: Vec<Vec<i64>> = Vec::with_capacity(2);
+            for (table, columns, keys) in
+                [("hosts", HOST_KEY, &host_keys), ("toolchains", TOOLCHAIN_KEY, &toolchain_keys)]
+            {
+                // At most two turns: after the insert, every row exists (ours, or a concurrent one's).
+                let ids = loop {
+                    let found: Vec<(i32, i64)> =
+                        select_keyed(table, columns, keys).build_query_as().fetch_all(&mut *tx).await?;
+                    let mut ids = vec![None; keys.len()];
+                    for (k, id) in found {
+                        ids[k as usize] = Some(id);
+                    }
+                    let missing: Vec<&Key> =
+                        keys.iter().zip(&ids).filter(|(_, id)| id.is_none()).map(|(k, _)| k).collect();
+                    if missing.is_empty() {
+                        break ids.into_iter().flatten().collect::<Vec<i64>>();
+                    }
+                    insert_keyed(table, columns, &missing).build().execute(&mut *tx).await?;
+                };
+                dimension_ids.push(ids);
+            }
+            let host_id: HashMap<&Host, i64> =
+                hosts.iter().map(|r| &r.host).zip(dimension_ids[0].iter().copied()).collect();
+            let toolchain_id: HashMap<&Toolchain, i64> =
+                toolchains.iter().map(|r| &r.toolchain).zip(dimension_ids[1].iter().copied()).collect();
+
+            // Workloads first seen in this batch, with the unit of the first run that measured them.
+            let new_workloads: Vec<(&str, &str, OffsetDateTime)> = first_of_each(
+                to_store.iter().flat_map(|r| r.workloads.iter().map(move |(name, _)| (name.as_str(), r.received_at))),
+                |&(name, _)| name,
+            )
+            .into_iter()
+            .filter(|(name, _)| !workload_ids.contains_key(*name))
+            .map(|(name, at)| (name, units[name].as_str(), at))
+            .collect();
+            if !new_workloads.is_empty() {
+                let mut q = QueryBuilder::new("INSERT INTO workloads (name, size_unit, first_seen) ");
+                q.push_values(&new_workloads, |mut row, (name, unit, at)| {
+                    row.push_bind(*name).push_bind(*unit).push_bind(*at);
+                });
+                q.push(" ON CONFLICT (name) DO NOTHING");
+                q.build().execute(&mut *tx).await?;
+                let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
+                let mut list = q.separated(", ");
+                for (name, _, _) in &new_workloads {
+                    list.push_bind(*name);
+                }
+                q.push(")");
+                let created: Vec<(String, i64, String)> = q.build_query_as().fetch_all(&mut *tx).await?;
+                for (name, id, unit) in created {
+                    if unit != units[&name] {
+                        // A concurrent writer created the workload in another unit (Postgres).
+                        if runs.len() > 1 {
+                            break 'tx None;
+                        }
+                        let run = to_store[0];
+                        let i = run.workloads.iter().position(|(n, _)| *n == name).expect("the run's workload");
+                        let reason = format!("workload {name:?} is measured in {unit}, not {}", run.workloads[i].1);
+                        break 'tx Some(vec![Step::Invalid(FieldError {
+                            field: format!("workloads[{i}].size_unit"),
+                            reason,
+                        })]);
+                    }
+                    workload_ids.insert(name, id);
+                }
+            }
+
+            let mut q = QueryBuilder::new(
+                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
+                                   sample_count, samples_pruned_at) ",
+            );
+            q.push_values(&to_store, |mut row, r| {
+                row.push_bind(r.run_id)
+                    .push_bind(&r.content_hash)
+                    .push_bind(&r.agent_version)
+                    .push_bind(r.started_at)
+                    .push_bind(r.received_at)
+                    .push_bind(host_id[&r.host])
+                    .push_bind(toolchain_id[&r.toolchain])
+                    .push_bind(r.sample_count)
+                    .push_bind(r.samples_pruned_at);
+            });
+            q.push(" ON CONFLICT (id) DO NOTHING");
+            let inserted = q.build().execute(&mut *tx).await?.rows_affected();
+            if inserted != to_store.len() as u64 {
+                // A concurrent submission of the same id committed first (Postgres).
+                if runs.len() > 1 {
+                    break 'tx None;
+                }
+                let (hash,): (String,) = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
+                    .bind(runs[0].run_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                break 'tx Some(vec![Step::AlreadyThere(hash)]);
+            }
+
+            let mut fits = FitColumns::default();
+            let mut measurements = MeasurementColumns::default();
+            for r in &to_store {
+                let ids: Vec<i64> = r.workloads.iter().map(|(name, _)| workload_ids[name]).collect();
+                fits.append(&r.fits, &ids);
+                measurements.append(&r.measurements, &ids);
+            }
+            dialect::insert_fits(&mut tx, &fits).await?;
+            dialect::insert_measurements(&mut tx, &measurements).await?;
+
+            // The versions' summaries and alert rules take the runs in after they commit, together
+            // with the runs stored beside them (`Store::take_in_summaries`).
+            let mut q = QueryBuilder::new("INSERT INTO pending_summaries (run_id, lineage, version) ");
+            q.push_values(&to_store, |mut row, r| {
+                row.push_bind(r.run_id).push_bind(&r.toolchain.name).push_bind(&r.toolchain.version);
+            });
+            q.build().execute(&mut *tx).await?;
+            tx.commit().await?;
+            for _ in &to_store {
+                self.summaries.count_stored();
+            }
+            Some(steps.into_iter().map(|s| s.unwrap_or(Step::Stored)).collect())
+        });
+        Ok(stored_steps)
+    }
+
+    /// Copies SQLite's write-ahead log into the database file (`sqlite::checkpoint`).
+    async fn checkpoint(&self) {
+        if let Backend::Sqlite(pool) = &self.backend {
+            if pool.is_closed() {
+                return;
+            }
+            if let Err(e) = super::sqlite::checkpoint(pool, &self.sqlite_writer, super::sqlite::LOG_LIMIT).await {
+                tracing::warn!(error = %e, "cannot checkpoint the SQLite log; it is tried again in a second");
+            }
+        }
+    }
+
+    /// Runs `task` where this store's writes run best: on SQLite, on the writer's thread.
+    pub(super) fn spawn_writing(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        match &self.run_queue {
+            Some(queue) => drop(queue.thread.spawn(task)),
+            None => drop(tokio::spawn(task)),
+        }
+    }
+
+    /// How many runs the SQLite writer holds, waiting or being written (none on Postgres).
+    pub fn queued_runs(&self) -> usize {
+        self.run_queue.as_ref().map_or(0, |queue| queue.unanswered.load(Ordering::SeqCst))
     }
 
     /// The fits of a stored run, as answered to the agent.
@@ -379,5 +692,138 @@ impl Store {
             .await?
         });
         Ok(RunReceipt { run_id, fits })
+    }
+}
+
+/// The first of `items` for each distinct `key`, in order.
+fn first_of_each<T, K: Eq + std::hash::Hash>(items: impl Iterator<Item = T>, key: impl Fn(&T) -> K) -> Vec<T> {
+    let mut seen = HashSet::new();
+    items.filter(|item| seen.insert(key(item))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::OpenOptions;
+    use serde_json::{json, Value};
+
+    async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
+        let url = format!("sqlite://{}", dir.path().join("runs.db").display());
+        Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap()
+    }
+
+    fn body(host: &str, workload: &str, unit: &str) -> Value {
+        let measurements: Vec<Value> = (0..4)
+            .map(|i| {
+                let size = 1024u64 << i;
+                json!({"size": size, "samples_ns": [size as f64, size as f64 * 1.01]})
+            })
+            .collect();
+        json!({
+            "run_id": Uuid::new_v4(), "agent_version": "0.1.0", "started_at": "2026-11-29T21:00:00Z",
+            "host": {"name": host}, "toolchain": {"name": "gcc-glibc", "version": "12.2.0"},
+            "workloads": [{"name": workload, "size_unit": unit, "measurements": measurements}],
+        })
+    }
+
+    fn pending(body: &Value) -> PendingRun {
+        let run = RunSubmission::from_json(&serde_json::to_vec(body).unwrap()).unwrap();
+        let fits = crate::analysis::fit_run(&run).unwrap();
+        PendingRun::new(&run, &fits, &Arrival::now())
+    }
+
+    async fn query<T: Send + Unpin + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>>(
+        store: &Store,
+        sql: &str,
+    ) -> Vec<T> {
+        let Backend::Sqlite(pool) = &store.backend else { unreachable!("a SQLite store") };
+        sqlx::query_as(sql).fetch_all(pool).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_batch_answers_each_run_as_if_they_came_one_after_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite_store(&dir).await;
+        let outcomes = store.write_runs(&[pending(&body("stored-host", "strchr", "bytes"))]).await;
+        assert!(matches!(outcomes[..], [Ok(Step::Stored)]), "{outcomes:?}");
+
+        let a = body("host-a", "fresh", "bytes");
+        let mut a_changed = a.clone();
+        a_changed["agent_version"] = "0.2.0".into();
+        let batch = [
+            pending(&a),
+            pending(&a),
+            pending(&a_changed),
+            pending(&body("host-b", "strchr", "bytes")),
+            // `fresh` is measured in bytes by the first run of the batch, `strchr` by the stored one.
+            pending(&body("host-c", "fresh", "records")),
+            pending(&body("host-d", "strchr", "items")),
+        ];
+        let outcomes = store.write_runs(&batch).await;
+        let steps: Vec<&Step> = outcomes.iter().map(|o| o.as_ref().unwrap()).collect();
+        assert!(matches!(steps[0], Step::Stored), "{steps:?}");
+        for repeat in [steps[1], steps[2]] {
+            assert!(matches!(repeat, Step::AlreadyThere(hash) if *hash == batch[0].content_hash), "{steps:?}");
+        }
+        assert!(matches!(steps[3], Step::Stored), "{steps:?}");
+        for (refused, stored_unit) in [(steps[4], "bytes"), (steps[5], "bytes")] {
+            let Step::Invalid(e) = refused else { panic!("{steps:?}") };
+            assert_eq!(e.field, "workloads[0].size_unit");
+            assert!(e.reason.contains(&format!("measured in {stored_unit}")), "{e:?}");
+        }
+
+        // The refused runs left nothing behind: not their hosts, not their units.
+        let hosts: Vec<(String,)> = query(&store, "SELECT name FROM hosts ORDER BY name").await;
+        let hosts: Vec<&str> = hosts.iter().map(|h| h.0.as_str()).collect();
+        assert_eq!(hosts, ["host-a", "host-b", "stored-host"]);
+        let workloads: Vec<(String, String)> =
+            query(&store, "SELECT name, size_unit FROM workloads ORDER BY name").await;
+        assert_eq!(workloads, [("fresh".into(), "bytes".into()), ("strchr".into(), "bytes".into())]);
+        let runs: Vec<(i64, i64, i64)> = query(
+            &store,
+            "SELECT (SELECT COUNT(*) FROM runs), (SELECT COUNT(*) FROM measurements), (SELECT COUNT(*) FROM pending_summaries)",
+        )
+        .await;
+        assert_eq!(runs, [(3, 12, 3)], "three runs of one workload at four sizes, each pending once");
+    }
+
+    #[tokio::test]
+    async fn the_log_is_copied_into_the_database_file_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite_store(&dir).await;
+        let file = dir.path().join("runs.db");
+        let size_before = std::fs::metadata(&file).unwrap().len();
+        let batch: Vec<PendingRun> = (0..8).map(|i| pending(&body(&format!("host-{i}"), "strchr", "bytes"))).collect();
+        assert!(store.write_runs(&batch).await.iter().all(|o| matches!(o, Ok(Step::Stored))));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::fs::metadata(&file).unwrap().len() <= size_before {
+            assert!(std::time::Instant::now() < deadline, "the log was never copied into the database file");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_the_database_refuses_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite_store(&dir).await;
+        let Backend::Sqlite(pool) = &store.backend else { unreachable!("a SQLite store") };
+        sqlx::query(
+            "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.agent_version = 'refused'
+             BEGIN SELECT RAISE(ABORT, 'refused'); END",
+        )
+        .execute(pool)
+        .await
+        .unwrap();
+        let mut refused = body("host-b", "strchr", "bytes");
+        refused["agent_version"] = "refused".into();
+        let batch = [
+            pending(&body("host-a", "strchr", "bytes")),
+            pending(&refused),
+            pending(&body("host-c", "strchr", "bytes")),
+        ];
+        let outcomes = store.write_runs(&batch).await;
+        assert!(matches!(outcomes[..], [Ok(Step::Stored), Err(_), Ok(Step::Stored)]), "{outcomes:?}");
+        let hosts: Vec<(String,)> = query(&store, "SELECT name FROM hosts ORDER BY name").await;
+        assert_eq!(hosts, [("host-a".to_string(),), ("host-c".to_string(),)]);
     }
 }

@@ -46,11 +46,15 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 #[derive(Clone, Debug)]
 pub struct Store {
     backend: Backend,
-    /// Run ingests on SQLite take turns here, first come first served, instead of in SQLite's busy
-    /// handler, whose sleeps let late arrivals overtake early ones and stretch the tail latency.
+    /// Writers on SQLite (the run writer's batches, summary passes) take turns here, first come
+    /// first served, instead of in SQLite's busy handler, whose sleeps let late arrivals overtake
+    /// early ones and stretch the tail latency.
     sqlite_writer: Arc<tokio::sync::Mutex<()>>,
     /// Turns at the passes that take stored runs into their version summaries.
     summaries: Arc<summaries::SummaryTurns>,
+    /// On SQLite, where runs wait for the one writer; `None` on Postgres, and in the writer's own
+    /// handle on the store.
+    run_queue: Option<ingest::RunQueue>,
 }
 
 #[derive(Clone, Debug)]
@@ -111,6 +115,8 @@ pub enum OpenError {
     UnknownScheme(String),
     #[error("cannot open database {url}: {source}")]
     Connect { url: String, source: sqlx::Error },
+    #[error("cannot start the writer of database {url}: {source}")]
+    Writer { url: String, source: std::io::Error },
     #[error("cannot migrate database {url}: {source}")]
     Migrate { url: String, source: sqlx::migrate::MigrateError },
 }
@@ -148,7 +154,11 @@ impl Store {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
-                .busy_timeout(Duration::from_secs(10));
+                .busy_timeout(Duration::from_secs(10))
+                // Checkpoints run in the background (`sqlite::checkpoint`), not inside the commit
+                // that happens to fill the log, where they stall every writer queued behind it.
+                .pragma("wal_autocheckpoint", "0")
+                .pragma("journal_size_limit", (64 << 20).to_string());
             let pool = SqlitePoolOptions::new()
                 .max_connections(options.max_connections.min(8))
                 .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -159,7 +169,12 @@ impl Store {
         } else {
             return Err(OpenError::UnknownScheme(masked));
         };
-        Ok(Store { backend, sqlite_writer: Arc::default(), summaries: Arc::default() })
+        let mut store = Store { backend, sqlite_writer: Arc::default(), summaries: Arc::default(), run_queue: None };
+        if let Backend::Sqlite(_) = store.backend {
+            let writer = ingest::RunQueue::start(store.clone());
+            store.run_queue = Some(writer.map_err(|e| OpenError::Writer { url: masked.clone(), source: e })?);
+        }
+        Ok(store)
     }
 
     /// Opens the database and brings its schema up to date.

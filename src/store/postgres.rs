@@ -2,25 +2,20 @@
 
 use super::ingest::{FitColumns, MeasurementColumns};
 use sqlx::{PgPool, Postgres, Transaction};
-use uuid::Uuid;
 
 pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
     pool.begin().await
 }
 
-pub(super) async fn insert_fits(
-    tx: &mut Transaction<'_, Postgres>,
-    run_id: Uuid,
-    f: &FitColumns,
-) -> Result<(), sqlx::Error> {
+pub(super) async fn insert_fits(tx: &mut Transaction<'_, Postgres>, f: &FitColumns) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
                            n_sizes, min_size, max_size, local_slopes, metadata, medians)
-         SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],
+         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],
                                   $8::float8[], $9::float8[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[],
                                   $15::text[])",
     )
-    .bind(run_id)
+    .bind(&f.run_id)
     .bind(&f.workload_id)
     .bind(&f.source_hash)
     .bind(&f.slope)
@@ -42,14 +37,13 @@ pub(super) async fn insert_fits(
 
 pub(super) async fn insert_measurements(
     tx: &mut Transaction<'_, Postgres>,
-    run_id: Uuid,
     m: &MeasurementColumns,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
-         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::float8[], $5::int[], $6::text[], $7::text[])",
+         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::float8[], $5::int[], $6::text[], $7::text[])",
     )
-    .bind(run_id)
+    .bind(&m.run_id)
     .bind(&m.workload_id)
     .bind(&m.size)
     .bind(&m.median_ns)

@@ -4,7 +4,6 @@
 
 use super::ingest::{FitColumns, MeasurementColumns};
 use sqlx::{QueryBuilder, Sqlite, SqlitePool, Transaction};
-use uuid::Uuid;
 
 /// Starts a write transaction holding the write lock from the start: a deferred one that reads
 /// first cannot upgrade to a writer while another connection writes, and fails instead of waiting.
@@ -15,19 +14,19 @@ pub(super) async fn begin(pool: &SqlitePool) -> Result<Transaction<'static, Sqli
 /// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 15.
 const ROWS_PER_STATEMENT: usize = 2000;
 
-async fn insert_chunked<F>(
+async fn insert_chunked<'a, F>(
     tx: &mut Transaction<'_, Sqlite>,
     head: &str,
     rows: usize,
     mut push_row: F,
 ) -> Result<(), sqlx::Error>
 where
-    F: FnMut(&mut sqlx::query_builder::Separated<'_, '_, Sqlite, &'static str>, usize),
+    F: FnMut(&mut sqlx::query_builder::Separated<'_, 'a, Sqlite, &'static str>, usize),
 {
     let mut start = 0;
     while start < rows {
         let end = (start + ROWS_PER_STATEMENT).min(rows);
-        let mut q = QueryBuilder::<Sqlite>::new(head);
+        let mut q = QueryBuilder::<'a, Sqlite>::new(head);
         q.push_values(start..end, |mut b, i| push_row(&mut b, i));
         q.build().execute(&mut **tx).await?;
         start = end;
@@ -35,17 +34,13 @@ where
     Ok(())
 }
 
-pub(super) async fn insert_fits(
-    tx: &mut Transaction<'_, Sqlite>,
-    run_id: Uuid,
-    f: &FitColumns,
-) -> Result<(), sqlx::Error> {
+pub(super) async fn insert_fits(tx: &mut Transaction<'_, Sqlite>, f: &FitColumns) -> Result<(), sqlx::Error> {
     let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
                 n_sizes, min_size, max_size, local_slopes, metadata, medians) ";
-    insert_chunked(tx, head, f.workload_id.len(), |b, i| {
-        b.push_bind(run_id)
+    insert_chunked(tx, head, f.run_id.len(), |b, i| {
+        b.push_bind(f.run_id[i])
             .push_bind(f.workload_id[i])
-            .push_bind(f.source_hash[i].clone())
+            .push_bind(f.source_hash[i].as_str())
             .push_bind(f.slope[i])
             .push_bind(f.intercept[i])
             .push_bind(f.r2[i])
@@ -55,27 +50,26 @@ pub(super) async fn insert_fits(
             .push_bind(f.n_sizes[i])
             .push_bind(f.min_size[i])
             .push_bind(f.max_size[i])
-            .push_bind(f.local_slopes[i].clone())
-            .push_bind(f.metadata[i].clone())
-            .push_bind(f.medians[i].clone());
+            .push_bind(f.local_slopes[i].as_str())
+            .push_bind(f.metadata[i].as_str())
+            .push_bind(f.medians[i].as_str());
     })
     .await
 }
 
 pub(super) async fn insert_measurements(
     tx: &mut Transaction<'_, Sqlite>,
-    run_id: Uuid,
     m: &MeasurementColumns,
 ) -> Result<(), sqlx::Error> {
     let head = "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions) ";
-    insert_chunked(tx, head, m.workload_id.len(), |b, i| {
-        b.push_bind(run_id)
+    insert_chunked(tx, head, m.run_id.len(), |b, i| {
+        b.push_bind(m.run_id[i])
             .push_bind(m.workload_id[i])
             .push_bind(m.size[i])
             .push_bind(m.median_ns[i])
             .push_bind(m.samples[i])
-            .push_bind(m.samples_ns[i].clone())
-            .push_bind(m.instructions[i].clone());
+            .push_bind(m.samples_ns[i].as_deref())
+            .push_bind(m.instructions[i].as_deref());
     })
     .await
 }
@@ -98,6 +92,42 @@ pub(super) async fn lock_lineage(_tx: &mut Transaction<'_, Sqlite>, _lineage: &s
 
 /// SQLite has one writer, so a claiming `UPDATE` already excludes every other worker.
 pub(super) const SKIP_LOCKED: &str = "";
+
+/// How often the log is copied into the database file.
+pub(super) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Log frames (pages) past which the log is made to start over: 16,384 pages, 64 MiB.
+pub(super) const LOG_LIMIT: i64 = 16_384;
+
+/// Copies the write-ahead log into the database file beside the writers, which go on appending.
+///
+/// The log starts over only at a write that finds all of it copied, which never happens while
+/// runs keep arriving. So once it passes `log_limit` frames, the copy is repeated while each pass still
+/// finds many frames appended during the one before, and what is left is copied during
+/// `writer`'s turn: a pause of a few frames, after which the next write starts the log over.
+pub(super) async fn checkpoint(
+    pool: &SqlitePool,
+    writer: &tokio::sync::Mutex<()>,
+    log_limit: i64,
+) -> Result<(), sqlx::Error> {
+    let passive = || sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(pool);
+    let (_, mut log, _) = passive().await?;
+    if log <= log_limit {
+        return Ok(());
+    }
+    for _ in 0..4 {
+        let before = log;
+        (_, log, _) = passive().await?;
+        if log - before < 256 {
+            break;
+        }
+    }
+    let _turn = writer.lock().await;
+    let started = std::time::Instant::now();
+    let (_, log, copied) = passive().await?;
+    tracing::debug!(log, copied, elapsed_us = started.elapsed().as_micros() as u64, "log copied for a restart");
+    Ok(())
+}
 
 /// Starts a transaction whose reads all see one snapshot: in WAL mode a read transaction keeps
 /// the snapshot of its first read until it ends.

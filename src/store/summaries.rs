@@ -204,7 +204,7 @@ impl Store {
         // cancels its request) cannot leave a pass half run and the turn taken for good.
         let (first_done, first) = tokio::sync::oneshot::channel();
         let (store, config) = (self.clone(), config.clone());
-        tokio::spawn(async move {
+        self.spawn_writing(async move {
             let mut turn = TurnGuard(Some(store.summaries.clone()));
             store.summary_pass(&config).await;
             let _ = first_done.send(());

@@ -6,7 +6,6 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::{on_both_backends, run_json, TestApp};
 use serde_json::json;
-use tower::ServiceExt;
 
 #[tokio::test]
 async fn a_submitted_run_is_stored_with_its_fits() {
@@ -303,10 +302,7 @@ async fn metrics_count_requests_runs_and_rejections() {
         bad["workloads"][0]["name"] = json!("");
         app.submit(&bad).await;
         app.submit_raw("nope", b"{}".to_vec()).await;
-        let res = app.router.clone().oneshot(Request::get("/metrics").body(Body::empty()).unwrap()).await.unwrap();
-        assert_eq!(res.status(), StatusCode::OK);
-        let bytes = http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes();
-        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let text = app.metrics().await;
         assert!(
             text.contains(r#"slopewatch_http_requests_total{route="/api/v1/runs",method="POST",status="201"} 1"#),
             "{text}"
@@ -391,9 +387,9 @@ async fn runs_that_wait_together_each_get_their_own_answer() {
                     assert!(std::time::Instant::now() < deadline, "runs never reached the writer");
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
-                let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
+                let metrics = app.metrics().await;
                 let queued = format!("\nslopewatch_runs_queued {}\n", bodies.len());
-                assert!(metrics.as_str().unwrap().contains(&queued), "{metrics}");
+                assert!(metrics.contains(&queued), "{metrics}");
                 sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
             }
         });
@@ -447,15 +443,15 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         let (status, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "no summary yet: {series}");
         assert_eq!(app.db.store.pending_summaries().await.unwrap(), 1);
-        let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
-        assert!(metrics.as_str().unwrap().contains("\nslopewatch_summaries_pending 1\n"), "{metrics}");
+        let metrics = app.metrics().await;
+        assert!(metrics.contains("\nslopewatch_summaries_pending 1\n"), "{metrics}");
 
         app.db.refuse_summaries(false).await;
         let config = slopewatch::config::Config::default();
         assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 1);
         assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 0, "taken in once");
-        let metrics = app.send(Request::get("/metrics").body(Body::empty()).unwrap()).await.1;
-        assert!(metrics.as_str().unwrap().contains("\nslopewatch_summaries_pending 0\n"), "{metrics}");
+        let metrics = app.metrics().await;
+        assert!(metrics.contains("\nslopewatch_summaries_pending 0\n"), "{metrics}");
         let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(series["versions"][0]["runs"], 1, "{series}");
 

@@ -229,12 +229,31 @@ impl PendingRun {
     fn unit_conflict(&self, units: &HashMap<String, SizeUnitText>) -> Option<FieldError> {
         self.workloads.iter().enumerate().find_map(|(i, (name, unit))| {
             let stored = units.get(name)?;
-            (stored.as_str() != unit.as_str()).then(|| FieldError {
-                field: format!("workloads[{i}].size_unit"),
-                reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
-            })
+            (stored.as_str() != unit.as_str()).then(|| unit_clash(i, name, stored, *unit))
         })
     }
+}
+
+/// The error for workload `i` of a run, measured in `unit` where `name` is stored in `stored`.
+fn unit_clash(i: usize, name: &str, stored: &str, unit: SizeUnit) -> FieldError {
+    FieldError {
+        field: format!("workloads[{i}].size_unit"),
+        reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
+    }
+}
+
+/// `SELECT name, id, size_unit` of the workloads named.
+fn select_workloads<'a, DB: sqlx::Database>(names: impl IntoIterator<Item = &'a str>) -> QueryBuilder<'a, DB>
+where
+    &'a str: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+{
+    let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
+    let mut list = q.separated(", ");
+    for name in names {
+        list.push_bind(name);
+    }
+    q.push(")");
+    q
 }
 
 /// A workload's size unit as the database spells it.
@@ -470,13 +489,8 @@ impl Store {
             let stored: HashMap<Uuid, String> = q.build_query_as().fetch_all(&mut *tx).await?.into_iter().collect();
 
             let names: BTreeSet<&str> = runs.iter().flat_map(|r| r.workloads.iter().map(|(n, _)| n.as_str())).collect();
-            let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
-            let mut list = q.separated(", ");
-            for name in &names {
-                list.push_bind(*name);
-            }
-            q.push(")");
-            let known: Vec<(String, i64, String)> = q.build_query_as().fetch_all(&mut *tx).await?;
+            let known: Vec<(String, i64, String)> =
+                select_workloads(names).build_query_as().fetch_all(&mut *tx).await?;
             let mut workload_ids: HashMap<String, i64> = HashMap::new();
             let mut units: HashMap<String, SizeUnitText> = HashMap::new();
             for (name, id, unit) in known {
@@ -575,13 +589,9 @@ impl Store {
                 });
                 q.push(" ON CONFLICT (name) DO NOTHING");
                 q.build().execute(&mut *tx).await?;
-                let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
-                let mut list = q.separated(", ");
-                for (name, _, _) in &new_workloads {
-                    list.push_bind(*name);
-                }
-                q.push(")");
-                let created: Vec<(String, i64, String)> = q.build_query_as().fetch_all(&mut *tx).await?;
+                let names = new_workloads.iter().map(|&(name, _, _)| name);
+                let created: Vec<(String, i64, String)> =
+                    select_workloads(names).build_query_as().fetch_all(&mut *tx).await?;
                 for (name, id, unit) in created {
                     if unit != units[&name] {
                         // A concurrent writer created the workload in another unit (Postgres).
@@ -590,11 +600,7 @@ impl Store {
                         }
                         let run = to_store[0];
                         let i = run.workloads.iter().position(|(n, _)| *n == name).expect("the run's workload");
-                        let reason = format!("workload {name:?} is measured in {unit}, not {}", run.workloads[i].1);
-                        break 'tx Some(vec![Step::Invalid(FieldError {
-                            field: format!("workloads[{i}].size_unit"),
-                            reason,
-                        })]);
+                        break 'tx Some(vec![Step::Invalid(unit_clash(i, &name, &unit, run.workloads[i].1))]);
                     }
                     workload_ids.insert(name, id);
                 }

@@ -190,6 +190,13 @@ impl TestApp {
         self.send(Request::get(uri).body(Body::empty()).unwrap()).await
     }
 
+    /// The text `/metrics` answers, which must be a 200.
+    pub async fn metrics(&self) -> String {
+        let (status, body) = self.get("/metrics").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body.as_str().expect("metrics are text").to_string()
+    }
+
     /// Posts a run with the ingest token.
     pub async fn submit(&self, body: &Value) -> (StatusCode, Value) {
         self.submit_raw(&self.ingest_token.clone(), serde_json::to_vec(body).unwrap()).await

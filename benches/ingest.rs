@@ -2,7 +2,9 @@
 //! sizes × 5 samples) posted by concurrent clients, on Postgres and on SQLite side by side, with
 //! a raw bulk load of the same rows as the yardstick.
 //!
-//! `cargo bench --bench ingest -- [--seconds 15] [--clients 1,8,32] [--backends postgres,sqlite]`
+//! `cargo bench --bench ingest -- [--seconds 15] [--clients 1,8,32] [--backends postgres,sqlite]
+//! [--history 0,1500] [--cold]`: the tables are analyzed a second into each load, as autovacuum
+//! would on a live server; `--cold` leaves them without statistics.
 //! (`RUST_LOG=sqlx=debug` logs every statement with its time on stderr)
 
 use slopewatch::config::Config;
@@ -21,6 +23,8 @@ struct Args {
     backends: Vec<String>,
     postgres: String,
     history: Vec<usize>,
+    /// Leave the tables without planner statistics for the whole timed load.
+    cold: bool,
 }
 
 fn parse_args() -> Args {
@@ -29,6 +33,7 @@ fn parse_args() -> Args {
         clients: vec![1, 8, 32],
         backends: vec!["postgres".into(), "sqlite".into()],
         history: vec![0],
+        cold: false,
         postgres: std::env::var("SLOPEWATCH_BENCH_POSTGRES")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into()),
     };
@@ -45,6 +50,7 @@ fn parse_args() -> Args {
             "--history" => {
                 args.history = value().split(',').map(|c| c.parse().expect("--history takes numbers")).collect()
             }
+            "--cold" => args.cold = true,
             "--bench" => {}
             other => panic!("unknown flag {other}"),
         }
@@ -194,6 +200,19 @@ async fn fresh_database(backend: &str, admin: &str, dir: &std::path::Path) -> (S
     }
 }
 
+/// Gathers planner statistics, as autovacuum does.
+async fn analyze_tables(url: &str) {
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        sqlx::query("ANALYZE").execute(&pool).await.unwrap();
+        pool.close().await;
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query("ANALYZE").execute(&pool).await.unwrap();
+        pool.close().await;
+    }
+}
+
 async fn drop_database(admin: &str, name: &str) {
     let pool = sqlx::PgPool::connect(admin).await.unwrap();
     sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&pool).await.unwrap();
@@ -327,8 +346,9 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let bodies = Arc::new(Bodies::new());
     println!(
-        "ingest over HTTP on loopback: runs of {WORKLOADS} workloads × {SIZES} sizes × {SAMPLES} samples, {} s per point",
-        args.seconds
+        "ingest over HTTP on loopback: runs of {WORKLOADS} workloads × {SIZES} sizes × {SAMPLES} samples, {} s per point, {}",
+        args.seconds,
+        if args.cold { "tables never analyzed" } else { "tables analyzed 1 s in" }
     );
     println!(
         "{:<9} {:>7} {:>8} {:>9} {:>11} {:>8} {:>8} {:>7} {:>12} {:>8} {:>13} {:>7}",
@@ -357,7 +377,20 @@ async fn main() {
             let router = app(AppState::new(store.clone(), Config::default()));
             let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
 
+            // A database a few seconds old has no planner statistics, so Postgres plans the
+            // summary passes' lookups by run id as scans of whole tables. Autovacuum analyzes a
+            // live server's tables within a minute of its first runs; here, a second into the load.
+            let analyze = (!args.cold).then(|| {
+                let url = url.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    analyze_tables(&url).await
+                })
+            });
             let out = load(&base, &new.secret, clients, args.seconds, bodies.clone()).await;
+            if let Some(analyze) = analyze {
+                analyze.await.unwrap();
+            }
             server.abort();
             store.close().await;
             let runs_per_s = out.runs as f64 / out.elapsed.as_secs_f64();

@@ -7,7 +7,7 @@
 //! (group commit). A batch that fails is stored again one run at a time, so a run that cannot be
 //! stored fails alone.
 
-use super::{push_ids, with_pool, Backend, Store};
+use super::{with_pool, Backend, Store};
 use crate::analysis::WorkloadFit;
 use crate::config::Config;
 use serde::Serialize;
@@ -135,6 +135,50 @@ pub(super) struct MeasurementColumns {
     pub instructions: Vec<Option<String>>,
 }
 
+/// Run rows, column by column for batch inserts, with each run's version for its pending mark.
+#[derive(Default)]
+pub(super) struct RunColumns<'a> {
+    pub id: Vec<Uuid>,
+    pub content_hash: Vec<&'a str>,
+    pub agent_version: Vec<&'a str>,
+    pub started_at: Vec<OffsetDateTime>,
+    pub received_at: Vec<OffsetDateTime>,
+    pub host_id: Vec<i64>,
+    pub toolchain_id: Vec<i64>,
+    pub sample_count: Vec<i32>,
+    pub samples_pruned_at: Vec<Option<OffsetDateTime>>,
+    pub lineage: Vec<&'a str>,
+    pub version: Vec<&'a str>,
+}
+
+/// The rows of runs about to be stored, their workloads' ids known.
+#[derive(Default)]
+pub(super) struct NewRuns<'a> {
+    pub runs: RunColumns<'a>,
+    pub fits: FitColumns,
+    pub measurements: MeasurementColumns,
+}
+
+impl<'a> NewRuns<'a> {
+    /// Appends `run`'s rows, with its host's, toolchain build's and workloads' ids.
+    fn append(&mut self, run: &'a PendingRun, host_id: i64, toolchain_id: i64, workload_ids: &[i64]) {
+        let r = &mut self.runs;
+        r.id.push(run.run_id);
+        r.content_hash.push(&run.content_hash);
+        r.agent_version.push(&run.agent_version);
+        r.started_at.push(run.started_at);
+        r.received_at.push(run.received_at);
+        r.host_id.push(host_id);
+        r.toolchain_id.push(toolchain_id);
+        r.sample_count.push(run.sample_count);
+        r.samples_pruned_at.push(run.samples_pruned_at);
+        r.lineage.push(&run.toolchain.name);
+        r.version.push(&run.toolchain.version);
+        self.fits.append(&run.fits, workload_ids);
+        self.measurements.append(&run.measurements, workload_ids);
+    }
+}
+
 impl FitColumns {
     /// Appends a pending run's rows, with `ids` for its workloads' indexes.
     fn append(&mut self, run: &FitColumns, ids: &[i64]) {
@@ -240,20 +284,6 @@ fn unit_clash(i: usize, name: &str, stored: &str, unit: SizeUnit) -> FieldError 
         field: format!("workloads[{i}].size_unit"),
         reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
     }
-}
-
-/// `SELECT name, id, size_unit` of the workloads named.
-fn select_workloads<'a, DB: sqlx::Database>(names: impl IntoIterator<Item = &'a str>) -> QueryBuilder<'a, DB>
-where
-    &'a str: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
-{
-    let mut q = QueryBuilder::new("SELECT name, id, size_unit FROM workloads WHERE name IN (");
-    let mut list = q.separated(", ");
-    for name in names {
-        list.push_bind(name);
-    }
-    q.push(")");
-    q
 }
 
 /// A workload's size unit as the database spells it.
@@ -373,43 +403,150 @@ impl RunQueue {
 const HOST_KEY: &[&str] = &["name", "cpu", "kernel", "arch"];
 const TOOLCHAIN_KEY: &[&str] = &["name", "version", "libc", "target", "compiler", "flags"];
 
-/// A host's or toolchain build's identifying values, and when it was first seen.
-struct Key<'a> {
-    values: Vec<&'a str>,
-    at: OffsetDateTime,
+/// A host's or toolchain build's identifying values, in its key's column order.
+type Key<'a> = Vec<&'a str>;
+
+fn host_key(host: &Host) -> Key<'_> {
+    vec![&host.name, &host.cpu, &host.kernel, &host.arch]
 }
 
-/// `SELECT k, id` for each of `keys` (its index `k`) that `table` holds, one index lookup each.
-fn select_keyed<'a, DB: sqlx::Database>(table: &str, columns: &[&str], keys: &[Key<'a>]) -> QueryBuilder<'a, DB>
+fn toolchain_key(t: &Toolchain) -> Key<'_> {
+    vec![&t.name, &t.version, &t.libc, &t.target, &t.compiler, &t.flags]
+}
+
+/// What a row of `select_stored` found: a run, a workload, a host or a toolchain build.
+const RUN: i32 = 0;
+const WORKLOAD: i32 = 1;
+const HOST: i32 = 2;
+const TOOLCHAIN: i32 = 3;
+
+/// A row of `select_stored`: what it found, the index of what was looked up, its id, and two
+/// texts (a run's content hash; a workload's name and unit).
+type FoundRow = (i32, i32, Option<i64>, Option<String>, Option<String>);
+
+/// One statement looking up, each arm by index: the runs stored under `run_ids`, the workloads
+/// named, and the hosts and toolchain builds keyed.
+fn select_stored<'a, DB: sqlx::Database>(
+    run_ids: &[Uuid],
+    names: &[&'a str],
+    hosts: &[Key<'a>],
+    toolchains: &[Key<'a>],
+) -> QueryBuilder<'a, DB>
 where
     &'a str: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
+    Uuid: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
 {
+    // Every arm spells out its columns' types, as Postgres matches them arm by arm.
     let mut q = QueryBuilder::new("");
-    for (k, key) in keys.iter().enumerate() {
-        if k > 0 {
+    let arm = |q: &mut QueryBuilder<'a, DB>, select: std::fmt::Arguments| {
+        if !q.sql().is_empty() {
             q.push(" UNION ALL ");
         }
-        q.push(format_args!("SELECT {k} AS k, id FROM {table} WHERE "));
-        for (c, (column, value)) in columns.iter().zip(&key.values).enumerate() {
-            q.push(if c > 0 { " AND " } else { "" }).push(column).push(" = ").push_bind(*value);
+        q.push(select);
+    };
+    for (k, id) in run_ids.iter().enumerate() {
+        arm(
+            &mut q,
+            format_args!(
+                "SELECT {RUN}, {k}, CAST(NULL AS BIGINT), content_hash, CAST(NULL AS TEXT) FROM runs WHERE id = "
+            ),
+        );
+        q.push_bind(*id);
+    }
+    if !names.is_empty() {
+        arm(&mut q, format_args!("SELECT {WORKLOAD}, 0, id, name, size_unit FROM workloads WHERE name IN ("));
+        let mut list = q.separated(", ");
+        for name in names {
+            list.push_bind(*name);
+        }
+        q.push(")");
+    }
+    for (kind, table, columns, keys) in
+        [(HOST, "hosts", HOST_KEY, hosts), (TOOLCHAIN, "toolchains", TOOLCHAIN_KEY, toolchains)]
+    {
+        for (k, key) in keys.iter().enumerate() {
+            arm(
+                &mut q,
+                format_args!("SELECT {kind}, {k}, id, CAST(NULL AS TEXT), CAST(NULL AS TEXT) FROM {table} WHERE "),
+            );
+            for (c, (column, value)) in columns.iter().zip(key).enumerate() {
+                q.push(if c > 0 { " AND " } else { "" }).push(column).push(" = ").push_bind(*value);
+            }
         }
     }
     q
 }
 
-/// Inserts `keys` into `table` unless a concurrent writer got there first.
-fn insert_keyed<'a, DB: sqlx::Database>(table: &str, columns: &[&str], keys: &[&Key<'a>]) -> QueryBuilder<'a, DB>
+/// What the database holds of a batch's runs and of the rows they refer to.
+struct Stored<'a> {
+    /// The content hash of the run stored under each of the batch's run ids, by the run's index.
+    hashes: Vec<Option<String>>,
+    /// Each stored workload's id and unit, by name.
+    workloads: HashMap<String, (i64, SizeUnitText)>,
+    hosts: HashMap<Key<'a>, i64>,
+    toolchains: HashMap<Key<'a>, i64>,
+}
+
+impl<'a> Stored<'a> {
+    fn new(runs: usize) -> Stored<'a> {
+        Stored {
+            hashes: vec![None; runs],
+            workloads: HashMap::new(),
+            hosts: HashMap::new(),
+            toolchains: HashMap::new(),
+        }
+    }
+
+    /// Takes in the rows a `select_stored` for `hosts` and `toolchains` found.
+    fn read(&mut self, rows: Vec<FoundRow>, hosts: &[Key<'a>], toolchains: &[Key<'a>]) {
+        for (kind, k, id, a, b) in rows {
+            let k = k as usize;
+            match (kind, id, a, b) {
+                (RUN, _, hash, _) => self.hashes[k] = hash,
+                (WORKLOAD, Some(id), Some(name), Some(unit)) => drop(self.workloads.insert(name, (id, unit))),
+                (HOST, Some(id), _, _) => drop(self.hosts.insert(hosts[k].clone(), id)),
+                (TOOLCHAIN, Some(id), _, _) => drop(self.toolchains.insert(toolchains[k].clone(), id)),
+                _ => {}
+            }
+        }
+    }
+
+    /// The rows of `runs`, with the ids of the hosts, toolchain builds and workloads they name.
+    fn rows(&self, runs: &[&'a PendingRun]) -> Result<NewRuns<'a>, sqlx::Error> {
+        let mut rows = NewRuns::default();
+        for run in runs {
+            let host_id = self.hosts.get(&host_key(&run.host));
+            let toolchain_id = self.toolchains.get(&toolchain_key(&run.toolchain));
+            let workload_ids: Option<Vec<i64>> =
+                run.workloads.iter().map(|(name, _)| self.workloads.get(name).map(|w| w.0)).collect();
+            let (Some(&host_id), Some(&toolchain_id), Some(workload_ids)) = (host_id, toolchain_id, workload_ids)
+            else {
+                return Err(sqlx::Error::RowNotFound);
+            };
+            rows.append(run, host_id, toolchain_id, &workload_ids);
+        }
+        Ok(rows)
+    }
+}
+
+/// Inserts each of `keys`, first seen at its time, into `table` unless a concurrent writer got
+/// there first.
+fn insert_keyed<'a, DB: sqlx::Database>(
+    table: &str,
+    columns: &[&str],
+    keys: &[(Key<'a>, OffsetDateTime)],
+) -> QueryBuilder<'a, DB>
 where
     &'a str: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
     OffsetDateTime: sqlx::Encode<'a, DB> + sqlx::Type<DB>,
 {
     let columns = columns.join(", ");
     let mut q = QueryBuilder::new(format!("INSERT INTO {table} ({columns}, first_seen) "));
-    q.push_values(keys, |mut row, key| {
-        for value in &key.values {
+    q.push_values(keys, |mut row, (key, at)| {
+        for value in key.iter() {
             row.push_bind(*value);
         }
-        row.push_bind(key.at);
+        row.push_bind(*at);
     });
     q.push(format_args!(" ON CONFLICT ({columns}) DO NOTHING"));
     q
@@ -477,34 +614,37 @@ impl Store {
         outcomes
     }
 
-    /// Stores in one transaction each of `runs` that is new and consistent with what is stored;
-    /// returns each run's outcome in order, or `None` when a concurrent writer changed the rows
-    /// the batch depends on (Postgres only; never for a lone run).
+    /// Stores each of `runs` that is new and consistent with what is stored, all in one
+    /// transaction (on Postgres, a lone run that adds no host, toolchain build or workload in one
+    /// statement); returns each run's outcome in order, or `None` when a concurrent writer
+    /// changed the rows the batch depends on (Postgres only; never for a lone run).
     async fn write_batch(&self, runs: &[PendingRun]) -> Result<Option<Vec<Step>>, sqlx::Error> {
-        let stored_steps = with_pool!(self, |pool, dialect| 'tx: {
-            let mut tx = dialect::begin(pool).await?;
-            let ids: Vec<Uuid> = runs.iter().map(|r| r.run_id).collect();
-            let mut q = QueryBuilder::new("SELECT id, content_hash FROM runs WHERE id IN ");
-            push_ids(&mut q, &ids);
-            let stored: HashMap<Uuid, String> = q.build_query_as().fetch_all(&mut *tx).await?.into_iter().collect();
-
-            let names: BTreeSet<&str> = runs.iter().flat_map(|r| r.workloads.iter().map(|(n, _)| n.as_str())).collect();
-            let known: Vec<(String, i64, String)> =
-                select_workloads(names).build_query_as().fetch_all(&mut *tx).await?;
-            let mut workload_ids: HashMap<String, i64> = HashMap::new();
-            let mut units: HashMap<String, SizeUnitText> = HashMap::new();
-            for (name, id, unit) in known {
-                workload_ids.insert(name.clone(), id);
-                units.insert(name, unit);
-            }
+        let run_ids: Vec<Uuid> = runs.iter().map(|r| r.run_id).collect();
+        let names: Vec<&str> = runs
+            .iter()
+            .flat_map(|r| r.workloads.iter().map(|(n, _)| n.as_str()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let host_keys: Vec<Key> = first_of_each(runs.iter().map(|r| host_key(&r.host)), |k| k.clone());
+        let toolchain_keys: Vec<Key> = first_of_each(runs.iter().map(|r| toolchain_key(&r.toolchain)), |k| k.clone());
+        let stored_steps = with_pool!(self, |pool, dialect| 'write: {
+            let mut conn = pool.acquire().await?;
+            // Everything the batch needs to know, in one statement. On Postgres, a lone run that
+            // adds no host, toolchain build or workload is then written by one more.
+            let mut stored = Stored::new(runs.len());
+            let mut found = select_stored(&run_ids, &names, &host_keys, &toolchain_keys);
+            stored.read(found.build_query_as().fetch_all(&mut *conn).await?, &host_keys, &toolchain_keys);
 
             // Each run's outcome unless it is to be stored, judged in order as if the runs came
             // one after another: a run id taken earlier in the batch is already there, and a
             // workload's unit is the first one it was stored in.
+            let mut units: HashMap<String, SizeUnitText> =
+                stored.workloads.iter().map(|(name, (_, unit))| (name.clone(), unit.clone())).collect();
             let mut steps: Vec<Option<Step>> = Vec::with_capacity(runs.len());
             let mut taken: HashMap<Uuid, &str> = HashMap::new();
-            for run in runs {
-                let step = if let Some(hash) = stored.get(&run.run_id) {
+            for (run, hash) in runs.iter().zip(&stored.hashes) {
+                let step = if let Some(hash) = hash {
                     Some(Step::AlreadyThere(hash.clone()))
                 } else if let Some(hash) = taken.get(&run.run_id) {
                     Some(Step::AlreadyThere(hash.to_string()))
@@ -522,137 +662,93 @@ impl Store {
             let to_store: Vec<&PendingRun> =
                 runs.iter().zip(&steps).filter(|(_, s)| s.is_none()).map(|(r, _)| r).collect();
             if to_store.is_empty() {
-                break 'tx Some(steps.into_iter().map(|s| s.expect("every run judged")).collect());
+                break 'write Some(steps.into_iter().map(|s| s.expect("every run judged")).collect());
             }
 
-            // Hosts and toolchain builds: looked up first and inserted only when missing, since an
-            // upsert would lock the shared rows and serialize concurrent ingests from one machine.
-            // Each is first seen when the first run of the batch that names it arrived.
-            let hosts = first_of_each(to_store.iter().copied(), |r| &r.host);
-            let toolchains = first_of_each(to_store.iter().copied(), |r| &r.toolchain);
-            let host_keys: Vec<Key> = hosts
-                .iter()
-                .map(|r| Key {
-                    values: vec![&*r.host.name, &r.host.cpu, &r.host.kernel, &r.host.arch],
-                    at: r.received_at,
+            // Hosts, toolchain builds and workloads the runs to store name and the database lacks,
+            // each first seen when the first run naming it arrived.
+            let new_hosts: Vec<(Key, OffsetDateTime)> =
+                first_of_each(to_store.iter().map(|r| (host_key(&r.host), r.received_at)), |(k, _)| k.clone())
+                    .into_iter()
+                    .filter(|(k, _)| !stored.hosts.contains_key(k))
+                    .collect();
+            let new_toolchains: Vec<(Key, OffsetDateTime)> =
+                first_of_each(to_store.iter().map(|r| (toolchain_key(&r.toolchain), r.received_at)), |(k, _)| {
+                    k.clone()
                 })
+                .into_iter()
+                .filter(|(k, _)| !stored.toolchains.contains_key(k))
                 .collect();
-            let toolchain_keys: Vec<Key> = toolchains
-                .iter()
-                .map(|r| {
-                    let t = &r.toolchain;
-                    Key {
-                        values: vec![&*t.name, &t.version, &t.libc, &t.target, &t.compiler, &t.flags],
-                        at: r.received_at,
-                    }
-                })
-                .collect();
-            let mut dimension_ids: Vec<Vec<i64>> = Vec::with_capacity(2);
-            for (table, columns, keys) in
-                [("hosts", HOST_KEY, &host_keys), ("toolchains", TOOLCHAIN_KEY, &toolchain_keys)]
-            {
-                // At most two turns: after the insert, every row exists (ours, or a concurrent one's).
-                let ids = loop {
-                    let found: Vec<(i32, i64)> =
-                        select_keyed(table, columns, keys).build_query_as().fetch_all(&mut *tx).await?;
-                    let mut ids = vec![None; keys.len()];
-                    for (k, id) in found {
-                        ids[k as usize] = Some(id);
-                    }
-                    let missing: Vec<&Key> =
-                        keys.iter().zip(&ids).filter(|(_, id)| id.is_none()).map(|(k, _)| k).collect();
-                    if missing.is_empty() {
-                        break ids.into_iter().flatten().collect::<Vec<i64>>();
-                    }
-                    insert_keyed(table, columns, &missing).build().execute(&mut *tx).await?;
-                };
-                dimension_ids.push(ids);
-            }
-            let host_id: HashMap<&Host, i64> =
-                hosts.iter().map(|r| &r.host).zip(dimension_ids[0].iter().copied()).collect();
-            let toolchain_id: HashMap<&Toolchain, i64> =
-                toolchains.iter().map(|r| &r.toolchain).zip(dimension_ids[1].iter().copied()).collect();
-
-            // Workloads first seen in this batch, with the unit of the first run that measured them.
             let new_workloads: Vec<(&str, &str, OffsetDateTime)> = first_of_each(
                 to_store.iter().flat_map(|r| r.workloads.iter().map(move |(name, _)| (name.as_str(), r.received_at))),
                 |&(name, _)| name,
             )
             .into_iter()
-            .filter(|(name, _)| !workload_ids.contains_key(*name))
+            .filter(|(name, _)| !stored.workloads.contains_key(*name))
             .map(|(name, at)| (name, units[name].as_str(), at))
             .collect();
-            if !new_workloads.is_empty() {
-                let mut q = QueryBuilder::new("INSERT INTO workloads (name, size_unit, first_seen) ");
-                q.push_values(&new_workloads, |mut row, (name, unit, at)| {
-                    row.push_bind(*name).push_bind(*unit).push_bind(*at);
-                });
-                q.push(" ON CONFLICT (name) DO NOTHING");
-                q.build().execute(&mut *tx).await?;
-                let names = new_workloads.iter().map(|&(name, _, _)| name);
-                let created: Vec<(String, i64, String)> =
-                    select_workloads(names).build_query_as().fetch_all(&mut *tx).await?;
-                for (name, id, unit) in created {
-                    if unit != units[&name] {
-                        // A concurrent writer created the workload in another unit (Postgres).
-                        if runs.len() > 1 {
-                            break 'tx None;
-                        }
-                        let run = to_store[0];
-                        let i = run.workloads.iter().position(|(n, _)| *n == name).expect("the run's workload");
-                        break 'tx Some(vec![Step::Invalid(unit_clash(i, &name, &unit, run.workloads[i].1))]);
-                    }
-                    workload_ids.insert(name, id);
-                }
-            }
 
-            let mut q = QueryBuilder::new(
-                "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
-                                   sample_count, samples_pruned_at) ",
-            );
-            q.push_values(&to_store, |mut row, r| {
-                row.push_bind(r.run_id)
-                    .push_bind(&r.content_hash)
-                    .push_bind(&r.agent_version)
-                    .push_bind(r.started_at)
-                    .push_bind(r.received_at)
-                    .push_bind(host_id[&r.host])
-                    .push_bind(toolchain_id[&r.toolchain])
-                    .push_bind(r.sample_count)
-                    .push_bind(r.samples_pruned_at);
-            });
-            q.push(" ON CONFLICT (id) DO NOTHING");
-            let inserted = q.build().execute(&mut *tx).await?.rows_affected();
+            let adds_nothing = new_hosts.is_empty() && new_toolchains.is_empty() && new_workloads.is_empty();
+            let inserted = if dialect::ONE_STATEMENT && to_store.len() == 1 && adds_nothing {
+                dialect::insert_runs(&mut conn, &stored.rows(&to_store)?).await?
+            } else {
+                let mut tx = dialect::begin_on(&mut conn).await?;
+                // Inserted only when missing, since an upsert would lock the shared rows and
+                // serialize concurrent ingests from one machine.
+                if !new_hosts.is_empty() {
+                    insert_keyed("hosts", HOST_KEY, &new_hosts).build().execute(&mut *tx).await?;
+                }
+                if !new_toolchains.is_empty() {
+                    insert_keyed("toolchains", TOOLCHAIN_KEY, &new_toolchains).build().execute(&mut *tx).await?;
+                }
+                if !new_workloads.is_empty() {
+                    let mut q = QueryBuilder::new("INSERT INTO workloads (name, size_unit, first_seen) ");
+                    q.push_values(&new_workloads, |mut row, (name, unit, at)| {
+                        row.push_bind(*name).push_bind(*unit).push_bind(*at);
+                    });
+                    q.push(" ON CONFLICT (name) DO NOTHING");
+                    q.build().execute(&mut *tx).await?;
+                }
+                if !adds_nothing {
+                    // Each row exists now, inserted here or by a concurrent writer (Postgres).
+                    let names: Vec<&str> = new_workloads.iter().map(|&(name, _, _)| name).collect();
+                    let hosts: Vec<Key> = new_hosts.into_iter().map(|(k, _)| k).collect();
+                    let toolchains: Vec<Key> = new_toolchains.into_iter().map(|(k, _)| k).collect();
+                    let mut found = select_stored(&[], &names, &hosts, &toolchains);
+                    stored.read(found.build_query_as().fetch_all(&mut *tx).await?, &hosts, &toolchains);
+                }
+                for &(name, unit, _) in &new_workloads {
+                    let Some((_, stored_unit)) = stored.workloads.get(name).filter(|(_, u)| u != unit) else {
+                        continue;
+                    };
+                    // A concurrent writer created the workload in another unit (Postgres).
+                    if runs.len() > 1 {
+                        break 'write None;
+                    }
+                    let run = to_store[0];
+                    let i = run.workloads.iter().position(|(n, _)| n == name).expect("the run's workload");
+                    break 'write Some(vec![Step::Invalid(unit_clash(i, name, stored_unit, run.workloads[i].1))]);
+                }
+                let inserted = dialect::insert_runs(&mut tx, &stored.rows(&to_store)?).await?;
+                if inserted == to_store.len() as u64 {
+                    tx.commit().await?;
+                }
+                inserted
+            };
             if inserted != to_store.len() as u64 {
-                // A concurrent submission of the same id committed first (Postgres).
+                // A concurrent submission of the same id got there first (Postgres), and nothing
+                // of this batch was kept.
                 if runs.len() > 1 {
-                    break 'tx None;
+                    break 'write None;
                 }
                 let (hash,): (String,) = sqlx::query_as("SELECT content_hash FROM runs WHERE id = $1")
                     .bind(runs[0].run_id)
-                    .fetch_one(&mut *tx)
+                    .fetch_one(&mut *conn)
                     .await?;
-                break 'tx Some(vec![Step::AlreadyThere(hash)]);
+                break 'write Some(vec![Step::AlreadyThere(hash)]);
             }
-
-            let mut fits = FitColumns::default();
-            let mut measurements = MeasurementColumns::default();
-            for r in &to_store {
-                let ids: Vec<i64> = r.workloads.iter().map(|(name, _)| workload_ids[name]).collect();
-                fits.append(&r.fits, &ids);
-                measurements.append(&r.measurements, &ids);
-            }
-            dialect::insert_fits(&mut tx, &fits).await?;
-            dialect::insert_measurements(&mut tx, &measurements).await?;
-
             // The versions' summaries and alert rules take the runs in after they commit, together
             // with the runs stored beside them (`Store::take_in_summaries`).
-            let mut q = QueryBuilder::new("INSERT INTO pending_summaries (run_id, lineage, version) ");
-            q.push_values(&to_store, |mut row, r| {
-                row.push_bind(r.run_id).push_bind(&r.toolchain.name).push_bind(&r.toolchain.version);
-            });
-            q.build().execute(&mut *tx).await?;
-            tx.commit().await?;
             for _ in &to_store {
                 self.summaries.count_stored();
             }
@@ -799,7 +895,9 @@ mod tests {
         let store = sqlite_store(&dir).await;
         let file = dir.path().join("runs.db");
         let size_before = std::fs::metadata(&file).unwrap().len();
-        let batch: Vec<PendingRun> = (0..8).map(|i| pending(&body(&format!("host-{i}"), "strchr", "bytes"))).collect();
+        // More rows than the pages the migrations left fit, so the copy must grow the file (the
+        // first copy may run before `size_before` is taken).
+        let batch: Vec<PendingRun> = (0..32).map(|i| pending(&body(&format!("host-{i}"), "strchr", "bytes"))).collect();
         assert!(store.write_runs(&batch).await.iter().all(|o| matches!(o, Ok(Step::Stored))));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while std::fs::metadata(&file).unwrap().len() <= size_before {

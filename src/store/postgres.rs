@@ -1,20 +1,68 @@
-//! The Postgres side of the SQL that differs: batch inserts with `UNNEST` and advisory locks.
+//! The Postgres side of the SQL that differs: whole runs inserted in one statement with `UNNEST`,
+//! and advisory locks.
 
-use super::ingest::{FitColumns, MeasurementColumns};
-use sqlx::{PgPool, Postgres, Transaction};
+use super::ingest::NewRuns;
+use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 
 pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
     pool.begin().await
 }
 
-pub(super) async fn insert_fits(tx: &mut Transaction<'_, Postgres>, f: &FitColumns) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                           n_sizes, min_size, max_size, local_slopes, metadata, medians)
-         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],
-                                  $8::float8[], $9::float8[], $10::int[], $11::bigint[], $12::bigint[], $13::text[], $14::text[],
-                                  $15::text[])",
+/// Starts a transaction on a connection already in hand.
+pub(super) async fn begin_on(conn: &mut PgConnection) -> Result<Transaction<'_, Postgres>, sqlx::Error> {
+    conn.begin().await
+}
+
+/// `insert_runs` writes runs whole in one statement, so a lone run that adds no host, toolchain
+/// build or workload needs no transaction around it.
+pub(super) const ONE_STATEMENT: bool = true;
+
+/// Stores the runs whose ids are free, with their fits, measurements and pending marks, in one
+/// statement; a run whose id a concurrent writer took leaves no rows. Returns how many runs it
+/// stored.
+pub(super) async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
+    let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
+    let (stored,): (i64,) = sqlx::query_as(
+        "WITH run AS (
+             INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
+                               sample_count, samples_pruned_at)
+             SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
+                                  $6::bigint[], $7::bigint[], $8::int[], $9::timestamptz[])
+             ON CONFLICT (id) DO NOTHING
+             RETURNING id
+         ), pending AS (
+             INSERT INTO pending_summaries (run_id, lineage, version)
+             SELECT * FROM UNNEST($1::uuid[], $10::text[], $11::text[]) AS p (run_id, lineage, version)
+             WHERE p.run_id IN (SELECT id FROM run)
+         ), fit AS (
+             INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
+                               n_sizes, min_size, max_size, local_slopes, metadata, medians)
+             SELECT * FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::float8[], $16::float8[],
+                                  $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::int[],
+                                  $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[])
+                 AS f (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
+                       n_sizes, min_size, max_size, local_slopes, metadata, medians)
+             WHERE f.run_id IN (SELECT id FROM run)
+         ), measurement AS (
+             INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
+             SELECT * FROM UNNEST($27::uuid[], $28::bigint[], $29::bigint[], $30::float8[], $31::int[],
+                                  $32::text[], $33::text[])
+                 AS m (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
+             WHERE m.run_id IN (SELECT id FROM run)
+         )
+         SELECT COUNT(*) FROM run",
     )
+    .bind(&r.id)
+    .bind(&r.content_hash)
+    .bind(&r.agent_version)
+    .bind(&r.started_at)
+    .bind(&r.received_at)
+    .bind(&r.host_id)
+    .bind(&r.toolchain_id)
+    .bind(&r.sample_count)
+    .bind(&r.samples_pruned_at)
+    .bind(&r.lineage)
+    .bind(&r.version)
     .bind(&f.run_id)
     .bind(&f.workload_id)
     .bind(&f.source_hash)
@@ -30,19 +78,6 @@ pub(super) async fn insert_fits(tx: &mut Transaction<'_, Postgres>, f: &FitColum
     .bind(&f.local_slopes)
     .bind(&f.metadata)
     .bind(&f.medians)
-    .execute(&mut **tx)
-    .await
-    .map(drop)
-}
-
-pub(super) async fn insert_measurements(
-    tx: &mut Transaction<'_, Postgres>,
-    m: &MeasurementColumns,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
-         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::float8[], $5::int[], $6::text[], $7::text[])",
-    )
     .bind(&m.run_id)
     .bind(&m.workload_id)
     .bind(&m.size)
@@ -50,9 +85,9 @@ pub(super) async fn insert_measurements(
     .bind(&m.samples)
     .bind(&m.samples_ns)
     .bind(&m.instructions)
-    .execute(&mut **tx)
-    .await
-    .map(drop)
+    .fetch_one(conn)
+    .await?;
+    Ok(stored as u64)
 }
 
 /// Most versions one summary transaction covers: all a pass reads, since writers here do not

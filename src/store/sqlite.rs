@@ -1,9 +1,10 @@
-//! The SQLite side of the SQL that differs: batch inserts as multi-row `VALUES`.
+//! The SQLite side of the SQL that differs: batch inserts as multi-row `VALUES`, a statement per
+//! table.
 //!
 //! SQLite has one writer at a time, so a version needs no lock of its own.
 
-use super::ingest::{FitColumns, MeasurementColumns};
-use sqlx::{QueryBuilder, Sqlite, SqlitePool, Transaction};
+use super::ingest::NewRuns;
+use sqlx::{Connection, QueryBuilder, Sqlite, SqliteConnection, SqlitePool, Transaction};
 
 /// Starts a write transaction holding the write lock from the start: a deferred one that reads
 /// first cannot upgrade to a writer while another connection writes, and fails instead of waiting.
@@ -11,33 +12,62 @@ pub(super) async fn begin(pool: &SqlitePool) -> Result<Transaction<'static, Sqli
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
+/// Starts a write transaction on a connection already in hand, as `begin` does.
+pub(super) async fn begin_on(conn: &mut SqliteConnection) -> Result<Transaction<'_, Sqlite>, sqlx::Error> {
+    conn.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// `insert_runs` takes a statement per table, so it runs in a transaction.
+pub(super) const ONE_STATEMENT: bool = false;
+
 /// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 15.
 const ROWS_PER_STATEMENT: usize = 2000;
 
+/// Inserts `rows` rows, `push_row` binding each, as few multi-row statements; returns how many
+/// rows were inserted.
 async fn insert_chunked<'a, F>(
-    tx: &mut Transaction<'_, Sqlite>,
+    conn: &mut SqliteConnection,
     head: &str,
     rows: usize,
     mut push_row: F,
-) -> Result<(), sqlx::Error>
+) -> Result<u64, sqlx::Error>
 where
     F: FnMut(&mut sqlx::query_builder::Separated<'_, 'a, Sqlite, &'static str>, usize),
 {
+    let mut inserted = 0;
     let mut start = 0;
     while start < rows {
         let end = (start + ROWS_PER_STATEMENT).min(rows);
         let mut q = QueryBuilder::<'a, Sqlite>::new(head);
         q.push_values(start..end, |mut b, i| push_row(&mut b, i));
-        q.build().execute(&mut **tx).await?;
+        inserted += q.build().execute(&mut *conn).await?.rows_affected();
         start = end;
     }
-    Ok(())
+    Ok(inserted)
 }
 
-pub(super) async fn insert_fits(tx: &mut Transaction<'_, Sqlite>, f: &FitColumns) -> Result<(), sqlx::Error> {
+/// Stores the runs with their fits, measurements and pending marks, a statement per table, in the
+/// caller's transaction; returns how many runs it stored. The one writer looked the run ids up
+/// just before, so a taken id is an error here, not a run to skip.
+pub(super) async fn insert_runs(conn: &mut SqliteConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
+    let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
+    let head = "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
+                sample_count, samples_pruned_at) ";
+    let stored = insert_chunked(conn, head, r.id.len(), |b, i| {
+        b.push_bind(r.id[i])
+            .push_bind(r.content_hash[i])
+            .push_bind(r.agent_version[i])
+            .push_bind(r.started_at[i])
+            .push_bind(r.received_at[i])
+            .push_bind(r.host_id[i])
+            .push_bind(r.toolchain_id[i])
+            .push_bind(r.sample_count[i])
+            .push_bind(r.samples_pruned_at[i]);
+    })
+    .await?;
     let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
                 n_sizes, min_size, max_size, local_slopes, metadata, medians) ";
-    insert_chunked(tx, head, f.run_id.len(), |b, i| {
+    insert_chunked(conn, head, f.run_id.len(), |b, i| {
         b.push_bind(f.run_id[i])
             .push_bind(f.workload_id[i])
             .push_bind(f.source_hash[i].as_str())
@@ -54,15 +84,9 @@ pub(super) async fn insert_fits(tx: &mut Transaction<'_, Sqlite>, f: &FitColumns
             .push_bind(f.metadata[i].as_str())
             .push_bind(f.medians[i].as_str());
     })
-    .await
-}
-
-pub(super) async fn insert_measurements(
-    tx: &mut Transaction<'_, Sqlite>,
-    m: &MeasurementColumns,
-) -> Result<(), sqlx::Error> {
+    .await?;
     let head = "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions) ";
-    insert_chunked(tx, head, m.run_id.len(), |b, i| {
+    insert_chunked(conn, head, m.run_id.len(), |b, i| {
         b.push_bind(m.run_id[i])
             .push_bind(m.workload_id[i])
             .push_bind(m.size[i])
@@ -71,7 +95,13 @@ pub(super) async fn insert_measurements(
             .push_bind(m.samples_ns[i].as_deref())
             .push_bind(m.instructions[i].as_deref());
     })
-    .await
+    .await?;
+    let head = "INSERT INTO pending_summaries (run_id, lineage, version) ";
+    insert_chunked(conn, head, r.id.len(), |b, i| {
+        b.push_bind(r.id[i]).push_bind(r.lineage[i]).push_bind(r.version[i]);
+    })
+    .await?;
+    Ok(stored)
 }
 
 /// Most versions one summary transaction covers, which bounds how long it keeps the one writer

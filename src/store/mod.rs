@@ -42,6 +42,9 @@ use std::time::Duration;
 /// How long a request waits for a database connection before failing with 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How long a Postgres connection sits idle before it is checked again before use.
+const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);
+
 /// A connection pool on one of the two backends.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -143,6 +146,18 @@ impl Store {
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
+                // Every connection is checked as it goes back to the pool; one is checked again
+                // before use only after sitting idle, long enough for the database to have
+                // restarted under it, instead of one more round trip for every statement.
+                .test_before_acquire(false)
+                .before_acquire(|conn, meta| {
+                    Box::pin(async move {
+                        if meta.idle_for >= CHECK_IDLE_AFTER {
+                            sqlx::Connection::ping(conn).await?;
+                        }
+                        Ok(true)
+                    })
+                })
                 .connect_with(opts)
                 .await
                 .map_err(connect)?;
@@ -162,6 +177,8 @@ impl Store {
             let pool = SqlitePoolOptions::new()
                 .max_connections(options.max_connections.min(8))
                 .acquire_timeout(ACQUIRE_TIMEOUT)
+                // A file does not hang up: nothing to check before use.
+                .test_before_acquire(false)
                 .connect_with(opts)
                 .await
                 .map_err(connect)?;

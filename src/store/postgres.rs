@@ -2,7 +2,9 @@
 //! and advisory locks.
 
 use super::ingest::NewRuns;
+use super::summaries::{ClaimedFit, WindowFit};
 use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
+use uuid::Uuid;
 
 pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
     pool.begin().await
@@ -119,6 +121,48 @@ pub(super) async fn lock_lineage(tx: &mut Transaction<'_, Postgres>, lineage: &s
         .execute(&mut **tx)
         .await
         .map(drop)
+}
+
+/// The runs `claimed` by a summary pass, one row per workload each measured, through a
+/// primary-key lookup per run (see `window_fits`).
+pub(super) async fn claimed_fits(
+    tx: &mut Transaction<'_, Postgres>,
+    claimed: &[Uuid],
+) -> Result<Vec<ClaimedFit>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT r.id AS run_id, t.name AS lineage, t.version, r.host_id, r.started_at, r.received_at, f.workload_id,
+                w.name AS workload
+         FROM UNNEST($1::uuid[]) AS c (id)
+         CROSS JOIN LATERAL (SELECT id, toolchain_id, host_id, started_at, received_at FROM runs
+                             WHERE id = c.id OFFSET 0) AS r
+         JOIN toolchains t ON t.id = r.toolchain_id
+         CROSS JOIN LATERAL (SELECT workload_id FROM fits WHERE run_id = r.id OFFSET 0) AS f
+         JOIN workloads w ON w.id = f.workload_id",
+    )
+    .bind(claimed)
+    .fetch_all(&mut **tx)
+    .await
+}
+
+/// The fits of `run_ids` for `workload_ids`, one primary-key lookup per run. A plain `IN` list
+/// lets Postgres, on tables it holds no statistics for yet (a new database, or one an import has
+/// just filled), scan every fit ever stored instead; the subquery it cannot flatten keeps the
+/// lookups.
+pub(super) async fn window_fits(
+    tx: &mut Transaction<'_, Postgres>,
+    run_ids: &[Uuid],
+    workload_ids: &[i64],
+) -> Result<Vec<WindowFit>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT f.run_id, f.workload_id, f.medians, f.slope, f.ci_low, f.ci_high, f.r2
+         FROM UNNEST($1::uuid[]) AS r (id),
+              LATERAL (SELECT run_id, workload_id, medians, slope, ci_low, ci_high, r2 FROM fits
+                       WHERE run_id = r.id AND workload_id = ANY($2) OFFSET 0) AS f",
+    )
+    .bind(run_ids)
+    .bind(workload_ids)
+    .fetch_all(&mut **tx)
+    .await
 }
 
 /// Lets outbox workers on several replicas claim different rows instead of waiting on each other.

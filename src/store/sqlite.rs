@@ -4,7 +4,10 @@
 //! SQLite has one writer at a time, so a version needs no lock of its own.
 
 use super::ingest::NewRuns;
+use super::push_ids;
+use super::summaries::{ClaimedFit, WindowFit};
 use sqlx::{Connection, QueryBuilder, Sqlite, SqliteConnection, SqlitePool, Transaction};
+use uuid::Uuid;
 
 /// Starts a write transaction holding the write lock from the start: a deferred one that reads
 /// first cannot upgrade to a writer while another connection writes, and fails instead of waiting.
@@ -118,6 +121,38 @@ pub(super) async fn lock_versions(
 
 pub(super) async fn lock_lineage(_tx: &mut Transaction<'_, Sqlite>, _lineage: &str) -> Result<(), sqlx::Error> {
     Ok(())
+}
+
+/// The runs `claimed` by a summary pass, one row per workload each measured.
+pub(super) async fn claimed_fits(
+    tx: &mut Transaction<'_, Sqlite>,
+    claimed: &[Uuid],
+) -> Result<Vec<ClaimedFit>, sqlx::Error> {
+    let mut q = QueryBuilder::new(
+        "SELECT r.id AS run_id, t.name AS lineage, t.version, r.host_id, r.started_at, r.received_at, f.workload_id,
+                w.name AS workload
+         FROM runs r JOIN toolchains t ON t.id = r.toolchain_id JOIN fits f ON f.run_id = r.id
+         JOIN workloads w ON w.id = f.workload_id
+         WHERE r.id IN ",
+    );
+    push_ids(&mut q, claimed);
+    q.build_query_as().fetch_all(&mut **tx).await
+}
+
+/// The fits of `run_ids` for `workload_ids`, reached through their runs: the unary plus keeps
+/// SQLite from going through the workload index, which reads every run ever stored of those
+/// workloads.
+pub(super) async fn window_fits(
+    tx: &mut Transaction<'_, Sqlite>,
+    run_ids: &[Uuid],
+    workload_ids: &[i64],
+) -> Result<Vec<WindowFit>, sqlx::Error> {
+    let mut q =
+        QueryBuilder::new("SELECT run_id, workload_id, medians, slope, ci_low, ci_high, r2 FROM fits WHERE run_id IN ");
+    push_ids(&mut q, run_ids);
+    q.push(" AND +workload_id IN ");
+    push_ids(&mut q, workload_ids);
+    q.build_query_as().fetch_all(&mut **tx).await
 }
 
 /// SQLite has one writer, so a claiming `UPDATE` already excludes every other worker.

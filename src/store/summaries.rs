@@ -112,7 +112,7 @@ impl SummaryRow {
 
 /// A pending run taken in by a pass, one row per workload it measured.
 #[derive(sqlx::FromRow)]
-struct ClaimedFit {
+pub(super) struct ClaimedFit {
     run_id: Uuid,
     lineage: String,
     version: String,
@@ -136,7 +136,8 @@ struct VersionBatch {
 }
 
 /// A fit in a version's window: run, workload, medians, slope, CI and R².
-type WindowFit = (Uuid, i64, String, f64, f64, f64, f64);
+/// A fit in a version's window: run, workload, medians, slope, its interval and r².
+pub(super) type WindowFit = (Uuid, i64, String, f64, f64, f64, f64);
 type SummaryInput = (i64, String, f64, f64, f64, f64, i64);
 
 /// A fit that may enter a workload's window: its run's arrival and id, which order the window.
@@ -305,15 +306,7 @@ impl Store {
                 break 'tx 0;
             }
 
-            let mut q = QueryBuilder::new(
-                "SELECT r.id AS run_id, t.name AS lineage, t.version, r.host_id, r.started_at, r.received_at, f.workload_id,
-                        w.name AS workload
-                 FROM runs r JOIN toolchains t ON t.id = r.toolchain_id JOIN fits f ON f.run_id = r.id
-                 JOIN workloads w ON w.id = f.workload_id
-                 WHERE r.id IN ",
-            );
-            push_ids(&mut q, &claimed);
-            let fits: Vec<ClaimedFit> = q.build_query_as().fetch_all(&mut *tx).await?;
+            let fits: Vec<ClaimedFit> = dialect::claimed_fits(&mut tx, &claimed).await?;
             let mut batches: BTreeMap<(String, String), VersionBatch> = BTreeMap::new();
             let mut claimed_runs: Vec<((String, String), Uuid, i64, OffsetDateTime)> = Vec::new();
             for f in fits {
@@ -364,16 +357,8 @@ impl Store {
             for (version, run_id, host_id, received_at) in claimed_runs {
                 window_runs.insert(run_id, (position[&version], host_id, received_at));
             }
-            // The unary plus keeps SQLite from reaching the fits through their workload index,
-            // which reads every run ever stored of those workloads, instead of through run ids.
             let run_ids: Vec<Uuid> = window_runs.keys().copied().collect();
-            let mut q = QueryBuilder::new(
-                "SELECT run_id, workload_id, medians, slope, ci_low, ci_high, r2 FROM fits WHERE run_id IN ",
-            );
-            push_ids(&mut q, &run_ids);
-            q.push(" AND +workload_id IN ");
-            push_ids(&mut q, &ids);
-            let window: Vec<WindowFit> = q.build_query_as().fetch_all(&mut *tx).await?;
+            let window: Vec<WindowFit> = dialect::window_fits(&mut tx, &run_ids, &ids).await?;
 
             let mut q = QueryBuilder::new(
                 "SELECT lineage, version, workload_id, runs, host_ids, first_seen, last_run_at FROM version_summaries

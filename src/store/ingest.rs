@@ -529,6 +529,14 @@ impl<'a> Stored<'a> {
     }
 }
 
+/// Of `keys`, each with when the first run naming it arrived, the distinct ones `stored` lacks.
+fn unstored<'a>(
+    keys: impl Iterator<Item = (Key<'a>, OffsetDateTime)>,
+    stored: &HashMap<Key<'a>, i64>,
+) -> Vec<(Key<'a>, OffsetDateTime)> {
+    first_of_each(keys, |(k, _)| k.clone()).into_iter().filter(|(k, _)| !stored.contains_key(k)).collect()
+}
+
 /// Inserts each of `keys`, first seen at its time, into `table` unless a concurrent writer got
 /// there first.
 fn insert_keyed<'a, DB: sqlx::Database>(
@@ -667,18 +675,9 @@ impl Store {
 
             // Hosts, toolchain builds and workloads the runs to store name and the database lacks,
             // each first seen when the first run naming it arrived.
-            let new_hosts: Vec<(Key, OffsetDateTime)> =
-                first_of_each(to_store.iter().map(|r| (host_key(&r.host), r.received_at)), |(k, _)| k.clone())
-                    .into_iter()
-                    .filter(|(k, _)| !stored.hosts.contains_key(k))
-                    .collect();
-            let new_toolchains: Vec<(Key, OffsetDateTime)> =
-                first_of_each(to_store.iter().map(|r| (toolchain_key(&r.toolchain), r.received_at)), |(k, _)| {
-                    k.clone()
-                })
-                .into_iter()
-                .filter(|(k, _)| !stored.toolchains.contains_key(k))
-                .collect();
+            let new_hosts = unstored(to_store.iter().map(|r| (host_key(&r.host), r.received_at)), &stored.hosts);
+            let new_toolchains =
+                unstored(to_store.iter().map(|r| (toolchain_key(&r.toolchain), r.received_at)), &stored.toolchains);
             let new_workloads: Vec<(&str, &str, OffsetDateTime)> = first_of_each(
                 to_store.iter().flat_map(|r| r.workloads.iter().map(move |(name, _)| (name.as_str(), r.received_at))),
                 |&(name, _)| name,

@@ -136,7 +136,6 @@ struct VersionBatch {
 }
 
 /// A fit in a version's window: run, workload, medians, slope, CI and R².
-/// A fit in a version's window: run, workload, medians, slope, its interval and r².
 pub(super) type WindowFit = (Uuid, i64, String, f64, f64, f64, f64);
 type SummaryInput = (i64, String, f64, f64, f64, f64, i64);
 

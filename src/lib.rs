@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod format;
 pub mod http;
+pub mod links;
 pub mod metrics;
 pub mod retention;
 pub mod store;

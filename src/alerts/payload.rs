@@ -52,16 +52,6 @@ pub struct EventLinks {
     pub regression: String,
 }
 
-/// Absolute when the server knows its public URL, else relative to the dashboard.
-pub fn link(public_url: Option<&str>, path_and_query: &str) -> String {
-    format!("{}{path_and_query}", public_url.unwrap_or("").trim_end_matches('/'))
-}
-
-/// The series page of a workload in a lineage.
-pub fn series_path(workload: &str, lineage: &str) -> String {
-    crate::http::links::series(workload, lineage)
-}
-
 impl Event {
     /// The body sent to a target of the given format.
     pub fn render(&self, format: WebhookFormat) -> String {
@@ -158,11 +148,5 @@ mod tests {
         assert!(text.contains("strchr&lt;scan&gt;") && !text.contains("<scan>"), "{text}");
         assert!(text.contains("<https://sw.example/regressions/3|Open the regression>"));
         assert_eq!(body["blocks"][0]["text"]["type"], "mrkdwn");
-    }
-
-    #[test]
-    fn series_links_encode_names_in_the_path() {
-        assert_eq!(series_path("a b&c", "gcc"), "/series/a%20b%26c/gcc");
-        assert_eq!(link(Some("https://sw.example/"), "/regressions/1"), "https://sw.example/regressions/1");
     }
 }

@@ -3,7 +3,6 @@
 mod api;
 mod auth;
 mod dashboard;
-pub(crate) use dashboard::links;
 pub mod error;
 mod health;
 pub mod openapi;

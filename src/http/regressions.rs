@@ -288,7 +288,7 @@ async fn detail(
         .iter()
         .map(|w| NumberRow {
             workload: w.workload.clone(),
-            series_url: payload::link(public_url, &payload::series_path(&w.workload, &r.lineage)),
+            series_url: crate::links::absolute(public_url, &crate::links::series(&w.workload, &r.lineage)),
             previous_slope: num(w.previous_slope, 2),
             slope: format!("{:.2}", w.slope),
             ci: format!("{:.2}–{:.2}", w.ci_low, w.ci_high),
@@ -386,7 +386,7 @@ fn csrf_refused(session: &Session, sent: &str) -> Option<Response> {
 }
 
 fn back_to(id: i64) -> Response {
-    Redirect::to(&format!("/regressions/{id}")).into_response()
+    Redirect::to(&crate::links::regression(id)).into_response()
 }
 
 fn form<T>(f: Result<Form<T>, FormRejection>) -> Result<T, Error> {

@@ -60,7 +60,7 @@ impl EvalContext<'_> {
                     previous_slope: c.previous.as_ref().map(|(_, p)| p.slope),
                     time_ratio: ratio.map(|r| r.1),
                     ratio_size: ratio.map(|r| r.0 as i64),
-                    series_url: payload::link(self.public_url, &payload::series_path(name, self.lineage)),
+                    series_url: crate::links::absolute(self.public_url, &crate::links::series(name, self.lineage)),
                 }
             })
             .collect::<Vec<_>>();
@@ -74,7 +74,7 @@ impl EvalContext<'_> {
             last_good_version: previous_version,
             magnitude: workloads.iter().filter_map(|w| w.time_ratio).reduce(f64::max),
             workloads,
-            links: EventLinks { regression: payload::link(self.public_url, &format!("/regressions/{regression_id}")) },
+            links: EventLinks { regression: crate::links::absolute(self.public_url, &crate::links::regression(regression_id)) },
         }
     }
 }
@@ -161,7 +161,7 @@ pub(super) fn resolved_event(
             previous_slope: Some(bad_slope),
             time_ratio: ratio,
             ratio_size: sizes_at_fix.get(&name).copied(),
-            series_url: payload::link(ctx.public_url, &payload::series_path(&name, ctx.lineage)),
+            series_url: crate::links::absolute(ctx.public_url, &crate::links::series(&name, ctx.lineage)),
             name,
         })
         .collect();
@@ -175,7 +175,7 @@ pub(super) fn resolved_event(
         last_good_version: last_good,
         magnitude,
         workloads,
-        links: EventLinks { regression: payload::link(ctx.public_url, &format!("/regressions/{regression_id}")) },
+        links: EventLinks { regression: crate::links::absolute(ctx.public_url, &crate::links::regression(regression_id)) },
     }
 }
 

@@ -1,7 +1,8 @@
 //! `/compare?workload=W&a=LINEAGE@VERSION&b=LINEAGE@VERSION`: two toolchain versions of one
 //! workload, of one lineage or of two, on one log-log chart with the time ratio at each size.
 
-use super::{chart, csv_line, csv_response, links, PageResult};
+use crate::links;
+use super::{chart, csv_line, csv_response, PageResult};
 use crate::charts;
 use crate::format;
 use crate::http::pages::render;

@@ -3,7 +3,6 @@
 
 mod compare;
 mod inventory;
-pub(crate) mod links;
 mod overview;
 mod runs;
 mod series;

@@ -1,7 +1,8 @@
 //! `/`: the slope of every workload at each lineage's latest version, open regressions, and the
 //! latest runs.
 
-use super::{links, PageResult};
+use crate::links;
+use super::PageResult;
 use crate::format;
 use crate::http::pages::render;
 use crate::http::AppState;

@@ -1,7 +1,8 @@
 //! `/runs/{id}`: one run whole: host, toolchain, agent, and per workload its fit, local slopes,
 //! medians and raw samples, or a note where retention removed them.
 
-use super::{links, PageResult};
+use crate::links;
+use super::PageResult;
 use crate::format;
 use crate::http::pages::render;
 use crate::http::{AppState, Error};

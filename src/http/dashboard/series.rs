@@ -1,7 +1,8 @@
 //! `/series/{workload}/{toolchain}`: one workload in one lineage across versions; its two charts,
 //! the per-version table, and the same numbers as CSV and JSON.
 
-use super::{chart, csv_line, csv_number, csv_response, links, query_values, PageResult};
+use crate::links;
+use super::{chart, csv_line, csv_number, csv_response, query_values, PageResult};
 use crate::charts;
 use crate::format;
 use crate::http::pages::render;

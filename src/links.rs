@@ -1,5 +1,6 @@
-//! The dashboard's URLs, built in one place: names from users are percent-encoded, so a
-//! workload called `a/b?c` still has its own page.
+//! The product's URLs, built in one place below the pages and the alert payloads that both link
+//! to them: names from users are percent-encoded, so a workload called `a/b?c` still has its own
+//! page.
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use url::form_urlencoded::Serializer;
@@ -81,6 +82,15 @@ pub fn run(id: &uuid::Uuid) -> String {
     format!("/runs/{id}")
 }
 
+pub fn regression(id: i64) -> String {
+    format!("/regressions/{id}")
+}
+
+/// Absolute when the server knows its public URL, else relative to the dashboard.
+pub fn absolute(public_url: Option<&str>, path_and_query: &str) -> String {
+    format!("{}{path_and_query}", public_url.unwrap_or("").trim_end_matches('/'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +106,12 @@ mod tests {
         assert!(toolchain_version_readings("nope").is_empty());
         assert!(toolchain_version_readings("x@").is_empty());
         assert!(toolchain_version_readings("@1").is_empty());
+    }
+
+    #[test]
+    fn links_are_absolute_when_the_public_url_is_known() {
+        assert_eq!(series("a b&c", "gcc"), "/series/a%20b%26c/gcc");
+        assert_eq!(absolute(Some("https://sw.example/"), &regression(1)), "https://sw.example/regressions/1");
+        assert_eq!(absolute(None, &regression(1)), "/regressions/1");
     }
 }

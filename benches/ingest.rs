@@ -92,11 +92,11 @@ fn run_body(i: usize) -> Vec<u8> {
 /// Stores `runs` runs through the store directly, spread over the same hosts, lineages and
 /// versions as the timed load, so each version already has `runs / 30` runs when the clock starts.
 async fn preload(store: &Store, bodies: &Bodies, runs: usize) {
-    let config = Config::default();
+    let intake = slopewatch::intake::Intake::new(store.clone(), &Config::default());
     for i in 0..runs {
         let run = slopewatch_core::wire::RunSubmission::from_json(&bodies.next(i)).unwrap();
         let fits = slopewatch::analysis::fit_run(&run).unwrap();
-        store.insert_run(&run, &fits, &config).await.unwrap();
+        intake.insert_run(&run, &fits).await.unwrap();
     }
 }
 

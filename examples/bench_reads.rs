@@ -114,11 +114,12 @@ async fn fill(store: &Store, runs_per_version: usize) -> usize {
         .flat_map(|&l| (0..VERSIONS).flat_map(move |v| (0..runs_per_version).map(move |r| (l, v, r))))
         .collect();
     let total = jobs.len();
+    let intake = &slopewatch::intake::Intake::new(store.clone(), &Config::default());
     stream::iter(jobs)
         .map(|(l, v, r)| async move {
             let submission = run(l, v, r);
             let fits = analysis::fit_run(&submission).unwrap();
-            store.insert_run(&submission, &fits, &Config::default()).await.unwrap();
+            intake.insert_run(&submission, &fits).await.unwrap();
         })
         .buffer_unordered(8)
         .collect::<Vec<()>>()

@@ -1,5 +1,6 @@
 //! Slopes for the server: one fit per workload of a run, and a summary per toolchain version.
 
+use crate::model::Slope;
 use slopewatch_core::fit::{self, Fit};
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use std::collections::{BTreeMap, HashSet};
@@ -42,10 +43,7 @@ pub fn fit_medians(
 /// One run's fit of a workload, as read back to summarise a version.
 #[derive(Debug, Clone)]
 pub struct RunFit {
-    pub slope: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-    pub r2: f64,
+    pub fit: Slope,
     pub host_id: i64,
 }
 
@@ -68,7 +66,7 @@ pub struct Summary {
 
 /// Summarises the fits and per-size medians of every run of one workload at one version.
 pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
-    let slopes: Vec<f64> = fits.iter().map(|f| f.slope).collect();
+    let slopes: Vec<f64> = fits.iter().map(|f| f.fit.slope).collect();
     let spread = fit::spread(&slopes)?;
     let collect = |g: fn(&RunFit) -> f64| fits.iter().map(g).collect::<Vec<f64>>();
     let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
@@ -79,9 +77,9 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
         slope: spread.median,
         slope_min: spread.min,
         slope_max: spread.max,
-        ci_low: fit::median(&collect(|f| f.ci_low)),
-        ci_high: fit::median(&collect(|f| f.ci_high)),
-        r2: fit::median(&collect(|f| f.r2)),
+        ci_low: fit::median(&collect(|f| f.fit.ci_low)),
+        ci_high: fit::median(&collect(|f| f.fit.ci_high)),
+        r2: fit::median(&collect(|f| f.fit.r2)),
         runs: fits.len(),
         hosts: fits.iter().map(|f| f.host_id).collect::<HashSet<_>>().len(),
         sizes: by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect(),
@@ -93,7 +91,7 @@ mod tests {
     use super::*;
 
     fn run_fit(slope: f64, host_id: i64) -> RunFit {
-        RunFit { slope, ci_low: slope - 0.1, ci_high: slope + 0.1, r2: 0.99, host_id }
+        RunFit { fit: Slope { slope, ci_low: slope - 0.1, ci_high: slope + 0.1, r2: 0.99 }, host_id }
     }
 
     #[test]

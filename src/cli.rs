@@ -2,9 +2,10 @@
 //! stores and prune old raw samples.
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
+use crate::intake::Intake;
 use crate::store::{mask_password, OpenOptions, Scope, Store};
 use crate::transfer::{ExportSummary, ImportSummary};
-use crate::{alerts, app, auth, retention, transfer, AppState};
+use crate::{app, auth, outbox, retention, transfer, AppState};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -259,7 +260,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "starting slopewatch {}",
         env!("CARGO_PKG_VERSION"),
     );
-    summarize_pending(&store, &config).await;
+    let intake = Intake::new(store.clone(), &config);
+    intake.catch_up().await;
     let shutdown = shutdown_signal();
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
@@ -268,10 +270,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let pruner = config
         .retain_samples_days
         .map(|days| tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped.clone())));
-    let sweeper = tokio::spawn(sweep_summaries(store.clone(), config.clone(), worker_stopped.clone()));
-    let state = AppState::new(store.clone(), config);
-    let worker =
-        tokio::spawn(alerts::worker::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
+    let sweeper = tokio::spawn(intake.clone().sweep(worker_stopped.clone()));
+    let state = AppState::with_intake(intake, config);
+    let worker = tokio::spawn(outbox::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
@@ -285,31 +286,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Takes in the runs left pending, by a server that stopped between storing a run and updating its
-/// version's summaries or by a pass that failed.
-async fn summarize_pending(store: &Store, config: &Config) {
-    match store.summarize_pending(config).await {
-        Ok(0) => {}
-        Ok(runs) => tracing::info!(runs, "took pending runs into their version summaries"),
-        Err(e) => tracing::warn!(error = %e, "cannot take pending runs into their version summaries; will try again"),
-    }
-}
-
-/// `summarize_pending` every few seconds until `stop` turns true.
-async fn sweep_summaries(store: Store, config: Config, mut stop: tokio::sync::watch::Receiver<bool>) {
-    const EVERY: std::time::Duration = std::time::Duration::from_secs(10);
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(EVERY) => {}
-            _ = stop.changed() => {}
-        }
-        if *stop.borrow() {
-            break;
-        }
-        summarize_pending(&store, &config).await;
-    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM; in-flight requests then finish before the server exits. The

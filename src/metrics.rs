@@ -3,7 +3,7 @@
 //! Hand-rolled on atomics and one mutex-guarded map: the server's label sets are small and fixed
 //! (routes, status codes, rejection reasons), which a full metrics stack would not repay.
 
-use crate::store::AttemptOutcome;
+use crate::model::AttemptOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -129,7 +129,7 @@ impl Alerting {
         let (stop, stopped) = watch::channel(false);
         let settings = config.alerts.clone();
         let app = TestApp::with_config(db, config).await;
-        tokio::spawn(slopewatch::alerts::worker::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
         Alerting { app, stop }
     }
 }

@@ -262,7 +262,7 @@ async fn series_lists_versions_in_version_order_with_medians() {
 async fn a_version_counts_every_run_and_takes_medians_over_its_latest_runs() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let window = slopewatch::store::SUMMARY_WINDOW as usize;
+        let window = slopewatch::intake::SUMMARY_WINDOW as usize;
         for i in 0..8 {
             let run = run_json("gcc-glibc", "12.2.0", &format!("early-{}", i % 2), 2.0, 1, 3, 1);
             assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
@@ -447,7 +447,7 @@ async fn runs_that_wait_together_each_get_their_own_answer() {
         assert_eq!(new["size_unit"], stored_unit, "{workloads}");
         let (_, runs) = app.get("/api/v1/runs").await;
         assert_eq!(runs["runs"].as_array().unwrap().len(), 5, "{runs}");
-        app.db.store.summarize_pending(&slopewatch::config::Config::default()).await.unwrap();
+        app.intake.summarize_pending().await.unwrap();
         let (_, series) = app.get("/api/v1/series?workload=workload-1&toolchain=gcc-glibc").await;
         assert_eq!(series["versions"][0]["runs"], 4, "{series}");
         assert_eq!(app.db.store.queued_runs(), 0);
@@ -474,9 +474,8 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         assert!(metrics.contains("\nslopewatch_summaries_pending 1\n"), "{metrics}");
 
         app.db.refuse_summaries(false).await;
-        let config = slopewatch::config::Config::default();
-        assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 1);
-        assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 0, "taken in once");
+        assert_eq!(app.intake.summarize_pending().await.unwrap(), 1);
+        assert_eq!(app.intake.summarize_pending().await.unwrap(), 0, "taken in once");
         let metrics = app.metrics().await;
         assert!(metrics.contains("\nslopewatch_summaries_pending 0\n"), "{metrics}");
         let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
@@ -505,12 +504,11 @@ async fn a_workload_only_older_runs_measured_is_counted_when_many_are_taken_in_a
         for _ in 0..4 {
             assert_eq!(app.submit(&named("early")).await.0, StatusCode::CREATED);
         }
-        for _ in 0..slopewatch::store::SUMMARY_WINDOW {
+        for _ in 0..slopewatch::intake::SUMMARY_WINDOW {
             assert_eq!(app.submit(&named("late")).await.0, StatusCode::CREATED);
         }
         app.db.refuse_summaries(false).await;
-        let config = slopewatch::config::Config::default();
-        assert_eq!(app.db.store.summarize_pending(&config).await.unwrap(), 20);
+        assert_eq!(app.intake.summarize_pending().await.unwrap(), 20);
         for (workload, runs) in [("early", 4), ("late", 16)] {
             let (status, series) = app.get(&format!("/api/v1/series?workload={workload}&toolchain=gcc-glibc")).await;
             assert_eq!(status, StatusCode::OK, "{workload}: {series}");

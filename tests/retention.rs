@@ -8,6 +8,7 @@ use common::{on_both_backends, run_json, TestApp, TestDb};
 use serde_json::Value;
 use slopewatch::analysis;
 use slopewatch::config::Config;
+use slopewatch::intake::Intake;
 use slopewatch::retention;
 use slopewatch::store::{Arrival, InsertOutcome, Store};
 use slopewatch_core::wire::RunSubmission;
@@ -118,7 +119,8 @@ async fn store_old_run(store: &Store, run: &Value, days_ago: i64) -> uuid::Uuid 
     let run = RunSubmission::from_json(&serde_json::to_vec(run).unwrap()).unwrap();
     let fits = analysis::fit_run(&run).unwrap();
     let arrival = Arrival { received_at: OffsetDateTime::now_utc() - time::Duration::days(days_ago), ..Arrival::now() };
-    let outcome = store.insert_run_as(&run, &fits, &Config::default(), &arrival).await.unwrap();
+    let intake = Intake::new(store.clone(), &Config::default());
+    let outcome = intake.insert_run_as(&run, &fits, &arrival).await.unwrap();
     assert!(matches!(outcome, InsertOutcome::Created(_)));
     run.run_id
 }

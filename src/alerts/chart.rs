@@ -1,7 +1,7 @@
 //! Before/after charts for a regression: time against size on log-log axes, one line per version,
 //! so a steeper line is visibly a steeper growth. Plain SVG from data, no database access.
 
-use crate::store::SizeMedian;
+use crate::model::SizeMedian;
 use std::fmt::Write;
 
 const WIDTH: f64 = 360.0;

@@ -1,6 +1,6 @@
 //! Deciding, from version summaries alone, which workloads crossed the threshold at a version and
-//! which regressions a version fixes. No database here: the store feeds it rows and writes back
-//! what it decides, inside the run's transaction.
+//! which regressions a version fixes. No database here: a summary pass (`intake`) reads what the
+//! rules need from the store, asks them, and writes back what they decide, in its transaction.
 //!
 //! # The noise rule
 //! A version's slope is the median over its runs, with the medians of their 95% intervals. It
@@ -19,7 +19,7 @@
 //! highest measured version below it in the same lineage) was not, or there was none.
 
 use super::config::Rules;
-use crate::store::SizeMedian;
+use crate::model::SizeMedian;
 use slopewatch_core::version;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -124,6 +124,21 @@ pub struct Plan {
 impl Plan {
     pub fn is_empty(&self) -> bool {
         self.crossings.is_empty() && self.fixes.is_empty()
+    }
+
+    /// Whether the plan opens a regression at its version: some crossing joins no regression.
+    pub fn opens(&self) -> bool {
+        self.join.is_none() && self.crossings.iter().any(|c| c.into.is_none())
+    }
+
+    /// The last good version of the regression the plan opens: the highest version measured
+    /// before it.
+    pub fn last_good_version(&self) -> Option<String> {
+        self.crossings
+            .iter()
+            .filter(|c| c.into.is_none())
+            .filter_map(|c| c.previous.as_ref().map(|(v, _)| v.clone()))
+            .max_by(|a, b| version::compare(a, b))
     }
 }
 

@@ -1,12 +1,15 @@
-//! Alerts: deciding at ingest when a slope crossed its threshold, and delivering signed webhooks
-//! about it through an outbox, plus what retrospectives render (safe Markdown, charts, exports).
+//! Alerts, as rules and values: when a slope crossed its threshold and which regression a
+//! version opens, joins or resolves (`evaluate`), what the webhooks say (`events`, `payload`) and
+//! how they are signed, the alert settings, and what retrospectives render (safe Markdown, the
+//! postmortem). No database and no HTTP here: `intake` applies the rules in its summary passes,
+//! `outbox` sends what they announce.
 
 pub mod chart;
 pub mod config;
 pub mod edits;
 pub mod evaluate;
+pub mod events;
 pub mod markdown;
 pub mod payload;
 pub mod postmortem;
 pub mod signing;
-pub mod worker;

@@ -1,7 +1,7 @@
 //! `Export as Markdown`: a regression's postmortem document, with its timeline, numbers, alert
 //! deliveries, links and the team's notes.
 
-use crate::store::{RegressionDetail, RegressionStatus};
+use crate::model::{RegressionDetail, RegressionStatus};
 use std::fmt::Write;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;

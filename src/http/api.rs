@@ -132,7 +132,7 @@ async fn store_run(
     })?;
     let run = RunSubmission::from_json(&body).map_err(Error::Invalid)?;
     let fits = analysis::fit_run(&run).map_err(Error::Invalid)?;
-    let (status, receipt) = match state.store.insert_run(&run, &fits, &state.config).await? {
+    let (status, receipt) = match state.intake.insert_run(&run, &fits).await? {
         InsertOutcome::Created(receipt) => (StatusCode::CREATED, receipt),
         InsertOutcome::Existing(receipt) => (StatusCode::OK, receipt),
         InsertOutcome::Conflict => {

@@ -13,6 +13,7 @@ mod session;
 pub use error::Error;
 
 use crate::config::Config;
+use crate::intake::Intake;
 use crate::metrics::{Gauges, Metrics};
 use crate::store::Store;
 use axum::body::Body;
@@ -35,6 +36,8 @@ use tracing::Span;
 pub struct AppState {
     /// The database, Postgres or SQLite.
     pub store: Store,
+    /// Where accepted runs go: stored, then summarised and judged by the alert rules.
+    pub intake: Intake,
     /// Settings fixed at start-up.
     pub config: Arc<Config>,
     /// Counters and histograms served at `/metrics`.
@@ -43,7 +46,12 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(store: Store, config: Config) -> AppState {
-        AppState { store, config: Arc::new(config), metrics: Arc::default() }
+        AppState::with_intake(Intake::new(store, &config), config)
+    }
+
+    /// The state around an intake already running, whose summary passes the server shares.
+    pub fn with_intake(intake: Intake, config: Config) -> AppState {
+        AppState { store: intake.store().clone(), intake, config: Arc::new(config), metrics: Arc::default() }
     }
 }
 

@@ -5,7 +5,7 @@ use super::error::ErrorBody;
 use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::alerts::chart::{self, Line};
-use crate::alerts::{edits, markdown, payload, postmortem};
+use crate::alerts::{edits, markdown, postmortem};
 use crate::auth::Denied;
 use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;

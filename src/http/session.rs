@@ -54,7 +54,7 @@ fn random_hex() -> String {
 async fn key(state: &AppState) -> Result<String, sqlx::Error> {
     match &state.config.auth.session_secret {
         Some(secret) => Ok(secret.clone()),
-        None => state.store.session_key().await,
+        None => state.store.session_key(&crate::auth::generate().secret).await,
     }
 }
 

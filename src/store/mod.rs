@@ -1,43 +1,53 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
-//! Methods are named after the domain. Most SQL is the same on both backends and is written once
-//! (the `with_pool!` macro expands it for each); where the SQL differs, `postgres.rs` and
-//! `sqlite.rs` hold the backend's version under the same name.
+//! One file per resource (`runs/`, `summaries.rs`, `regressions.rs`, `outbox.rs`, `tokens.rs`,
+//! `series.rs`, `inventory.rs`, `transfer.rs`, `retention.rs`), each holding that resource's
+//! queries as methods named after the domain. The store reads and writes; it never decides. Most
+//! SQL is written once for both databases (`db.rs`); what differs is the `Backend` trait
+//! (`backend.rs`), implemented in `postgres.rs` and `sqlite.rs`. SQLite's one writer has a file
+//! of its own (`sqlite_writer.rs`).
 
-pub(crate) mod alerts;
-mod dashboard;
-mod ingest;
+mod backend;
+mod columns;
+mod db;
+mod inventory;
+mod outbox;
 mod postgres;
-mod reads;
+mod regressions;
 mod retention;
+mod rows;
+mod runs;
+mod series;
 mod sqlite;
+mod sqlite_writer;
 mod summaries;
 mod tokens;
 mod transfer;
 
-pub use alerts::{
-    AttemptOutcome, ClaimedDelivery, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent,
-    RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, VersionSizes,
+pub use crate::model::{
+    AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent, RegressionLink,
+    RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, SizeMedian, Slope, VersionSizes,
 };
-pub use dashboard::{HostVersion, SlopeRow, VersionChoice};
-pub use ingest::{Arrival, FitReceipt, InsertOutcome, PrunedSamples, RunReceipt};
-pub use reads::{
-    HostRow, MeasurementDetail, RunDetail, RunListRow, SizeMedian, ToolchainRow, VersionSummary, WorkloadDetail,
-    WorkloadRow,
-};
+pub use columns::{Arrival, PrunedSamples};
+pub use db::Tx;
+pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
+pub use outbox::{ClaimedDelivery, NewDelivery};
+pub use regressions::{MemberFix, NewMember, NewRegression};
 pub use retention::PruneReport;
-pub use summaries::SUMMARY_WINDOW;
-pub use tokens::{Scope, TokenRow};
-pub use transfer::{
-    EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredToken, StoredWorkload,
-};
+pub use rows::{ClaimedFit, WindowFit};
+pub use runs::{FitReceipt, InsertOutcome, MeasurementDetail, RunDetail, RunListRow, RunReceipt, WorkloadDetail};
+pub use series::{SlopeRow, VersionChoice, VersionSummary};
+pub use summaries::{NewSummary, SummaryTotals, WindowRun};
+pub use tokens::{Scope, StoredToken, TokenRow};
+pub use transfer::{EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
 
+use db::{Column, Pool, Record, Sql};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, QueryBuilder, SqlitePool};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Mutex;
 
 /// How long a request waits for a database connection before failing with 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -46,69 +56,28 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 const CHECK_IDLE_AFTER: Duration = Duration::from_secs(1);
 
 /// A connection pool on one of the two backends.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Store {
-    backend: Backend,
+    pool: Pool,
     /// Writers on SQLite (the run writer's batches, summary passes) take turns here, first come
     /// first served, instead of in SQLite's busy handler, whose sleeps let late arrivals overtake
     /// early ones and stretch the tail latency.
-    sqlite_writer: Arc<tokio::sync::Mutex<()>>,
-    /// Turns at the passes that take stored runs into their version summaries.
-    summaries: Arc<summaries::SummaryTurns>,
+    sqlite_writer: Arc<Mutex<()>>,
     /// On SQLite, where runs wait for the one writer; `None` on Postgres, and in the writer's own
     /// handle on the store.
-    run_queue: Option<ingest::RunQueue>,
+    run_queue: Option<sqlite_writer::RunQueue>,
 }
 
-#[derive(Clone, Debug)]
-enum Backend {
-    Postgres(PgPool),
-    Sqlite(SqlitePool),
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("backend", &self.backend_name()).finish_non_exhaustive()
+    }
 }
-
-/// Runs `$body` with `$pool` bound to the backend's pool and `$dialect` to its module, so SQL that
-/// is the same on both backends is written once.
-macro_rules! with_pool {
-    ($store:expr, |$pool:ident, $dialect:ident| $body:expr) => {
-        match &$store.backend {
-            $crate::store::Backend::Postgres($pool) => {
-                #[allow(unused_imports)]
-                use $crate::store::postgres as $dialect;
-                $body
-            }
-            $crate::store::Backend::Sqlite($pool) => {
-                #[allow(unused_imports)]
-                use $crate::store::sqlite as $dialect;
-                $body
-            }
-        }
-    };
-    ($store:expr, |$pool:ident| $body:expr) => {
-        with_pool!($store, |$pool, _dialect| $body)
-    };
-}
-pub(crate) use with_pool;
 
 /// Reads a JSON column (a fit's medians, a summary's sizes, a measurement's samples); text that
 /// does not parse is a decode error, as a column of the wrong type would be.
-pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, sqlx::Error> {
+fn decode_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, sqlx::Error> {
     serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
-}
-
-/// Appends `(id, id, …)`, each id bound, for an `IN` list written once for both backends.
-pub(crate) fn push_ids<'q, 'a, DB: sqlx::Database, Id>(
-    q: &'q mut QueryBuilder<'a, DB>,
-    ids: &[Id],
-) -> &'q mut QueryBuilder<'a, DB>
-where
-    Id: Copy + sqlx::Encode<'a, DB> + sqlx::Type<DB> + 'a,
-{
-    q.push("(");
-    let mut list = q.separated(", ");
-    for id in ids {
-        list.push_bind(*id);
-    }
-    q.push(")")
 }
 
 /// Why the store could not be opened.
@@ -141,7 +110,7 @@ impl Store {
     pub async fn open(url: &str, options: &OpenOptions) -> Result<Store, OpenError> {
         let masked = mask_password(url);
         let connect = |source| OpenError::Connect { url: masked.clone(), source };
-        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let opts = PgConnectOptions::from_str(url).map_err(connect)?;
             let pool = PgPoolOptions::new()
                 .max_connections(options.max_connections)
@@ -161,7 +130,7 @@ impl Store {
                 .connect_with(opts)
                 .await
                 .map_err(connect)?;
-            Backend::Postgres(pool)
+            Pool::Postgres(pool)
         } else if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)
                 .map_err(connect)?
@@ -170,7 +139,7 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10))
-                // Checkpoints run in the background (`sqlite::checkpoint`), not inside the commit
+                // Checkpoints run in the background (`sqlite_writer.rs`), not inside the commit
                 // that happens to fill the log, where they stall every writer queued behind it.
                 .pragma("wal_autocheckpoint", "0")
                 .pragma("journal_size_limit", (64 << 20).to_string());
@@ -182,14 +151,23 @@ impl Store {
                 .connect_with(opts)
                 .await
                 .map_err(connect)?;
-            Backend::Sqlite(pool)
+            Pool::Sqlite(pool)
         } else {
             return Err(OpenError::UnknownScheme(masked));
         };
-        let mut store = Store { backend, sqlite_writer: Arc::default(), summaries: Arc::default(), run_queue: None };
-        if let Backend::Sqlite(_) = store.backend {
-            let writer = ingest::RunQueue::start(store.clone());
-            store.run_queue = Some(writer.map_err(|e| OpenError::Writer { url: masked.clone(), source: e })?);
+        let mut store = Store { pool, sqlite_writer: Arc::default(), run_queue: None };
+        if let Pool::Sqlite(pool) = &store.pool {
+            // The writer's own handle has no queue, so the writer stops once the last handle that
+            // can hand it runs is gone.
+            let writer = store.clone();
+            let write: sqlite_writer::WriteRuns = Arc::new(move |runs| {
+                Box::pin({
+                    let writer = writer.clone();
+                    async move { writer.write_runs(&runs).await }
+                })
+            });
+            let queue = sqlite_writer::RunQueue::start(pool.clone(), store.sqlite_writer.clone(), write);
+            store.run_queue = Some(queue.map_err(|e| OpenError::Writer { url: masked.clone(), source: e })?);
         }
         Ok(store)
     }
@@ -202,41 +180,86 @@ impl Store {
     }
 
     pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
-        match &self.backend {
-            Backend::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
-            Backend::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
+        match &self.pool {
+            Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
+            Pool::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
         }
     }
 
-    /// On SQLite, waits for this process's turn to write a run; on Postgres, where writers run
-    /// side by side, returns at once.
-    async fn writer_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match self.backend {
-            Backend::Postgres(_) => None,
-            Backend::Sqlite(_) => Some(self.sqlite_writer.lock().await),
+    /// Starts a transaction that writes.
+    pub async fn begin(&self) -> Result<Tx<'static>, sqlx::Error> {
+        self.pool.begin().await
+    }
+
+    /// Starts a transaction that writes, after waiting for this process's turn at SQLite's one
+    /// writer (held until the transaction ends); on Postgres, where writers run side by side, at
+    /// once.
+    pub async fn begin_writing(&self) -> Result<Tx<'static>, sqlx::Error> {
+        let turn = match self.pool {
+            Pool::Postgres(_) => None,
+            Pool::Sqlite(_) => Some(self.sqlite_writer.clone().lock_owned().await),
+        };
+        Ok(self.pool.begin().await?.with_turn(turn))
+    }
+
+    /// Runs `task` where this store's writes run best: on SQLite, on the writer's thread.
+    pub fn spawn_writing(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        match &self.run_queue {
+            Some(queue) => queue.spawn(task),
+            None => drop(tokio::spawn(task)),
         }
+    }
+
+    /// How many runs the SQLite writer holds, waiting or being written (none on Postgres).
+    pub fn queued_runs(&self) -> usize {
+        self.run_queue.as_ref().map_or(0, |queue| queue.unanswered())
     }
 
     /// Which backend this is, for logs: `postgres` or `sqlite`.
     pub fn backend_name(&self) -> &'static str {
-        match &self.backend {
-            Backend::Postgres(_) => "postgres",
-            Backend::Sqlite(_) => "sqlite",
+        match &self.pool {
+            Pool::Postgres(_) => "postgres",
+            Pool::Sqlite(_) => "sqlite",
         }
     }
 
     /// Succeeds when the database answers a query.
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        with_pool!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(drop))
+        self.execute(&db::sql("SELECT 1")).await.map(drop)
     }
 
     /// Connections in use and idle, for metrics and readiness.
     pub fn pool_usage(&self) -> (u32, usize) {
-        with_pool!(self, |pool| (pool.size(), pool.num_idle()))
+        match &self.pool {
+            Pool::Postgres(pool) => (pool.size(), pool.num_idle()),
+            Pool::Sqlite(pool) => (pool.size(), pool.num_idle()),
+        }
     }
 
     pub async fn close(&self) {
-        with_pool!(self, |pool| pool.close().await)
+        match &self.pool {
+            Pool::Postgres(pool) => pool.close().await,
+            Pool::Sqlite(pool) => pool.close().await,
+        }
+    }
+
+    /// Every row of a statement, on a connection of the pool.
+    async fn all<T: Record>(&self, q: &Sql<'_>) -> Result<Vec<T>, sqlx::Error> {
+        self.pool.acquire().await?.exec().all(q).await
+    }
+
+    async fn optional<T: Record>(&self, q: &Sql<'_>) -> Result<Option<T>, sqlx::Error> {
+        self.pool.acquire().await?.exec().optional(q).await
+    }
+
+    /// The first column of the only row, if there is one.
+    async fn value<T: Column>(&self, q: &Sql<'_>) -> Result<Option<T>, sqlx::Error> {
+        self.pool.acquire().await?.exec().value(q).await
+    }
+
+    /// Runs a statement; returns how many rows it changed.
+    async fn execute(&self, q: &Sql<'_>) -> Result<u64, sqlx::Error> {
+        self.pool.acquire().await?.exec().execute(q).await
     }
 }
 

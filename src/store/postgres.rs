@@ -1,31 +1,25 @@
-//! The Postgres side of the SQL that differs: whole runs inserted in one statement with `UNNEST`,
-//! and advisory locks.
+//! The Postgres side of what differs (`Backend`): whole runs inserted in one statement with
+//! `UNNEST`, advisory locks, and summary lookups the planner cannot turn into scans.
 
-use super::ingest::NewRuns;
-use super::summaries::{ClaimedFit, WindowFit};
-use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
+use super::backend::Backend;
+use super::columns::NewRuns;
+use super::rows::{ClaimedFit, WindowFitRow};
+use sqlx::{PgConnection, Postgres};
 use uuid::Uuid;
 
-pub(super) async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
-    pool.begin().await
-}
+impl Backend for Postgres {
+    const BEGIN_WRITE: &'static str = "BEGIN";
+    const BEGIN_SNAPSHOT: &'static str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+    const ONE_STATEMENT: bool = true;
+    /// All a pass reads, since writers here do not wait for each other.
+    const SUMMARY_VERSIONS_PER_TX: usize = 200;
+    const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
 
-/// Starts a transaction on a connection already in hand.
-pub(super) async fn begin_on(conn: &mut PgConnection) -> Result<Transaction<'_, Postgres>, sqlx::Error> {
-    conn.begin().await
-}
-
-/// `insert_runs` writes runs whole in one statement, so a lone run that adds no host, toolchain
-/// build or workload needs no transaction around it.
-pub(super) const ONE_STATEMENT: bool = true;
-
-/// Stores the runs whose ids are free, with their fits, measurements and pending marks, in one
-/// statement; a run whose id a concurrent writer took leaves no rows. Returns how many runs it
-/// stored.
-pub(super) async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
-    let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
-    let (stored,): (i64,) = sqlx::query_as(
-        "WITH run AS (
+    /// In one statement: a run whose id a concurrent writer took leaves no rows.
+    async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
+        let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
+        let (stored,): (i64,) = sqlx::query_as(
+            "WITH run AS (
              INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
                                sample_count, samples_pruned_at)
              SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
@@ -53,83 +47,70 @@ pub(super) async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> R
              WHERE m.run_id IN (SELECT id FROM run)
          )
          SELECT COUNT(*) FROM run",
-    )
-    .bind(&r.id)
-    .bind(&r.content_hash)
-    .bind(&r.agent_version)
-    .bind(&r.started_at)
-    .bind(&r.received_at)
-    .bind(&r.host_id)
-    .bind(&r.toolchain_id)
-    .bind(&r.sample_count)
-    .bind(&r.samples_pruned_at)
-    .bind(&r.lineage)
-    .bind(&r.version)
-    .bind(&f.run_id)
-    .bind(&f.workload_id)
-    .bind(&f.source_hash)
-    .bind(&f.slope)
-    .bind(&f.intercept)
-    .bind(&f.r2)
-    .bind(&f.stderr)
-    .bind(&f.ci_low)
-    .bind(&f.ci_high)
-    .bind(&f.n_sizes)
-    .bind(&f.min_size)
-    .bind(&f.max_size)
-    .bind(&f.local_slopes)
-    .bind(&f.metadata)
-    .bind(&f.medians)
-    .bind(&m.run_id)
-    .bind(&m.workload_id)
-    .bind(&m.size)
-    .bind(&m.median_ns)
-    .bind(&m.samples)
-    .bind(&m.samples_ns)
-    .bind(&m.instructions)
-    .fetch_one(conn)
-    .await?;
-    Ok(stored as u64)
-}
+        )
+        .bind(&r.id)
+        .bind(&r.content_hash)
+        .bind(&r.agent_version)
+        .bind(&r.started_at)
+        .bind(&r.received_at)
+        .bind(&r.host_id)
+        .bind(&r.toolchain_id)
+        .bind(&r.sample_count)
+        .bind(&r.samples_pruned_at)
+        .bind(&r.lineage)
+        .bind(&r.version)
+        .bind(&f.run_id)
+        .bind(&f.workload_id)
+        .bind(&f.source_hash)
+        .bind(&f.slope)
+        .bind(&f.intercept)
+        .bind(&f.r2)
+        .bind(&f.stderr)
+        .bind(&f.ci_low)
+        .bind(&f.ci_high)
+        .bind(&f.n_sizes)
+        .bind(&f.min_size)
+        .bind(&f.max_size)
+        .bind(&f.local_slopes)
+        .bind(&f.metadata)
+        .bind(&f.medians)
+        .bind(&m.run_id)
+        .bind(&m.workload_id)
+        .bind(&m.size)
+        .bind(&m.median_ns)
+        .bind(&m.samples)
+        .bind(&m.samples_ns)
+        .bind(&m.instructions)
+        .fetch_one(conn)
+        .await?;
+        Ok(stored as u64)
+    }
 
-/// Most versions one summary transaction covers: all a pass reads, since writers here do not
-/// wait for each other.
-pub(super) const SUMMARY_VERSIONS_PER_TX: usize = 200;
-
-/// Holds, until the transaction ends, a lock on each of these toolchain versions' summaries,
-/// taken in sorted order (as every holder takes them) so two passes cannot deadlock.
-pub(super) async fn lock_versions(
-    tx: &mut Transaction<'_, Postgres>,
-    versions: &[(String, String)],
-) -> Result<(), sqlx::Error> {
-    let (lineages, versions): (Vec<&str>, Vec<&str>) = versions.iter().map(|(l, v)| (l.as_str(), v.as_str())).unzip();
-    sqlx::query(
-        "SELECT pg_advisory_xact_lock(hashtextextended('version' || chr(31) || l || chr(31) || v, 0))
+    async fn lock_versions(conn: &mut PgConnection, versions: &[(String, String)]) -> Result<(), sqlx::Error> {
+        let (lineages, versions): (Vec<&str>, Vec<&str>) =
+            versions.iter().map(|(l, v)| (l.as_str(), v.as_str())).unzip();
+        sqlx::query(
+            "SELECT pg_advisory_xact_lock(hashtextextended('version' || chr(31) || l || chr(31) || v, 0))
          FROM (SELECT l, v FROM unnest($1::text[], $2::text[]) AS x (l, v) ORDER BY l, v) AS sorted",
-    )
-    .bind(lineages)
-    .bind(versions)
-    .execute(&mut **tx)
-    .await
-    .map(drop)
-}
-
-/// Holds, until the transaction ends, a lock on one lineage's alert evaluation.
-pub(super) async fn lock_lineage(tx: &mut Transaction<'_, Postgres>, lineage: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('alerts' || chr(31) || $1, 0))")
-        .bind(lineage)
-        .execute(&mut **tx)
+        )
+        .bind(lineages)
+        .bind(versions)
+        .execute(conn)
         .await
         .map(drop)
-}
+    }
 
-/// The runs `claimed` by a summary pass, one row per workload each measured, through a
-/// primary-key lookup per run (see `window_fits`).
-pub(super) async fn claimed_fits(
-    tx: &mut Transaction<'_, Postgres>,
-    claimed: &[Uuid],
-) -> Result<Vec<ClaimedFit>, sqlx::Error> {
-    sqlx::query_as(
+    async fn lock_lineage(conn: &mut PgConnection, lineage: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('alerts' || chr(31) || $1, 0))")
+            .bind(lineage)
+            .execute(conn)
+            .await
+            .map(drop)
+    }
+
+    /// Through a primary-key lookup per run (see `window_fits`).
+    async fn claimed_fits(conn: &mut PgConnection, claimed: &[Uuid]) -> Result<Vec<ClaimedFit>, sqlx::Error> {
+        sqlx::query_as(
         "SELECT r.id AS run_id, t.name AS lineage, t.version, r.host_id, r.started_at, r.received_at, f.workload_id,
                 w.name AS workload
          FROM UNNEST($1::uuid[]) AS c (id)
@@ -140,38 +121,27 @@ pub(super) async fn claimed_fits(
          JOIN workloads w ON w.id = f.workload_id",
     )
     .bind(claimed)
-    .fetch_all(&mut **tx)
+    .fetch_all(conn)
     .await
-}
+    }
 
-/// The fits of `run_ids` for `workload_ids`, one primary-key lookup per run. A plain `IN` list
-/// lets Postgres, on tables it holds no statistics for yet (a new database, or one an import has
-/// just filled), scan every fit ever stored instead; the subquery it cannot flatten keeps the
-/// lookups.
-pub(super) async fn window_fits(
-    tx: &mut Transaction<'_, Postgres>,
-    run_ids: &[Uuid],
-    workload_ids: &[i64],
-) -> Result<Vec<WindowFit>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT f.run_id, f.workload_id, f.medians, f.slope, f.ci_low, f.ci_high, f.r2
+    /// One primary-key lookup per run. A plain `IN` list lets Postgres, on tables it holds no
+    /// statistics for yet (a new database, or one an import has just filled), scan every fit ever
+    /// stored instead; the subquery it cannot flatten keeps the lookups.
+    async fn window_fits(
+        conn: &mut PgConnection,
+        run_ids: &[Uuid],
+        workload_ids: &[i64],
+    ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
+        sqlx::query_as(
+            "SELECT f.run_id, f.workload_id, f.medians, f.slope, f.ci_low, f.ci_high, f.r2
          FROM UNNEST($1::uuid[]) AS r (id),
               LATERAL (SELECT run_id, workload_id, medians, slope, ci_low, ci_high, r2 FROM fits
                        WHERE run_id = r.id AND workload_id = ANY($2) OFFSET 0) AS f",
-    )
-    .bind(run_ids)
-    .bind(workload_ids)
-    .fetch_all(&mut **tx)
-    .await
-}
-
-/// Lets outbox workers on several replicas claim different rows instead of waiting on each other.
-pub(super) const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
-
-/// Starts a read-only transaction whose reads all see one snapshot, so rows read by several
-/// statements agree with each other.
-pub(super) async fn begin_snapshot(pool: &PgPool) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
-    Ok(tx)
+        )
+        .bind(run_ids)
+        .bind(workload_ids)
+        .fetch_all(conn)
+        .await
+    }
 }

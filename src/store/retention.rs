@@ -1,9 +1,9 @@
 //! Retention: removing old runs' raw samples in short transactions. A pruned run keeps its fits,
 //! per-size medians and sample counts, which are all that charts, series and summaries read.
 
-use super::{push_ids, with_pool, Store};
+use super::db::sql;
+use super::Store;
 use serde::Serialize;
-use sqlx::QueryBuilder;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -29,6 +29,13 @@ impl std::ops::AddAssign for PruneReport {
     }
 }
 
+/// A run whose samples may be pruned.
+#[derive(sqlx::FromRow)]
+struct Candidate {
+    id: Uuid,
+    sample_count: i32,
+}
+
 impl Store {
     /// Removes the raw samples of the oldest runs received before `received_before` that still
     /// have them, one bounded batch in one transaction, marking them pruned at `at`. A report of
@@ -38,42 +45,33 @@ impl Store {
         received_before: OffsetDateTime,
         at: OffsetDateTime,
     ) -> Result<PruneReport, sqlx::Error> {
-        with_pool!(self, |pool, dialect| {
-            let mut tx = dialect::begin(pool).await?;
-            let candidates: Vec<(Uuid, i32)> = sqlx::query_as(
-                "SELECT id, sample_count FROM runs WHERE samples_pruned_at IS NULL AND received_at < $1
-                 ORDER BY received_at LIMIT $2",
-            )
-            .bind(received_before)
-            .bind(RUNS_PER_BATCH)
-            .fetch_all(&mut *tx)
-            .await?;
-            let mut budget = SAMPLES_PER_BATCH;
-            let batch: Vec<(Uuid, i32)> = candidates
-                .into_iter()
-                .enumerate()
-                .take_while(|&(i, (_, samples))| {
-                    let room = i == 0 || budget >= i64::from(samples);
-                    budget -= i64::from(samples);
-                    room
-                })
-                .map(|(_, run)| run)
-                .collect();
-            if batch.is_empty() {
-                return Ok(PruneReport::default());
-            }
-            let ids: Vec<Uuid> = batch.iter().map(|&(id, _)| id).collect();
-            let mut clear =
-                QueryBuilder::new("UPDATE measurements SET samples_ns = NULL, instructions = NULL WHERE run_id IN ");
-            push_ids(&mut clear, &ids);
-            clear.build().execute(&mut *tx).await?;
-            let mut mark = QueryBuilder::new("UPDATE runs SET samples_pruned_at = ");
-            mark.push_bind(at).push(" WHERE samples_pruned_at IS NULL AND id IN ");
-            push_ids(&mut mark, &ids);
-            let runs = mark.build().execute(&mut *tx).await?.rows_affected();
-            tx.commit().await?;
-            let samples = batch.iter().map(|&(_, n)| n.max(0) as u64).sum();
-            Ok(PruneReport { runs, samples })
-        })
+        let mut tx = self.begin().await?;
+        let q = sql("SELECT id, sample_count FROM runs WHERE samples_pruned_at IS NULL AND received_at < $1
+             ORDER BY received_at LIMIT $2");
+        let candidates: Vec<Candidate> = tx.exec().all(&q.bind(received_before).bind(RUNS_PER_BATCH)).await?;
+        let mut budget = SAMPLES_PER_BATCH;
+        let batch: Vec<Candidate> = candidates
+            .into_iter()
+            .enumerate()
+            .take_while(|(i, run)| {
+                let room = *i == 0 || budget >= i64::from(run.sample_count);
+                budget -= i64::from(run.sample_count);
+                room
+            })
+            .map(|(_, run)| run)
+            .collect();
+        if batch.is_empty() {
+            return Ok(PruneReport::default());
+        }
+        let ids = || batch.iter().map(|run| run.id);
+        let mut clear = sql("UPDATE measurements SET samples_ns = NULL, instructions = NULL WHERE run_id IN ");
+        clear.push_tuple(ids());
+        tx.exec().execute(&clear).await?;
+        let mut mark = sql("UPDATE runs SET samples_pruned_at = ");
+        mark.push_bind(at).push(" WHERE samples_pruned_at IS NULL AND id IN ").push_tuple(ids());
+        let runs = tx.exec().execute(&mark).await?;
+        tx.commit().await?;
+        let samples = batch.iter().map(|run| run.sample_count.max(0) as u64).sum();
+        Ok(PruneReport { runs, samples })
     }
 }

@@ -1,6 +1,8 @@
-//! API tokens: stored as a prefix to find the row and a SHA-256 hash to check it.
+//! API tokens, stored as a prefix to find the row and a SHA-256 hash to check it, and the key
+//! that signs editors' session cookies.
 
-use super::{with_pool, Store};
+use super::db::sql;
+use super::Store;
 use serde::Serialize;
 use std::fmt;
 use time::OffsetDateTime;
@@ -81,51 +83,48 @@ impl TryFrom<String> for ScopeColumn {
 /// Only touch `last_used_at` when it is this stale, so busy tokens do not write on every request.
 const LAST_USED_RESOLUTION: time::Duration = time::Duration::seconds(60);
 
+/// A token's stored form: its name, scope and hash, never the token, as moved between stores.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct StoredToken {
+    pub name: String,
+    pub scope: String,
+    pub prefix: String,
+    pub hash: String,
+    pub created_at: OffsetDateTime,
+    pub last_used_at: Option<OffsetDateTime>,
+}
+
+/// The session-signing key's row in `settings`.
+const SESSION_KEY: &str = "session_key";
+
+const TOKEN_COLUMNS: &str = "SELECT id, name, scope, created_at, last_used_at, hash FROM tokens";
+
 impl Store {
     /// Stores a new token. `Ok(false)` when the name is taken.
     pub async fn create_token(&self, name: &str, scope: Scope, prefix: &str, hash: &str) -> Result<bool, sqlx::Error> {
-        let now = OffsetDateTime::now_utc();
-        let inserted = with_pool!(self, |pool| {
-            sqlx::query(
-                "INSERT INTO tokens (name, scope, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (name) DO NOTHING",
-            )
-            .bind(name)
-            .bind(scope.as_str())
-            .bind(prefix)
-            .bind(hash)
-            .bind(now)
-            .execute(pool)
-            .await?
-            .rows_affected()
-        });
-        Ok(inserted == 1)
+        let q = sql("INSERT INTO tokens (name, scope, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (name) DO NOTHING");
+        let q = q.bind(name).bind(scope.as_str()).bind(prefix).bind(hash).bind(OffsetDateTime::now_utc());
+        Ok(self.execute(&q).await? == 1)
     }
 
     pub async fn list_tokens(&self) -> Result<Vec<TokenRow>, sqlx::Error> {
-        with_pool!(self, |pool| {
-            sqlx::query_as("SELECT id, name, scope, created_at, last_used_at, hash FROM tokens ORDER BY name")
-                .fetch_all(pool)
-                .await
-        })
+        self.all(&sql(format!("{TOKEN_COLUMNS} ORDER BY name"))).await
     }
 
     /// Deletes the named token. `Ok(false)` when there was none.
     pub async fn revoke_token(&self, name: &str) -> Result<bool, sqlx::Error> {
-        let deleted = with_pool!(self, |pool| {
-            sqlx::query("DELETE FROM tokens WHERE name = $1").bind(name).execute(pool).await?.rows_affected()
-        });
-        Ok(deleted == 1)
+        Ok(self.execute(&sql("DELETE FROM tokens WHERE name = $1").bind(name)).await? == 1)
     }
 
     /// Tokens whose prefix matches; the caller compares hashes in constant time.
     pub async fn tokens_with_prefix(&self, prefix: &str) -> Result<Vec<TokenRow>, sqlx::Error> {
-        with_pool!(self, |pool| {
-            sqlx::query_as("SELECT id, name, scope, created_at, last_used_at, hash FROM tokens WHERE prefix = $1")
-                .bind(prefix)
-                .fetch_all(pool)
-                .await
-        })
+        self.all(&sql(format!("{TOKEN_COLUMNS} WHERE prefix = $1")).bind(prefix)).await
+    }
+
+    /// A token by id, to check that a session's token has not been revoked.
+    pub async fn token_by_id(&self, id: i64) -> Result<Option<TokenRow>, sqlx::Error> {
+        self.optional(&sql(format!("{TOKEN_COLUMNS} WHERE id = $1")).bind(id)).await
     }
 
     /// Records that a token was just used, at most once a minute: a busy token's requests skip
@@ -136,16 +135,30 @@ impl Store {
         if token.last_used_at.is_some_and(|at| at >= stale) {
             return Ok(());
         }
-        with_pool!(self, |pool| {
-            sqlx::query(
-                "UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
-            )
-            .bind(now)
-            .bind(token.id)
-            .bind(stale)
-            .execute(pool)
-            .await
-            .map(drop)
-        })
+        let q =
+            sql("UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)");
+        self.execute(&q.bind(now).bind(token.id).bind(stale)).await.map(drop)
+    }
+
+    /// Every token's stored form, by name.
+    pub async fn stored_tokens(&self) -> Result<Vec<StoredToken>, sqlx::Error> {
+        self.all(&sql("SELECT name, scope, prefix, hash, created_at, last_used_at FROM tokens ORDER BY name")).await
+    }
+
+    /// Adds a token carried over from another store; `Ok(false)` when its name or hash is taken.
+    pub async fn add_stored_token(&self, t: &StoredToken) -> Result<bool, sqlx::Error> {
+        let q = sql("INSERT INTO tokens (name, scope, prefix, hash, created_at, last_used_at)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING");
+        let q = q.bind(&t.name).bind(&t.scope).bind(&t.prefix).bind(&t.hash).bind(t.created_at).bind(t.last_used_at);
+        Ok(self.execute(&q).await? == 1)
+    }
+
+    /// The key that signs session cookies: the first `candidate` ever offered, kept, so that
+    /// restarts and replicas agree on it.
+    pub async fn session_key(&self, candidate: &str) -> Result<String, sqlx::Error> {
+        let q = sql("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING");
+        self.execute(&q.bind(SESSION_KEY).bind(candidate)).await?;
+        let key = self.value(&sql("SELECT value FROM settings WHERE key = $1").bind(SESSION_KEY)).await?;
+        key.ok_or(sqlx::Error::RowNotFound)
     }
 }

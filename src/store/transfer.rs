@@ -1,10 +1,10 @@
-//! What moving a store's history to another store reads and writes beyond `insert_run`: runs
-//! whole in pages, in the order they were received; editors' changes to regressions; tokens.
+//! What moving a store's history to another store reads and writes beyond `insert_run` and the
+//! tokens: runs whole in pages, in the order they were received; editors' changes to regressions.
 
-use super::reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
-use super::{decode_json, push_ids, with_pool, RegressionStatus, Store};
+use super::db::sql;
+use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
+use super::{decode_json, RegressionStatus, Store};
 use slopewatch_core::wire::{Host, Toolchain};
-use sqlx::QueryBuilder;
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -89,17 +89,6 @@ pub enum EditOutcome {
     NoRegression,
 }
 
-/// A token's stored form: its name, scope and hash, never the token.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct StoredToken {
-    pub name: String,
-    pub scope: String,
-    pub prefix: String,
-    pub hash: String,
-    pub created_at: OffsetDateTime,
-    pub last_used_at: Option<OffsetDateTime>,
-}
-
 #[derive(sqlx::FromRow)]
 struct RunHead {
     id: Uuid,
@@ -109,100 +98,135 @@ struct RunHead {
     header: RunHeader,
 }
 
-type FitRow = (Uuid, i64, String, String, String, String);
-/// (run, workload id, size, median, sample count, samples as JSON, instruction counts as JSON)
-type MeasurementRow = (Uuid, i64, i64, f64, i32, Option<String>, Option<String>);
+/// A run's workload as an export carries it, its metadata still JSON.
+#[derive(sqlx::FromRow)]
+struct FitRow {
+    run_id: Uuid,
+    workload_id: i64,
+    name: String,
+    size_unit: String,
+    source_hash: String,
+    metadata: String,
+}
+
+/// A measurement of a run as stored: its samples and instruction counts still JSON.
+#[derive(sqlx::FromRow)]
+struct MeasurementRow {
+    run_id: Uuid,
+    workload_id: i64,
+    size: i64,
+    median_ns: f64,
+    samples: i32,
+    samples_ns: Option<String>,
+    instructions: Option<String>,
+}
+
+/// An entry of a regression's timeline, a note or a link, with the regression it belongs to.
+#[derive(sqlx::FromRow)]
+struct EditRow {
+    lineage: String,
+    version: String,
+    at: OffsetDateTime,
+    actor: String,
+    /// A timeline entry's kind, a link's title; empty for a note.
+    kind: String,
+    /// A timeline entry's detail, a note's body, a link's URL.
+    detail: String,
+}
+
+/// When a regression was opened.
+#[derive(sqlx::FromRow)]
+struct Opening {
+    lineage: String,
+    version: String,
+    opened_at: OffsetDateTime,
+}
 
 impl Store {
     /// The next runs after `after` (from the first when `None`) by receipt time, whole, read in
     /// one snapshot; empty when there are no more.
     pub async fn runs_page(&self, after: Option<RunCursor>) -> Result<Vec<StoredRun>, sqlx::Error> {
-        let (heads, fits, measurements) = with_pool!(self, |pool, dialect| {
-            let mut tx = dialect::begin_snapshot(pool).await?;
-            let mut q = QueryBuilder::new(format!(
-                "SELECT r.id, r.content_hash, r.sample_count, {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM}"
-            ));
-            if let Some(c) = after {
-                q.push(" WHERE r.received_at > ").push_bind(c.received_at);
-                q.push(" OR (r.received_at = ").push_bind(c.received_at);
-                q.push(" AND r.id > ").push_bind(c.run_id).push(")");
-            }
-            q.push(" ORDER BY r.received_at, r.id LIMIT ").push_bind(RUNS_PER_PAGE);
-            let mut heads: Vec<RunHead> = q.build_query_as().fetch_all(&mut *tx).await?;
-            let mut budget = SAMPLES_PER_PAGE;
-            let keep = heads
-                .iter()
-                .enumerate()
-                .take_while(|&(i, h)| {
-                    let stored = if h.header.samples_pruned_at.is_some() { 0 } else { i64::from(h.sample_count) };
-                    let room = i == 0 || budget >= stored;
-                    budget -= stored;
-                    room
-                })
-                .count();
-            heads.truncate(keep);
-            let ids: Vec<Uuid> = heads.iter().map(|h| h.id).collect();
-            if ids.is_empty() {
-                return Ok(Vec::new());
-            }
-            let mut fits = QueryBuilder::new(
-                "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.metadata
-                 FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ",
-            );
-            push_ids(&mut fits, &ids).push(" ORDER BY f.run_id, f.workload_id");
-            let fits: Vec<FitRow> = fits.build_query_as().fetch_all(&mut *tx).await?;
-            let mut measurements = QueryBuilder::new(
-                "SELECT run_id, workload_id, size, median_ns, samples, samples_ns, instructions
-                 FROM measurements WHERE run_id IN ",
-            );
-            push_ids(&mut measurements, &ids).push(" ORDER BY run_id, workload_id, size");
-            let measurements: Vec<MeasurementRow> = measurements.build_query_as().fetch_all(&mut *tx).await?;
-            tx.commit().await?;
-            (heads, fits, measurements)
-        });
+        let mut tx = self.pool.begin_snapshot().await?;
+        let mut q = sql(format!("SELECT r.id, r.content_hash, r.sample_count, {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM}"));
+        if let Some(c) = after {
+            q.push(" WHERE r.received_at > ").push_bind(c.received_at);
+            q.push(" OR (r.received_at = ").push_bind(c.received_at);
+            q.push(" AND r.id > ").push_bind(c.run_id).push(")");
+        }
+        q.push(" ORDER BY r.received_at, r.id LIMIT ").push_bind(RUNS_PER_PAGE);
+        let mut heads: Vec<RunHead> = tx.exec().all(&q).await?;
+        let mut budget = SAMPLES_PER_PAGE;
+        let keep = heads
+            .iter()
+            .enumerate()
+            .take_while(|&(i, h)| {
+                let stored = if h.header.samples_pruned_at.is_some() { 0 } else { i64::from(h.sample_count) };
+                let room = i == 0 || budget >= stored;
+                budget -= stored;
+                room
+            })
+            .count();
+        heads.truncate(keep);
+        if heads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = || heads.iter().map(|h| h.id);
+        let mut q = sql("SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.metadata
+             FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ");
+        q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
+        let fits: Vec<FitRow> = tx.exec().all(&q).await?;
+        let mut q = sql("SELECT run_id, workload_id, size, median_ns, samples, samples_ns, instructions
+             FROM measurements WHERE run_id IN ");
+        q.push_tuple(ids()).push(" ORDER BY run_id, workload_id, size");
+        let measurements: Vec<MeasurementRow> = tx.exec().all(&q).await?;
+        tx.commit().await?;
         assemble(heads, fits, measurements)
     }
 
     /// Every change editors made to regressions (statuses, notes, links), oldest first. There are
     /// as many as people wrote, so they are read at once.
     pub async fn regression_edits(&self) -> Result<Vec<RegressionEdit>, sqlx::Error> {
-        type Row = (String, String, OffsetDateTime, String, String, String);
-        let (statuses, notes, links) = with_pool!(self, |pool| {
-            // (lineage, version, at, editor, kind, detail)
-            let statuses: Vec<Row> = sqlx::query_as(
-                "SELECT r.lineage, r.version, e.at, e.actor, e.kind, e.detail
+        let mut conn = self.pool.acquire().await?;
+        let statuses: Vec<EditRow> = conn
+            .exec()
+            .all(&sql("SELECT r.lineage, r.version, e.at, e.actor, e.kind, e.detail
                  FROM regression_events e JOIN regressions r ON r.id = e.regression_id
-                 WHERE e.actor IS NOT NULL AND e.kind IN ('acknowledged', 'status') ORDER BY e.at, e.id",
-            )
-            .fetch_all(pool)
+                 WHERE e.actor IS NOT NULL AND e.kind IN ('acknowledged', 'status') ORDER BY e.at, e.id"))
             .await?;
-            let notes: Vec<(String, String, OffsetDateTime, String, String)> = sqlx::query_as(
-                "SELECT r.lineage, r.version, n.at, n.author, n.body
+        let notes: Vec<EditRow> = conn
+            .exec()
+            .all(&sql(
+                "SELECT r.lineage, r.version, n.at, n.author AS actor, CAST('' AS TEXT) AS kind, n.body AS detail
                  FROM regression_notes n JOIN regressions r ON r.id = n.regression_id ORDER BY n.at, n.id",
-            )
-            .fetch_all(pool)
+            ))
             .await?;
-            // (lineage, version, at, editor, title, url)
-            let links: Vec<Row> = sqlx::query_as(
-                "SELECT r.lineage, r.version, l.at, l.author, l.title, l.url
-                 FROM regression_links l JOIN regressions r ON r.id = l.regression_id ORDER BY l.at, l.id",
-            )
-            .fetch_all(pool)
+        let links: Vec<EditRow> = conn
+            .exec()
+            .all(&sql("SELECT r.lineage, r.version, l.at, l.author AS actor, l.title AS kind, l.url AS detail
+                 FROM regression_links l JOIN regressions r ON r.id = l.regression_id ORDER BY l.at, l.id"))
             .await?;
-            (statuses, notes, links)
-        });
+        drop(conn);
         let mut edits: Vec<RegressionEdit> = Vec::with_capacity(statuses.len() + notes.len() + links.len());
-        for (lineage, version, at, actor, kind, detail) in statuses {
+        let edit = |row: EditRow, change| RegressionEdit {
+            lineage: row.lineage,
+            version: row.version,
+            at: row.at,
+            actor: row.actor,
+            change,
+        };
+        for row in statuses {
             // Only the entries an editor's status change wrote.
-            if let Some(status) = RegressionStatus::from_event(&kind, &detail) {
-                edits.push(RegressionEdit { lineage, version, at, actor, change: EditChange::Status(status) });
+            if let Some(status) = RegressionStatus::from_event(&row.kind, &row.detail) {
+                edits.push(edit(row, EditChange::Status(status)));
             }
         }
-        for (lineage, version, at, actor, body) in notes {
-            edits.push(RegressionEdit { lineage, version, at, actor, change: EditChange::Note { body } });
+        for mut row in notes {
+            let body = std::mem::take(&mut row.detail);
+            edits.push(edit(row, EditChange::Note { body }));
         }
-        for (lineage, version, at, actor, title, url) in links {
-            edits.push(RegressionEdit { lineage, version, at, actor, change: EditChange::Link { title, url } });
+        for mut row in links {
+            let (title, url) = (std::mem::take(&mut row.kind), std::mem::take(&mut row.detail));
+            edits.push(edit(row, EditChange::Link { title, url }));
         }
         edits.sort_by_key(|e| e.at);
         Ok(edits)
@@ -210,54 +234,44 @@ impl Store {
 
     /// When each regression was opened, by lineage and version: an edit can only follow that.
     pub async fn regression_openings(&self) -> Result<HashMap<(String, String), OffsetDateTime>, sqlx::Error> {
-        let rows: Vec<(String, String, OffsetDateTime)> = with_pool!(self, |pool| {
-            sqlx::query_as("SELECT lineage, version, opened_at FROM regressions").fetch_all(pool).await?
-        });
-        Ok(rows.into_iter().map(|(lineage, version, at)| ((lineage, version), at)).collect())
+        let rows: Vec<Opening> = self.all(&sql("SELECT lineage, version, opened_at FROM regressions")).await?;
+        Ok(rows.into_iter().map(|r| ((r.lineage, r.version), r.opened_at)).collect())
     }
 
     /// Applies an editor's change carried over from another store, as of its own time, unless
     /// it is already there.
     pub async fn apply_regression_edit(&self, edit: &RegressionEdit) -> Result<EditOutcome, sqlx::Error> {
-        let id: Option<i64> = with_pool!(self, |pool| {
-            sqlx::query_scalar("SELECT id FROM regressions WHERE lineage = $1 AND version = $2")
-                .bind(&edit.lineage)
-                .bind(&edit.version)
-                .fetch_optional(pool)
-                .await?
-        });
-        let Some(id) = id else { return Ok(EditOutcome::NoRegression) };
-        let present: Option<i32> = with_pool!(self, |pool| {
-            let q = match &edit.change {
-                EditChange::Status(status) => {
-                    let (kind, detail) = status.event();
-                    sqlx::query_scalar(
-                        "SELECT 1 FROM regression_events
-                         WHERE regression_id = $1 AND at = $2 AND actor = $3 AND kind = $4 AND detail = $5",
-                    )
+        let q = sql("SELECT id FROM regressions WHERE lineage = $1 AND version = $2");
+        let Some(id) = self.value::<i64>(&q.bind(&edit.lineage).bind(&edit.version)).await? else {
+            return Ok(EditOutcome::NoRegression);
+        };
+        let q = match &edit.change {
+            EditChange::Status(status) => {
+                let (kind, detail) = status.event();
+                sql("SELECT 1 FROM regression_events
+                     WHERE regression_id = $1 AND at = $2 AND actor = $3 AND kind = $4 AND detail = $5")
+                .bind(id)
+                .bind(edit.at)
+                .bind(&edit.actor)
+                .bind(kind)
+                .bind(detail)
+            }
+            EditChange::Note { body } => {
+                sql("SELECT 1 FROM regression_notes WHERE regression_id = $1 AND at = $2 AND author = $3 AND body = $4")
                     .bind(id)
                     .bind(edit.at)
                     .bind(&edit.actor)
-                    .bind(kind)
-                    .bind(detail)
-                }
-                EditChange::Note { body } => sqlx::query_scalar(
-                    "SELECT 1 FROM regression_notes WHERE regression_id = $1 AND at = $2 AND author = $3 AND body = $4",
-                )
-                .bind(id)
-                .bind(edit.at)
-                .bind(&edit.actor)
-                .bind(body.clone()),
-                EditChange::Link { url, .. } => sqlx::query_scalar(
-                    "SELECT 1 FROM regression_links WHERE regression_id = $1 AND at = $2 AND author = $3 AND url = $4",
-                )
-                .bind(id)
-                .bind(edit.at)
-                .bind(&edit.actor)
-                .bind(url.clone()),
-            };
-            q.fetch_optional(pool).await?
-        });
+                    .bind(body)
+            }
+            EditChange::Link { url, .. } => {
+                sql("SELECT 1 FROM regression_links WHERE regression_id = $1 AND at = $2 AND author = $3 AND url = $4")
+                    .bind(id)
+                    .bind(edit.at)
+                    .bind(&edit.actor)
+                    .bind(url)
+            }
+        };
+        let present: Option<i32> = self.value(&q).await?;
         if present.is_some() {
             return Ok(EditOutcome::AlreadyThere);
         }
@@ -268,35 +282,6 @@ impl Store {
         };
         Ok(if applied { EditOutcome::Applied } else { EditOutcome::NoRegression })
     }
-
-    /// Every token's stored form, by name.
-    pub async fn stored_tokens(&self) -> Result<Vec<StoredToken>, sqlx::Error> {
-        with_pool!(self, |pool| {
-            sqlx::query_as("SELECT name, scope, prefix, hash, created_at, last_used_at FROM tokens ORDER BY name")
-                .fetch_all(pool)
-                .await
-        })
-    }
-
-    /// Adds a token carried over from another store; `Ok(false)` when its name or hash is taken.
-    pub async fn add_stored_token(&self, t: &StoredToken) -> Result<bool, sqlx::Error> {
-        let inserted = with_pool!(self, |pool| {
-            sqlx::query(
-                "INSERT INTO tokens (name, scope, prefix, hash, created_at, last_used_at)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            )
-            .bind(&t.name)
-            .bind(&t.scope)
-            .bind(&t.prefix)
-            .bind(&t.hash)
-            .bind(t.created_at)
-            .bind(t.last_used_at)
-            .execute(pool)
-            .await?
-            .rows_affected()
-        });
-        Ok(inserted == 1)
-    }
 }
 
 /// Puts the rows of a page of runs together, run by run, workload by workload.
@@ -306,24 +291,23 @@ fn assemble(
     measurements: Vec<MeasurementRow>,
 ) -> Result<Vec<StoredRun>, sqlx::Error> {
     let mut sizes: HashMap<(Uuid, i64), Vec<StoredMeasurement>> = HashMap::new();
-    for (run_id, workload_id, size, median_ns, n, samples_ns, instructions) in measurements {
-        sizes.entry((run_id, workload_id)).or_default().push(StoredMeasurement {
-            size,
-            median_ns,
-            samples: n,
-            samples_ns: samples_ns.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
-            instructions: instructions.as_deref().map(decode_json).transpose()?,
+    for m in measurements {
+        sizes.entry((m.run_id, m.workload_id)).or_default().push(StoredMeasurement {
+            size: m.size,
+            median_ns: m.median_ns,
+            samples: m.samples,
+            samples_ns: m.samples_ns.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
+            instructions: m.instructions.as_deref().map(decode_json).transpose()?,
         });
     }
     let mut workloads: HashMap<Uuid, Vec<StoredWorkload>> = HashMap::new();
-    for (run_id, workload_id, name, size_unit, source_hash, metadata) in fits {
-        let metadata = decode_json(&metadata)?;
-        workloads.entry(run_id).or_default().push(StoredWorkload {
-            name,
-            size_unit,
-            source_hash,
-            metadata,
-            measurements: sizes.remove(&(run_id, workload_id)).unwrap_or_default(),
+    for f in fits {
+        workloads.entry(f.run_id).or_default().push(StoredWorkload {
+            metadata: decode_json(&f.metadata)?,
+            measurements: sizes.remove(&(f.run_id, f.workload_id)).unwrap_or_default(),
+            name: f.name,
+            size_unit: f.size_unit,
+            source_hash: f.source_hash,
         });
     }
     Ok(heads

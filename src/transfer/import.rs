@@ -8,6 +8,7 @@ use super::records::{
 use crate::alerts::edits;
 use crate::analysis;
 use crate::config::Config;
+use crate::intake::Intake;
 use crate::store::{
     Arrival, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store, StoredToken,
 };
@@ -78,6 +79,7 @@ pub async fn import<R: AsyncBufRead + Unpin>(
 ) -> anyhow::Result<ImportSummary> {
     let mut config = config.clone();
     config.alerts.webhooks.clear();
+    let intake = Intake::new(store.clone(), &config);
     let mut summary = ImportSummary::default();
     let mut seen = Seen::default();
     let mut buf = Vec::new();
@@ -122,7 +124,7 @@ pub async fn import<R: AsyncBufRead + Unpin>(
             Err(e) => Err(json_error(&e)),
             Ok(_) if seen.end => Err("comes after the export's closing line".to_string()),
             Ok(kind) => {
-                apply(store, &config, kind, line, &mut summary, &mut seen).await.with_context(|| format!("line {n}"))?
+                apply(&intake, kind, line, &mut summary, &mut seen).await.with_context(|| format!("line {n}"))?
             }
         };
         if let Err(reason) = outcome {
@@ -152,8 +154,7 @@ struct Seen {
 
 /// Imports one record: `Ok(Err(reason))` rejects the line, `Err` ends the import.
 async fn apply(
-    store: &Store,
-    config: &Config,
+    intake: &Intake,
     kind: Kind,
     line: &[u8],
     summary: &mut ImportSummary,
@@ -174,7 +175,7 @@ async fn apply(
                 Ok(a) => a,
                 Err(reason) => return Ok(Err(reason)),
             };
-            Ok(store_run(store, config, &run, analysis::fit_run(&run), &arrival, summary).await?.map(drop))
+            Ok(store_run(intake, &run, analysis::fit_run(&run), &arrival, summary).await?.map(drop))
         }
         Kind::PrunedRun => {
             let record: PrunedRunRecord = match parse(line) {
@@ -190,7 +191,7 @@ async fn apply(
                 Ok(a) => a,
                 Err(reason) => return Ok(Err(reason)),
             };
-            let stored = store_run(store, config, &run, Ok(fits), &arrival, summary).await?;
+            let stored = store_run(intake, &run, Ok(fits), &arrival, summary).await?;
             Ok(stored.map(|created| summary.pruned_runs_imported += u64::from(created)))
         }
         Kind::RegressionStatus | Kind::RegressionNote | Kind::RegressionLink => {
@@ -198,7 +199,7 @@ async fn apply(
                 Ok(edit) => edit,
                 Err(reason) => return Ok(Err(reason)),
             };
-            Ok(match store.apply_regression_edit(&edit).await? {
+            Ok(match intake.store().apply_regression_edit(&edit).await? {
                 EditOutcome::Applied => {
                     summary.edits_applied += 1;
                     Ok(())
@@ -219,7 +220,7 @@ async fn apply(
                 Ok(t) => t,
                 Err(reason) => return Ok(Err(reason)),
             };
-            if store.add_stored_token(&token).await? {
+            if intake.store().add_stored_token(&token).await? {
                 summary.tokens_added += 1;
             } else {
                 summary.tokens_skipped += 1;
@@ -249,8 +250,7 @@ async fn apply(
 
 /// Stores a run as ingest does, counting it; `Ok(Ok(true))` when it was not there yet.
 async fn store_run(
-    store: &Store,
-    config: &Config,
+    intake: &Intake,
     run: &RunSubmission,
     fits: Result<Vec<analysis::WorkloadFit>, FieldError>,
     arrival: &Arrival,
@@ -260,7 +260,7 @@ async fn store_run(
         Ok(f) => f,
         Err(e) => return Ok(Err(format!("run {}: {}", run.run_id, at_field("run", e)))),
     };
-    Ok(match store.insert_run_as(run, &fits, config, arrival).await? {
+    Ok(match intake.insert_run_as(run, &fits, arrival).await? {
         InsertOutcome::Created(_) => {
             summary.runs_imported += 1;
             Ok(true)

@@ -10,6 +10,7 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use slopewatch::config::Config;
+use slopewatch::intake::Intake;
 use slopewatch::metrics::Metrics;
 use slopewatch::store::{OpenOptions, Scope, Store};
 use slopewatch::{app, auth, AppState};
@@ -160,6 +161,8 @@ pub struct TestApp {
     pub admin_token: String,
     /// The app's metrics, to hand to an outbox worker running beside it.
     pub metrics: Arc<Metrics>,
+    /// The app's intake, whose summary passes the tests can run.
+    pub intake: Intake,
 }
 
 impl TestApp {
@@ -173,8 +176,9 @@ impl TestApp {
         let admin_token = create_token(&db.store, "test-admin", Scope::Admin).await;
         let state = AppState::new(db.store.clone(), config);
         let metrics = state.metrics.clone();
+        let intake = state.intake.clone();
         let router = app(state);
-        TestApp { db, router, ingest_token, editor_token, admin_token, metrics }
+        TestApp { db, router, ingest_token, editor_token, admin_token, metrics, intake }
     }
 
     pub async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {

@@ -1,10 +1,12 @@
-//! The outbox worker: sends due deliveries, signs them, and schedules retries with exponential
+//! The webhook sender: claims due deliveries from the outbox (summary passes write them beside the
+//! regressions they announce), signs and sends them, and schedules retries with exponential
 //! backoff and jitter until a delivery succeeds or is a day old. Ingest never waits on it.
 
-use super::config::{AlertSettings, RetryPolicy};
-use super::signing;
+use crate::alerts::config::{AlertSettings, RetryPolicy};
+use crate::alerts::signing;
 use crate::metrics::Metrics;
-use crate::store::{AttemptOutcome, ClaimedDelivery, Store};
+use crate::model::AttemptOutcome;
+use crate::store::{ClaimedDelivery, Store};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,0 +1,105 @@
+//! The webhook events a summary pass sends: built from what the rules decided and what the store
+//! holds of a regression, as plain values. No database here.
+
+use super::config::Rules;
+use super::evaluate::{time_ratio, Plan};
+use super::payload::{Event, EventLinks, EventWorkload, OPENED, RESOLVED};
+use crate::links;
+use crate::model::ResolvedMember;
+use std::collections::HashMap;
+
+/// Where an event happened: the lineage and version whose summary the rules judged.
+pub struct Scene<'a> {
+    pub lineage: &'a str,
+    pub version: &'a str,
+    pub rules: &'a Rules,
+    /// The server's public URL, to make links absolute.
+    pub public_url: Option<&'a str>,
+}
+
+impl Scene<'_> {
+    fn series_url(&self, workload: &str) -> String {
+        links::absolute(self.public_url, &links::series(workload, self.lineage))
+    }
+
+    fn links(&self, regression_id: i64) -> EventLinks {
+        EventLinks { regression: links::absolute(self.public_url, &links::regression(regression_id)) }
+    }
+}
+
+/// The event of a regression that `plan`'s new crossings opened at the scene's version; `name`
+/// gives each workload's name by id.
+pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, plan: &Plan, name: impl Fn(i64) -> &'n str) -> Event {
+    let last_good = plan.last_good_version();
+    let workloads = plan
+        .crossings
+        .iter()
+        .filter(|c| c.into.is_none())
+        .map(|c| {
+            let name = name(c.workload_id);
+            let ratio = c.previous.as_ref().and_then(|(_, p)| time_ratio(&c.fit.sizes, &p.sizes));
+            EventWorkload {
+                name: name.to_string(),
+                threshold: scene.rules.threshold_for(name),
+                slope: c.fit.slope,
+                ci_low: c.fit.ci_low,
+                ci_high: c.fit.ci_high,
+                previous_slope: c.previous.as_ref().map(|(_, p)| p.slope),
+                time_ratio: ratio.map(|r| r.1),
+                ratio_size: ratio.map(|r| r.0 as i64),
+                series_url: scene.series_url(name),
+            }
+        })
+        .collect::<Vec<_>>();
+    Event {
+        event: OPENED,
+        regression_id,
+        lineage: scene.lineage.to_string(),
+        version: scene.version.to_string(),
+        previous_version: last_good.clone(),
+        regressed_version: scene.version.to_string(),
+        last_good_version: last_good,
+        magnitude: workloads.iter().filter_map(|w| w.time_ratio).reduce(f64::max),
+        workloads,
+        links: scene.links(regression_id),
+    }
+}
+
+/// The event of a regression the scene's version resolved; `sizes_at_fix` gives, by workload
+/// name, the size at which each fix's time ratio was measured.
+pub fn resolved(
+    scene: &Scene<'_>,
+    regression_id: i64,
+    members: Vec<ResolvedMember>,
+    sizes_at_fix: &HashMap<String, i64>,
+) -> Event {
+    let regressed = members.first().map(|m| m.version.clone()).unwrap_or_default();
+    let last_good = members.first().and_then(|m| m.previous_version.clone());
+    let magnitude = members.first().and_then(|m| m.magnitude);
+    let workloads = members
+        .into_iter()
+        .map(|m| EventWorkload {
+            threshold: scene.rules.threshold_for(&m.name),
+            slope: m.fixed_slope.unwrap_or(f64::NAN),
+            ci_low: m.fixed_ci_low.unwrap_or(f64::NAN),
+            ci_high: m.fixed_ci_high.unwrap_or(f64::NAN),
+            previous_slope: Some(m.slope),
+            time_ratio: m.fixed_ratio,
+            ratio_size: sizes_at_fix.get(&m.name).copied(),
+            series_url: scene.series_url(&m.name),
+            name: m.name,
+        })
+        .collect();
+    Event {
+        event: RESOLVED,
+        regression_id,
+        lineage: scene.lineage.to_string(),
+        version: scene.version.to_string(),
+        previous_version: Some(regressed.clone()),
+        regressed_version: regressed,
+        last_good_version: last_good,
+        magnitude,
+        workloads,
+        links: scene.links(regression_id),
+    }
+}

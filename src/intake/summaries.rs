@@ -1,0 +1,231 @@
+//! A summary pass: claims pending runs, reads each touched version's window of latest runs, asks
+//! `analysis` for the new summaries, writes them, and has the alert rules judge each version
+//! (`alerts.rs`), all in one transaction per group of versions.
+
+use super::alerts::{self, Judged};
+use super::{Settings, SummaryRow};
+use crate::analysis::{self, RunFit};
+use crate::store::{NewSummary, Store, SummaryTotals, WindowFit};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// How many of a version's latest runs its summary's medians are taken over. Counts of runs and
+/// hosts cover every run; the window keeps the cost of storing a run flat as a version collects
+/// runs (a nightly job adds hundreds), and it takes eight wild runs of sixteen to move a median.
+pub const SUMMARY_WINDOW: i64 = 16;
+
+/// Most pending runs one transaction of a pass takes in (a backlog found at start-up is taken in
+/// a chunk at a time).
+const CLAIM_CHUNK: i64 = 500;
+
+/// Most versions one pass reads pending at a time.
+const VERSIONS_PER_PASS: i64 = 200;
+
+/// Takes every pending run into its version's summaries and alert rules; returns how many runs
+/// were taken in. Each transaction covers several versions; when one fails, its versions are tried
+/// one at a time, so a version that fails does not hold back the others, and the first error is
+/// returned once all were tried.
+pub(super) async fn summarize_pending(store: &Store, settings: &Settings) -> Result<usize, sqlx::Error> {
+    let mut taken = 0;
+    loop {
+        let versions = store.pending_versions(VERSIONS_PER_PASS).await?;
+        if versions.is_empty() {
+            return Ok(taken);
+        }
+        let mut full = versions.len() == VERSIONS_PER_PASS as usize;
+        let mut first_error = None;
+        let mut chunks: VecDeque<&[(String, String)]> = versions.chunks(store.summary_versions_per_tx()).collect();
+        while let Some(chunk) = chunks.pop_front() {
+            match summarize_versions(store, chunk, settings).await {
+                Ok(n) => {
+                    taken += n;
+                    full |= n == CLAIM_CHUNK as usize;
+                }
+                Err(e) if chunk.len() > 1 => {
+                    tracing::warn!(error = %e, versions = chunk.len(), "a summary pass failed; trying each version alone");
+                    for alone in chunk.chunks(1).rev() {
+                        chunks.push_front(alone);
+                    }
+                }
+                Err(e) => {
+                    let (lineage, version) = &chunk[0];
+                    tracing::error!(error = %e, lineage, version, "cannot update the version's summaries");
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        if !full {
+            return Ok(taken);
+        }
+    }
+}
+
+/// What one pass takes into one version.
+#[derive(Default)]
+struct VersionBatch {
+    /// Per workload, the host and start of each run taken in.
+    additions: HashMap<i64, Vec<(i64, OffsetDateTime)>>,
+    workload_ids: HashMap<String, i64>,
+    /// The latest arrival among the runs, the time of what the alert rules create.
+    now: Option<OffsetDateTime>,
+}
+
+/// A run's fit that may enter its version's window, with the run's arrival and host.
+struct Candidate {
+    received_at: OffsetDateTime,
+    fit: WindowFit,
+    host_id: i64,
+}
+
+/// Takes up to `CLAIM_CHUNK` pending runs of these versions (sorted, distinct) into their
+/// summaries in one transaction; returns how many.
+async fn summarize_versions(
+    store: &Store,
+    versions: &[(String, String)],
+    settings: &Settings,
+) -> Result<usize, sqlx::Error> {
+    let started = std::time::Instant::now();
+    let mut tx = store.begin_writing().await?;
+    // One pass at a time per version, across processes too: each claims its own runs, and the
+    // summary it writes includes every run claimed before it.
+    tx.lock_versions(versions).await?;
+    let claimed = tx.claim_pending(versions, CLAIM_CHUNK).await?;
+    if claimed.is_empty() {
+        return Ok(0);
+    }
+
+    let fits = tx.claimed_fits(&claimed).await?;
+    let mut batches: BTreeMap<(String, String), VersionBatch> = BTreeMap::new();
+    let mut claimed_runs: Vec<((String, String), Uuid, i64, OffsetDateTime)> = Vec::new();
+    for f in fits {
+        claimed_runs.push(((f.lineage.clone(), f.version.clone()), f.run_id, f.host_id, f.received_at));
+        let b = batches.entry((f.lineage, f.version)).or_default();
+        b.additions.entry(f.workload_id).or_default().push((f.host_id, f.started_at));
+        b.workload_ids.insert(f.workload, f.workload_id);
+        b.now = b.now.max(Some(f.received_at));
+    }
+    let touched: Vec<(String, String)> = batches.keys().cloned().collect();
+    let mut ids: Vec<i64> = batches.values().flat_map(|b| b.additions.keys().copied()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+
+    // Each version's window: its latest runs by arrival, merged here across its builds. The runs
+    // taken in are candidates too: a workload that only runs older than the version's latest
+    // measured still gets a window, of its own latest runs among them.
+    let mut windows = tx.version_windows(&touched, SUMMARY_WINDOW).await?;
+    let mut window_runs: HashMap<Uuid, (usize, i64, OffsetDateTime)> = HashMap::new();
+    for (k, runs) in windows.iter_mut().enumerate() {
+        runs.sort_unstable_by_key(|r| std::cmp::Reverse((r.received_at, r.run_id)));
+        for r in runs.iter().take(SUMMARY_WINDOW as usize) {
+            window_runs.insert(r.run_id, (k, r.host_id, r.received_at));
+        }
+    }
+    let position: HashMap<&(String, String), usize> = touched.iter().enumerate().map(|(k, v)| (v, k)).collect();
+    for (version, run_id, host_id, received_at) in claimed_runs {
+        window_runs.insert(run_id, (position[&version], host_id, received_at));
+    }
+    let run_ids: Vec<Uuid> = window_runs.keys().copied().collect();
+    let window = tx.window_fits(&run_ids, &ids).await?;
+    let mut totals = tx.summary_totals(&touched, &ids).await?;
+
+    // Per version and workload, the fits of its latest `SUMMARY_WINDOW` runs.
+    let mut candidates: HashMap<(usize, i64), Vec<Candidate>> = HashMap::new();
+    for fit in window {
+        let (k, host_id, received_at) = window_runs[&fit.run_id];
+        candidates.entry((k, fit.workload_id)).or_default().push(Candidate { received_at, fit, host_id });
+    }
+    let mut inputs: Vec<Vec<Candidate>> = touched.iter().map(|_| Vec::new()).collect();
+    for ((k, _), mut fits) in candidates {
+        fits.sort_unstable_by_key(|c| std::cmp::Reverse((c.received_at, c.fit.run_id)));
+        inputs[k].extend(fits.into_iter().take(SUMMARY_WINDOW as usize));
+    }
+    let summaries: Vec<Vec<SummaryRow>> = batches
+        .iter()
+        .zip(inputs)
+        .map(|((key, batch), inputs)| summary_rows(inputs, totals.remove(key).unwrap_or_default(), &batch.additions))
+        .collect();
+
+    let mut rows = Vec::new();
+    for ((lineage, version), version_rows) in touched.iter().zip(&summaries) {
+        rows.extend(version_rows.iter().map(|row| NewSummary {
+            lineage,
+            version,
+            workload_id: row.workload_id,
+            summary: &row.summary,
+            host_ids: &row.host_ids,
+            first_seen: row.first_seen,
+            last_run_at: row.last_run_at,
+        }));
+    }
+    tx.upsert_summaries(&rows).await?;
+
+    // Versions in sorted order, each taking its lineage's lock after every version lock is held:
+    // no pass waits for a version lock while holding a lineage lock.
+    for (((lineage, version), batch), rows) in batches.iter().zip(&summaries) {
+        let judged = Judged {
+            lineage,
+            version,
+            rows,
+            workload_ids: &batch.workload_ids,
+            now: batch.now.unwrap_or_else(OffsetDateTime::now_utc),
+        };
+        alerts::judge(&mut tx, &judged, settings).await?;
+    }
+    tx.commit().await?;
+    tracing::debug!(
+        runs = claimed.len(),
+        versions = versions.len(),
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "summary pass"
+    );
+    Ok(claimed.len())
+}
+
+/// The new summaries of the workloads the pass touches at one version: medians over the window,
+/// totals carried forward with the runs taken in added.
+fn summary_rows(
+    window: Vec<Candidate>,
+    mut totals: HashMap<i64, SummaryTotals>,
+    additions: &HashMap<i64, Vec<(i64, OffsetDateTime)>>,
+) -> Vec<SummaryRow> {
+    #[derive(Default)]
+    struct Inputs {
+        fits: Vec<RunFit>,
+        medians: Vec<(u64, f64)>,
+    }
+    let mut by_workload: HashMap<i64, Inputs> = HashMap::new();
+    for Candidate { fit, host_id, .. } in window {
+        let w = by_workload.entry(fit.workload_id).or_default();
+        w.medians.extend(fit.medians);
+        w.fits.push(RunFit { fit: fit.slope, host_id });
+    }
+    let mut rows = Vec::new();
+    for (workload_id, w) in by_workload {
+        let Some(mut summary) = analysis::summarize(&w.fits, &w.medians) else { continue };
+        let Some(added) = additions.get(&workload_id).filter(|a| !a.is_empty()) else { continue };
+        let SummaryTotals { mut runs, mut host_ids, mut first_seen, mut last_run_at } =
+            totals.remove(&workload_id).unwrap_or(SummaryTotals {
+                runs: 0,
+                host_ids: Vec::new(),
+                first_seen: added[0].1,
+                last_run_at: added[0].1,
+            });
+        for &(host_id, started_at) in added {
+            runs += 1;
+            if let Err(at) = host_ids.binary_search(&host_id) {
+                host_ids.insert(at, host_id);
+            }
+            first_seen = first_seen.min(started_at);
+            last_run_at = last_run_at.max(started_at);
+        }
+        summary.runs = runs;
+        summary.hosts = host_ids.len();
+        rows.push(SummaryRow { workload_id, summary, host_ids, first_seen, last_run_at });
+    }
+    rows.sort_by_key(|r| r.workload_id);
+    rows
+}

@@ -1,0 +1,32 @@
+//! The plain values several layers share: a regression as stored and shown, the webhook outbox's
+//! rows, a version's median time per size. Data and its naming only: no database access, no
+//! rules.
+
+mod delivery;
+mod regression;
+
+pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
+pub use regression::{
+    RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
+    RegressionWorkload, ResolvedMember, VersionSizes,
+};
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// The median time at one size for a version, across its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SizeMedian {
+    pub size: u64,
+    pub median_ns: f64,
+    pub runs: usize,
+}
+
+/// The slope of a fit with its 95% interval and R², as stored on a fit or a version summary.
+#[derive(Debug, Clone, Copy, PartialEq, sqlx::FromRow)]
+pub struct Slope {
+    pub slope: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+}

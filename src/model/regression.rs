@@ -1,0 +1,184 @@
+//! A regression as it is stored and shown: its status, its workloads, its timeline, notes and
+//! links, and everything its page and postmortem read.
+
+use super::{DeliveryDetail, SizeMedian};
+use serde::Serialize;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+
+/// A regression's status, as editors set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RegressionStatus {
+    Open,
+    Acknowledged,
+    Fixed,
+    FalseAlarm,
+}
+
+impl RegressionStatus {
+    pub const ALL: [RegressionStatus; 4] =
+        [RegressionStatus::Open, RegressionStatus::Acknowledged, RegressionStatus::Fixed, RegressionStatus::FalseAlarm];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegressionStatus::Open => "open",
+            RegressionStatus::Acknowledged => "acknowledged",
+            RegressionStatus::Fixed => "fixed",
+            RegressionStatus::FalseAlarm => "false_alarm",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            RegressionStatus::Open => "open",
+            RegressionStatus::Acknowledged => "acknowledged",
+            RegressionStatus::Fixed => "fixed",
+            RegressionStatus::FalseAlarm => "false alarm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RegressionStatus> {
+        RegressionStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// The timeline entry, kind and detail, that an editor setting this status writes.
+    pub(crate) fn event(self) -> (&'static str, String) {
+        match self {
+            RegressionStatus::Acknowledged => ("acknowledged", "Acknowledged".to_string()),
+            other => ("status", format!("Status set to {}", other.label())),
+        }
+    }
+
+    /// The status an editor's timeline entry set, if it is such an entry.
+    pub(crate) fn from_event(kind: &str, detail: &str) -> Option<RegressionStatus> {
+        RegressionStatus::ALL.into_iter().find(|s| s.event() == (kind, detail.to_string()))
+    }
+
+    /// How a stored status reads on a page; an unknown one reads as itself.
+    pub fn label_of(status: &str) -> &str {
+        match RegressionStatus::parse(status) {
+            Some(s) => s.label(),
+            None => status,
+        }
+    }
+}
+
+/// A regression as listed and as shown on its page.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct RegressionRow {
+    pub id: i64,
+    pub lineage: String,
+    pub version: String,
+    pub previous_version: Option<String>,
+    pub status: String,
+    pub magnitude: Option<f64>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_run_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub opened_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub acknowledged_at: Option<OffsetDateTime>,
+    pub acknowledged_by: Option<String>,
+    pub fixed_version: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub fix_first_run_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub resolved_at: Option<OffsetDateTime>,
+}
+
+/// One workload of a regression, with its numbers before, at and after.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct RegressionWorkload {
+    pub regression_id: i64,
+    pub workload: String,
+    pub slope: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub previous_slope: Option<f64>,
+    pub time_ratio: Option<f64>,
+    pub ratio_size: Option<i64>,
+    pub joined_late: bool,
+    pub fixed_version: Option<String>,
+    pub fixed_slope: Option<f64>,
+    pub fixed_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct RegressionEvent {
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    pub kind: String,
+    pub detail: String,
+    pub actor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct RegressionNote {
+    pub id: i64,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    pub author: String,
+    pub body: String,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct RegressionLink {
+    pub id: i64,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    pub author: String,
+    pub title: String,
+    pub url: String,
+}
+
+/// A workload of a resolved regression, as the resolved event lists it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ResolvedMember {
+    pub name: String,
+    /// The regression's version, and the last good one before it.
+    pub version: String,
+    pub previous_version: Option<String>,
+    /// The slope at the regression's version.
+    pub slope: f64,
+    pub fixed_slope: Option<f64>,
+    pub fixed_ci_low: Option<f64>,
+    pub fixed_ci_high: Option<f64>,
+    pub fixed_ratio: Option<f64>,
+    pub magnitude: Option<f64>,
+}
+
+/// Median times by size of one workload at one version, for before/after charts.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VersionSizes {
+    pub workload: String,
+    pub version: String,
+    pub sizes: Vec<SizeMedian>,
+}
+
+/// Everything on a regression's page.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RegressionDetail {
+    pub regression: RegressionRow,
+    pub workloads: Vec<RegressionWorkload>,
+    pub events: Vec<RegressionEvent>,
+    pub notes: Vec<RegressionNote>,
+    pub links: Vec<RegressionLink>,
+    pub deliveries: Vec<DeliveryDetail>,
+    pub sizes: Vec<VersionSizes>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_an_editor_sets_is_read_back_from_its_timeline_entry() {
+        for status in RegressionStatus::ALL {
+            let (kind, detail) = status.event();
+            assert_eq!(RegressionStatus::from_event(kind, &detail), Some(status));
+        }
+        assert_eq!(RegressionStatus::from_event("link", "Linked upstream"), None);
+    }
+}

@@ -1,0 +1,255 @@
+//! A run ready to store (`PendingRun`), and the rows of runs about to be stored column by column
+//! (`NewRuns`), as the backends' batch inserts bind them.
+
+use crate::analysis::WorkloadFit;
+use slopewatch_core::wire::{FieldError, Host, RunSubmission, SizeUnit, Toolchain};
+use std::collections::HashMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// How a run reaches the store: from an agent just now, or carried over from another store.
+#[derive(Debug, Clone)]
+pub struct Arrival {
+    /// When the run counts as received; also the time of what storing it creates (hosts,
+    /// toolchains, workloads first seen, regressions and their events).
+    pub received_at: OffsetDateTime,
+    /// The digest the run was first submitted with, which resubmissions are compared against;
+    /// `None` takes it from the run.
+    pub content_hash: Option<String>,
+    /// Set for a run whose raw samples were pruned before it was carried over. Such a run comes
+    /// with empty sample lists; its fits' medians are what is stored.
+    pub pruned: Option<PrunedSamples>,
+}
+
+/// What is left to know about raw samples that retention removed.
+#[derive(Debug, Clone, Copy)]
+pub struct PrunedSamples {
+    pub at: OffsetDateTime,
+    /// How many samples the run had.
+    pub count: i32,
+}
+
+impl Arrival {
+    /// A run submitted now.
+    pub fn now() -> Arrival {
+        Arrival { received_at: OffsetDateTime::now_utc(), content_hash: None, pruned: None }
+    }
+}
+
+/// A run ready to store: what its rows need, owned, so a writer can store it beside others.
+pub(super) struct PendingRun {
+    pub run_id: Uuid,
+    /// The digest resubmissions are compared against.
+    pub content_hash: String,
+    pub agent_version: String,
+    pub started_at: OffsetDateTime,
+    pub received_at: OffsetDateTime,
+    pub host: Host,
+    pub toolchain: Toolchain,
+    /// Each workload's name and size unit, in the submission's order.
+    pub workloads: Vec<(String, SizeUnit)>,
+    pub sample_count: i32,
+    pub samples_pruned_at: Option<OffsetDateTime>,
+    /// The run's rows, each `workload_id` the workload's index in `workloads` until the writer
+    /// knows the ids.
+    pub fits: FitColumns,
+    pub measurements: MeasurementColumns,
+}
+
+/// Fit rows, column by column for batch inserts.
+#[derive(Default)]
+pub(super) struct FitColumns {
+    pub run_id: Vec<Uuid>,
+    pub workload_id: Vec<i64>,
+    pub source_hash: Vec<String>,
+    pub slope: Vec<f64>,
+    pub intercept: Vec<f64>,
+    pub r2: Vec<f64>,
+    pub stderr: Vec<f64>,
+    pub ci_low: Vec<f64>,
+    pub ci_high: Vec<f64>,
+    pub n_sizes: Vec<i32>,
+    pub min_size: Vec<i64>,
+    pub max_size: Vec<i64>,
+    pub local_slopes: Vec<String>,
+    pub metadata: Vec<String>,
+    /// `[[size, median_ns], …]` by size, which version summaries read.
+    pub medians: Vec<String>,
+}
+
+/// Measurement rows (one per workload and size), column by column for batch inserts.
+#[derive(Default)]
+pub(super) struct MeasurementColumns {
+    pub run_id: Vec<Uuid>,
+    pub workload_id: Vec<i64>,
+    pub size: Vec<i64>,
+    pub median_ns: Vec<f64>,
+    pub samples: Vec<i32>,
+    /// The raw samples as a JSON array, in the order taken; `None` for a run carried over
+    /// after its samples were pruned.
+    pub samples_ns: Vec<Option<String>>,
+    /// Instruction counts per sample as a JSON array, when the agent counted them.
+    pub instructions: Vec<Option<String>>,
+}
+
+/// Run rows, column by column for batch inserts, with each run's version for its pending mark.
+#[derive(Default)]
+pub(super) struct RunColumns<'a> {
+    pub id: Vec<Uuid>,
+    pub content_hash: Vec<&'a str>,
+    pub agent_version: Vec<&'a str>,
+    pub started_at: Vec<OffsetDateTime>,
+    pub received_at: Vec<OffsetDateTime>,
+    pub host_id: Vec<i64>,
+    pub toolchain_id: Vec<i64>,
+    pub sample_count: Vec<i32>,
+    pub samples_pruned_at: Vec<Option<OffsetDateTime>>,
+    pub lineage: Vec<&'a str>,
+    pub version: Vec<&'a str>,
+}
+
+/// The rows of runs about to be stored, their workloads' ids known.
+#[derive(Default)]
+pub(super) struct NewRuns<'a> {
+    pub runs: RunColumns<'a>,
+    pub fits: FitColumns,
+    pub measurements: MeasurementColumns,
+}
+
+impl<'a> NewRuns<'a> {
+    /// Appends `run`'s rows, with its host's, toolchain build's and workloads' ids.
+    pub fn append(&mut self, run: &'a PendingRun, host_id: i64, toolchain_id: i64, workload_ids: &[i64]) {
+        let r = &mut self.runs;
+        r.id.push(run.run_id);
+        r.content_hash.push(&run.content_hash);
+        r.agent_version.push(&run.agent_version);
+        r.started_at.push(run.started_at);
+        r.received_at.push(run.received_at);
+        r.host_id.push(host_id);
+        r.toolchain_id.push(toolchain_id);
+        r.sample_count.push(run.sample_count);
+        r.samples_pruned_at.push(run.samples_pruned_at);
+        r.lineage.push(&run.toolchain.name);
+        r.version.push(&run.toolchain.version);
+        self.fits.append(&run.fits, workload_ids);
+        self.measurements.append(&run.measurements, workload_ids);
+    }
+}
+
+impl FitColumns {
+    /// Appends a pending run's rows, with `ids` for its workloads' indexes.
+    fn append(&mut self, run: &FitColumns, ids: &[i64]) {
+        self.run_id.extend_from_slice(&run.run_id);
+        self.workload_id.extend(run.workload_id.iter().map(|&i| ids[i as usize]));
+        self.source_hash.extend_from_slice(&run.source_hash);
+        self.slope.extend_from_slice(&run.slope);
+        self.intercept.extend_from_slice(&run.intercept);
+        self.r2.extend_from_slice(&run.r2);
+        self.stderr.extend_from_slice(&run.stderr);
+        self.ci_low.extend_from_slice(&run.ci_low);
+        self.ci_high.extend_from_slice(&run.ci_high);
+        self.n_sizes.extend_from_slice(&run.n_sizes);
+        self.min_size.extend_from_slice(&run.min_size);
+        self.max_size.extend_from_slice(&run.max_size);
+        self.local_slopes.extend_from_slice(&run.local_slopes);
+        self.metadata.extend_from_slice(&run.metadata);
+        self.medians.extend_from_slice(&run.medians);
+    }
+}
+
+impl MeasurementColumns {
+    /// Appends a pending run's rows, with `ids` for its workloads' indexes.
+    fn append(&mut self, run: &MeasurementColumns, ids: &[i64]) {
+        self.run_id.extend_from_slice(&run.run_id);
+        self.workload_id.extend(run.workload_id.iter().map(|&i| ids[i as usize]));
+        self.size.extend_from_slice(&run.size);
+        self.median_ns.extend_from_slice(&run.median_ns);
+        self.samples.extend_from_slice(&run.samples);
+        self.samples_ns.extend_from_slice(&run.samples_ns);
+        self.instructions.extend_from_slice(&run.instructions);
+    }
+}
+
+impl PendingRun {
+    pub fn new(run: &RunSubmission, fits: &[WorkloadFit], arrival: &Arrival) -> PendingRun {
+        let mut pending = PendingRun {
+            run_id: run.run_id,
+            content_hash: arrival.content_hash.clone().unwrap_or_else(|| run.content_hash()),
+            agent_version: run.agent_version.clone(),
+            started_at: run.started_at.to_offset(time::UtcOffset::UTC),
+            received_at: arrival.received_at,
+            host: run.host.clone(),
+            toolchain: run.toolchain.clone(),
+            workloads: run.workloads.iter().map(|w| (w.name.clone(), w.size_unit)).collect(),
+            sample_count: arrival.pruned.map_or(run.sample_count() as i32, |p| p.count),
+            samples_pruned_at: arrival.pruned.map(|p| p.at),
+            fits: FitColumns::default(),
+            measurements: MeasurementColumns::default(),
+        };
+        for (index, (w, wf)) in run.workloads.iter().zip(fits).enumerate() {
+            let index = index as i64;
+            let f = &mut pending.fits;
+            f.run_id.push(run.run_id);
+            f.workload_id.push(index);
+            f.source_hash.push(w.source_hash.clone());
+            f.slope.push(wf.fit.slope);
+            f.intercept.push(wf.fit.intercept);
+            f.r2.push(wf.fit.r2);
+            f.stderr.push(wf.fit.stderr);
+            f.ci_low.push(wf.fit.ci_low);
+            f.ci_high.push(wf.fit.ci_high);
+            f.n_sizes.push(wf.fit.n as i32);
+            f.min_size.push(wf.medians.first().map_or(0, |m| m.0 as i64));
+            f.max_size.push(wf.medians.last().map_or(0, |m| m.0 as i64));
+            f.local_slopes.push(serde_json::to_string(&wf.fit.local_slopes).expect("local slopes serialize"));
+            f.metadata.push(serde_json::to_string(&w.metadata).expect("metadata serializes"));
+            let medians: Vec<(u64, f64)> = wf.medians.iter().map(|&(size, median, _)| (size, median)).collect();
+            f.medians.push(serde_json::to_string(&medians).expect("medians serialize"));
+            for &(size, median, n) in &wf.medians {
+                let raw = w.measurements.iter().find(|m| m.size == size);
+                let m = &mut pending.measurements;
+                m.run_id.push(run.run_id);
+                m.workload_id.push(index);
+                m.size.push(size as i64);
+                m.median_ns.push(median);
+                m.samples.push(n as i32);
+                let samples_ns = raw.map(|r| &r.samples_ns).filter(|ns| !ns.is_empty());
+                m.samples_ns.push(samples_ns.map(|ns| serde_json::to_string(ns).expect("samples serialize")));
+                let instructions = raw.and_then(|r| r.instructions.as_ref()).filter(|i| !i.is_empty()).map(|i| {
+                    let counts: Vec<i64> = i.iter().map(|&n| n.min(i64::MAX as u64) as i64).collect();
+                    serde_json::to_string(&counts).expect("counts serialize")
+                });
+                m.instructions.push(instructions);
+            }
+        }
+        pending
+    }
+
+    /// The first of the run's workloads whose size unit differs from the one it is stored in, or
+    /// is about to be stored in by a run ahead of this one.
+    pub fn unit_conflict(&self, units: &HashMap<String, SizeUnitText>) -> Option<FieldError> {
+        self.workloads.iter().enumerate().find_map(|(i, (name, unit))| {
+            let stored = units.get(name)?;
+            (stored.as_str() != unit.as_str()).then(|| unit_clash(i, name, stored, *unit))
+        })
+    }
+}
+
+/// The error for workload `i` of a run, measured in `unit` where `name` is stored in `stored`.
+pub(super) fn unit_clash(i: usize, name: &str, stored: &str, unit: SizeUnit) -> FieldError {
+    FieldError {
+        field: format!("workloads[{i}].size_unit"),
+        reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
+    }
+}
+
+/// A workload's size unit as the database spells it.
+pub(super) type SizeUnitText = String;
+
+/// What storing one run came to.
+#[derive(Debug)]
+pub(super) enum Step {
+    Stored,
+    AlreadyThere(String),
+    Invalid(FieldError),
+}

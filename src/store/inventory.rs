@@ -1,0 +1,101 @@
+//! What has reported: workloads, toolchain builds and hosts, with how often and when last, and
+//! which toolchain versions each host ran. Each read costs the number of rows shown.
+
+use super::db::sql;
+use super::Store;
+use serde::Serialize;
+use slopewatch_core::version::sort_versions;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct WorkloadRow {
+    pub name: String,
+    pub size_unit: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+}
+
+/// One toolchain build that has reported, with how often and when last.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct ToolchainRow {
+    pub name: String,
+    pub version: String,
+    pub libc: String,
+    pub target: String,
+    pub compiler: String,
+    pub flags: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    pub runs: i64,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_run_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct HostRow {
+    pub name: String,
+    pub cpu: String,
+    pub kernel: String,
+    pub arch: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    pub runs: i64,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_run_at: Option<OffsetDateTime>,
+}
+
+/// A toolchain version a host ran, how often and when last.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct HostVersion {
+    pub host: String,
+    pub lineage: String,
+    pub version: String,
+    pub runs: i64,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub last_run_at: Option<OffsetDateTime>,
+}
+
+impl Store {
+    pub async fn workloads(&self) -> Result<Vec<WorkloadRow>, sqlx::Error> {
+        self.all(&sql("SELECT name, size_unit, first_seen FROM workloads ORDER BY name")).await
+    }
+
+    pub async fn workload(&self, name: &str) -> Result<Option<WorkloadRow>, sqlx::Error> {
+        self.optional(&sql("SELECT name, size_unit, first_seen FROM workloads WHERE name = $1").bind(name)).await
+    }
+
+    /// Every toolchain build that has reported, by lineage and then version order.
+    pub async fn toolchains(&self) -> Result<Vec<ToolchainRow>, sqlx::Error> {
+        let q = sql("SELECT t.name, t.version, t.libc, t.target, t.compiler, t.flags, t.first_seen,
+                    COUNT(r.id) AS runs, MAX(r.received_at) AS last_run_at
+             FROM toolchains t LEFT JOIN runs r ON r.toolchain_id = t.id
+             GROUP BY t.id, t.name, t.version, t.libc, t.target, t.compiler, t.flags, t.first_seen");
+        let mut rows: Vec<ToolchainRow> = self.all(&q).await?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(rows)
+    }
+
+    pub async fn hosts(&self) -> Result<Vec<HostRow>, sqlx::Error> {
+        let q = sql("SELECT h.name, h.cpu, h.kernel, h.arch, h.first_seen,
+                    COUNT(r.id) AS runs, MAX(r.received_at) AS last_run_at
+             FROM hosts h LEFT JOIN runs r ON r.host_id = h.id
+             GROUP BY h.id, h.name, h.cpu, h.kernel, h.arch, h.first_seen
+             ORDER BY h.name, h.id");
+        self.all(&q).await
+    }
+
+    /// Which toolchain versions each host name ran, by host, lineage and version order.
+    pub async fn host_versions(&self) -> Result<Vec<HostVersion>, sqlx::Error> {
+        let q = sql(
+            "SELECT h.name AS host, t.name AS lineage, t.version, COUNT(*) AS runs, MAX(r.received_at) AS last_run_at
+             FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
+             GROUP BY h.name, t.name, t.version",
+        );
+        let mut rows: Vec<HostVersion> = self.all(&q).await?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.last_run_at);
+        rows.sort_by(|a, b| (&a.host, &a.lineage).cmp(&(&b.host, &b.lineage)));
+        Ok(rows)
+    }
+}

@@ -1,0 +1,160 @@
+//! The webhook outbox: deliveries written by a summary pass beside the regression they announce,
+//! claimed by senders with row locks that skip locked rows (so replicas share the outbox), and
+//! each attempt recorded with what follows from it.
+
+use super::db::{sql, Exec, Tx};
+use super::Store;
+use crate::model::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
+use std::collections::HashMap;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+const DELIVERY_COLUMNS: &str = "SELECT id, regression_id, event, target, status, created_at, next_attempt_at, attempts,
+     delivered_at, last_error FROM deliveries";
+
+/// A delivery claimed by a sender, to send now.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ClaimedDelivery {
+    pub id: Uuid,
+    pub event: String,
+    pub target: String,
+    pub body: String,
+    /// This attempt's number, from 1.
+    pub attempts: i32,
+    pub created_at: OffsetDateTime,
+}
+
+/// A delivery to write: one event's body for one target.
+pub struct NewDelivery<'a> {
+    pub regression_id: i64,
+    pub event: &'a str,
+    pub target: &'a str,
+    pub body: String,
+}
+
+impl Store {
+    /// Deliveries still to send, and the most recent `limit` others, each with its attempts.
+    pub async fn deliveries(&self, limit: i64) -> Result<(Vec<DeliveryDetail>, Vec<DeliveryDetail>), sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        let q = sql(format!("{DELIVERY_COLUMNS} WHERE status = 'pending' ORDER BY next_attempt_at"));
+        let pending: Vec<DeliveryRow> = conn.exec().all(&q).await?;
+        let q = sql(format!("{DELIVERY_COLUMNS} WHERE status <> 'pending' ORDER BY created_at DESC LIMIT $1"));
+        let done: Vec<DeliveryRow> = conn.exec().all(&q.bind(limit)).await?;
+        let q = sql("SELECT delivery_id, attempt, at, http_status, latency_ms, error FROM delivery_attempts
+             WHERE delivery_id IN (SELECT id FROM deliveries WHERE status = 'pending')
+                OR delivery_id IN (SELECT id FROM deliveries WHERE status <> 'pending' ORDER BY created_at DESC LIMIT $1)
+             ORDER BY attempt");
+        let attempts: Vec<DeliveryAttempt> = conn.exec().all(&q.bind(limit)).await?;
+        let (pending_ids, attempts): (Vec<_>, Vec<_>) = {
+            let ids: Vec<Uuid> = pending.iter().map(|d| d.id).collect();
+            attempts.into_iter().partition(|a| ids.contains(&a.delivery_id))
+        };
+        Ok((with_attempts(pending, pending_ids), with_attempts(done, attempts)))
+    }
+
+    /// How many deliveries wait in the outbox, due or not; counted on the partial index of pending rows.
+    pub async fn pending_deliveries(&self) -> Result<i64, sqlx::Error> {
+        let count = self.value(&sql("SELECT COUNT(*) FROM deliveries WHERE status = 'pending'")).await?;
+        Ok(count.unwrap_or(0))
+    }
+
+    /// Claims up to `limit` due deliveries for one attempt each: they are pushed to `lease_until`,
+    /// so no other sender takes them while this one sends, and a sender that dies mid-send only
+    /// delays them until then.
+    pub async fn claim_due_deliveries(
+        &self,
+        now: OffsetDateTime,
+        lease_until: OffsetDateTime,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>, sqlx::Error> {
+        let q = sql(format!(
+            "UPDATE deliveries SET next_attempt_at = $1, attempts = attempts + 1
+             WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= $2
+                          ORDER BY next_attempt_at LIMIT $3{})
+             RETURNING id, event, target, body, attempts, created_at",
+            self.pool.skip_locked()
+        ));
+        self.all(&q.bind(lease_until).bind(now).bind(limit)).await
+    }
+
+    /// Records an attempt and what follows from it, together.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn finish_attempt(
+        &self,
+        delivery: &ClaimedDelivery,
+        at: OffsetDateTime,
+        http_status: Option<u16>,
+        latency_ms: f64,
+        error: Option<&str>,
+        outcome: AttemptOutcome,
+    ) -> Result<(), sqlx::Error> {
+        let (status, next, delivered_at) = match outcome {
+            AttemptOutcome::Delivered => ("delivered", at, Some(at)),
+            AttemptOutcome::RetryAt(next) => ("pending", next, None),
+            AttemptOutcome::GaveUp => ("failed", at, None),
+        };
+        let mut tx = self.begin().await?;
+        let q = sql("INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id, attempt) DO NOTHING")
+        .bind(delivery.id)
+        .bind(delivery.attempts)
+        .bind(at)
+        .bind(http_status.map(i32::from))
+        .bind(latency_ms)
+        .bind(error);
+        tx.exec().execute(&q).await?;
+        let q = sql("UPDATE deliveries SET status = $2, next_attempt_at = $3, delivered_at = $4, last_error = $5
+             WHERE id = $1 AND status = 'pending'")
+        .bind(delivery.id)
+        .bind(status)
+        .bind(next)
+        .bind(delivered_at)
+        .bind(error);
+        tx.exec().execute(&q).await?;
+        tx.commit().await
+    }
+}
+
+impl Tx<'_> {
+    /// Writes deliveries to the outbox, due at once.
+    pub async fn enqueue_deliveries(
+        &mut self,
+        deliveries: &[NewDelivery<'_>],
+        now: OffsetDateTime,
+    ) -> Result<(), sqlx::Error> {
+        for d in deliveries {
+            let q = sql("INSERT INTO deliveries (id, regression_id, event, target, body, status, created_at, next_attempt_at, attempts)
+                 VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, 0)")
+            .bind(Uuid::new_v4())
+            .bind(d.regression_id)
+            .bind(d.event)
+            .bind(d.target)
+            .bind(d.body.as_str())
+            .bind(now);
+            self.exec().execute(&q).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A regression's deliveries, each with its attempts.
+pub(super) async fn deliveries_of(mut on: Exec<'_>, regression_id: i64) -> Result<Vec<DeliveryDetail>, sqlx::Error> {
+    let q = sql(format!("{DELIVERY_COLUMNS} WHERE regression_id = $1 ORDER BY created_at, target")).bind(regression_id);
+    let deliveries: Vec<DeliveryRow> = on.reborrow().all(&q).await?;
+    let q = sql("SELECT a.delivery_id, a.attempt, a.at, a.http_status, a.latency_ms, a.error
+         FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+         WHERE d.regression_id = $1 ORDER BY a.attempt");
+    let attempts: Vec<DeliveryAttempt> = on.all(&q.bind(regression_id)).await?;
+    Ok(with_attempts(deliveries, attempts))
+}
+
+fn with_attempts(deliveries: Vec<DeliveryRow>, attempts: Vec<DeliveryAttempt>) -> Vec<DeliveryDetail> {
+    let mut by_delivery: HashMap<Uuid, Vec<DeliveryAttempt>> = HashMap::new();
+    for a in attempts {
+        by_delivery.entry(a.delivery_id).or_default().push(a);
+    }
+    deliveries
+        .into_iter()
+        .map(|d| DeliveryDetail { attempts: by_delivery.remove(&d.id).unwrap_or_default(), delivery: d })
+        .collect()
+}

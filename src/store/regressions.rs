@@ -1,0 +1,341 @@
+//! Regressions: the list and a regression's page, editors' changes (status, notes, links), and the
+//! writes through which a summary pass records what the alert rules decided (`impl Tx`).
+
+use super::db::{sql, Exec, Tx};
+use super::outbox::deliveries_of;
+use super::{decode_json, Store};
+use crate::alerts::evaluate::{History, Membership, VersionFit};
+use crate::model::{
+    RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
+    RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
+};
+use std::collections::HashMap;
+use time::OffsetDateTime;
+
+const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
+     opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at FROM regressions";
+
+const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.slope, rw.ci_low, rw.ci_high, rw.r2,
+     rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version, rw.fixed_slope, rw.fixed_ratio
+     FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id";
+
+/// A workload's median times by size at one version, for a regression's charts.
+#[derive(sqlx::FromRow)]
+struct SizesRow {
+    workload: String,
+    version: String,
+    sizes: String,
+}
+
+/// A workload of a regression still open, or opened at the version being summarised.
+#[derive(sqlx::FromRow)]
+struct MemberRow {
+    regression_id: i64,
+    version: String,
+    status: String,
+    workload_id: i64,
+    fixed_version: Option<String>,
+}
+
+/// Another version's summary of a workload, as the alert rules read it.
+#[derive(sqlx::FromRow)]
+struct HistoryRow {
+    workload_id: i64,
+    version: String,
+    #[sqlx(flatten)]
+    slope: Slope,
+    sizes: String,
+}
+
+/// A regression opened by a summary pass.
+pub struct NewRegression<'a> {
+    pub lineage: &'a str,
+    pub version: &'a str,
+    pub previous_version: Option<String>,
+    pub first_run_at: OffsetDateTime,
+    pub opened_at: OffsetDateTime,
+}
+
+/// A workload joining a regression, with its numbers at the regression's version and before.
+pub struct NewMember {
+    pub regression_id: i64,
+    pub workload_id: i64,
+    pub fit: Slope,
+    pub previous_slope: Option<f64>,
+    /// (size, ratio) of the time now over the time before, at the largest common size.
+    pub time_ratio: Option<(u64, f64)>,
+    pub joined_at: OffsetDateTime,
+    pub joined_late: bool,
+}
+
+/// A workload of a regression back under its threshold at a later version.
+pub struct MemberFix<'a> {
+    pub regression_id: i64,
+    pub workload_id: i64,
+    pub version: &'a str,
+    pub fit: Slope,
+    pub time_ratio: Option<f64>,
+    /// When the fixing version was first measured.
+    pub first_run_at: OffsetDateTime,
+}
+
+impl Store {
+    /// Regressions, newest first, with their workloads; `status` narrows the list.
+    pub async fn regressions(
+        &self,
+        status: Option<RegressionStatus>,
+    ) -> Result<Vec<(RegressionRow, Vec<RegressionWorkload>)>, sqlx::Error> {
+        let status = status.map(RegressionStatus::as_str);
+        let mut conn = self.pool.acquire().await?;
+        let q = sql(format!(
+            "{REGRESSION_COLUMNS} WHERE ($1 IS NULL OR status = $1) ORDER BY opened_at DESC, id DESC LIMIT 500"
+        ));
+        let rows: Vec<RegressionRow> = conn.exec().all(&q.bind(status)).await?;
+        let q = sql(format!(
+            "{WORKLOAD_COLUMNS} WHERE rw.regression_id IN (SELECT id FROM regressions
+             WHERE ($1 IS NULL OR status = $1) ORDER BY opened_at DESC, id DESC LIMIT 500) ORDER BY w.name"
+        ));
+        let members: Vec<RegressionWorkload> = conn.exec().all(&q.bind(status)).await?;
+        let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
+        for m in members {
+            by_regression.entry(m.regression_id).or_default().push(m);
+        }
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let members = by_regression.remove(&r.id).unwrap_or_default();
+                (r, members)
+            })
+            .collect())
+    }
+
+    /// One regression with its timeline, notes, links, deliveries and the sizes behind its charts.
+    pub async fn regression(&self, id: i64) -> Result<Option<RegressionDetail>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        let q = sql(format!("{REGRESSION_COLUMNS} WHERE id = $1")).bind(id);
+        let Some(regression) = conn.exec().optional::<RegressionRow>(&q).await? else { return Ok(None) };
+        let q = sql(format!("{WORKLOAD_COLUMNS} WHERE rw.regression_id = $1 ORDER BY w.name")).bind(id);
+        let workloads: Vec<RegressionWorkload> = conn.exec().all(&q).await?;
+        let q = sql("SELECT at, kind, detail, actor FROM regression_events WHERE regression_id = $1 ORDER BY at, id");
+        let events: Vec<RegressionEvent> = conn.exec().all(&q.bind(id)).await?;
+        let q = sql("SELECT id, at, author, body FROM regression_notes WHERE regression_id = $1 ORDER BY at, id");
+        let notes: Vec<RegressionNote> = conn.exec().all(&q.bind(id)).await?;
+        let q = sql("SELECT id, at, author, title, url FROM regression_links WHERE regression_id = $1 ORDER BY at, id");
+        let links: Vec<RegressionLink> = conn.exec().all(&q.bind(id)).await?;
+        let deliveries = deliveries_of(conn.exec(), id).await?;
+        let q = sql(
+            "SELECT w.name AS workload, s.version, s.sizes FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
+             WHERE s.lineage = $1 AND s.workload_id IN (SELECT workload_id FROM regression_workloads WHERE regression_id = $2)
+               AND (s.version = $3 OR s.version = $4 OR s.version = $5)
+             ORDER BY w.name, s.first_seen, s.version",
+        )
+        .bind(&regression.lineage)
+        .bind(id)
+        .bind(&regression.version)
+        .bind(regression.previous_version.as_deref().unwrap_or(""))
+        .bind(regression.fixed_version.as_deref().unwrap_or(""));
+        let sizes: Vec<SizesRow> = conn.exec().all(&q).await?;
+        let sizes = sizes
+            .into_iter()
+            .map(|row| {
+                Ok(VersionSizes { workload: row.workload, version: row.version, sizes: decode_json(&row.sizes)? })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        Ok(Some(RegressionDetail { regression, workloads, events, notes, links, deliveries, sizes }))
+    }
+
+    /// Sets a regression's status at `now`; `Ok(false)` when there is no such regression.
+    pub async fn set_regression_status(
+        &self,
+        id: i64,
+        status: RegressionStatus,
+        actor: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, sqlx::Error> {
+        let mut tx = self.begin().await?;
+        let current: Option<String> =
+            tx.exec().value(&sql("SELECT status FROM regressions WHERE id = $1").bind(id)).await?;
+        let Some(current) = current else { return Ok(false) };
+        if current == status.as_str() {
+            return Ok(true);
+        }
+        let q = if status == RegressionStatus::Acknowledged {
+            sql("UPDATE regressions SET status = $2, acknowledged_at = COALESCE(acknowledged_at, $3),
+                 acknowledged_by = COALESCE(acknowledged_by, $4) WHERE id = $1")
+            .bind(id)
+            .bind(status.as_str())
+            .bind(now)
+            .bind(actor)
+        } else {
+            sql("UPDATE regressions SET status = $2 WHERE id = $1").bind(id).bind(status.as_str())
+        };
+        tx.exec().execute(&q).await?;
+        let (kind, detail) = status.event();
+        append_event(tx.exec(), id, now, kind, &detail, Some(actor)).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Adds a Markdown note written at `now`; `Ok(false)` when there is no such regression.
+    pub async fn add_regression_note(
+        &self,
+        id: i64,
+        author: &str,
+        body: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, sqlx::Error> {
+        let q = sql("INSERT INTO regression_notes (regression_id, at, author, body)
+             SELECT id, $2, $3, $4 FROM regressions WHERE id = $1");
+        Ok(self.execute(&q.bind(id).bind(now).bind(author).bind(body)).await? == 1)
+    }
+
+    /// Adds a link (an upstream issue, the fixing change) at `now`; `Ok(false)` when there is no
+    /// such regression.
+    pub async fn add_regression_link(
+        &self,
+        id: i64,
+        author: &str,
+        title: &str,
+        url: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, sqlx::Error> {
+        let mut tx = self.begin().await?;
+        let q = sql("INSERT INTO regression_links (regression_id, at, author, title, url)
+             SELECT id, $2, $3, $4, $5 FROM regressions WHERE id = $1");
+        let inserted = tx.exec().execute(&q.bind(id).bind(now).bind(author).bind(title).bind(url)).await?;
+        if inserted == 1 {
+            append_event(tx.exec(), id, now, "link", &format!("Linked {title}"), Some(author)).await?;
+        }
+        tx.commit().await?;
+        Ok(inserted == 1)
+    }
+}
+
+/// Appends to a regression's timeline.
+async fn append_event(
+    on: Exec<'_>,
+    regression_id: i64,
+    at: OffsetDateTime,
+    kind: &str,
+    detail: &str,
+    actor: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    let q = sql("INSERT INTO regression_events (regression_id, at, kind, detail, actor) VALUES ($1, $2, $3, $4, $5)");
+    on.execute(&q.bind(regression_id).bind(at).bind(kind).bind(detail).bind(actor)).await.map(drop)
+}
+
+impl Tx<'_> {
+    /// The workloads of the lineage's open regressions, and of any regression opened at
+    /// `version` (repeated runs of that version must not alert again).
+    pub async fn lineage_members(&mut self, lineage: &str, version: &str) -> Result<Vec<Membership>, sqlx::Error> {
+        let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.fixed_version
+             FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
+             WHERE r.lineage = $1 AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
+        let rows: Vec<MemberRow> = self.exec().all(&q.bind(lineage).bind(version)).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| Membership {
+                regression_id: row.regression_id,
+                version: row.version,
+                open: matches!(row.status.as_str(), "open" | "acknowledged"),
+                workload_id: row.workload_id,
+                fixed: row.fixed_version.is_some(),
+            })
+            .collect())
+    }
+
+    /// Every version summary of these workloads in the lineage.
+    pub async fn lineage_history(&mut self, lineage: &str, workload_ids: &[i64]) -> Result<Vec<History>, sqlx::Error> {
+        let mut q = sql("SELECT workload_id, version, slope, ci_low, ci_high, r2, sizes FROM version_summaries
+             WHERE lineage = ");
+        q.push_bind(lineage).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
+        let rows: Vec<HistoryRow> = self.exec().all(&q).await?;
+        rows.into_iter()
+            .map(|row| {
+                let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
+                let Slope { slope, ci_low, ci_high, r2 } = row.slope;
+                let fit = VersionFit { slope, ci_low, ci_high, r2, sizes };
+                Ok(History { workload_id: row.workload_id, version: row.version, fit })
+            })
+            .collect()
+    }
+
+    /// Opens a regression; returns its id.
+    pub async fn open_regression(&mut self, r: &NewRegression<'_>) -> Result<i64, sqlx::Error> {
+        let q = sql("INSERT INTO regressions (lineage, version, previous_version, status, first_run_at, opened_at)
+             VALUES ($1, $2, $3, 'open', $4, $5) RETURNING id")
+        .bind(r.lineage)
+        .bind(r.version)
+        .bind(r.previous_version.as_deref())
+        .bind(r.first_run_at)
+        .bind(r.opened_at);
+        self.exec().value(&q).await?.ok_or(sqlx::Error::RowNotFound)
+    }
+
+    /// Adds a workload to a regression.
+    pub async fn add_regression_member(&mut self, m: &NewMember) -> Result<(), sqlx::Error> {
+        let q = sql("INSERT INTO regression_workloads (regression_id, workload_id, slope, ci_low, ci_high, r2,
+             previous_slope, time_ratio, ratio_size, joined_at, joined_late)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+        .bind(m.regression_id)
+        .bind(m.workload_id)
+        .bind(m.fit.slope)
+        .bind(m.fit.ci_low)
+        .bind(m.fit.ci_high)
+        .bind(m.fit.r2)
+        .bind(m.previous_slope)
+        .bind(m.time_ratio.map(|r| r.1))
+        .bind(m.time_ratio.map(|r| r.0 as i64));
+        self.exec().execute(&q.bind(m.joined_at).bind(m.joined_late)).await.map(drop)
+    }
+
+    /// Sets a regression's magnitude to the largest time ratio among its workloads.
+    pub async fn update_magnitude(&mut self, regression_id: i64) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regressions SET magnitude = (SELECT MAX(time_ratio) FROM regression_workloads WHERE regression_id = $1)
+             WHERE id = $1");
+        self.exec().execute(&q.bind(regression_id)).await.map(drop)
+    }
+
+    /// Records that a workload of a regression is back under its threshold.
+    pub async fn record_fix(&mut self, f: &MemberFix<'_>) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regression_workloads SET fixed_version = $3, fixed_slope = $4, fixed_ci_low = $5,
+             fixed_ci_high = $6, fixed_ratio = $7 WHERE regression_id = $1 AND workload_id = $2")
+        .bind(f.regression_id)
+        .bind(f.workload_id)
+        .bind(f.version)
+        .bind(f.fit.slope)
+        .bind(f.fit.ci_low)
+        .bind(f.fit.ci_high)
+        .bind(f.time_ratio);
+        self.exec().execute(&q).await?;
+        let q = sql("UPDATE regressions SET fix_first_run_at = $2 WHERE id = $1 AND fix_first_run_at IS NULL");
+        self.exec().execute(&q.bind(f.regression_id).bind(f.first_run_at)).await.map(drop)
+    }
+
+    /// Marks a regression fixed by `version`.
+    pub async fn resolve_regression(&mut self, id: i64, version: &str, now: OffsetDateTime) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regressions SET status = 'fixed', fixed_version = $2, resolved_at = $3 WHERE id = $1");
+        self.exec().execute(&q.bind(id).bind(version).bind(now)).await.map(drop)
+    }
+
+    /// The workloads of a regression, as its resolved event lists them, by name.
+    pub async fn resolved_members(&mut self, regression_id: i64) -> Result<Vec<ResolvedMember>, sqlx::Error> {
+        let q = sql("SELECT w.name, r.version, r.previous_version, rw.slope, rw.fixed_slope, rw.fixed_ci_low,
+                    rw.fixed_ci_high, rw.fixed_ratio, r.magnitude
+             FROM regression_workloads rw JOIN regressions r ON r.id = rw.regression_id
+             JOIN workloads w ON w.id = rw.workload_id
+             WHERE rw.regression_id = $1 ORDER BY w.name");
+        self.exec().all(&q.bind(regression_id)).await
+    }
+
+    /// Appends to a regression's timeline, written by the rules (no editor).
+    pub async fn append_event(
+        &mut self,
+        regression_id: i64,
+        at: OffsetDateTime,
+        kind: &str,
+        detail: &str,
+    ) -> Result<(), sqlx::Error> {
+        append_event(self.exec(), regression_id, at, kind, detail, None).await
+    }
+}

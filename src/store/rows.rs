@@ -1,0 +1,51 @@
+//! Rows that the backends read for the summary pass, one named type per shape, below both the
+//! backends and the resource files that use them.
+
+use super::decode_json;
+use crate::model::Slope;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// A pending run taken in by a summary pass, one row per workload it measured.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ClaimedFit {
+    pub run_id: Uuid,
+    pub lineage: String,
+    pub version: String,
+    pub host_id: i64,
+    pub started_at: OffsetDateTime,
+    pub received_at: OffsetDateTime,
+    pub workload_id: i64,
+    pub workload: String,
+}
+
+/// A run's fit of a workload as a summary pass reads it, its medians still JSON.
+#[derive(sqlx::FromRow)]
+pub(super) struct WindowFitRow {
+    run_id: Uuid,
+    workload_id: i64,
+    medians: String,
+    #[sqlx(flatten)]
+    slope: Slope,
+}
+
+/// A run's fit of a workload that may enter its version's window.
+#[derive(Debug, Clone)]
+pub struct WindowFit {
+    pub run_id: Uuid,
+    pub workload_id: i64,
+    /// (size, median ns), by size.
+    pub medians: Vec<(u64, f64)>,
+    pub slope: Slope,
+}
+
+impl WindowFitRow {
+    pub(super) fn decode(self) -> Result<WindowFit, sqlx::Error> {
+        Ok(WindowFit {
+            run_id: self.run_id,
+            workload_id: self.workload_id,
+            medians: decode_json(&self.medians)?,
+            slope: self.slope,
+        })
+    }
+}

@@ -1,0 +1,220 @@
+//! Reading runs back: the latest runs, and one run whole with its fits and samples.
+
+use crate::store::db::sql;
+use crate::store::{decode_json, Store};
+use serde::Serialize;
+use slopewatch_core::fit::LocalSlope;
+use slopewatch_core::wire::{Host, Toolchain};
+use std::collections::BTreeMap;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// A run in a list of runs.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct RunListRow {
+    pub id: Uuid,
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub host: String,
+    pub lineage: String,
+    pub version: String,
+    pub sample_count: i32,
+}
+
+/// Everything stored about one run.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RunDetail {
+    pub run_id: Uuid,
+    pub agent_version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub started_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    /// When retention removed the run's raw samples: its measurements then keep their medians
+    /// and sample counts, with empty `samples_ns`. `None` while the samples are kept.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub samples_pruned_at: Option<OffsetDateTime>,
+    pub host: slopewatch_core::wire::Host,
+    pub toolchain: slopewatch_core::wire::Toolchain,
+    pub workloads: Vec<WorkloadDetail>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WorkloadDetail {
+    pub name: String,
+    pub size_unit: String,
+    pub source_hash: String,
+    pub slope: f64,
+    pub intercept: f64,
+    pub r2: f64,
+    pub stderr: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub n_sizes: i32,
+    pub local_slopes: Vec<LocalSlope>,
+    /// Facts the agent reported about the workload, e.g. `sqlite_version`.
+    pub metadata: BTreeMap<String, String>,
+    pub measurements: Vec<MeasurementDetail>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MeasurementDetail {
+    pub size: i64,
+    pub median_ns: f64,
+    /// How many samples the median was taken over, kept when the samples themselves are pruned.
+    pub samples: i32,
+    pub samples_ns: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<Vec<i64>>,
+}
+
+/// A measurement as stored: its samples and instruction counts still JSON.
+#[derive(sqlx::FromRow)]
+pub(in crate::store) struct MeasurementRow {
+    pub workload_id: i64,
+    pub size: i64,
+    pub median_ns: f64,
+    pub samples: i32,
+    pub samples_ns: Option<String>,
+    pub instructions: Option<String>,
+}
+
+/// A run's own columns with its host and toolchain, as the run page and exports read them.
+#[derive(sqlx::FromRow)]
+pub(in crate::store) struct RunHeader {
+    pub agent_version: String,
+    pub started_at: OffsetDateTime,
+    pub received_at: OffsetDateTime,
+    pub samples_pruned_at: Option<OffsetDateTime>,
+    #[sqlx(flatten)]
+    pub origin: RunOrigin,
+}
+
+/// The host and toolchain a run came from.
+#[derive(sqlx::FromRow)]
+pub(in crate::store) struct RunOrigin {
+    host_name: String,
+    cpu: String,
+    kernel: String,
+    arch: String,
+    lineage: String,
+    version: String,
+    libc: String,
+    target: String,
+    compiler: String,
+    flags: String,
+}
+
+/// The columns `RunHeader` reads, from `RUN_HEADER_FROM`.
+pub(in crate::store) const RUN_HEADER_COLUMNS: &str =
+    "r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
+     h.name AS host_name, h.cpu, h.kernel, h.arch, t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags";
+pub(in crate::store) const RUN_HEADER_FROM: &str =
+    "FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id";
+
+impl RunOrigin {
+    /// The host and toolchain as the agent described them.
+    pub(in crate::store) fn into_parts(self) -> (Host, Toolchain) {
+        let host = Host { name: self.host_name, cpu: self.cpu, kernel: self.kernel, arch: self.arch };
+        let toolchain = Toolchain {
+            name: self.lineage,
+            version: self.version,
+            libc: self.libc,
+            target: self.target,
+            compiler: self.compiler,
+            flags: self.flags,
+        };
+        (host, toolchain)
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct FitRecord {
+    workload_id: i64,
+    name: String,
+    size_unit: String,
+    source_hash: String,
+    slope: f64,
+    intercept: f64,
+    r2: f64,
+    stderr: f64,
+    ci_low: f64,
+    ci_high: f64,
+    n_sizes: i32,
+    local_slopes: String,
+    metadata: String,
+}
+
+impl Store {
+    /// The most recently received runs.
+    pub async fn recent_runs(&self, limit: i64) -> Result<Vec<RunListRow>, sqlx::Error> {
+        let q = sql(
+            "SELECT r.id, r.started_at, r.received_at, h.name AS host, t.name AS lineage, t.version, r.sample_count
+             FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
+             ORDER BY r.received_at DESC LIMIT $1",
+        );
+        self.all(&q.bind(limit)).await
+    }
+
+    /// One run with its host, toolchain, fits, medians and raw samples; `None` if unknown.
+    pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        let q = sql(format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1")).bind(run_id);
+        let Some(header) = conn.exec().optional::<RunHeader>(&q).await? else { return Ok(None) };
+        let q = sql("SELECT f.workload_id, w.name, w.size_unit, f.source_hash, f.slope, f.intercept, f.r2, f.stderr,
+                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata
+             FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name");
+        let fits: Vec<FitRecord> = conn.exec().all(&q.bind(run_id)).await?;
+        let q = sql("SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
+             WHERE run_id = $1 ORDER BY workload_id, size");
+        let medians: Vec<MeasurementRow> = conn.exec().all(&q.bind(run_id)).await?;
+        drop(conn);
+
+        let mut workloads = Vec::with_capacity(fits.len());
+        for f in fits {
+            let measurements = medians
+                .iter()
+                .filter(|m| m.workload_id == f.workload_id)
+                .map(|m| {
+                    Ok(MeasurementDetail {
+                        size: m.size,
+                        median_ns: m.median_ns,
+                        samples: m.samples,
+                        // A pruned run has neither.
+                        samples_ns: m.samples_ns.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
+                        instructions: m.instructions.as_deref().map(decode_json).transpose()?,
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()?;
+            workloads.push(WorkloadDetail {
+                local_slopes: decode_json(&f.local_slopes)?,
+                metadata: decode_json(&f.metadata)?,
+                name: f.name,
+                size_unit: f.size_unit,
+                source_hash: f.source_hash,
+                slope: f.slope,
+                intercept: f.intercept,
+                r2: f.r2,
+                stderr: f.stderr,
+                ci_low: f.ci_low,
+                ci_high: f.ci_high,
+                n_sizes: f.n_sizes,
+                measurements,
+            });
+        }
+        let (host, toolchain) = header.origin.into_parts();
+        Ok(Some(RunDetail {
+            run_id,
+            agent_version: header.agent_version,
+            started_at: header.started_at,
+            received_at: header.received_at,
+            samples_pruned_at: header.samples_pruned_at,
+            host,
+            toolchain,
+            workloads,
+        }))
+    }
+}

@@ -1,0 +1,148 @@
+//! Reading version summaries: a workload's series across a lineage's versions, every summary,
+//! the overview's slope history, one version's summary, the versions a workload was built with.
+//! Each read costs the number of summaries shown, never the runs or samples behind them.
+
+use super::db::sql;
+use super::{decode_json, SizeMedian, Store};
+use serde::Serialize;
+use slopewatch_core::version::sort_versions;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+
+/// One workload at one toolchain version, summarised over its runs.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VersionSummary {
+    pub workload: String,
+    pub lineage: String,
+    pub version: String,
+    pub slope: f64,
+    pub slope_min: f64,
+    pub slope_max: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub runs: i64,
+    pub hosts: i64,
+    pub sizes: Vec<SizeMedian>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub last_run_at: OffsetDateTime,
+}
+
+#[derive(sqlx::FromRow)]
+struct SummaryRecord {
+    workload: String,
+    lineage: String,
+    version: String,
+    slope: f64,
+    slope_min: f64,
+    slope_max: f64,
+    ci_low: f64,
+    ci_high: f64,
+    r2: f64,
+    runs: i32,
+    hosts: i32,
+    sizes: String,
+    first_seen: OffsetDateTime,
+    last_run_at: OffsetDateTime,
+}
+
+impl SummaryRecord {
+    fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
+        let sizes = decode_json(&self.sizes)?;
+        Ok(VersionSummary {
+            workload: self.workload,
+            lineage: self.lineage,
+            version: self.version,
+            slope: self.slope,
+            slope_min: self.slope_min,
+            slope_max: self.slope_max,
+            ci_low: self.ci_low,
+            ci_high: self.ci_high,
+            r2: self.r2,
+            runs: self.runs.into(),
+            hosts: self.hosts.into(),
+            sizes,
+            first_seen: self.first_seen,
+            last_run_at: self.last_run_at,
+        })
+    }
+}
+
+const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
+     s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at
+     FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
+
+/// A version's slope for one workload, without its per-size medians.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct SlopeRow {
+    pub workload: String,
+    pub size_unit: String,
+    pub lineage: String,
+    pub version: String,
+    pub slope: f64,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+}
+
+/// A toolchain version a workload was measured with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct VersionChoice {
+    pub lineage: String,
+    pub version: String,
+    #[serde(skip)]
+    pub first_seen: OffsetDateTime,
+}
+
+impl Store {
+    /// Every version of one workload in one toolchain lineage, in version order.
+    pub async fn series(&self, workload: &str, lineage: &str) -> Result<Vec<VersionSummary>, sqlx::Error> {
+        let q = sql(format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND s.lineage = $2")).bind(workload).bind(lineage);
+        let records: Vec<SummaryRecord> = self.all(&q).await?;
+        let mut rows = records.into_iter().map(SummaryRecord::into_summary).collect::<Result<Vec<_>, _>>()?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        Ok(rows)
+    }
+
+    /// Every version summary of every workload and lineage, each lineage in version order.
+    pub async fn all_version_summaries(&self) -> Result<Vec<VersionSummary>, sqlx::Error> {
+        let records: Vec<SummaryRecord> = self.all(&sql(SUMMARY_COLUMNS)).await?;
+        let mut rows = records.into_iter().map(SummaryRecord::into_summary).collect::<Result<Vec<_>, _>>()?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| (&a.workload, &a.lineage).cmp(&(&b.workload, &b.lineage)));
+        Ok(rows)
+    }
+
+    /// Every workload's slope at every version, grouped by workload and lineage, versions in order.
+    pub async fn slope_history(&self) -> Result<Vec<SlopeRow>, sqlx::Error> {
+        let q = sql("SELECT w.name AS workload, w.size_unit, s.lineage, s.version, s.slope, s.first_seen
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id");
+        let mut rows: Vec<SlopeRow> = self.all(&q).await?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| (&a.workload, &a.lineage).cmp(&(&b.workload, &b.lineage)));
+        Ok(rows)
+    }
+
+    /// One workload at one toolchain version, summarised over its runs.
+    pub async fn version_summary(
+        &self,
+        workload: &str,
+        lineage: &str,
+        version: &str,
+    ) -> Result<Option<VersionSummary>, sqlx::Error> {
+        let q = sql(format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND s.lineage = $2 AND s.version = $3"));
+        let record: Option<SummaryRecord> = self.optional(&q.bind(workload).bind(lineage).bind(version)).await?;
+        record.map(SummaryRecord::into_summary).transpose()
+    }
+
+    /// Every toolchain version the workload was measured with, by lineage and then version order.
+    pub async fn workload_versions(&self, workload: &str) -> Result<Vec<VersionChoice>, sqlx::Error> {
+        let q = sql("SELECT s.lineage, s.version, s.first_seen
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE w.name = $1");
+        let mut rows: Vec<VersionChoice> = self.all(&q.bind(workload)).await?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| a.lineage.cmp(&b.lineage));
+        Ok(rows)
+    }
+}

@@ -1,7 +1,6 @@
 //! Alerts: deciding at ingest when a slope crossed its threshold, and delivering signed webhooks
-//! about it through an outbox, plus what retrospectives render (safe Markdown, charts, exports).
+//! about it through an outbox, plus what retrospectives render (safe Markdown, exports).
 
-pub mod chart;
 pub mod config;
 pub mod edits;
 pub mod evaluate;

@@ -4,9 +4,9 @@
 use super::error::ErrorBody;
 use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
-use crate::alerts::chart::{self, Line};
 use crate::alerts::{edits, markdown, payload, postmortem};
 use crate::auth::Denied;
+use crate::charts::{before_after_chart, VersionLine};
 use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
 use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
@@ -310,16 +310,16 @@ async fn detail(
         .workloads
         .iter()
         .filter_map(|w| {
-            let lines: Vec<Line<'_>> = versions
+            let lines: Vec<VersionLine<'_>> = versions
                 .iter()
                 .filter_map(|v| {
                     d.sizes
                         .iter()
                         .find(|s| s.workload == w.workload && s.version == *v)
-                        .map(|s| Line { label: v, sizes: &s.sizes })
+                        .map(|s| VersionLine { label: v, sizes: &s.sizes })
                 })
                 .collect();
-            chart::before_after(&w.workload, &lines).map(|svg| ChartView { workload: w.workload.clone(), svg })
+            before_after_chart(&w.workload, &lines).map(|svg| ChartView { workload: w.workload.clone(), svg })
         })
         .collect();
     let page = DetailPage {

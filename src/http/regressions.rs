@@ -2,9 +2,10 @@
 //! editing forms and Markdown export, `/deliveries`, and the editor login.
 
 use super::error::ErrorBody;
+use super::pages::{self, PageResult};
 use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
-use crate::alerts::{edits, markdown, payload, postmortem};
+use crate::alerts::{edits, markdown, postmortem};
 use crate::auth::Denied;
 use crate::charts::{before_after_chart, VersionLine};
 use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
@@ -39,34 +40,6 @@ pub fn router() -> Router<AppState> {
 /// The regressions as JSON, documented in the OpenAPI document.
 pub fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json))
-}
-
-/// An error answered as an HTML page.
-struct PageError(Error);
-
-impl<E: Into<Error>> From<E> for PageError {
-    fn from(e: E) -> Self {
-        PageError(e.into())
-    }
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        super::pages::error_page(&self.0)
-    }
-}
-
-type PageResult = Result<Response, PageError>;
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct MessagePage<'a> {
-    status: u16,
-    message: &'a str,
-}
-
-fn message(status: StatusCode, text: &str) -> Response {
-    super::pages::render(status, &MessagePage { status: status.as_u16(), message: text })
 }
 
 fn when(t: OffsetDateTime) -> String {
@@ -164,7 +137,7 @@ async fn list(
         .map(|s| Choice { value: s.as_str(), label: s.label(), selected: status == Some(s) })
         .collect();
     let page = ListPage { rows, filters, all_selected: status.is_none(), user: session.map(|s| s.name) };
-    Ok(super::pages::render(StatusCode::OK, &page))
+    Ok(pages::render(StatusCode::OK, &page))
 }
 
 struct NumberRow {
@@ -355,7 +328,7 @@ async fn detail(
         editor: session,
         login_url: format!("/login?next=%2Fregressions%2F{}", r.id),
     };
-    Ok(super::pages::render(StatusCode::OK, &page))
+    Ok(pages::render(StatusCode::OK, &page))
 }
 
 /// `GET /regressions/{id}/postmortem.md`: the postmortem as a Markdown file.
@@ -378,7 +351,7 @@ fn csrf_refused(session: &Session, sent: &str) -> Option<Response> {
     if session::csrf_ok(session, sent) {
         None
     } else {
-        Some(message(
+        Some(pages::message(
             StatusCode::FORBIDDEN,
             "This form is stale or was not sent from slopewatch; reload the page and try again.",
         ))
@@ -505,7 +478,7 @@ async fn deliveries(State(state): State<AppState>, _reader: Reader) -> PageResul
         recent: recent.iter().map(delivery_view).collect(),
         targets: state.config.alerts.webhooks.iter().map(|w| (w.name.clone(), w.format.as_str())).collect(),
     };
-    Ok(super::pages::render(StatusCode::OK, &page))
+    Ok(pages::render(StatusCode::OK, &page))
 }
 
 #[derive(Template)]
@@ -540,7 +513,7 @@ fn login_page(
     user: Option<String>,
 ) -> Response {
     let (csrf, cookie) = session::login_form_csrf(state);
-    session::with_cookies(super::pages::render(status, &LoginPage { csrf, next, error, user }), [cookie])
+    session::with_cookies(pages::render(status, &LoginPage { csrf, next, error, user }), [cookie])
 }
 
 #[derive(Deserialize)]

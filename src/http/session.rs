@@ -4,6 +4,7 @@
 //! The cookie holds `token id . expiry . nonce . HMAC`, so it cannot be forged without the key, and
 //! the token is looked up on each request, so revoking it ends its sessions.
 
+use super::pages::PageError;
 use super::AppState;
 use crate::auth::{self, Denied};
 use crate::store::Scope;
@@ -175,7 +176,7 @@ fn path_and_query(parts: &Parts) -> String {
 }
 
 fn unavailable(e: sqlx::Error) -> Response {
-    super::pages::error_page(&super::Error::from(e))
+    PageError::from(e).into_response()
 }
 
 /// A request from someone allowed to read: anyone, unless `[auth] require_login_to_read`.

@@ -1,12 +1,12 @@
 //! `/compare?workload=W&a=LINEAGE@VERSION&b=LINEAGE@VERSION`: two toolchain versions of one
 //! workload, of one lineage or of two, on one log-log chart with the time ratio at each size.
 
-use crate::links;
-use super::{chart, csv_line, csv_response, PageResult};
+use super::{chart, csv_line, csv_response};
 use crate::charts;
 use crate::format;
-use crate::http::pages::render;
+use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
+use crate::links;
 use crate::store::{VersionChoice, VersionSummary, WorkloadRow};
 use crate::views::{CompareRow, CompareView};
 use axum::extract::rejection::QueryRejection;

@@ -4,6 +4,7 @@ mod api;
 mod auth;
 mod dashboard;
 pub mod error;
+mod extract;
 mod health;
 pub mod openapi;
 pub mod pages;

@@ -2,6 +2,7 @@
 //! editing forms and Markdown export, `/deliveries`, and the editor login.
 
 use super::error::ErrorBody;
+use super::extract::{AppForm, AppQuery, OnPage};
 use super::pages::{self, PageResult};
 use super::session::{self, Editor, Reader, Session};
 use super::{AppState, Error};
@@ -10,13 +11,14 @@ use crate::auth::Denied;
 use crate::charts::{before_after_chart, VersionLine};
 use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
-use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use axum::{Form, Json, Router};
+use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
@@ -50,9 +52,16 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
 }
 
-fn regression_id(path: Result<Path<String>, PathRejection>) -> Result<i64, Error> {
-    let Path(raw) = path.map_err(|e| Error::BadRequest(e.body_text()))?;
-    raw.parse().map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
+/// The `{id}` in a regression's URL; one that is not a number names no regression.
+struct RegressionId(i64);
+
+impl FromRequestParts<AppState> for RegressionId {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, state).await?;
+        raw.parse().map(RegressionId).map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
+    }
 }
 
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
@@ -96,8 +105,7 @@ struct ListQuery {
     status: Option<String>,
 }
 
-fn parse_status(q: Result<Query<ListQuery>, QueryRejection>) -> Result<Option<RegressionStatus>, Error> {
-    let Query(q) = q.map_err(|e| Error::BadRequest(e.body_text()))?;
+fn parse_status(q: &ListQuery) -> Result<Option<RegressionStatus>, Error> {
     match q.status.as_deref().filter(|s| !s.is_empty()) {
         None => Ok(None),
         Some(s) => RegressionStatus::parse(s).map(Some).ok_or_else(|| {
@@ -110,9 +118,9 @@ fn parse_status(q: Result<Query<ListQuery>, QueryRejection>) -> Result<Option<Re
 async fn list(
     State(state): State<AppState>,
     Reader(session): Reader,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    OnPage(AppQuery(query)): OnPage<AppQuery<ListQuery>>,
 ) -> PageResult {
-    let status = parse_status(query)?;
+    let status = parse_status(&query)?;
     let rows = state
         .store
         .regressions(status)
@@ -250,9 +258,8 @@ struct DetailPage {
 async fn detail(
     State(state): State<AppState>,
     Reader(session): Reader,
-    path: Result<Path<String>, PathRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
 ) -> PageResult {
-    let id = regression_id(path)?;
     let d = load(&state, id).await?;
     let r = &d.regression;
     let public_url = state.config.public_url.as_deref();
@@ -335,9 +342,8 @@ async fn detail(
 async fn export(
     State(state): State<AppState>,
     _reader: Reader,
-    path: Result<Path<String>, PathRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
 ) -> PageResult {
-    let id = regression_id(path)?;
     let d = load(&state, id).await?;
     let headers = [
         (CONTENT_TYPE, "text/markdown; charset=utf-8".to_string()),
@@ -362,10 +368,6 @@ fn back_to(id: i64) -> Response {
     Redirect::to(&crate::links::regression(id)).into_response()
 }
 
-fn form<T>(f: Result<Form<T>, FormRejection>) -> Result<T, Error> {
-    f.map(|Form(t)| t).map_err(|e| Error::BadRequest(e.body_text()))
-}
-
 #[derive(Deserialize)]
 struct StatusForm {
     csrf: String,
@@ -375,11 +377,9 @@ struct StatusForm {
 async fn set_status(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<StatusForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<StatusForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    let f = form(f)?;
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
@@ -399,11 +399,10 @@ struct CsrfForm {
 async fn acknowledge(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<CsrfForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<CsrfForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
     let now = OffsetDateTime::now_utc();
@@ -422,11 +421,9 @@ struct NoteForm {
 async fn add_note(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<NoteForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<NoteForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    let f = form(f)?;
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
@@ -447,11 +444,9 @@ struct LinkForm {
 async fn add_link(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<LinkForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<LinkForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    let f = form(f)?;
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
@@ -500,6 +495,7 @@ async fn login_form(
     headers: HeaderMap,
     query: Result<Query<NextQuery>, QueryRejection>,
 ) -> PageResult {
+    // A malformed query only loses where to go afterwards: the login form still answers.
     let next = session::safe_next(query.ok().and_then(|Query(q)| q.next).as_deref());
     let user = session::current(&state, &headers).await?.map(|s| s.name);
     Ok(login_page(&state, StatusCode::OK, next, None, user))
@@ -526,9 +522,8 @@ struct LoginForm {
 async fn login(
     State(state): State<AppState>,
     headers: HeaderMap,
-    f: Result<Form<LoginForm>, FormRejection>,
+    OnPage(AppForm(f)): OnPage<AppForm<LoginForm>>,
 ) -> PageResult {
-    let f = form(f)?;
     let next = session::safe_next(f.next.as_deref());
     match session::login(&state, &headers, &f.csrf, &f.token).await? {
         Ok(cookie) => Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie])),
@@ -552,9 +547,9 @@ async fn login(
 async fn logout(
     State(state): State<AppState>,
     Editor(session): Editor,
-    f: Result<Form<CsrfForm>, FormRejection>,
+    OnPage(AppForm(f)): OnPage<AppForm<CsrfForm>>,
 ) -> PageResult {
-    if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
     Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
@@ -592,9 +587,9 @@ pub struct RegressionEntry {
 async fn list_json(
     State(state): State<AppState>,
     _reader: Reader,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    AppQuery(query): AppQuery<ListQuery>,
 ) -> Result<Json<RegressionList>, Error> {
-    let status = parse_status(query)?;
+    let status = parse_status(&query)?;
     let regressions = state.store.regressions(status).await?;
     let regressions = regressions.into_iter().map(|(regression, workloads)| RegressionEntry { regression, workloads });
     Ok(Json(RegressionList { regressions: regressions.collect() }))
@@ -621,8 +616,7 @@ async fn list_json(
 async fn detail_json(
     State(state): State<AppState>,
     _reader: Reader,
-    path: Result<Path<String>, PathRejection>,
+    RegressionId(id): RegressionId,
 ) -> Result<Json<RegressionDetail>, Error> {
-    let id = regression_id(path)?;
     Ok(Json(load(&state, id).await?))
 }

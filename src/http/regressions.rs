@@ -9,6 +9,7 @@ use super::{AppState, Error};
 use crate::alerts::{edits, markdown, postmortem};
 use crate::auth::Denied;
 use crate::charts::{before_after_chart, VersionLine};
+use crate::format;
 use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
 use axum::extract::rejection::QueryRejection;
@@ -42,10 +43,6 @@ pub fn router() -> Router<AppState> {
 /// The regressions as JSON, documented in the OpenAPI document.
 pub fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json))
-}
-
-fn when(t: OffsetDateTime) -> String {
-    t.format(&time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC")).unwrap_or_default()
 }
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -136,7 +133,7 @@ async fn list(
             workloads: members.iter().map(|m| m.workload.as_str()).collect::<Vec<_>>().join(", "),
             max_slope: num(members.iter().map(|m| m.slope).reduce(f64::max), 2),
             magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
-            opened: when(r.opened_at),
+            opened: format::timestamp(r.opened_at),
             fixed_version: r.fixed_version.unwrap_or_default(),
         })
         .collect();
@@ -215,15 +212,15 @@ fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
         target: del.target.clone(),
         status: del.status.clone(),
         attempts: del.attempts,
-        next_attempt: if del.status == "pending" { when(del.next_attempt_at) } else { String::new() },
-        delivered: del.delivered_at.map(when).unwrap_or_default(),
+        next_attempt: if del.status == "pending" { format::timestamp(del.next_attempt_at) } else { String::new() },
+        delivered: del.delivered_at.map(format::timestamp).unwrap_or_default(),
         last_error: del.last_error.clone().unwrap_or_default(),
         tries: d
             .attempts
             .iter()
             .map(|a| AttemptView {
                 attempt: a.attempt,
-                at: when(a.at),
+                at: format::timestamp(a.at),
                 http_status: a.http_status.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
                 latency_ms: format!("{:.0}", a.latency_ms),
                 error: a.error.clone().unwrap_or_default(),
@@ -314,19 +311,28 @@ async fn detail(
         numbers,
         timeline: postmortem::timeline(&d)
             .into_iter()
-            .map(|m| TimelineRow { at: when(m.at), what: m.what, actor: m.actor.unwrap_or_default() })
+            .map(|m| TimelineRow { at: format::timestamp(m.at), what: m.what, actor: m.actor.unwrap_or_default() })
             .collect(),
         charts,
         deliveries: d.deliveries.iter().map(delivery_view).collect(),
         notes: d
             .notes
             .iter()
-            .map(|n| NoteView { at: when(n.at), author: n.author.clone(), html: markdown::render(&n.body) })
+            .map(|n| NoteView {
+                at: format::timestamp(n.at),
+                author: n.author.clone(),
+                html: markdown::render(&n.body),
+            })
             .collect(),
         links: d
             .links
             .iter()
-            .map(|l| LinkView { title: l.title.clone(), url: l.url.clone(), author: l.author.clone(), at: when(l.at) })
+            .map(|l| LinkView {
+                title: l.title.clone(),
+                url: l.url.clone(),
+                author: l.author.clone(),
+                at: format::timestamp(l.at),
+            })
             .collect(),
         statuses: RegressionStatus::ALL
             .into_iter()

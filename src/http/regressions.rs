@@ -1,22 +1,21 @@
-//! Regression retrospectives and the alert outbox: `/regressions`, `/regressions/{id}` with its
-//! editing forms and Markdown export, `/deliveries`, and the editor login.
+//! Regressions: `/regressions`, the retrospective at `/regressions/{id}` with its editing forms and
+//! Markdown export, and the same as JSON under `/api/v1/regressions`.
 
+use super::deliveries::{delivery_view, DeliveryView};
 use super::error::ErrorBody;
 use super::extract::{AppForm, AppQuery, OnPage};
 use super::pages::{self, PageResult};
-use super::session::{self, Editor, Reader, Session};
+use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::alerts::{edits, markdown, postmortem};
-use crate::auth::Denied;
 use crate::charts::{before_after_chart, VersionLine};
 use crate::format;
-use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
+use crate::store::{RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -26,7 +25,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
+pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/regressions", get(list))
         .route("/regressions/{id}", get(detail))
@@ -35,13 +34,10 @@ pub fn router() -> Router<AppState> {
         .route("/regressions/{id}/acknowledge", post(acknowledge))
         .route("/regressions/{id}/notes", post(add_note))
         .route("/regressions/{id}/links", post(add_link))
-        .route("/deliveries", get(deliveries))
-        .route("/login", get(login_form).post(login))
-        .route("/logout", post(logout))
 }
 
 /// The regressions as JSON, documented in the OpenAPI document.
-pub fn api_router() -> OpenApiRouter<AppState> {
+pub(super) fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json))
 }
 
@@ -182,53 +178,6 @@ struct LinkView {
     at: String,
 }
 
-struct AttemptView {
-    attempt: i32,
-    at: String,
-    http_status: String,
-    latency_ms: String,
-    error: String,
-}
-
-struct DeliveryView {
-    id: String,
-    regression_id: i64,
-    event: String,
-    target: String,
-    status: String,
-    attempts: i32,
-    next_attempt: String,
-    delivered: String,
-    last_error: String,
-    tries: Vec<AttemptView>,
-}
-
-fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
-    let del = &d.delivery;
-    DeliveryView {
-        id: del.id.to_string(),
-        regression_id: del.regression_id,
-        event: del.event.clone(),
-        target: del.target.clone(),
-        status: del.status.clone(),
-        attempts: del.attempts,
-        next_attempt: if del.status == "pending" { format::timestamp(del.next_attempt_at) } else { String::new() },
-        delivered: del.delivered_at.map(format::timestamp).unwrap_or_default(),
-        last_error: del.last_error.clone().unwrap_or_default(),
-        tries: d
-            .attempts
-            .iter()
-            .map(|a| AttemptView {
-                attempt: a.attempt,
-                at: format::timestamp(a.at),
-                http_status: a.http_status.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
-                latency_ms: format!("{:.0}", a.latency_ms),
-                error: a.error.clone().unwrap_or_default(),
-            })
-            .collect(),
-    }
-}
-
 #[derive(Template)]
 #[template(path = "regressions_detail.html")]
 struct DetailPage {
@@ -358,18 +307,6 @@ async fn export(
     Ok((headers, postmortem::export(&d)).into_response())
 }
 
-/// Checks a form's CSRF token: `Some` answer for a forged or stale form.
-fn csrf_refused(session: &Session, sent: &str) -> Option<Response> {
-    if session::csrf_ok(session, sent) {
-        None
-    } else {
-        Some(pages::message(
-            StatusCode::FORBIDDEN,
-            "This form is stale or was not sent from slopewatch; reload the page and try again.",
-        ))
-    }
-}
-
 fn back_to(id: i64) -> Response {
     Redirect::to(&crate::links::regression(id)).into_response()
 }
@@ -395,11 +332,6 @@ async fn set_status(
         return Err(Error::NotFound(format!("no regression #{id}")).into());
     }
     Ok(back_to(id))
-}
-
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: String,
 }
 
 async fn acknowledge(
@@ -461,104 +393,6 @@ async fn add_link(
         return Err(Error::NotFound(format!("no regression #{id}")).into());
     }
     Ok(back_to(id))
-}
-
-#[derive(Template)]
-#[template(path = "deliveries.html")]
-struct DeliveriesPage {
-    pending: Vec<DeliveryView>,
-    recent: Vec<DeliveryView>,
-    targets: Vec<(String, &'static str)>,
-}
-
-/// `GET /deliveries`: what the outbox still has to send, and what it sent or gave up on.
-async fn deliveries(State(state): State<AppState>, _reader: Reader) -> PageResult {
-    let (pending, recent) = state.store.deliveries(100).await?;
-    let page = DeliveriesPage {
-        pending: pending.iter().map(delivery_view).collect(),
-        recent: recent.iter().map(delivery_view).collect(),
-        targets: state.config.alerts.webhooks.iter().map(|w| (w.name.clone(), w.format.as_str())).collect(),
-    };
-    Ok(pages::render(StatusCode::OK, &page))
-}
-
-#[derive(Template)]
-#[template(path = "login.html")]
-struct LoginPage {
-    csrf: String,
-    next: String,
-    error: Option<String>,
-    user: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct NextQuery {
-    next: Option<String>,
-}
-
-async fn login_form(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    query: Result<Query<NextQuery>, QueryRejection>,
-) -> PageResult {
-    // A malformed query only loses where to go afterwards: the login form still answers.
-    let next = session::safe_next(query.ok().and_then(|Query(q)| q.next).as_deref());
-    let user = session::current(&state, &headers).await?.map(|s| s.name);
-    Ok(login_page(&state, StatusCode::OK, next, None, user))
-}
-
-fn login_page(
-    state: &AppState,
-    status: StatusCode,
-    next: String,
-    error: Option<String>,
-    user: Option<String>,
-) -> Response {
-    let (csrf, cookie) = session::login_form_csrf(state);
-    session::with_cookies(pages::render(status, &LoginPage { csrf, next, error, user }), [cookie])
-}
-
-#[derive(Deserialize)]
-struct LoginForm {
-    token: String,
-    csrf: String,
-    next: Option<String>,
-}
-
-async fn login(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    OnPage(AppForm(f)): OnPage<AppForm<LoginForm>>,
-) -> PageResult {
-    let next = session::safe_next(f.next.as_deref());
-    match session::login(&state, &headers, &f.csrf, &f.token).await? {
-        Ok(cookie) => Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie])),
-        Err(e) => {
-            let (status, text) = match e {
-                session::LoginError::StaleForm => {
-                    (StatusCode::FORBIDDEN, "The login form expired; please enter the token again.")
-                }
-                session::LoginError::Denied(Denied::Unauthenticated) => {
-                    (StatusCode::UNAUTHORIZED, "That token is not valid.")
-                }
-                session::LoginError::Denied(Denied::Forbidden { .. }) => {
-                    (StatusCode::FORBIDDEN, "That token cannot edit: an editor or admin token is needed.")
-                }
-            };
-            Ok(login_page(&state, status, next, Some(text.into()), None))
-        }
-    }
-}
-
-async fn logout(
-    State(state): State<AppState>,
-    Editor(session): Editor,
-    OnPage(AppForm(f)): OnPage<AppForm<CsrfForm>>,
-) -> PageResult {
-    if let Some(r) = csrf_refused(&session, &f.csrf) {
-        return Ok(r);
-    }
-    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
 }
 
 /// Every regression, newest first, each with its workloads.

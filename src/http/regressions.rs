@@ -16,7 +16,7 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
@@ -57,8 +57,12 @@ impl FromRequestParts<AppState> for RegressionId {
     }
 }
 
+fn not_found(id: i64) -> Error {
+    Error::NotFound(format!("no regression #{id}"))
+}
+
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
-    state.store.regression(id).await?.ok_or_else(|| Error::NotFound(format!("no regression #{id}")))
+    state.store.regression(id).await?.ok_or_else(|| not_found(id))
 }
 
 struct ListRow {
@@ -307,8 +311,12 @@ async fn export(
     Ok((headers, postmortem::export(&d)).into_response())
 }
 
-fn back_to(id: i64) -> Response {
-    Redirect::to(&crate::links::regression(id)).into_response()
+/// After an edit, back to the retrospective; `found` is false when there was no regression to edit.
+fn back_to(id: i64, found: bool) -> PageResult {
+    if !found {
+        return Err(not_found(id).into());
+    }
+    Ok(Redirect::to(&crate::links::regression(id)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -328,10 +336,7 @@ async fn set_status(
     }
     let status = RegressionStatus::parse(&f.status)
         .ok_or_else(|| Error::BadRequest(format!("unknown status {:?}", f.status)))?;
-    if !state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
+    back_to(id, state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await?)
 }
 
 async fn acknowledge(
@@ -344,10 +349,7 @@ async fn acknowledge(
         return Ok(r);
     }
     let now = OffsetDateTime::now_utc();
-    if !state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
+    back_to(id, state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await?)
 }
 
 #[derive(Deserialize)]
@@ -366,10 +368,7 @@ async fn add_note(
         return Ok(r);
     }
     let body = edits::note(&f.body).map_err(Error::BadRequest)?;
-    if !state.store.add_regression_note(id, &session.name, body, OffsetDateTime::now_utc()).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
+    back_to(id, state.store.add_regression_note(id, &session.name, body, OffsetDateTime::now_utc()).await?)
 }
 
 #[derive(Deserialize)]
@@ -389,10 +388,8 @@ async fn add_link(
         return Ok(r);
     }
     let (title, url) = edits::link(&f.title, &f.url).map_err(Error::BadRequest)?;
-    if !state.store.add_regression_link(id, &session.name, title, url, OffsetDateTime::now_utc()).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
+    let now = OffsetDateTime::now_utc();
+    back_to(id, state.store.add_regression_link(id, &session.name, title, url, now).await?)
 }
 
 /// Every regression, newest first, each with its workloads.

@@ -1,5 +1,5 @@
-//! Extractors whose rejections answer in the app's error format: `AppQuery` and `AppForm` answer a
-//! malformed request with the JSON error body, and wrapped in `OnPage` with the error page.
+//! Extractors whose rejections answer in the app's error format: `AppQuery`, `AppForm` (and path
+//! extractors such as a regression's id) with the JSON error body, or wrapped in `OnPage` as a page.
 
 use super::pages::PageError;
 use super::Error;

@@ -266,7 +266,7 @@ impl Overview {
 /// The stored open regressions, one line per workload, with each series' latest version from
 /// the history; worst first.
 pub fn open_regressions(
-    stored: &[(crate::store::RegressionRow, Vec<crate::store::RegressionWorkload>)],
+    stored: &[(crate::model::RegressionRow, Vec<crate::model::RegressionWorkload>)],
     history: &[SlopeRow],
 ) -> Vec<OpenRegression> {
     let series = group(history);
@@ -347,7 +347,7 @@ impl CompareView {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::store::SizeMedian;
+    use crate::model::SizeMedian;
     use time::OffsetDateTime;
 
     /// A version whose time is `size^slope` at sizes doubling from 64 KiB.

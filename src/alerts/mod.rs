@@ -4,7 +4,6 @@
 //! postmortem). No database and no HTTP here: `intake` applies the rules in its summary passes,
 //! `outbox` sends what they announce.
 
-pub mod chart;
 pub mod config;
 pub mod edits;
 pub mod evaluate;

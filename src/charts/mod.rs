@@ -1,12 +1,15 @@
-//! Charts as pure functions from views to SVG text, drawn with plotters: no database and no
-//! clock inside, so they are unit-tested here and cached by a hash of their input.
+//! Charts as pure functions from views to SVG text: no database and no clock inside, so they are
+//! unit-tested here and the dashboard's are cached by a hash of their input.
 //!
-//! Every chart carries a `<title>` and a `<desc>` (its text alternative), and invisible hover
-//! targets whose `<title>` gives each point's values when the SVG is inlined in a page.
+//! The dashboard's charts are drawn with plotters and carry a `<title>` and a `<desc>` (their text
+//! alternative), and invisible hover targets whose `<title>` gives each point's values when the SVG
+//! is inlined in a page. A retrospective's before/after chart is small plain SVG beside its table.
 
+mod before_after;
 mod loglog;
 mod slope;
 
+pub use before_after::{before_after_chart, VersionLine};
 pub use loglog::{loglog_chart, loglog_description};
 pub use slope::{slope_chart, slope_description};
 

@@ -3,14 +3,15 @@
 
 use super::auth::Ingestor;
 use super::error::ErrorBody;
+use super::extract::AppQuery;
 use super::{AppState, Error};
 use crate::analysis;
 use crate::store::{
     FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionSummary, WorkloadRow,
 };
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
@@ -182,11 +183,7 @@ pub struct RunList {
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
 )]
-async fn list_runs(
-    State(state): State<AppState>,
-    query: Result<Query<ListRuns>, QueryRejection>,
-) -> Result<Json<RunList>, Error> {
-    let Query(q) = query.map_err(|e| Error::BadRequest(e.body_text()))?;
+async fn list_runs(State(state): State<AppState>, AppQuery(q): AppQuery<ListRuns>) -> Result<Json<RunList>, Error> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=1000).contains(&limit) {
         return Err(Error::BadRequest("limit must be between 1 and 1000".into()));
@@ -306,11 +303,7 @@ pub struct Series {
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
 )]
-async fn get_series(
-    State(state): State<AppState>,
-    query: Result<Query<SeriesQuery>, QueryRejection>,
-) -> Result<Json<Series>, Error> {
-    let Query(q) = query.map_err(|e| Error::BadRequest(e.body_text()))?;
+async fn get_series(State(state): State<AppState>, AppQuery(q): AppQuery<SeriesQuery>) -> Result<Json<Series>, Error> {
     let versions = state.store.series(&q.workload, &q.toolchain).await?;
     if versions.is_empty() {
         return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));

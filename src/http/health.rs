@@ -1,4 +1,4 @@
-//! Liveness and readiness probes.
+//! `/healthz` and `/readyz`: liveness and readiness probes.
 
 use super::AppState;
 use axum::extract::State;

@@ -1,10 +1,15 @@
-//! The HTTP surface: the JSON API, health checks, and the dashboard's pages and charts.
+//! The HTTP surface, one module per part of the URL space: the JSON API, probes and metrics, the
+//! dashboard's pages and charts, regressions, alert deliveries, and the editor login.
 
 mod api;
 mod auth;
 mod dashboard;
+mod deliveries;
 pub mod error;
+mod extract;
 mod health;
+mod login;
+mod metrics;
 pub mod openapi;
 pub mod pages;
 mod regressions;
@@ -14,14 +19,13 @@ pub use error::Error;
 
 use crate::config::Config;
 use crate::intake::Intake;
-use crate::metrics::{Gauges, Metrics};
+use crate::metrics::Metrics;
 use crate::store::Store;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, State};
-use axum::http::header::CONTENT_TYPE;
 use axum::http::Request;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,45 +69,16 @@ async fn track(State(state): State<AppState>, req: Request<Body>, next: Next) ->
     res
 }
 
-/// Prometheus metrics
-///
-/// Requests by route and status with latency, runs and samples ingested, rejections by reason,
-/// webhook attempts by outcome, the alert outbox's depth and database pool use, in the Prometheus
-/// text format.
-#[utoipa::path(
-    get,
-    path = "/metrics",
-    tag = "operations",
-    responses((status = 200, description = "Prometheus text format 0.0.4", body = String, content_type = "text/plain"))
-)]
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    // A scrape still answers when the database does not; only the database's gauges are then missing.
-    let counted = |count: Result<i64, sqlx::Error>, what: &str| match count {
-        Ok(n) => Some(n),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot count {what} for metrics");
-            None
-        }
-    };
-    let outbox_pending = counted(state.store.pending_deliveries().await, "the alert outbox");
-    let summaries_pending = counted(state.store.pending_summaries().await, "the runs pending a summary pass");
-    let body = state.metrics.render(&Gauges {
-        pool: state.store.pool_usage(),
-        outbox_pending,
-        summaries_pending,
-        runs_queued: state.store.queued_runs(),
-    });
-    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
-}
-
 /// The whole application as a router, ready to serve or to call in tests with `oneshot`.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
     let (documented, _) = openapi::routes().split_for_parts();
     Router::new()
         .merge(documented)
-        .merge(regressions::router())
         .merge(dashboard::router())
+        .merge(regressions::router())
+        .merge(deliveries::router())
+        .merge(login::router())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CompressionLayer::new())

@@ -2,7 +2,7 @@
 //! attributes and the request and response types, and served at `/api/v1/openapi.json`.
 
 use super::error::ErrorBody;
-use super::{api, health, regressions, session, AppState};
+use super::{api, health, metrics, regressions, session, AppState};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use std::sync::LazyLock;
@@ -52,7 +52,7 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
         .merge(api::router())
         .merge(regressions::api_router())
         .merge(health::router())
-        .routes(routes!(super::metrics))
+        .routes(routes!(metrics::metrics))
         .routes(routes!(openapi_json))
 }
 

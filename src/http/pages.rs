@@ -1,5 +1,7 @@
-//! Rendering askama templates into responses, and HTML error pages.
+//! What every HTML page shares: rendering an askama template into a response, the one error page
+//! and the one message page.
 
+use super::Error;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
@@ -19,14 +21,31 @@ const INTERNAL_ERROR_PAGE: &str =
 
 #[derive(askama::Template)]
 #[template(path = "error.html")]
-struct ErrorPage<'a> {
+struct MessagePage<'a> {
     status: u16,
     message: &'a str,
 }
 
-/// An error page for a browser: the same status and safe message as the JSON API would give.
-pub fn error_page(error: &super::Error) -> Response {
-    error.log();
-    let message = error.to_string();
-    render(error.status(), &ErrorPage { status: error.status().as_u16(), message: &message })
+/// A page that says one thing under its status, e.g. why a form was refused.
+pub fn message(status: StatusCode, text: &str) -> Response {
+    render(status, &MessagePage { status: status.as_u16(), message: text })
 }
+
+/// An error answered as an HTML page: the same status and safe message as the JSON API would give.
+pub struct PageError(Error);
+
+impl<E: Into<Error>> From<E> for PageError {
+    fn from(e: E) -> Self {
+        PageError(e.into())
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        self.0.log();
+        message(self.0.status(), &self.0.to_string())
+    }
+}
+
+/// What a page handler answers.
+pub type PageResult = Result<Response, PageError>;

@@ -1,28 +1,31 @@
-//! Regression retrospectives and the alert outbox: `/regressions`, `/regressions/{id}` with its
-//! editing forms and Markdown export, `/deliveries`, and the editor login.
+//! Regressions: `/regressions`, the retrospective at `/regressions/{id}` with its editing forms and
+//! Markdown export, and the same as JSON under `/api/v1/regressions`.
 
+use super::deliveries::{delivery_view, DeliveryView};
 use super::error::ErrorBody;
-use super::session::{self, Editor, Reader, Session};
+use super::extract::{AppForm, AppQuery, OnPage};
+use super::pages::{self, PageResult};
+use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
-use crate::alerts::chart::{self, Line};
 use crate::alerts::{edits, markdown, postmortem};
-use crate::auth::Denied;
-use crate::store::{DeliveryDetail, RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
+use crate::charts::{before_after_chart, VersionLine};
+use crate::format;
+use crate::model::{RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
-use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
-use axum::{Form, Json, Router};
+use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> Router<AppState> {
+pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/regressions", get(list))
         .route("/regressions/{id}", get(detail))
@@ -31,59 +34,35 @@ pub fn router() -> Router<AppState> {
         .route("/regressions/{id}/acknowledge", post(acknowledge))
         .route("/regressions/{id}/notes", post(add_note))
         .route("/regressions/{id}/links", post(add_link))
-        .route("/deliveries", get(deliveries))
-        .route("/login", get(login_form).post(login))
-        .route("/logout", post(logout))
 }
 
 /// The regressions as JSON, documented in the OpenAPI document.
-pub fn api_router() -> OpenApiRouter<AppState> {
+pub(super) fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json))
-}
-
-/// An error answered as an HTML page.
-struct PageError(Error);
-
-impl<E: Into<Error>> From<E> for PageError {
-    fn from(e: E) -> Self {
-        PageError(e.into())
-    }
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        super::pages::error_page(&self.0)
-    }
-}
-
-type PageResult = Result<Response, PageError>;
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct MessagePage<'a> {
-    status: u16,
-    message: &'a str,
-}
-
-fn message(status: StatusCode, text: &str) -> Response {
-    super::pages::render(status, &MessagePage { status: status.as_u16(), message: text })
-}
-
-fn when(t: OffsetDateTime) -> String {
-    t.format(&time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC")).unwrap_or_default()
 }
 
 fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
 }
 
-fn regression_id(path: Result<Path<String>, PathRejection>) -> Result<i64, Error> {
-    let Path(raw) = path.map_err(|e| Error::BadRequest(e.body_text()))?;
-    raw.parse().map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
+/// The `{id}` in a regression's URL; one that is not a number names no regression.
+struct RegressionId(i64);
+
+impl FromRequestParts<AppState> for RegressionId {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, state).await?;
+        raw.parse().map(RegressionId).map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
+    }
+}
+
+fn not_found(id: i64) -> Error {
+    Error::NotFound(format!("no regression #{id}"))
 }
 
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
-    state.store.regression(id).await?.ok_or_else(|| Error::NotFound(format!("no regression #{id}")))
+    state.store.regression(id).await?.ok_or_else(|| not_found(id))
 }
 
 struct ListRow {
@@ -123,8 +102,7 @@ struct ListQuery {
     status: Option<String>,
 }
 
-fn parse_status(q: Result<Query<ListQuery>, QueryRejection>) -> Result<Option<RegressionStatus>, Error> {
-    let Query(q) = q.map_err(|e| Error::BadRequest(e.body_text()))?;
+fn parse_status(q: &ListQuery) -> Result<Option<RegressionStatus>, Error> {
     match q.status.as_deref().filter(|s| !s.is_empty()) {
         None => Ok(None),
         Some(s) => RegressionStatus::parse(s).map(Some).ok_or_else(|| {
@@ -137,9 +115,9 @@ fn parse_status(q: Result<Query<ListQuery>, QueryRejection>) -> Result<Option<Re
 async fn list(
     State(state): State<AppState>,
     Reader(session): Reader,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    OnPage(AppQuery(query)): OnPage<AppQuery<ListQuery>>,
 ) -> PageResult {
-    let status = parse_status(query)?;
+    let status = parse_status(&query)?;
     let rows = state
         .store
         .regressions(status)
@@ -155,7 +133,7 @@ async fn list(
             workloads: members.iter().map(|m| m.workload.as_str()).collect::<Vec<_>>().join(", "),
             max_slope: num(members.iter().map(|m| m.slope).reduce(f64::max), 2),
             magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
-            opened: when(r.opened_at),
+            opened: format::timestamp(r.opened_at),
             fixed_version: r.fixed_version.unwrap_or_default(),
         })
         .collect();
@@ -164,7 +142,7 @@ async fn list(
         .map(|s| Choice { value: s.as_str(), label: s.label(), selected: status == Some(s) })
         .collect();
     let page = ListPage { rows, filters, all_selected: status.is_none(), user: session.map(|s| s.name) };
-    Ok(super::pages::render(StatusCode::OK, &page))
+    Ok(pages::render(StatusCode::OK, &page))
 }
 
 struct NumberRow {
@@ -204,53 +182,6 @@ struct LinkView {
     at: String,
 }
 
-struct AttemptView {
-    attempt: i32,
-    at: String,
-    http_status: String,
-    latency_ms: String,
-    error: String,
-}
-
-struct DeliveryView {
-    id: String,
-    regression_id: i64,
-    event: String,
-    target: String,
-    status: String,
-    attempts: i32,
-    next_attempt: String,
-    delivered: String,
-    last_error: String,
-    tries: Vec<AttemptView>,
-}
-
-fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
-    let del = &d.delivery;
-    DeliveryView {
-        id: del.id.to_string(),
-        regression_id: del.regression_id,
-        event: del.event.clone(),
-        target: del.target.clone(),
-        status: del.status.clone(),
-        attempts: del.attempts,
-        next_attempt: if del.status == "pending" { when(del.next_attempt_at) } else { String::new() },
-        delivered: del.delivered_at.map(when).unwrap_or_default(),
-        last_error: del.last_error.clone().unwrap_or_default(),
-        tries: d
-            .attempts
-            .iter()
-            .map(|a| AttemptView {
-                attempt: a.attempt,
-                at: when(a.at),
-                http_status: a.http_status.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
-                latency_ms: format!("{:.0}", a.latency_ms),
-                error: a.error.clone().unwrap_or_default(),
-            })
-            .collect(),
-    }
-}
-
 #[derive(Template)]
 #[template(path = "regressions_detail.html")]
 struct DetailPage {
@@ -277,9 +208,8 @@ struct DetailPage {
 async fn detail(
     State(state): State<AppState>,
     Reader(session): Reader,
-    path: Result<Path<String>, PathRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
 ) -> PageResult {
-    let id = regression_id(path)?;
     let d = load(&state, id).await?;
     let r = &d.regression;
     let public_url = state.config.public_url.as_deref();
@@ -310,16 +240,16 @@ async fn detail(
         .workloads
         .iter()
         .filter_map(|w| {
-            let lines: Vec<Line<'_>> = versions
+            let lines: Vec<VersionLine<'_>> = versions
                 .iter()
                 .filter_map(|v| {
                     d.sizes
                         .iter()
                         .find(|s| s.workload == w.workload && s.version == *v)
-                        .map(|s| Line { label: v, sizes: &s.sizes })
+                        .map(|s| VersionLine { label: v, sizes: &s.sizes })
                 })
                 .collect();
-            chart::before_after(&w.workload, &lines).map(|svg| ChartView { workload: w.workload.clone(), svg })
+            before_after_chart(&w.workload, &lines).map(|svg| ChartView { workload: w.workload.clone(), svg })
         })
         .collect();
     let page = DetailPage {
@@ -334,19 +264,28 @@ async fn detail(
         numbers,
         timeline: postmortem::timeline(&d)
             .into_iter()
-            .map(|m| TimelineRow { at: when(m.at), what: m.what, actor: m.actor.unwrap_or_default() })
+            .map(|m| TimelineRow { at: format::timestamp(m.at), what: m.what, actor: m.actor.unwrap_or_default() })
             .collect(),
         charts,
         deliveries: d.deliveries.iter().map(delivery_view).collect(),
         notes: d
             .notes
             .iter()
-            .map(|n| NoteView { at: when(n.at), author: n.author.clone(), html: markdown::render(&n.body) })
+            .map(|n| NoteView {
+                at: format::timestamp(n.at),
+                author: n.author.clone(),
+                html: markdown::render(&n.body),
+            })
             .collect(),
         links: d
             .links
             .iter()
-            .map(|l| LinkView { title: l.title.clone(), url: l.url.clone(), author: l.author.clone(), at: when(l.at) })
+            .map(|l| LinkView {
+                title: l.title.clone(),
+                url: l.url.clone(),
+                author: l.author.clone(),
+                at: format::timestamp(l.at),
+            })
             .collect(),
         statuses: RegressionStatus::ALL
             .into_iter()
@@ -355,16 +294,15 @@ async fn detail(
         editor: session,
         login_url: format!("/login?next=%2Fregressions%2F{}", r.id),
     };
-    Ok(super::pages::render(StatusCode::OK, &page))
+    Ok(pages::render(StatusCode::OK, &page))
 }
 
 /// `GET /regressions/{id}/postmortem.md`: the postmortem as a Markdown file.
 async fn export(
     State(state): State<AppState>,
     _reader: Reader,
-    path: Result<Path<String>, PathRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
 ) -> PageResult {
-    let id = regression_id(path)?;
     let d = load(&state, id).await?;
     let headers = [
         (CONTENT_TYPE, "text/markdown; charset=utf-8".to_string()),
@@ -373,24 +311,12 @@ async fn export(
     Ok((headers, postmortem::export(&d)).into_response())
 }
 
-/// Checks a form's CSRF token: `Some` answer for a forged or stale form.
-fn csrf_refused(session: &Session, sent: &str) -> Option<Response> {
-    if session::csrf_ok(session, sent) {
-        None
-    } else {
-        Some(message(
-            StatusCode::FORBIDDEN,
-            "This form is stale or was not sent from slopewatch; reload the page and try again.",
-        ))
+/// After an edit, back to the retrospective; `found` is false when there was no regression to edit.
+fn back_to(id: i64, found: bool) -> PageResult {
+    if !found {
+        return Err(not_found(id).into());
     }
-}
-
-fn back_to(id: i64) -> Response {
-    Redirect::to(&crate::links::regression(id)).into_response()
-}
-
-fn form<T>(f: Result<Form<T>, FormRejection>) -> Result<T, Error> {
-    f.map(|Form(t)| t).map_err(|e| Error::BadRequest(e.body_text()))
+    Ok(Redirect::to(&crate::links::regression(id)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -402,42 +328,28 @@ struct StatusForm {
 async fn set_status(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<StatusForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<StatusForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    let f = form(f)?;
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
     let status = RegressionStatus::parse(&f.status)
         .ok_or_else(|| Error::BadRequest(format!("unknown status {:?}", f.status)))?;
-    if !state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
-}
-
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: String,
+    back_to(id, state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await?)
 }
 
 async fn acknowledge(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<CsrfForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<CsrfForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
     let now = OffsetDateTime::now_utc();
-    if !state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
+    back_to(id, state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await?)
 }
 
 #[derive(Deserialize)]
@@ -449,19 +361,14 @@ struct NoteForm {
 async fn add_note(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<NoteForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<NoteForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    let f = form(f)?;
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
     let body = edits::note(&f.body).map_err(Error::BadRequest)?;
-    if !state.store.add_regression_note(id, &session.name, body, OffsetDateTime::now_utc()).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
+    back_to(id, state.store.add_regression_note(id, &session.name, body, OffsetDateTime::now_utc()).await?)
 }
 
 #[derive(Deserialize)]
@@ -474,117 +381,15 @@ struct LinkForm {
 async fn add_link(
     State(state): State<AppState>,
     Editor(session): Editor,
-    path: Result<Path<String>, PathRejection>,
-    f: Result<Form<LinkForm>, FormRejection>,
+    OnPage(RegressionId(id)): OnPage<RegressionId>,
+    OnPage(AppForm(f)): OnPage<AppForm<LinkForm>>,
 ) -> PageResult {
-    let id = regression_id(path)?;
-    let f = form(f)?;
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
     let (title, url) = edits::link(&f.title, &f.url).map_err(Error::BadRequest)?;
-    if !state.store.add_regression_link(id, &session.name, title, url, OffsetDateTime::now_utc()).await? {
-        return Err(Error::NotFound(format!("no regression #{id}")).into());
-    }
-    Ok(back_to(id))
-}
-
-#[derive(Template)]
-#[template(path = "deliveries.html")]
-struct DeliveriesPage {
-    pending: Vec<DeliveryView>,
-    recent: Vec<DeliveryView>,
-    targets: Vec<(String, &'static str)>,
-}
-
-/// `GET /deliveries`: what the outbox still has to send, and what it sent or gave up on.
-async fn deliveries(State(state): State<AppState>, _reader: Reader) -> PageResult {
-    let (pending, recent) = state.store.deliveries(100).await?;
-    let page = DeliveriesPage {
-        pending: pending.iter().map(delivery_view).collect(),
-        recent: recent.iter().map(delivery_view).collect(),
-        targets: state.config.alerts.webhooks.iter().map(|w| (w.name.clone(), w.format.as_str())).collect(),
-    };
-    Ok(super::pages::render(StatusCode::OK, &page))
-}
-
-#[derive(Template)]
-#[template(path = "login.html")]
-struct LoginPage {
-    csrf: String,
-    next: String,
-    error: Option<String>,
-    user: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct NextQuery {
-    next: Option<String>,
-}
-
-async fn login_form(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    query: Result<Query<NextQuery>, QueryRejection>,
-) -> PageResult {
-    let next = session::safe_next(query.ok().and_then(|Query(q)| q.next).as_deref());
-    let user = session::current(&state, &headers).await?.map(|s| s.name);
-    Ok(login_page(&state, StatusCode::OK, next, None, user))
-}
-
-fn login_page(
-    state: &AppState,
-    status: StatusCode,
-    next: String,
-    error: Option<String>,
-    user: Option<String>,
-) -> Response {
-    let (csrf, cookie) = session::login_form_csrf(state);
-    session::with_cookies(super::pages::render(status, &LoginPage { csrf, next, error, user }), [cookie])
-}
-
-#[derive(Deserialize)]
-struct LoginForm {
-    token: String,
-    csrf: String,
-    next: Option<String>,
-}
-
-async fn login(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    f: Result<Form<LoginForm>, FormRejection>,
-) -> PageResult {
-    let f = form(f)?;
-    let next = session::safe_next(f.next.as_deref());
-    match session::login(&state, &headers, &f.csrf, &f.token).await? {
-        Ok(cookie) => Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie])),
-        Err(e) => {
-            let (status, text) = match e {
-                session::LoginError::StaleForm => {
-                    (StatusCode::FORBIDDEN, "The login form expired; please enter the token again.")
-                }
-                session::LoginError::Denied(Denied::Unauthenticated) => {
-                    (StatusCode::UNAUTHORIZED, "That token is not valid.")
-                }
-                session::LoginError::Denied(Denied::Forbidden { .. }) => {
-                    (StatusCode::FORBIDDEN, "That token cannot edit: an editor or admin token is needed.")
-                }
-            };
-            Ok(login_page(&state, status, next, Some(text.into()), None))
-        }
-    }
-}
-
-async fn logout(
-    State(state): State<AppState>,
-    Editor(session): Editor,
-    f: Result<Form<CsrfForm>, FormRejection>,
-) -> PageResult {
-    if let Some(r) = csrf_refused(&session, &form(f)?.csrf) {
-        return Ok(r);
-    }
-    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
+    let now = OffsetDateTime::now_utc();
+    back_to(id, state.store.add_regression_link(id, &session.name, title, url, now).await?)
 }
 
 /// Every regression, newest first, each with its workloads.
@@ -619,9 +424,9 @@ pub struct RegressionEntry {
 async fn list_json(
     State(state): State<AppState>,
     _reader: Reader,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    AppQuery(query): AppQuery<ListQuery>,
 ) -> Result<Json<RegressionList>, Error> {
-    let status = parse_status(query)?;
+    let status = parse_status(&query)?;
     let regressions = state.store.regressions(status).await?;
     let regressions = regressions.into_iter().map(|(regression, workloads)| RegressionEntry { regression, workloads });
     Ok(Json(RegressionList { regressions: regressions.collect() }))
@@ -648,8 +453,7 @@ async fn list_json(
 async fn detail_json(
     State(state): State<AppState>,
     _reader: Reader,
-    path: Result<Path<String>, PathRejection>,
+    RegressionId(id): RegressionId,
 ) -> Result<Json<RegressionDetail>, Error> {
-    let id = regression_id(path)?;
     Ok(Json(load(&state, id).await?))
 }

@@ -1,9 +1,11 @@
-//! Logins for editors: an `editor` (or `admin`) token entered once becomes a signed, HttpOnly,
-//! SameSite session cookie; every form carries a CSRF token derived from the session.
+//! Sessions for editors: an `editor` (or `admin`) token entered once becomes a signed, HttpOnly,
+//! SameSite session cookie; every form carries a CSRF token derived from the session. The `Reader`
+//! and `Editor` extractors say who may see and who may change a page.
 //!
 //! The cookie holds `token id . expiry . nonce . HMAC`, so it cannot be forged without the key, and
 //! the token is looked up on each request, so revoking it ends its sessions.
 
+use super::pages::{self, PageError};
 use super::AppState;
 use crate::auth::{self, Denied};
 use crate::store::Scope;
@@ -14,6 +16,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use hmac::{Hmac, Mac};
 use rand::RngCore;
+use serde::Deserialize;
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
@@ -102,9 +105,23 @@ pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Ses
     Ok(Some(Session { name: token.name, csrf: hmac_hex(&key, &["csrf", nonce]) }))
 }
 
-/// Checks the CSRF token a form sent against the session's.
-pub fn csrf_ok(session: &Session, sent: &str) -> bool {
-    equal(&session.csrf, sent)
+/// A form that carries nothing but its CSRF token.
+#[derive(Deserialize)]
+pub struct CsrfForm {
+    pub csrf: String,
+}
+
+/// Checks the CSRF token a form sent against the session's: for a forged or stale form, `Some`
+/// page that refuses it.
+pub fn csrf_refused(session: &Session, sent: &str) -> Option<Response> {
+    if equal(&session.csrf, sent) {
+        None
+    } else {
+        Some(pages::message(
+            StatusCode::FORBIDDEN,
+            "This form is stale or was not sent from slopewatch; reload the page and try again.",
+        ))
+    }
 }
 
 /// Why a login attempt failed.
@@ -175,7 +192,7 @@ fn path_and_query(parts: &Parts) -> String {
 }
 
 fn unavailable(e: sqlx::Error) -> Response {
-    super::pages::error_page(&super::Error::from(e))
+    PageError::from(e).into_response()
 }
 
 /// A request from someone allowed to read: anyone, unless `[auth] require_login_to_read`.

@@ -24,10 +24,6 @@ mod summaries;
 mod tokens;
 mod transfer;
 
-pub use crate::model::{
-    AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow, RegressionDetail, RegressionEvent, RegressionLink,
-    RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, SizeMedian, Slope, VersionSizes,
-};
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};

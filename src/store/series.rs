@@ -3,7 +3,8 @@
 //! Each read costs the number of summaries shown, never the runs or samples behind them.
 
 use super::db::sql;
-use super::{decode_json, SizeMedian, Store};
+use super::{decode_json, Store};
+use crate::model::SizeMedian;
 use serde::Serialize;
 use slopewatch_core::version::sort_versions;
 use time::OffsetDateTime;

@@ -3,7 +3,8 @@
 
 use super::db::sql;
 use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
-use super::{decode_json, RegressionStatus, Store};
+use super::{decode_json, Store};
+use crate::model::RegressionStatus;
 use slopewatch_core::wire::{Host, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;

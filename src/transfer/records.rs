@@ -11,7 +11,7 @@
 //!
 //! Runs and editors' changes come in the order they happened, so an import replays history.
 
-use crate::store::RegressionStatus;
+use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use slopewatch_core::wire::{Host, RunSubmission, SizeUnit, Toolchain};

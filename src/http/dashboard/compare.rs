@@ -1,16 +1,16 @@
 //! `/compare?workload=W&a=LINEAGE@VERSION&b=LINEAGE@VERSION`: two toolchain versions of one
 //! workload, of one lineage or of two, on one log-log chart with the time ratio at each size.
 
-use super::{chart, csv_line, csv_response, PageResult};
+use super::{chart, csv_line, csv_response};
 use crate::charts;
 use crate::format;
-use crate::http::pages::render;
+use crate::http::extract::{AppQuery, OnPage};
+use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{VersionChoice, VersionSummary, WorkloadRow};
 use crate::views::{CompareRow, CompareView};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Json;
@@ -25,10 +25,6 @@ pub(super) struct CompareQuery {
     a: String,
     #[serde(default)]
     b: String,
-}
-
-fn parse(query: Result<Query<CompareQuery>, QueryRejection>) -> Result<CompareQuery, Error> {
-    query.map(|Query(q)| q).map_err(|e| Error::BadRequest(e.body_text()))
 }
 
 /// One side of a comparison: the toolchain version `value` names, read the way the store has it
@@ -92,9 +88,8 @@ impl ComparePage {
 
 pub(super) async fn page(
     State(state): State<AppState>,
-    query: Result<Query<CompareQuery>, QueryRejection>,
+    OnPage(AppQuery(q)): OnPage<AppQuery<CompareQuery>>,
 ) -> PageResult {
-    let q = parse(query)?;
     let (workloads, choices) = tokio::try_join!(state.store.workloads(), state.store.workload_versions(&q.workload))?;
     // With only a workload chosen, the form offers its versions; with both sides, the comparison.
     let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(load(&state, &q).await?) };
@@ -105,18 +100,15 @@ pub(super) async fn page(
 
 pub(super) async fn svg(
     State(state): State<AppState>,
-    query: Result<Query<CompareQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<CompareQuery>,
     headers: HeaderMap,
 ) -> Result<Response, Error> {
-    let view = load(&state, &parse(query)?).await?;
+    let view = load(&state, &q).await?;
     chart(&headers, "compare", view.loglog(), charts::loglog_chart).await
 }
 
-pub(super) async fn csv(
-    State(state): State<AppState>,
-    query: Result<Query<CompareQuery>, QueryRejection>,
-) -> Result<Response, Error> {
-    let view = load(&state, &parse(query)?).await?;
+pub(super) async fn csv(State(state): State<AppState>, AppQuery(q): AppQuery<CompareQuery>) -> Result<Response, Error> {
+    let view = load(&state, &q).await?;
     let mut body = csv_line(&["workload", "a", "b", "size", "a_median_ns", "b_median_ns", "ratio"].map(String::from));
     for row in view.rows() {
         body.push_str(&csv_line(&[
@@ -134,9 +126,9 @@ pub(super) async fn csv(
 
 pub(super) async fn json(
     State(state): State<AppState>,
-    query: Result<Query<CompareQuery>, QueryRejection>,
+    AppQuery(q): AppQuery<CompareQuery>,
 ) -> Result<Json<Value>, Error> {
-    let view = load(&state, &parse(query)?).await?;
+    let view = load(&state, &q).await?;
     let side = |v: &crate::store::VersionSummary| {
         json!({"lineage": v.lineage, "version": v.version, "slope": v.slope, "ci_low": v.ci_low, "ci_high": v.ci_high,
                "r2": v.r2, "runs": v.runs})

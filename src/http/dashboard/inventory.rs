@@ -1,8 +1,7 @@
 //! `/toolchains` and `/hosts`: what has reported, when last, and which versions.
 
-use super::PageResult;
 use crate::format;
-use crate::http::pages::render;
+use crate::http::pages::{render, PageResult};
 use crate::http::AppState;
 use crate::store::{HostRow, HostVersion, ToolchainRow};
 use axum::extract::State;

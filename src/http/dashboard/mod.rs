@@ -7,7 +7,6 @@ mod overview;
 mod runs;
 mod series;
 
-use super::pages::error_page;
 use super::{AppState, Error};
 use crate::charts::ChartError;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
@@ -34,23 +33,6 @@ pub fn router() -> Router<AppState> {
         .route("/toolchains", get(inventory::toolchains))
         .route("/hosts", get(inventory::hosts))
 }
-
-/// An error shown to a browser as an HTML page rather than JSON.
-pub struct PageError(Error);
-
-impl<E: Into<Error>> From<E> for PageError {
-    fn from(e: E) -> Self {
-        PageError(e.into())
-    }
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        error_page(&self.0)
-    }
-}
-
-type PageResult = Result<Response, PageError>;
 
 /// Serves a chart drawn from `view`. The ETag is a hash of the view (and of this build), so a
 /// reload that finds the chart unchanged gets a 304 without drawing it again; drawing itself

@@ -1,12 +1,12 @@
 //! `/`: the slope of every workload at each lineage's latest version, open regressions, and the
 //! latest runs.
 
-use super::PageResult;
 use crate::format;
-use crate::http::pages::render;
+use crate::http::pages::{render, PageResult};
 use crate::http::AppState;
 use crate::links;
-use crate::store::{RegressionStatus, RunListRow};
+use crate::model::RegressionStatus;
+use crate::store::RunListRow;
 use crate::views::{open_regressions, Band, OpenRegression, Overview, ALERT_THRESHOLD, WATCH_FROM};
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -1,9 +1,8 @@
 //! `/runs/{id}`: one run whole: host, toolchain, agent, and per workload its fit, local slopes,
 //! medians and raw samples, or a note where retention removed them.
 
-use super::PageResult;
 use crate::format;
-use crate::http::pages::render;
+use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};

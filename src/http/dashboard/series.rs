@@ -1,10 +1,10 @@
 //! `/series/{workload}/{toolchain}`: one workload in one lineage across versions; its two charts,
 //! the per-version table, and the same numbers as CSV and JSON.
 
-use super::{chart, csv_line, csv_number, csv_response, query_values, PageResult};
+use super::{chart, csv_line, csv_number, csv_response, query_values};
 use crate::charts;
 use crate::format;
-use crate::http::pages::render;
+use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::VersionChoice;

@@ -1,6 +1,7 @@
-//! Before/after charts for a regression: time against size on log-log axes, one line per version,
-//! so a steeper line is visibly a steeper growth. Plain SVG from data, no database access.
+//! The before/after chart of a regression's retrospective: time against size on log-log axes, one
+//! line per version, so a steeper line is visibly a steeper growth.
 
+use super::escape;
 use crate::model::SizeMedian;
 use std::fmt::Write;
 
@@ -14,13 +15,13 @@ const PAD_BOTTOM: f64 = 40.0;
 const COLOURS: [&str; 3] = ["#1a7f37", "#c0262d", "#0b5cad"];
 
 /// One line: a label (the version) and its median time by size.
-pub struct Line<'a> {
+pub struct VersionLine<'a> {
     pub label: &'a str,
     pub sizes: &'a [SizeMedian],
 }
 
 /// An SVG chart of the given lines; `None` when no line has two points to draw.
-pub fn before_after(title: &str, lines: &[Line<'_>]) -> Option<String> {
+pub fn before_after_chart(title: &str, lines: &[VersionLine<'_>]) -> Option<String> {
     let points: Vec<(f64, f64)> = lines
         .iter()
         .flat_map(|l| l.sizes.iter())
@@ -95,10 +96,6 @@ fn human(v: f64) -> String {
     }
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,10 +105,10 @@ mod tests {
         let s = |size, ns| SizeMedian { size, median_ns: ns, runs: 1 };
         let before = [s(1024, 1.0), s(2048, 2.0), s(4096, 4.0)];
         let after = [s(1024, 1.0), s(2048, 4.0), s(4096, 16.0)];
-        let svg = before_after("w", &[Line { label: "0.15.0", sizes: &before }, Line { label: "<b>", sizes: &after }])
-            .unwrap();
+        let lines = [VersionLine { label: "0.15.0", sizes: &before }, VersionLine { label: "<b>", sizes: &after }];
+        let svg = before_after_chart("w", &lines).unwrap();
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("&lt;b&gt;") && !svg.contains("<b>"));
-        assert!(before_after("w", &[Line { label: "x", sizes: &[] }]).is_none());
+        assert!(before_after_chart("w", &[VersionLine { label: "x", sizes: &[] }]).is_none());
     }
 }

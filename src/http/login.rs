@@ -1,0 +1,96 @@
+//! `/login` and `/logout`: an editor enters a token once and gets a session cookie, or ends it.
+
+use super::extract::{AppForm, OnPage};
+use super::pages::{render, PageResult};
+use super::session::{self, csrf_refused, CsrfForm, Editor, LoginError};
+use super::AppState;
+use crate::auth::Denied;
+use askama::Template;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new().route("/login", get(login_form).post(login)).route("/logout", post(logout))
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    csrf: String,
+    next: String,
+    error: Option<String>,
+    user: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct NextQuery {
+    next: Option<String>,
+}
+
+async fn login_form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<NextQuery>, QueryRejection>,
+) -> PageResult {
+    // A malformed query only loses where to go afterwards: the login form still answers.
+    let next = session::safe_next(query.ok().and_then(|Query(q)| q.next).as_deref());
+    let user = session::current(&state, &headers).await?.map(|s| s.name);
+    Ok(login_page(&state, StatusCode::OK, next, None, user))
+}
+
+fn login_page(
+    state: &AppState,
+    status: StatusCode,
+    next: String,
+    error: Option<String>,
+    user: Option<String>,
+) -> Response {
+    let (csrf, cookie) = session::login_form_csrf(state);
+    session::with_cookies(render(status, &LoginPage { csrf, next, error, user }), [cookie])
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    token: String,
+    csrf: String,
+    next: Option<String>,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    OnPage(AppForm(f)): OnPage<AppForm<LoginForm>>,
+) -> PageResult {
+    let next = session::safe_next(f.next.as_deref());
+    match session::login(&state, &headers, &f.csrf, &f.token).await? {
+        Ok(cookie) => Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie])),
+        Err(e) => {
+            let (status, text) = match e {
+                LoginError::StaleForm => {
+                    (StatusCode::FORBIDDEN, "The login form expired; please enter the token again.")
+                }
+                LoginError::Denied(Denied::Unauthenticated) => (StatusCode::UNAUTHORIZED, "That token is not valid."),
+                LoginError::Denied(Denied::Forbidden { .. }) => {
+                    (StatusCode::FORBIDDEN, "That token cannot edit: an editor or admin token is needed.")
+                }
+            };
+            Ok(login_page(&state, status, next, Some(text.into()), None))
+        }
+    }
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    Editor(session): Editor,
+    OnPage(AppForm(f)): OnPage<AppForm<CsrfForm>>,
+) -> PageResult {
+    if let Some(r) = csrf_refused(&session, &f.csrf) {
+        return Ok(r);
+    }
+    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
+}

@@ -63,10 +63,10 @@ impl std::fmt::Display for Rejection {
 /// Reads an export from `input` into `store`, alert rules from `config`; `progress` hears after
 /// each line.
 ///
-/// Regressions are evaluated as each run is stored, exactly as at ingest, and recorded with
-/// their timelines, but no webhook delivery is written: the store the history comes from has
-/// already announced them (or chose not to), and moving a database should not page anyone
-/// about old news. Editors' changes are replayed at their place in history, as their editors.
+/// Each run goes through the same intake as at ingest: its summary pass evaluates regressions
+/// and records them with their timelines, but no webhook delivery is written: the store the
+/// history comes from has already announced them (or chose not to), and moving a database should
+/// not page anyone about old news. Editors' changes are replayed at their place in history, as their editors.
 ///
 /// A line that cannot be imported is reported and skipped; the rest goes on. Errors end the
 /// import only when the input cannot be read, is not an export, or the database fails; what was

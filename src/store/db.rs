@@ -31,38 +31,80 @@ pub(super) enum Value<'a> {
     Time(Option<OffsetDateTime>),
 }
 
-/// What can be bound to a statement: the column types the store uses, and NULL of each.
+/// What can be bound to a statement: a column type the store uses, or `None` of one.
 pub(super) trait Bind<'a> {
     fn value(self) -> Value<'a>;
 }
 
-macro_rules! bind_as {
-    ($($t:ty => $kind:ident $(via $conv:expr)?),* $(,)?) => {$(
-        impl<'a> Bind<'a> for $t {
-            fn value(self) -> Value<'a> {
-                Value::$kind(Some(bind_as!(@conv self $(, $conv)?)))
-            }
-        }
-        impl<'a> Bind<'a> for Option<$t> {
-            fn value(self) -> Value<'a> {
-                Value::$kind(self.map(|v| bind_as!(@conv v $(, $conv)?)))
-            }
-        }
-    )*};
-    (@conv $v:expr) => { $v };
-    (@conv $v:expr, $conv:expr) => { $conv($v) };
+/// A column type the store binds; its `Option` binds NULL of the same type.
+pub(super) trait Scalar<'a>: Sized {
+    fn wrap(value: Option<Self>) -> Value<'a>;
 }
 
-bind_as! {
-    bool => Bool,
-    i32 => I32,
-    i64 => I64,
-    f64 => F64,
-    Uuid => Uuid,
-    OffsetDateTime => Time,
-    &'a str => Text via Cow::Borrowed,
-    &'a String => Text via |s: &'a String| Cow::Borrowed(s.as_str()),
-    String => Text via Cow::Owned,
+impl<'a, T: Scalar<'a>> Bind<'a> for T {
+    fn value(self) -> Value<'a> {
+        T::wrap(Some(self))
+    }
+}
+
+impl<'a, T: Scalar<'a>> Bind<'a> for Option<T> {
+    fn value(self) -> Value<'a> {
+        T::wrap(self)
+    }
+}
+
+impl<'a> Scalar<'a> for bool {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::Bool(v)
+    }
+}
+
+impl<'a> Scalar<'a> for i32 {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::I32(v)
+    }
+}
+
+impl<'a> Scalar<'a> for i64 {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::I64(v)
+    }
+}
+
+impl<'a> Scalar<'a> for f64 {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::F64(v)
+    }
+}
+
+impl<'a> Scalar<'a> for Uuid {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::Uuid(v)
+    }
+}
+
+impl<'a> Scalar<'a> for OffsetDateTime {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::Time(v)
+    }
+}
+
+impl<'a> Scalar<'a> for &'a str {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::Text(v.map(Cow::Borrowed))
+    }
+}
+
+impl<'a> Scalar<'a> for &'a String {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::Text(v.map(|s| Cow::Borrowed(s.as_str())))
+    }
+}
+
+impl<'a> Scalar<'a> for String {
+    fn wrap(v: Option<Self>) -> Value<'a> {
+        Value::Text(v.map(Cow::Owned))
+    }
 }
 
 /// A statement and its values. `bind` adds a value for a `$n` already in the text; the `push_*`

@@ -73,9 +73,6 @@ impl Intake {
     ) -> Result<InsertOutcome, sqlx::Error> {
         let outcome = self.store.insert_run(run, fits, arrival).await?;
         if let InsertOutcome::Created(_) = outcome {
-            // Counted once committed, before asking for a pass: a pass that starts after this
-            // covers the run.
-            self.turns.stored.fetch_add(1, Ordering::SeqCst);
             self.take_in_summaries().await;
         }
         Ok(outcome)
@@ -129,7 +126,7 @@ impl Intake {
             let mut turn = TurnGuard(Some(intake.turns.clone()));
             intake.summary_pass().await;
             let _ = first_done.send(());
-            while intake.turns.release() {
+            while intake.turns.release(&intake.store) {
                 // Let the runs of a busy spell gather, so a version's summary is worked out once
                 // for many of its runs.
                 tokio::time::sleep(GATHER).await;
@@ -143,7 +140,7 @@ impl Intake {
     /// One pass over everything pending. Every run counted before it starts has committed, so the
     /// pass covers it; a failed pass is logged and its runs stay pending for the sweep.
     async fn summary_pass(&self) {
-        let upto = self.turns.stored.load(Ordering::SeqCst);
+        let upto = self.store.runs_stored();
         if let Err(e) = self.summarize_pending().await {
             tracing::error!(error = %e, "cannot bring version summaries up to date; the runs stay pending");
         }
@@ -163,29 +160,27 @@ struct SummaryRow {
 /// Who runs summary passes for the runs this process stores.
 #[derive(Debug, Default)]
 struct SummaryTurns {
-    /// How many runs this process has stored.
-    stored: AtomicU64,
-    /// How many of them finished passes covered.
+    /// How many of the runs this process stored (`Store::runs_stored`) finished passes covered.
     taken_in: AtomicU64,
     /// Whether a pass (or a chain of them) is under way.
     busy: AtomicBool,
 }
 
 impl SummaryTurns {
-    fn behind(&self) -> bool {
-        self.stored.load(Ordering::SeqCst) > self.taken_in.load(Ordering::SeqCst)
+    fn behind(&self, store: &Store) -> bool {
+        store.runs_stored() > self.taken_in.load(Ordering::SeqCst)
     }
 
     /// Gives up running passes, unless runs came in that no pass covers and nobody else will
     /// start one: then returns true, still holding the turn.
-    fn release(&self) -> bool {
+    fn release(&self, store: &Store) -> bool {
         loop {
-            if self.behind() {
+            if self.behind(store) {
                 return true;
             }
             self.busy.store(false, Ordering::SeqCst);
             // A run that committed before the store above saw `busy` and left its run to us.
-            if !self.behind() || self.busy.swap(true, Ordering::SeqCst) {
+            if !self.behind(store) || self.busy.swap(true, Ordering::SeqCst) {
                 return false;
             }
         }

@@ -41,6 +41,7 @@ use db::{Column, Pool, Record, Sql};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -62,6 +63,8 @@ pub struct Store {
     /// On SQLite, where runs wait for the one writer; `None` on Postgres, and in the writer's own
     /// handle on the store.
     run_queue: Option<sqlite_writer::RunQueue>,
+    /// How many runs this process has stored (`Store::runs_stored`).
+    stored: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Store {
@@ -151,7 +154,7 @@ impl Store {
         } else {
             return Err(OpenError::UnknownScheme(masked));
         };
-        let mut store = Store { pool, sqlite_writer: Arc::default(), run_queue: None };
+        let mut store = Store { pool, sqlite_writer: Arc::default(), run_queue: None, stored: Arc::default() };
         if let Pool::Sqlite(pool) = &store.pool {
             // The writer's own handle has no queue, so the writer stops once the last handle that
             // can hand it runs is gone.

@@ -22,6 +22,7 @@ use lookup::{
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::Ordering;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -243,9 +244,18 @@ impl Store {
                 let hash = conn.exec().value(&q).await?.ok_or(sqlx::Error::RowNotFound)?;
                 break 'write Some(vec![Step::AlreadyThere(hash)]);
             }
+            // Counted once committed and before any writer hears back, so a summary pass that
+            // starts after an answer covers the run (`Store::runs_stored`).
+            self.stored.fetch_add(to_store.len() as u64, Ordering::SeqCst);
             Some(steps.into_iter().map(|s| s.unwrap_or(Step::Stored)).collect())
         };
         Ok(steps)
+    }
+
+    /// How many runs this process has stored, counted as each commits, before its writer is
+    /// answered: a pass over what is pending that starts after this is read covers them all.
+    pub fn runs_stored(&self) -> u64 {
+        self.stored.load(Ordering::SeqCst)
     }
 
     /// The fits of a stored run, as answered to the agent.

@@ -186,7 +186,7 @@ impl Store {
     }
 
     /// Starts a transaction that writes.
-    pub async fn begin(&self) -> Result<Tx<'static>, sqlx::Error> {
+    async fn begin(&self) -> Result<Tx<'static>, sqlx::Error> {
         self.pool.begin().await
     }
 

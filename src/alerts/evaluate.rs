@@ -19,7 +19,7 @@
 //! highest measured version below it in the same lineage) was not, or there was none.
 
 use super::config::Rules;
-use crate::model::SizeMedian;
+use crate::model::{SizeMedian, Slope};
 use slopewatch_core::version;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -32,6 +32,18 @@ pub struct VersionFit {
     pub ci_high: f64,
     pub r2: f64,
     pub sizes: Vec<SizeMedian>,
+}
+
+impl VersionFit {
+    pub fn new(fit: Slope, sizes: Vec<SizeMedian>) -> VersionFit {
+        let Slope { slope, ci_low, ci_high, r2 } = fit;
+        VersionFit { slope, ci_low, ci_high, r2, sizes }
+    }
+
+    /// The slope with its interval and R², without the sizes.
+    pub fn slope_fit(&self) -> Slope {
+        Slope { slope: self.slope, ci_low: self.ci_low, ci_high: self.ci_high, r2: self.r2 }
+    }
 }
 
 /// What the rules make of one version summary.

@@ -38,7 +38,8 @@ impl Judged<'_> {
                 let s = &row.summary;
                 let sizes =
                     s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
-                let fit = VersionFit { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2, sizes };
+                let fit =
+                    VersionFit::new(Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 }, sizes);
                 let current = Current { workload_id: row.workload_id, workload: name.clone(), fit };
                 Some(Measured { current, first_run: row.first_seen })
             })
@@ -100,7 +101,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
             regression_id: f.regression_id,
             workload_id: f.workload_id,
             version,
-            fit: slope(&f.fit),
+            fit: f.fit.slope_fit(),
             time_ratio: ratio.map(|r| r.1),
             first_run_at: first_run(f.workload_id),
         };
@@ -151,7 +152,7 @@ async fn record_crossings<'n>(
         let member = NewMember {
             regression_id,
             workload_id: c.workload_id,
-            fit: slope(&c.fit),
+            fit: c.fit.slope_fit(),
             previous_slope: c.previous.as_ref().map(|(_, p)| p.slope),
             time_ratio: c.previous.as_ref().and_then(|(_, p)| evaluate::time_ratio(&c.fit.sizes, &p.sizes)),
             joined_at: now,
@@ -177,8 +178,4 @@ async fn record_crossings<'n>(
         tx.update_magnitude(regression_id).await?;
     }
     Ok(())
-}
-
-fn slope(fit: &VersionFit) -> Slope {
-    Slope { slope: fit.slope, ci_low: fit.ci_low, ci_high: fit.ci_high, r2: fit.r2 }
 }

@@ -253,8 +253,7 @@ impl Tx<'_> {
         rows.into_iter()
             .map(|row| {
                 let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
-                let Slope { slope, ci_low, ci_high, r2 } = row.slope;
-                let fit = VersionFit { slope, ci_low, ci_high, r2, sizes };
+                let fit = VersionFit::new(row.slope, sizes);
                 Ok(History { workload_id: row.workload_id, version: row.version, fit })
             })
             .collect()

@@ -8,8 +8,7 @@
 mod lookup;
 mod reads;
 
-pub use reads::MeasurementDetail;
-pub use reads::{RunDetail, RunListRow, WorkloadDetail};
+pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 
 use super::columns::{unit_clash, Arrival, PendingRun, SizeUnitText, Step};

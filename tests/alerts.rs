@@ -3,93 +3,17 @@
 
 mod common;
 
-use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
+use common::webhooks::{assert_signed, body_json, wait_for, Receiver, SECRET};
 use common::{create_token, on_both_backends, TestApp, TestDb};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use slopewatch::alerts::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
-use slopewatch::alerts::signing;
 use slopewatch::config::Config;
 use slopewatch::store::Scope;
-use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
-
-const SECRET: &str = "test-webhook-secret-0123456789";
-
-/// One request the receiver got, and what it answered.
-#[derive(Clone, Debug)]
-struct Received {
-    delivery: String,
-    event: String,
-    timestamp: String,
-    signature: String,
-    body: Vec<u8>,
-    answered: u16,
-}
-
-/// A webhook receiver on 127.0.0.1 that records every request and answers `status`.
-#[derive(Clone)]
-struct Receiver {
-    port: u16,
-    seen: Arc<Mutex<Vec<Received>>>,
-    status: Arc<AtomicU16>,
-}
-
-impl Receiver {
-    /// A port that nothing listens on yet: the receiver is down until `start`.
-    fn reserve() -> Receiver {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        Receiver { port, seen: Default::default(), status: Arc::new(AtomicU16::new(200)) }
-    }
-
-    async fn up() -> Receiver {
-        let r = Receiver::reserve();
-        r.start().await;
-        r
-    }
-
-    async fn start(&self) {
-        let this = self.clone();
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
-        let app = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-                let this = this.clone();
-                async move {
-                    let h = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-                    let answered = this.status.load(Ordering::SeqCst);
-                    this.seen.lock().unwrap().push(Received {
-                        delivery: h(signing::DELIVERY_HEADER),
-                        event: h(signing::EVENT_HEADER),
-                        timestamp: h(signing::TIMESTAMP_HEADER),
-                        signature: h(signing::SIGNATURE_HEADER),
-                        body: body.to_vec(),
-                        answered,
-                    });
-                    StatusCode::from_u16(answered).unwrap()
-                }
-            }),
-        );
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/hook", self.port)
-    }
-
-    fn seen(&self) -> Vec<Received> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    /// Requests answered with success, one per delivery id.
-    fn delivered(&self) -> Vec<Received> {
-        self.seen().into_iter().filter(|r| (200..300).contains(&r.answered)).collect()
-    }
-}
 
 fn fast_retry() -> RetryPolicy {
     RetryPolicy {
@@ -190,30 +114,8 @@ async fn submit(app: &TestApp, run: &Value) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
-/// Waits until `done` holds, for at most `limit`.
-async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 async fn outbox_is_empty(app: &TestApp) -> bool {
     app.db.store.deliveries(100).await.unwrap().0.is_empty()
-}
-
-fn body_json(r: &Received) -> Value {
-    serde_json::from_slice(&r.body).unwrap()
-}
-
-fn assert_signed(r: &Received) {
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    signing::verify(SECRET, &r.timestamp, &r.signature, &r.body, now, 300).expect("the signature verifies");
-    let mut tampered = r.body.clone();
-    let at = tampered.len() / 2;
-    tampered[at] ^= 1;
-    assert!(signing::verify(SECRET, &r.timestamp, &r.signature, &tampered, now, 300).is_err(), "a tampered body fails");
 }
 
 #[tokio::test]

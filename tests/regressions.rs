@@ -205,3 +205,39 @@ async fn a_browser_renders_the_regression_pages_and_runs_no_script_from_notes() 
     assert!(detail.contains("<polyline"), "the before/after chart is drawn");
     assert!(detail.contains("First run of 0.16.0"));
 }
+
+#[tokio::test]
+async fn the_markdown_postmortem_keeps_what_editors_wrote_as_text_and_refuses_urls_with_line_breaks() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let id = seed_regression(&app).await;
+        let page_uri = format!("/regressions/{id}");
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        let csrf = hidden(&get(&app, &page_uri, &session).await.text, "csrf");
+        let link = |title: &'static str, url: &'static str| {
+            [("csrf", csrf.clone()), ("title", title.into()), ("url", url.into())]
+        };
+        for url in ["https://example.org/a\n## Injected", "https://example.org/a\tb", "https://example.org/\u{7f}"] {
+            let form = link("x", url);
+            let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let refused = post_form(&app, &format!("{page_uri}/links"), &session, &form).await;
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{url:?} is refused");
+        }
+        let form = link("x](https://evil.example) [y", "https://example.org/2");
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(post_form(&app, &format!("{page_uri}/links"), &session, &form).await.status, StatusCode::SEE_OTHER);
+        let note = "<img src=x onerror=alert(1)>\n# Heading injection\n\n**kept**";
+        let form = [("csrf", csrf.as_str()), ("body", note)];
+        assert_eq!(post_form(&app, &format!("{page_uri}/notes"), &session, &form).await.status, StatusCode::SEE_OTHER);
+
+        let export = get(&app, &format!("{page_uri}/postmortem.md"), "").await.text;
+        assert!(export.contains("- [x\\](https://evil.example) \\[y](<https://example.org/2>)"), "{export}");
+        assert!(
+            export.contains("> &lt;img src=x onerror=alert(1)&gt;\n> # Heading injection\n>\n> **kept**"),
+            "{export}"
+        );
+        assert!(!export.contains("<img") && !export.lines().any(|l| l.starts_with("# Heading")), "{export}");
+        assert!(!export.contains("## Injected"), "{export}");
+    })
+    .await;
+}

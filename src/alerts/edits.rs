@@ -21,6 +21,14 @@ pub fn note(body: &str) -> Result<&str, String> {
 /// The link's title and URL as stored (trimmed; an empty title is the URL), or why it is refused.
 pub fn link<'a>(title: &'a str, url: &'a str) -> Result<(&'a str, &'a str), String> {
     let (title, url) = (title.trim(), url.trim());
+    // URL parsers drop tabs and line breaks silently; stored, they would break the lines of
+    // whatever shows the link (the Markdown postmortem).
+    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("a link URL cannot contain spaces, tabs, line breaks or control characters".into());
+    }
+    if title.chars().any(char::is_control) {
+        return Err("a link title cannot contain tabs, line breaks or control characters".into());
+    }
     if !markdown::is_web_url(url) || url.len() > URL_LIMIT {
         return Err("a link must be an http or https URL".into());
     }

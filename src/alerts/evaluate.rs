@@ -183,6 +183,7 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
             .max_by(|a, b| version::compare(&a.version, &b.version))
     };
     let mut fixed_now: HashSet<(i64, i64)> = HashSet::new();
+    let mut crossing: Vec<(&Current, Option<&History>)> = Vec::new();
     for c in current {
         let verdict = rules.verdict(&c.workload, &c.fit);
         let open = members.iter().find(|m| m.workload_id == c.workload_id && m.open && !m.fixed);
@@ -205,12 +206,7 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
                 let prev = previous(c.workload_id);
                 let was_over = prev.is_some_and(|p| rules.verdict(&c.workload, &p.fit) == Verdict::Over);
                 if !seen_here && !was_over {
-                    plan.crossings.push(Crossing {
-                        workload_id: c.workload_id,
-                        fit: c.fit.clone(),
-                        previous: prev.map(|p| (p.version.clone(), p.fit.clone())),
-                        into: earlier_regression(rules, version, c, members, history),
-                    });
+                    crossing.push((c, prev));
                 }
             }
             _ => {}
@@ -226,6 +222,17 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
         .filter(|&(id, all_fixed)| all_fixed && plan.fixes.iter().any(|f| f.regression_id == id))
         .map(|(id, _)| id)
         .collect();
+    // A workload crossing where its earlier regression is resolved starts a regression of its
+    // own rather than joining one that is over.
+    let still_open: Vec<&Membership> = members.iter().filter(|m| !plan.resolved.contains(&m.regression_id)).collect();
+    for (c, prev) in crossing {
+        plan.crossings.push(Crossing {
+            workload_id: c.workload_id,
+            fit: c.fit.clone(),
+            previous: prev.map(|p| (p.version.clone(), p.fit.clone())),
+            into: earlier_regression(rules, version, c, &still_open, history),
+        });
+    }
     plan
 }
 
@@ -236,7 +243,7 @@ fn earlier_regression(
     rules: &Rules,
     version: &str,
     c: &Current,
-    members: &[Membership],
+    members: &[&Membership],
     history: &[History],
 ) -> Option<i64> {
     let mut before: Vec<&History> = history
@@ -331,6 +338,21 @@ mod tests {
         let fresh = [History { workload_id: 1, version: "1.4.0".into(), fit: fit(1.0, 0.02, 0.999, 8) }];
         let p = plan(&rules, "1.5.0", &[current(1, fit(2.0, 0.02, 0.999, 8))], &members, &fresh);
         assert_eq!(p.crossings[0].into, None, "under at 1.4.0: a new regression at 1.5.0");
+    }
+
+    #[test]
+    fn a_workload_crossing_where_its_regression_resolves_opens_one_of_its_own() {
+        let rules = Rules::default();
+        let members =
+            [Membership { regression_id: 4, version: "1.3.0".into(), open: true, workload_id: 1, fixed: false }];
+        // Workload 2 was unsure since before 1.3.0, so it would join #4, but #4 resolves here.
+        let history = [History { workload_id: 2, version: "1.3.0".into(), fit: fit(1.9, 0.9, 0.95, 8) }];
+        let now = [current(1, fit(1.0, 0.02, 0.999, 8)), current(2, fit(2.0, 0.02, 0.999, 8))];
+        let p = plan(&rules, "1.4.0", &now, &members, &history);
+        assert_eq!(p.resolved, vec![4]);
+        assert_eq!(p.crossings.len(), 1);
+        assert_eq!(p.crossings[0].into, None, "it opens a regression at 1.4.0");
+        assert!(p.opens());
     }
 
     #[test]

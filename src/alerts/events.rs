@@ -2,8 +2,9 @@
 //! holds of a regression, as plain values. No database here.
 
 use super::config::Rules;
-use super::evaluate::{time_ratio, Plan};
-use super::payload::{Event, EventLinks, EventWorkload, OPENED, RESOLVED};
+use super::evaluate::time_ratio;
+use super::lineage::Derived;
+use super::payload::{Event, EventLinks, EventWorkload, FieldChange, OPENED, RESOLVED, UPDATED};
 use crate::links;
 use crate::model::ResolvedMember;
 use std::collections::HashMap;
@@ -27,24 +28,46 @@ impl Scene<'_> {
     }
 }
 
-/// The event of a regression that `plan`'s new crossings opened at the scene's version; `name`
-/// gives each workload's name by id.
-pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, plan: &Plan, name: impl Fn(i64) -> &'n str) -> Event {
-    let last_good = plan.last_good_version();
-    let workloads = plan
-        .crossings
+/// The event of a regression opened at the scene's version; `name` gives each workload's name by
+/// id.
+pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, regression: &Derived, name: impl Fn(i64) -> &'n str) -> Event {
+    announce(scene, regression_id, regression, name, OPENED, Vec::new())
+}
+
+/// The event of an announced regression that a version measured out of order moved: the opened
+/// event as the regression stands now, with what moved.
+pub fn updated<'n>(
+    scene: &Scene<'_>,
+    regression_id: i64,
+    regression: &Derived,
+    changes: Vec<FieldChange>,
+    name: impl Fn(i64) -> &'n str,
+) -> Event {
+    announce(scene, regression_id, regression, name, UPDATED, changes)
+}
+
+fn announce<'n>(
+    scene: &Scene<'_>,
+    regression_id: i64,
+    regression: &Derived,
+    name: impl Fn(i64) -> &'n str,
+    event: &'static str,
+    changes: Vec<FieldChange>,
+) -> Event {
+    let last_good = regression.previous_version.clone();
+    let workloads = regression
+        .members
         .iter()
-        .filter(|c| c.into.is_none())
-        .map(|c| {
-            let name = name(c.workload_id);
-            let ratio = c.previous.as_ref().and_then(|(_, p)| time_ratio(&c.fit.sizes, &p.sizes));
+        .map(|m| {
+            let name = name(m.workload_id);
+            let ratio = m.previous.as_ref().and_then(|(_, p)| time_ratio(&m.fit.sizes, &p.sizes));
             EventWorkload {
                 name: name.to_string(),
                 threshold: scene.rules.threshold_for(name),
-                slope: c.fit.slope,
-                ci_low: c.fit.ci_low,
-                ci_high: c.fit.ci_high,
-                previous_slope: c.previous.as_ref().map(|(_, p)| p.slope),
+                slope: m.fit.slope,
+                ci_low: m.fit.ci_low,
+                ci_high: m.fit.ci_high,
+                previous_slope: m.previous.as_ref().map(|(_, p)| p.slope),
                 time_ratio: ratio.map(|r| r.1),
                 ratio_size: ratio.map(|r| r.0 as i64),
                 series_url: scene.series_url(name),
@@ -52,7 +75,7 @@ pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, plan: &Plan, name: impl
         })
         .collect::<Vec<_>>();
     Event {
-        event: OPENED,
+        event,
         regression_id,
         lineage: scene.lineage.to_string(),
         version: scene.version.to_string(),
@@ -62,6 +85,7 @@ pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, plan: &Plan, name: impl
         magnitude: workloads.iter().filter_map(|w| w.time_ratio).reduce(f64::max),
         workloads,
         links: scene.links(regression_id),
+        changes,
     }
 }
 
@@ -101,5 +125,6 @@ pub fn resolved(
         magnitude,
         workloads,
         links: scene.links(regression_id),
+        changes: Vec::new(),
     }
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod edits;
 pub mod evaluate;
 pub mod events;
+pub mod lineage;
 pub mod markdown;
 pub mod payload;
 pub mod postmortem;

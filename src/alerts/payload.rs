@@ -10,12 +10,16 @@ use serde::Serialize;
 pub const OPENED: &str = "regression.opened";
 /// A later version brought every workload of a regression back under its threshold.
 pub const RESOLVED: &str = "regression.resolved";
+/// A version measured out of order moved an announced regression: its first bad, last good or
+/// fixed-in version, or its workloads. Announced once instead of a second `regression.opened`.
+pub const UPDATED: &str = "regression.updated";
 
 /// The JSON body of a webhook.
 ///
 /// `version` is the version that caused the event and `previous_version` what it is compared
 /// with: for `regression.opened` the bad version and the last good one, for
-/// `regression.resolved` the fixing version and the bad one.
+/// `regression.resolved` the fixing version and the bad one. `regression.updated` has the shape of
+/// `regression.opened` as it stands now, plus `changes`: what moved, from what, to what.
 #[derive(Debug, Clone, Serialize)]
 pub struct Event {
     pub event: &'static str,
@@ -31,6 +35,18 @@ pub struct Event {
     pub magnitude: Option<f64>,
     pub workloads: Vec<EventWorkload>,
     pub links: EventLinks,
+    /// What moved (`regression.updated` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FieldChange>,
+}
+
+/// One field of a regression that moved: `version` (the first bad version), `previous_version`
+/// (the last good one), `fixed_version`, or `workloads` (their names, comma-separated).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldChange {
+    pub field: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +92,22 @@ impl Event {
                 slack_escape(&self.version),
                 self.previous_version.as_ref().map(|v| format!(" (after {})", slack_escape(v))).unwrap_or_default()
             ),
+            UPDATED => {
+                let moved: Vec<String> = self
+                    .changes
+                    .iter()
+                    .map(|c| {
+                        let shown = |v: &Option<String>| slack_escape(v.as_deref().unwrap_or("none"));
+                        format!("{} {} → {}", field_label(&c.field), shown(&c.from), shown(&c.to))
+                    })
+                    .collect();
+                format!(
+                    ":pencil2: *Slope regression in {} {} updated*: {}",
+                    slack_escape(&self.lineage),
+                    slack_escape(&self.version),
+                    moved.join("; ")
+                )
+            }
             _ => format!(
                 ":white_check_mark: *Fixed in {} {}*: the regression of {} is resolved",
                 slack_escape(&self.lineage),
@@ -87,7 +119,7 @@ impl Event {
         for w in &self.workloads {
             let mut line = format!(
                 "• `{}`: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
-                slack_escape(&w.name),
+                slack_code(&w.name),
                 w.slope,
                 w.ci_low,
                 w.ci_high,
@@ -104,6 +136,22 @@ impl Event {
         lines.push(format!("<{}|Open the regression>", slack_escape(&self.links.regression)));
         lines.join("\n")
     }
+}
+
+/// How a moved field reads in a message.
+fn field_label(field: &str) -> &str {
+    match field {
+        "version" => "first bad",
+        "previous_version" => "last good",
+        "fixed_version" => "fixed in",
+        other => other,
+    }
+}
+
+/// Text inside a code span: mrkdwn has no escape for a backtick there, so it becomes a modifier
+/// grave accent (ˋ) that looks the same and cannot end the span.
+fn slack_code(s: &str) -> String {
+    slack_escape(s).replace('`', "\u{2cb}")
 }
 
 /// Slack's mrkdwn treats `&`, `<` and `>` as control characters.
@@ -137,6 +185,7 @@ mod tests {
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
             }],
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },
+            changes: Vec::new(),
         }
     }
 
@@ -148,5 +197,34 @@ mod tests {
         assert!(text.contains("strchr&lt;scan&gt;") && !text.contains("<scan>"), "{text}");
         assert!(text.contains("<https://sw.example/regressions/3|Open the regression>"));
         assert_eq!(body["blocks"][0]["text"]["type"], "mrkdwn");
+    }
+
+    #[test]
+    fn a_backtick_in_a_name_cannot_end_its_code_span() {
+        let mut e = event();
+        e.workloads[0].name = "scan` *bold* <!channel>".into();
+        let body: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
+        let text = body["text"].as_str().unwrap();
+        let line = text.lines().find(|l| l.starts_with('•')).unwrap();
+        assert_eq!(line.matches('`').count(), 2, "one code span: {line}");
+        assert!(line.starts_with("• `scan\u{2cb} *bold* &lt;!channel&gt;`:"), "{line}");
+    }
+
+    #[test]
+    fn an_update_says_what_moved_in_json_and_slack() {
+        let mut e = event();
+        e.event = UPDATED;
+        e.changes =
+            vec![FieldChange { field: "version".into(), from: Some("0.17.1".into()), to: Some("0.16.0".into()) }];
+        let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
+        assert_eq!(json["changes"], serde_json::json!([{"field": "version", "from": "0.17.1", "to": "0.16.0"}]));
+        let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
+        let text = slack["text"].as_str().unwrap();
+        assert!(
+            text.starts_with(":pencil2: *Slope regression in zig-cc-musl 0.16.0 updated*: first bad 0.17.1 → 0.16.0"),
+            "{text}"
+        );
+        let opened: serde_json::Value = serde_json::from_str(&event().render(WebhookFormat::Json)).unwrap();
+        assert!(opened.get("changes").is_none(), "other events carry no changes");
     }
 }

@@ -14,15 +14,66 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
 }
 
-/// Names people and agents sent, made inert: a Markdown renderer that passes HTML through
-/// shows them as text (it decodes the entities) instead of running them.
+/// Text people and agents sent (names, titles, timeline details), made inert: Markdown
+/// punctuation is backslash-escaped so it cannot format, link or start a block, HTML is written
+/// as entities (a renderer that passes HTML through shows it as text), and line breaks become
+/// spaces so nothing starts a line of its own.
 fn text(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            // Text never starts a line here, so what only matters there (`#`, `-`, `1.`) is left.
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-/// Table cells cannot hold `|` or line breaks.
+/// A link target: control characters, spaces and angle brackets percent-encoded, so the URL
+/// stays one `<…>` destination on one line whatever was stored.
+fn destination(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for c in url.chars() {
+        if c.is_control() || c.is_whitespace() || c == '<' || c == '>' {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A note is Markdown, kept as such inside a quote block (so it cannot open sections of the
+/// document), with its HTML written as entities.
+fn quoted(body: &str) -> String {
+    body.trim_end()
+        .lines()
+        .map(|line| {
+            let line = line.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+            if line.is_empty() {
+                ">".to_string()
+            } else {
+                format!("> {line}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Table cells cannot hold line breaks; `|` is escaped with the rest.
 fn cell(s: &str) -> String {
-    text(s).replace('|', "\\|").replace(['\n', '\r'], " ")
+    text(s)
 }
 
 /// One line of a regression's timeline.
@@ -63,7 +114,7 @@ pub fn export(d: &RegressionDetail) -> String {
 
     md.push_str("## Timeline\n\n");
     for m in timeline(d) {
-        let by = m.actor.map(|a| format!(" ({a})")).unwrap_or_default();
+        let by = m.actor.map(|a| format!(" ({})", text(&a))).unwrap_or_default();
         let _ = writeln!(md, "- {}: {}{by}", when(m.at), text(&m.what));
     }
 
@@ -92,9 +143,9 @@ pub fn export(d: &RegressionDetail) -> String {
             let del = &dd.delivery;
             let _ = writeln!(
                 md,
-                "- `{}` to {}: {} after {} attempt(s){}",
-                del.event,
-                del.target,
+                "- {} to {}: {} after {} attempt(s){}",
+                text(&del.event),
+                text(&del.target),
                 del.status,
                 del.attempts,
                 del.delivered_at.map(|t| format!(", delivered {}", when(t))).unwrap_or_default()
@@ -105,7 +156,7 @@ pub fn export(d: &RegressionDetail) -> String {
     if !d.links.is_empty() {
         md.push_str("\n## Links\n\n");
         for l in &d.links {
-            let _ = writeln!(md, "- [{}](<{}>)", l.title.replace(['[', ']'], ""), l.url.replace(['<', '>'], ""));
+            let _ = writeln!(md, "- [{}](<{}>)", text(&l.title), destination(&l.url));
         }
     }
 
@@ -114,7 +165,7 @@ pub fn export(d: &RegressionDetail) -> String {
         md.push_str("\nNo notes.\n");
     }
     for n in &d.notes {
-        let _ = writeln!(md, "\n### {} by {}\n\n{}", when(n.at), n.author, n.body.trim_end());
+        let _ = writeln!(md, "\n### {} by {}\n\n{}", when(n.at), text(&n.author), quoted(&n.body));
     }
     md
 }

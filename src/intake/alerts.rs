@@ -1,13 +1,20 @@
-//! The alert rules applied to a version a summary pass just updated: reads the lineage's open
-//! regressions (and, when they could matter, its history), asks `alerts::evaluate` what opens,
-//! joins and resolves, and writes the regressions, their timelines and the webhook deliveries
-//! that announce them, in the pass's transaction.
+//! The alert rules applied to a version a summary pass just updated.
+//!
+//! When the version is the newest of its lineage and nothing in it could change a regression (see
+//! `evaluate::needs_history`), nothing is read. Otherwise the lineage's summaries and regressions
+//! are read, the rules replayed over them in version order (`alerts::lineage::derive`), and the
+//! store brought in line with the result (`alerts::lineage::reconcile`): regressions opened,
+//! moved, joined, fixed and resolved, with their timelines and the webhook deliveries that
+//! announce them, in the pass's transaction. So the regressions of a lineage are those in-order
+//! arrival gives, whatever order its versions arrive in.
 
 use super::{Settings, SummaryRow};
-use crate::alerts::evaluate::{self, Current, Plan, VersionFit};
+use crate::alerts::evaluate::{self, Current, Verdict, VersionFit};
 use crate::alerts::events::{self, Scene};
+use crate::alerts::lineage::{self, Change, Derived, DerivedMember, MemberFix, Summary, Update};
+use crate::alerts::payload::{Event, FieldChange};
 use crate::model::{SizeMedian, Slope};
-use crate::store::{MemberFix, NewDelivery, NewMember, NewRegression, Tx};
+use crate::store::{NewDelivery, NewMember, NewRegression, Tx};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -23,14 +30,9 @@ pub(super) struct Judged<'a> {
     pub now: OffsetDateTime,
 }
 
-/// A workload at the judged version, as the rules see it, with when the version first ran it.
-struct Measured {
-    current: Current,
-    first_run: OffsetDateTime,
-}
-
 impl Judged<'_> {
-    fn measured(&self) -> Vec<Measured> {
+    /// The judged workloads as the rules see them.
+    fn current(&self) -> Vec<Current> {
         self.rows
             .iter()
             .filter_map(|row| {
@@ -40,8 +42,7 @@ impl Judged<'_> {
                     s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
                 let fit =
                     VersionFit::new(Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 }, sizes);
-                let current = Current { workload_id: row.workload_id, workload: name.clone(), fit };
-                Some(Measured { current, first_run: row.first_seen })
+                Some(Current { workload_id: row.workload_id, workload: name.clone(), fit })
             })
             .collect()
     }
@@ -49,133 +50,318 @@ impl Judged<'_> {
 
 /// Applies the alert rules to one judged version and writes what they decide.
 pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Settings) -> Result<(), sqlx::Error> {
-    let (lineage, version, now) = (judged.lineage, judged.version, judged.now);
-    // Versions of one lineage are judged one at a time, so a fix never misses the regression a
-    // concurrent pass is opening.
+    let (lineage, version) = (judged.lineage, judged.version);
+    // Versions of one lineage are judged one at a time, each seeing what the one before wrote.
     tx.lock_lineage(lineage).await?;
-    let members = tx.lineage_members(lineage, version).await?;
-    let measured = judged.measured();
-    let current: Vec<Current> = measured.iter().map(|m| m.current.clone()).collect();
-    let rules = &settings.alerts.rules;
-    if !evaluate::needs_history(rules, version, &current, &members) {
+    let current = judged.current();
+    if current.is_empty() {
         return Ok(());
     }
-    let ids: Vec<i64> = current.iter().map(|c| c.workload_id).collect();
-    let history = tx.lineage_history(lineage, &ids).await?;
-    let plan = evaluate::plan(rules, version, &current, &members, &history);
-
-    let name = |id: i64| current.iter().find(|c| c.workload_id == id).map_or("", |c| c.workload.as_str());
-    let first_run = |id: i64| measured.iter().find(|m| m.current.workload_id == id).map_or(now, |m| m.first_run);
-    let scene = Scene { lineage, version, rules, public_url: settings.public_url.as_deref() };
-    let mut announced = Vec::new();
-
-    // Crossings open a regression at this version, join the one already there, or join an earlier
-    // open one they were unsure at (`Crossing::into`).
-    let opened = if plan.opens() {
-        let first_run_at =
-            plan.crossings.iter().filter(|c| c.into.is_none()).map(|c| first_run(c.workload_id)).min().unwrap_or(now);
-        let regression = NewRegression {
-            lineage,
-            version,
-            previous_version: plan.last_good_version(),
-            first_run_at,
-            opened_at: now,
-        };
-        let id = tx.open_regression(&regression).await?;
-        tx.append_event(id, first_run_at, "first_run", &format!("First run of {version}")).await?;
-        announced.push(events::opened(&scene, id, &plan, name));
-        Some(id)
-    } else {
-        None
-    };
-    record_crossings(tx, &plan, opened, &scene, name, now).await?;
-
-    let mut ratio_sizes: HashMap<i64, HashMap<String, i64>> = HashMap::new();
-    for f in &plan.fixes {
-        let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(&f.fit.sizes, &b.sizes));
-        let workload = name(f.workload_id);
-        if let Some((size, _)) = ratio {
-            ratio_sizes.entry(f.regression_id).or_default().insert(workload.to_string(), size as i64);
+    let rules = &settings.alerts.rules;
+    let members = tx.lineage_members(lineage, version).await?;
+    if !evaluate::needs_history(rules, version, &current, &members) {
+        // Nothing here changes what the rules decided at the versions before, so in version order
+        // nothing changes: the version is the newest, or nothing is over its threshold in a
+        // lineage without regressions (so nothing in it ever was).
+        let over = current.iter().any(|c| rules.verdict(&c.workload, &c.fit) == Verdict::Over);
+        if !over && !tx.lineage_has_regressions(lineage).await? {
+            return Ok(());
         }
-        let fix = MemberFix {
-            regression_id: f.regression_id,
-            workload_id: f.workload_id,
-            version,
-            fit: f.fit.slope_fit(),
-            time_ratio: ratio.map(|r| r.1),
-            first_run_at: first_run(f.workload_id),
-        };
-        tx.record_fix(&fix).await?;
-        let detail = format!(
-            "{workload} back under {:.2} at {version}: slope {:.2}",
-            rules.threshold_for(workload),
-            f.fit.slope
-        );
-        tx.append_event(f.regression_id, now, "fix_seen", &detail).await?;
+        let ids: Vec<i64> = current.iter().map(|c| c.workload_id).collect();
+        let versions = tx.lineage_versions(lineage, &ids).await?;
+        if versions.iter().all(|v| slopewatch_core::version::compare(v, version).is_le()) {
+            return Ok(());
+        }
     }
-    for &id in &plan.resolved {
-        tx.resolve_regression(id, version, now).await?;
-        tx.append_event(id, now, "resolved", &format!("Resolved by {version}")).await?;
-        let members = tx.resolved_members(id).await?;
-        let sizes = ratio_sizes.remove(&id).unwrap_or_default();
-        announced.push(events::resolved(&scene, id, members, &sizes));
+    let summaries = tx.lineage_summaries(lineage).await?;
+    let stored = tx.lineage_regressions(lineage).await?;
+    let derived = lineage::derive(rules, &summaries);
+    let changes = lineage::reconcile(rules, &stored, &derived, &summaries);
+    if changes.is_empty() {
+        return Ok(());
     }
-
-    let deliveries: Vec<NewDelivery> = announced
-        .iter()
-        .flat_map(|event| {
-            settings.alerts.webhooks.iter().map(move |target| NewDelivery {
-                regression_id: event.regression_id,
-                event: event.event,
-                target: &target.name,
-                body: event.render(target.format),
-            })
-        })
-        .collect();
-    tx.enqueue_deliveries(&deliveries, now).await
+    let mut writer = Writer {
+        tx,
+        judged,
+        settings,
+        summaries: &summaries,
+        announced: Vec::new(),
+        ratio_sizes: HashMap::new(),
+        opened: HashMap::new(),
+    };
+    for change in &changes {
+        match change {
+            Change::Update(u) => writer.update(u).await?,
+            Change::Open(d) => writer.open(d).await?,
+            Change::Fix { id, fixes, resolve } => {
+                let fixes: Vec<(i64, &MemberFix)> = fixes.iter().map(|(w, f)| (*w, f)).collect();
+                writer.fix(*id, &fixes).await?;
+                if let Some(at) = resolve {
+                    writer.resolve(*id, at).await?;
+                }
+            }
+            Change::Merge { id, into, into_stored } => writer.merge(*id, into, *into_stored).await?,
+        }
+    }
+    writer.enqueue().await
 }
 
-/// Adds each crossing workload to the regression it opens or joins, with a timeline entry, and
-/// brings those regressions' magnitudes up to date.
-async fn record_crossings<'n>(
-    tx: &mut Tx<'_>,
-    plan: &Plan,
-    opened: Option<i64>,
-    scene: &Scene<'_>,
-    name: impl Fn(i64) -> &'n str,
-    now: OffsetDateTime,
-) -> Result<(), sqlx::Error> {
-    let mut touched: Vec<i64> = Vec::new();
-    for c in &plan.crossings {
-        let Some(regression_id) = c.into.or(plan.join).or(opened) else { continue };
-        let late = Some(regression_id) != opened;
-        let member = NewMember {
-            regression_id,
-            workload_id: c.workload_id,
-            fit: c.fit.slope_fit(),
-            previous_slope: c.previous.as_ref().map(|(_, p)| p.slope),
-            time_ratio: c.previous.as_ref().and_then(|(_, p)| evaluate::time_ratio(&c.fit.sizes, &p.sizes)),
-            joined_at: now,
-            joined_late: late,
+/// Writes one judgement's changes and collects the events that announce them.
+struct Writer<'t, 'c, 'j> {
+    tx: &'t mut Tx<'c>,
+    judged: &'j Judged<'j>,
+    settings: &'j Settings,
+    summaries: &'j [Summary],
+    announced: Vec<Event>,
+    /// By regression and workload name, the size at which each fix's time ratio was measured.
+    ratio_sizes: HashMap<i64, HashMap<String, i64>>,
+    /// The id of each derived regression opened so far, by its first bad version.
+    opened: HashMap<String, i64>,
+}
+
+impl Writer<'_, '_, '_> {
+    fn name(&self, workload_id: i64) -> &str {
+        self.summaries.iter().find(|s| s.history.workload_id == workload_id).map_or("", |s| s.workload.as_str())
+    }
+
+    fn scene<'s>(&'s self, version: &'s str) -> Scene<'s> {
+        Scene {
+            lineage: self.judged.lineage,
+            version,
+            rules: &self.settings.alerts.rules,
+            public_url: self.settings.public_url.as_deref(),
+        }
+    }
+
+    /// A regression nobody has seen: opened, and resolved at once when its fix is measured too.
+    async fn open(&mut self, d: &Derived) -> Result<(), sqlx::Error> {
+        let now = self.judged.now;
+        let regression = NewRegression {
+            lineage: self.judged.lineage,
+            version: &d.version,
+            previous_version: d.previous_version.clone(),
+            first_run_at: d.first_run_at,
+            opened_at: now,
         };
-        tx.add_regression_member(&member).await?;
-        let workload = name(c.workload_id);
+        let id = self.tx.open_regression(&regression).await?;
+        self.opened.insert(d.version.clone(), id);
+        self.tx.append_event(id, d.first_run_at, "first_run", &format!("First run of {}", d.version)).await?;
+        for m in &d.members {
+            self.add_member(id, m, m.joined_late).await?;
+        }
+        self.tx.update_magnitude(id).await?;
+        let event = events::opened(&self.scene(&d.version), id, d, |w| self.name(w));
+        self.announced.push(event);
+        let fixes: Vec<(i64, &MemberFix)> =
+            d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.workload_id, f))).collect();
+        self.fix(id, &fixes).await?;
+        if let Some(at) = &d.fixed_version {
+            self.resolve(id, at).await?;
+        }
+        Ok(())
+    }
+
+    /// Brings a stored regression in line with the derived one it matched.
+    async fn update(&mut self, u: &Update<'_>) -> Result<(), sqlx::Error> {
+        let (id, d, now) = (u.id, u.derived, self.judged.now);
+        let measured = self.judged.version;
+        let range_moved = u.moved.iter().any(|m| matches!(m.field, "version" | "previous_version"));
+        if range_moved {
+            self.tx.move_regression(id, &d.version, d.previous_version.as_deref(), d.first_run_at).await?;
+        }
+        for m in &u.moved {
+            if m.field == "merged_into" {
+                self.tx.merge_regression(id, None).await?;
+                let from = m.from.as_deref().unwrap_or_default();
+                let detail = format!("Taken out of #{from} when {measured} was measured: it regressed on its own");
+                self.tx.append_event(id, now, "moved", &detail).await?;
+                continue;
+            }
+            let what = match m.field {
+                "version" => "First bad",
+                "previous_version" => "Last good",
+                _ => "Fixed in",
+            };
+            let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_string());
+            let detail = match (m.field, &m.to) {
+                ("fixed_version", None) => format!(
+                    "Reopened when {measured} was measured: a workload regressed with it and is not fixed in {}",
+                    shown(&m.from)
+                ),
+                _ => format!("{what} moved from {} to {} when {measured} was measured", shown(&m.from), shown(&m.to)),
+            };
+            self.tx.append_event(id, now, "moved", &detail).await?;
+        }
+        let workloads_before: Vec<String> = {
+            let mut names: Vec<String> = d
+                .members
+                .iter()
+                .filter(|m| !u.added.iter().any(|a| a.workload_id == m.workload_id))
+                .map(|m| self.name(m.workload_id).to_string())
+                .chain(u.removed.iter().map(|&w| self.name(w).to_string()))
+                .collect();
+            names.sort();
+            names
+        };
+        for &w in &u.removed {
+            self.tx.remove_regression_member(id, w).await?;
+            let detail = format!("{} left when {measured} was measured: it regressed elsewhere", self.name(w));
+            self.tx.append_event(id, now, "left", &detail).await?;
+        }
+        for m in &u.added {
+            self.add_member(id, m, true).await?;
+        }
+        if range_moved {
+            for m in d.members.iter().filter(|m| !u.added.iter().any(|a| a.workload_id == m.workload_id)) {
+                self.tx.refresh_regression_member(&new_member(id, m, m.joined_late, now)).await?;
+            }
+        }
+        if range_moved || !u.added.is_empty() || !u.removed.is_empty() {
+            self.tx.update_magnitude(id).await?;
+        }
+        if u.announce {
+            let mut changes: Vec<FieldChange> = u
+                .moved
+                .iter()
+                .map(|m| FieldChange { field: m.field.to_string(), from: m.from.clone(), to: m.to.clone() })
+                .collect();
+            if !u.added.is_empty() || !u.removed.is_empty() {
+                let mut after: Vec<String> = d.members.iter().map(|m| self.name(m.workload_id).to_string()).collect();
+                after.sort();
+                changes.push(FieldChange {
+                    field: "workloads".to_string(),
+                    from: Some(workloads_before.join(", ")),
+                    to: Some(after.join(", ")),
+                });
+            }
+            let event = events::updated(&self.scene(&d.version), id, d, changes, |w| self.name(w));
+            self.announced.push(event);
+        }
+        for &w in &u.unfixed {
+            self.tx.clear_fix(id, w).await?;
+        }
+        match u.moved.iter().find(|m| m.field == "fixed_version").map(|m| m.to.as_deref()) {
+            Some(Some(fixed)) => {
+                let first_run_at = d.members.iter().filter_map(|m| m.fix.as_ref()).map(|f| f.first_run_at).min();
+                self.tx.move_fix(id, fixed, first_run_at.unwrap_or(now)).await?;
+            }
+            Some(None) => self.tx.reopen_regression(id).await?,
+            None => {}
+        }
+        let fixes: Vec<(i64, &MemberFix)> =
+            u.fixed.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.workload_id, f))).collect();
+        self.fix(id, &fixes).await?;
+        if u.resolves {
+            if let Some(at) = &d.fixed_version {
+                self.resolve(id, at).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges a stored regression into the derived one it turned out to be part of, and announces
+    /// where it went.
+    async fn merge(&mut self, id: i64, into: &Derived, into_stored: Option<i64>) -> Result<(), sqlx::Error> {
+        let Some(target) = into_stored.or_else(|| self.opened.get(&into.version).copied()) else {
+            return Ok(());
+        };
+        let (now, measured) = (self.judged.now, self.judged.version);
+        self.tx.merge_regression(id, Some(target)).await?;
+        let detail = format!("Merged into #{target} when {measured} was measured: its workloads regressed with it");
+        self.tx.append_event(id, now, "moved", &detail).await?;
+        let detail = format!("#{id} merged into this regression when {measured} was measured");
+        self.tx.append_event(target, now, "merged", &detail).await?;
+        let change = FieldChange { field: "merged_into".to_string(), from: None, to: Some(target.to_string()) };
+        let mut event = events::updated(&self.scene(&into.version), target, into, vec![change], |w| self.name(w));
+        event.regression_id = id;
+        self.announced.push(event);
+        Ok(())
+    }
+
+    async fn add_member(&mut self, id: i64, m: &DerivedMember, late: bool) -> Result<(), sqlx::Error> {
+        let now = self.judged.now;
+        self.tx.add_regression_member(&new_member(id, m, late, now)).await?;
+        let workload = self.name(m.workload_id).to_string();
         let (kind, verb) = if late { ("joined", "joined") } else { ("opened", "crossed") };
         let detail = format!(
             "{workload} {verb} at {}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
-            scene.version,
-            c.fit.slope,
-            c.fit.ci_low,
-            c.fit.ci_high,
-            scene.rules.threshold_for(workload)
+            m.crossed_at,
+            m.fit.slope,
+            m.fit.ci_low,
+            m.fit.ci_high,
+            self.settings.alerts.rules.threshold_for(&workload)
         );
-        tx.append_event(regression_id, now, kind, &detail).await?;
-        if !touched.contains(&regression_id) {
-            touched.push(regression_id);
+        self.tx.append_event(id, now, kind, &detail).await
+    }
+
+    /// Records workloads of a regression back under their thresholds.
+    async fn fix(&mut self, id: i64, fixes: &[(i64, &MemberFix)]) -> Result<(), sqlx::Error> {
+        for &(workload_id, f) in fixes {
+            let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(&f.fit.sizes, &b.sizes));
+            let workload = self.name(workload_id).to_string();
+            if let Some((size, _)) = ratio {
+                self.ratio_sizes.entry(id).or_default().insert(workload.clone(), size as i64);
+            }
+            let fix = crate::store::MemberFix {
+                regression_id: id,
+                workload_id,
+                version: &f.version,
+                fit: f.fit.slope_fit(),
+                time_ratio: ratio.map(|r| r.1),
+                first_run_at: f.first_run_at,
+            };
+            self.tx.record_fix(&fix).await?;
+            let detail = format!(
+                "{workload} back under {:.2} at {}: slope {:.2}",
+                self.settings.alerts.rules.threshold_for(&workload),
+                f.version,
+                f.fit.slope
+            );
+            self.tx.append_event(id, self.judged.now, "fix_seen", &detail).await?;
         }
+        Ok(())
     }
-    for regression_id in touched {
-        tx.update_magnitude(regression_id).await?;
+
+    /// Marks a regression fixed in `version` and announces it.
+    async fn resolve(&mut self, id: i64, version: &str) -> Result<(), sqlx::Error> {
+        let now = self.judged.now;
+        self.tx.resolve_regression(id, version, now).await?;
+        self.tx.append_event(id, now, "resolved", &format!("Resolved by {version}")).await?;
+        let members = self.tx.resolved_members(id).await?;
+        let sizes = self.ratio_sizes.remove(&id).unwrap_or_default();
+        let event = events::resolved(&self.scene(version), id, members, &sizes);
+        self.announced.push(event);
+        Ok(())
     }
-    Ok(())
+
+    /// Queues every announcement for every webhook target.
+    async fn enqueue(self) -> Result<(), sqlx::Error> {
+        let targets = &self.settings.alerts.webhooks;
+        let deliveries: Vec<NewDelivery> = self
+            .announced
+            .iter()
+            .flat_map(|event| {
+                targets.iter().map(move |target| NewDelivery {
+                    regression_id: event.regression_id,
+                    event: event.event,
+                    target: &target.name,
+                    body: event.render(target.format),
+                })
+            })
+            .collect();
+        self.tx.enqueue_deliveries(&deliveries, self.judged.now).await
+    }
+}
+
+/// A derived workload as a regression's member row.
+fn new_member(regression_id: i64, m: &DerivedMember, late: bool, now: OffsetDateTime) -> NewMember {
+    NewMember {
+        regression_id,
+        workload_id: m.workload_id,
+        fit: m.fit.slope_fit(),
+        previous_slope: m.previous.as_ref().map(|(_, p)| p.slope),
+        time_ratio: m.previous.as_ref().and_then(|(_, p)| evaluate::time_ratio(&m.fit.sizes, &p.sizes)),
+        joined_at: now,
+        joined_late: late,
+    }
 }

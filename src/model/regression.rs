@@ -85,6 +85,9 @@ pub struct RegressionRow {
     pub fix_first_run_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339::option")]
     pub resolved_at: Option<OffsetDateTime>,
+    /// The regression this one turned out to be part of, once versions measured out of order
+    /// showed that its workloads regressed with that one; a merged regression leaves the lists.
+    pub merged_into: Option<i64>,
 }
 
 /// One workload of a regression, with its numbers before, at and after.

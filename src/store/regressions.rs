@@ -5,6 +5,7 @@ use super::db::{sql, Exec, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::alerts::evaluate::{History, Membership, VersionFit};
+use crate::alerts::lineage::{Stored, StoredMember, Summary};
 use crate::model::{
     RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use time::OffsetDateTime;
 
 const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
-     opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at FROM regressions";
+     opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at, merged_into FROM regressions";
 
 const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.slope, rw.ci_low, rw.ci_high, rw.r2,
      rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version, rw.fixed_slope, rw.fixed_ratio
@@ -37,14 +38,29 @@ struct MemberRow {
     fixed_version: Option<String>,
 }
 
-/// Another version's summary of a workload, as the alert rules read it.
+/// A version summary of a workload, as the alert rules read it.
 #[derive(sqlx::FromRow)]
-struct HistoryRow {
+struct SummaryRow {
     workload_id: i64,
+    workload: String,
     version: String,
     #[sqlx(flatten)]
     slope: Slope,
     sizes: String,
+    first_seen: OffsetDateTime,
+}
+
+/// A regression of a lineage with one of its workloads, as the alert rules read it.
+#[derive(sqlx::FromRow)]
+struct StoredRow {
+    id: i64,
+    version: String,
+    previous_version: Option<String>,
+    status: String,
+    fixed_version: Option<String>,
+    merged_into: Option<i64>,
+    workload_id: Option<i64>,
+    member_fixed_version: Option<String>,
 }
 
 /// A regression opened by a summary pass.
@@ -80,7 +96,8 @@ pub struct MemberFix<'a> {
 }
 
 impl Store {
-    /// Regressions, newest first, with their workloads; `status` narrows the list.
+    /// Regressions, newest first, with their workloads; `status` narrows the list. Merged ones
+    /// are not listed: they live on in the one they were merged into.
     pub async fn regressions(
         &self,
         status: Option<RegressionStatus>,
@@ -88,12 +105,14 @@ impl Store {
         let status = status.map(RegressionStatus::as_str);
         let mut conn = self.pool.acquire().await?;
         let q = sql(format!(
-            "{REGRESSION_COLUMNS} WHERE ($1 IS NULL OR status = $1) ORDER BY opened_at DESC, id DESC LIMIT 500"
+            "{REGRESSION_COLUMNS} WHERE ($1 IS NULL OR status = $1) AND merged_into IS NULL
+             ORDER BY opened_at DESC, id DESC LIMIT 500"
         ));
         let rows: Vec<RegressionRow> = conn.exec().all(&q.bind(status)).await?;
         let q = sql(format!(
             "{WORKLOAD_COLUMNS} WHERE rw.regression_id IN (SELECT id FROM regressions
-             WHERE ($1 IS NULL OR status = $1) ORDER BY opened_at DESC, id DESC LIMIT 500) ORDER BY w.name"
+             WHERE ($1 IS NULL OR status = $1) AND merged_into IS NULL ORDER BY opened_at DESC, id DESC LIMIT 500)
+             ORDER BY w.name"
         ));
         let members: Vec<RegressionWorkload> = conn.exec().all(&q.bind(status)).await?;
         let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
@@ -230,7 +249,7 @@ impl Tx<'_> {
     pub async fn lineage_members(&mut self, lineage: &str, version: &str) -> Result<Vec<Membership>, sqlx::Error> {
         let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.fixed_version
              FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
-             WHERE r.lineage = $1 AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
+             WHERE r.lineage = $1 AND r.merged_into IS NULL AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
         let rows: Vec<MemberRow> = self.exec().all(&q.bind(lineage).bind(version)).await?;
         Ok(rows
             .into_iter()
@@ -244,19 +263,121 @@ impl Tx<'_> {
             .collect())
     }
 
-    /// Every version summary of these workloads in the lineage.
-    pub async fn lineage_history(&mut self, lineage: &str, workload_ids: &[i64]) -> Result<Vec<History>, sqlx::Error> {
-        let mut q = sql("SELECT workload_id, version, slope, ci_low, ci_high, r2, sizes FROM version_summaries
-             WHERE lineage = ");
-        q.push_bind(lineage).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
-        let rows: Vec<HistoryRow> = self.exec().all(&q).await?;
+    /// Whether the lineage has any regression, whatever its status.
+    pub async fn lineage_has_regressions(&mut self, lineage: &str) -> Result<bool, sqlx::Error> {
+        let q = sql("SELECT 1 FROM regressions WHERE lineage = $1 LIMIT 1").bind(lineage);
+        Ok(self.exec().value::<i32>(&q).await?.is_some())
+    }
+
+    /// The versions of the lineage at which these workloads have summaries.
+    pub async fn lineage_versions(&mut self, lineage: &str, workload_ids: &[i64]) -> Result<Vec<String>, sqlx::Error> {
+        let mut q = sql("SELECT DISTINCT version FROM version_summaries WHERE workload_id IN ");
+        q.push_tuple(workload_ids.iter().copied()).push(" AND lineage = ").push_bind(lineage);
+        self.exec().column(&q).await
+    }
+
+    /// Every version summary of the lineage, with its workload's name.
+    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
+        let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
+                    s.first_seen
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1");
+        let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
         rows.into_iter()
             .map(|row| {
                 let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
                 let fit = VersionFit::new(row.slope, sizes);
-                Ok(History { workload_id: row.workload_id, version: row.version, fit })
+                let history = History { workload_id: row.workload_id, version: row.version, fit };
+                Ok(Summary { history, workload: row.workload, first_seen: row.first_seen })
             })
             .collect()
+    }
+
+    /// Every regression of the lineage, whatever its status, with its workloads.
+    pub async fn lineage_regressions(&mut self, lineage: &str) -> Result<Vec<Stored>, sqlx::Error> {
+        let q =
+            sql("SELECT r.id, r.version, r.previous_version, r.status, r.fixed_version, r.merged_into, rw.workload_id,
+                    rw.fixed_version AS member_fixed_version
+             FROM regressions r LEFT JOIN regression_workloads rw ON rw.regression_id = r.id
+             WHERE r.lineage = $1 ORDER BY r.id");
+        let rows: Vec<StoredRow> = self.exec().all(&q.bind(lineage)).await?;
+        let mut stored: Vec<Stored> = Vec::new();
+        for row in rows {
+            if stored.last().is_none_or(|s| s.id != row.id) {
+                stored.push(Stored {
+                    id: row.id,
+                    version: row.version,
+                    previous_version: row.previous_version,
+                    status: row.status,
+                    fixed_version: row.fixed_version,
+                    merged_into: row.merged_into,
+                    members: Vec::new(),
+                });
+            }
+            if let (Some(workload_id), Some(s)) = (row.workload_id, stored.last_mut()) {
+                s.members.push(StoredMember { workload_id, fixed_version: row.member_fixed_version });
+            }
+        }
+        Ok(stored)
+    }
+
+    /// Moves a regression's first bad and last good versions.
+    pub async fn move_regression(
+        &mut self,
+        id: i64,
+        version: &str,
+        previous_version: Option<&str>,
+        first_run_at: OffsetDateTime,
+    ) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regressions SET version = $2, previous_version = $3, first_run_at = $4 WHERE id = $1");
+        self.exec().execute(&q.bind(id).bind(version).bind(previous_version).bind(first_run_at)).await.map(drop)
+    }
+
+    /// Merges a regression into another (`Some`), or takes it out again (`None`).
+    pub async fn merge_regression(&mut self, id: i64, into: Option<i64>) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regressions SET merged_into = $2 WHERE id = $1");
+        self.exec().execute(&q.bind(id).bind(into)).await.map(drop)
+    }
+
+    /// Moves the version that fixed a resolved regression.
+    pub async fn move_fix(&mut self, id: i64, version: &str, first_run_at: OffsetDateTime) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regressions SET fixed_version = $2, fix_first_run_at = $3 WHERE id = $1");
+        self.exec().execute(&q.bind(id).bind(version).bind(first_run_at)).await.map(drop)
+    }
+
+    /// Reopens a regression the rules had resolved.
+    pub async fn reopen_regression(&mut self, id: i64) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regressions SET status = 'open', fixed_version = NULL, fix_first_run_at = NULL,
+             resolved_at = NULL WHERE id = $1");
+        self.exec().execute(&q.bind(id)).await.map(drop)
+    }
+
+    /// Forgets a workload's fix.
+    pub async fn clear_fix(&mut self, id: i64, workload_id: i64) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regression_workloads SET fixed_version = NULL, fixed_slope = NULL, fixed_ci_low = NULL,
+             fixed_ci_high = NULL, fixed_ratio = NULL WHERE regression_id = $1 AND workload_id = $2");
+        self.exec().execute(&q.bind(id).bind(workload_id)).await.map(drop)
+    }
+
+    /// Takes a workload out of a regression.
+    pub async fn remove_regression_member(&mut self, id: i64, workload_id: i64) -> Result<(), sqlx::Error> {
+        let q = sql("DELETE FROM regression_workloads WHERE regression_id = $1 AND workload_id = $2");
+        self.exec().execute(&q.bind(id).bind(workload_id)).await.map(drop)
+    }
+
+    /// Sets a member's numbers at the regression's (moved) version and the one before.
+    pub async fn refresh_regression_member(&mut self, m: &NewMember) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE regression_workloads SET slope = $3, ci_low = $4, ci_high = $5, r2 = $6,
+             previous_slope = $7, time_ratio = $8, ratio_size = $9 WHERE regression_id = $1 AND workload_id = $2")
+        .bind(m.regression_id)
+        .bind(m.workload_id)
+        .bind(m.fit.slope)
+        .bind(m.fit.ci_low)
+        .bind(m.fit.ci_high)
+        .bind(m.fit.r2)
+        .bind(m.previous_slope)
+        .bind(m.time_ratio.map(|r| r.1))
+        .bind(m.time_ratio.map(|r| r.0 as i64));
+        self.exec().execute(&q).await.map(drop)
     }
 
     /// Opens a regression; returns its id.

@@ -1,0 +1,486 @@
+//! A lineage's regressions as in-order arrival would give them, whatever order its versions
+//! arrived in.
+//!
+//! Runs do not arrive in version order: a team measures today's toolchain first and backfills
+//! older releases, a slow host submits an old version late, an import replays a store. The
+//! regressions of a lineage must not depend on it. So when a version arrives below the newest one
+//! measured, the rules are replayed over every version summary of the lineage in version order
+//! ([`derive`]: the same [`plan`] an in-order arrival asks at each version), and what the store
+//! holds is brought in line with the result ([`reconcile`]):
+//! - a derived regression that matches a stored one (same first bad version, else the earliest
+//!   stored one whose range of versions overlaps it and shares a workload) keeps its id; what moved
+//!   (first bad, last good, fixed-in version, workloads) is updated and announced once as
+//!   `regression.updated`, never as a second `regression.opened`;
+//! - a derived regression that matches none is opened (and, when the versions after it are
+//!   already measured good, resolved at once), as in-order arrival would have done;
+//! - a stored regression that matches none but overlaps a derived one sharing a workload is
+//!   merged into it: in version order its workloads regressed with that one (a version measured
+//!   late turned out unsure, so they joined it). It keeps its page and says where it went; a
+//!   later replay that gives it back its own range takes it out again;
+//! - any other stored regression that matches none is left as it is: only new runs of a version
+//!   already measured can do that (its summary is a median over runs), and an announced
+//!   regression is not withdrawn; it still resolves by the usual rule.
+//!
+//! No database here: `intake` reads the lineage, asks, and writes what changes.
+
+use super::config::Rules;
+use super::evaluate::{plan, Current, History, Membership, Verdict, VersionFit};
+use slopewatch_core::version;
+use std::cmp::Ordering;
+use time::OffsetDateTime;
+
+/// A regression as in-order arrival gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    /// The first bad version.
+    pub version: String,
+    /// The last version measured before it, good or unsure: the last good one.
+    pub previous_version: Option<String>,
+    /// When the first bad version was first measured.
+    pub first_run_at: OffsetDateTime,
+    pub members: Vec<DerivedMember>,
+    /// The version at which every workload was back under its threshold, if any.
+    pub fixed_version: Option<String>,
+}
+
+/// A workload of a derived regression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DerivedMember {
+    pub workload_id: i64,
+    /// The version where it crossed: the regression's, or a later one when it joined late.
+    pub crossed_at: String,
+    /// The workload's summary where it crossed.
+    pub fit: VersionFit,
+    /// The version measured before that, and the workload's summary there.
+    pub previous: Option<(String, VersionFit)>,
+    /// It crossed at a later version than the regression's, while unsure in between.
+    pub joined_late: bool,
+    pub fix: Option<MemberFix>,
+}
+
+/// Where a workload of a regression came back under its threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberFix {
+    pub version: String,
+    pub fit: VersionFit,
+    /// The workload's summary at the regression's first bad version, to measure the fix against.
+    pub bad: Option<VersionFit>,
+    pub first_run_at: OffsetDateTime,
+}
+
+/// A version summary with when its version was first measured.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub history: History,
+    pub workload: String,
+    pub first_seen: OffsetDateTime,
+}
+
+/// Replays the alert rules over every version of a lineage in version order.
+pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
+    let history: Vec<History> = summaries.iter().map(|s| s.history.clone()).collect();
+    let mut versions: Vec<&str> = summaries.iter().map(|s| s.history.version.as_str()).collect();
+    versions.sort_by(|a, b| version::compare(a, b));
+    versions.dedup();
+    let mut derived: Vec<Derived> = Vec::new();
+    for v in versions {
+        let at_v: Vec<&Summary> = summaries.iter().filter(|s| s.history.version == v).collect();
+        let current: Vec<Current> = at_v
+            .iter()
+            .map(|s| Current {
+                workload_id: s.history.workload_id,
+                workload: s.workload.clone(),
+                fit: s.history.fit.clone(),
+            })
+            .collect();
+        let first_seen = |workload_id: i64| {
+            at_v.iter().find(|s| s.history.workload_id == workload_id).map(|s| s.first_seen).expect("measured here")
+        };
+        let members: Vec<Membership> = derived
+            .iter()
+            .enumerate()
+            .flat_map(|(i, d)| {
+                d.members.iter().map(move |m| Membership {
+                    regression_id: i as i64,
+                    version: d.version.clone(),
+                    open: d.fixed_version.is_none(),
+                    workload_id: m.workload_id,
+                    fixed: m.fix.is_some(),
+                })
+            })
+            .collect();
+        let p = plan(rules, v, &current, &members, &history);
+        let opened = p.opens().then(|| {
+            let first_run_at = p.crossings.iter().filter(|c| c.into.is_none()).map(|c| first_seen(c.workload_id)).min();
+            derived.push(Derived {
+                version: v.to_string(),
+                previous_version: p.last_good_version(),
+                first_run_at: first_run_at.expect("a crossing opens it"),
+                members: Vec::new(),
+                fixed_version: None,
+            });
+            derived.len() - 1
+        });
+        for c in &p.crossings {
+            let Some(i) = c.into.map(|id| id as usize).or(opened) else { continue };
+            derived[i].members.push(DerivedMember {
+                workload_id: c.workload_id,
+                crossed_at: v.to_string(),
+                fit: c.fit.clone(),
+                previous: c.previous.clone(),
+                joined_late: c.into.is_some(),
+                fix: None,
+            });
+        }
+        for f in &p.fixes {
+            let d = &mut derived[f.regression_id as usize];
+            if let Some(m) = d.members.iter_mut().find(|m| m.workload_id == f.workload_id) {
+                m.fix = Some(MemberFix {
+                    version: v.to_string(),
+                    fit: f.fit.clone(),
+                    bad: f.bad.clone(),
+                    first_run_at: first_seen(f.workload_id),
+                });
+            }
+        }
+        for &id in &p.resolved {
+            derived[id as usize].fixed_version = Some(v.to_string());
+        }
+    }
+    derived
+}
+
+/// A regression as the store holds it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub id: i64,
+    pub version: String,
+    pub previous_version: Option<String>,
+    /// `open`, `acknowledged`, `fixed` or `false_alarm`.
+    pub status: String,
+    pub fixed_version: Option<String>,
+    /// The regression it was merged into, if it was.
+    pub merged_into: Option<i64>,
+    pub members: Vec<StoredMember>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StoredMember {
+    pub workload_id: i64,
+    pub fixed_version: Option<String>,
+}
+
+impl Stored {
+    fn is_open(&self) -> bool {
+        matches!(self.status.as_str(), "open" | "acknowledged")
+    }
+
+    fn has(&self, workload_id: i64) -> bool {
+        self.members.iter().any(|m| m.workload_id == workload_id)
+    }
+}
+
+/// One field of a regression that moved, as `regression.updated` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// `version` (the first bad version), `previous_version` (the last good one),
+    /// `fixed_version`, or `merged_into` (taken out of the regression it was merged into).
+    pub field: &'static str,
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+/// What the store must change so that it holds the derived regressions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change<'d> {
+    /// Open a regression nobody has seen (and resolve it at once when it is already fixed).
+    Open(&'d Derived),
+    /// Bring a stored regression in line with the derived one it matched.
+    Update(Update<'d>),
+    /// Fix workloads of a stored regression that matched nothing, by the usual rule.
+    Fix { id: i64, fixes: Vec<(i64, MemberFix)>, resolve: Option<String> },
+    /// Merge a stored regression that matched nothing into the derived one it is part of: the
+    /// stored regression that one matched (`into_stored`), else the one opened for it.
+    Merge { id: i64, into: &'d Derived, into_stored: Option<i64> },
+}
+
+/// The difference between a stored regression and the derived one it matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update<'d> {
+    pub id: i64,
+    pub derived: &'d Derived,
+    /// First bad, last good or fixed-in version moved.
+    pub moved: Vec<Moved>,
+    /// Workloads the stored regression lacks.
+    pub added: Vec<&'d DerivedMember>,
+    /// Workloads that belong elsewhere (or nowhere), by id.
+    pub removed: Vec<i64>,
+    /// Workloads whose fix is new or moved.
+    pub fixed: Vec<&'d DerivedMember>,
+    /// Workloads the store has fixed that the derived regression does not, by id.
+    pub unfixed: Vec<i64>,
+    /// The stored regression is open and the derived one is fixed.
+    pub resolves: bool,
+    /// The regression's number moved: announce `regression.updated` (not for a false alarm).
+    pub announce: bool,
+}
+
+impl Update<'_> {
+    fn is_empty(&self) -> bool {
+        self.moved.is_empty()
+            && self.added.is_empty()
+            && self.removed.is_empty()
+            && self.fixed.is_empty()
+            && self.unfixed.is_empty()
+            && !self.resolves
+    }
+}
+
+/// The versions a regression covers: from its first bad version up to (not including) the one
+/// that fixed it.
+fn overlaps(a_from: &str, a_to: Option<&str>, b_from: &str, b_to: Option<&str>) -> bool {
+    let before = |x: &str, end: Option<&str>| end.is_none_or(|e| version::compare(x, e) == Ordering::Less);
+    before(a_from, b_to) && before(b_from, a_to)
+}
+
+/// What must change in `stored` to hold `derived`; `summaries` and `rules` fix a stored
+/// regression that matches nothing by the usual rule.
+pub fn reconcile<'d>(
+    rules: &Rules,
+    stored: &[Stored],
+    derived: &'d [Derived],
+    summaries: &[Summary],
+) -> Vec<Change<'d>> {
+    let mut matched: Vec<Option<usize>> = vec![None; derived.len()];
+    let mut taken = vec![false; stored.len()];
+    // Same first bad version first, so a regression keeps its identity where it can; then the
+    // earliest overlapping one sharing a workload.
+    for (i, d) in derived.iter().enumerate() {
+        if let Some(j) = stored.iter().position(|s| s.version == d.version) {
+            if !taken[j] {
+                taken[j] = true;
+                matched[i] = Some(j);
+            }
+        }
+    }
+    for (i, d) in derived.iter().enumerate() {
+        if matched[i].is_some() {
+            continue;
+        }
+        let candidate = stored
+            .iter()
+            .enumerate()
+            .filter(|(j, s)| {
+                !taken[*j]
+                    && d.members.iter().any(|m| s.has(m.workload_id))
+                    && overlaps(&s.version, s.fixed_version.as_deref(), &d.version, d.fixed_version.as_deref())
+            })
+            .min_by(|(_, a), (_, b)| version::compare(&a.version, &b.version))
+            .map(|(j, _)| j);
+        if let Some(j) = candidate {
+            taken[j] = true;
+            matched[i] = Some(j);
+        }
+    }
+
+    let mut changes: Vec<Change<'d>> = Vec::new();
+    let mut opens: Vec<Change<'d>> = Vec::new();
+    for (d, m) in derived.iter().zip(&matched) {
+        match m {
+            Some(j) => {
+                let update = difference(&stored[*j], d);
+                if !update.is_empty() {
+                    changes.push(Change::Update(update));
+                }
+            }
+            None => opens.push(Change::Open(d)),
+        }
+    }
+    let mut merges: Vec<Change<'d>> = Vec::new();
+    for (s, _) in stored.iter().zip(&taken).filter(|(s, taken)| !**taken && s.merged_into.is_none()) {
+        let part_of = derived
+            .iter()
+            .zip(&matched)
+            .filter(|(d, _)| {
+                d.members.iter().any(|m| s.has(m.workload_id))
+                    && overlaps(&s.version, s.fixed_version.as_deref(), &d.version, d.fixed_version.as_deref())
+            })
+            .min_by(|(a, _), (b, _)| version::compare(&a.version, &b.version));
+        if let Some((into, m)) = part_of {
+            merges.push(Change::Merge { id: s.id, into, into_stored: m.map(|j| stored[j].id) });
+        } else if s.is_open() {
+            changes.extend(usual_fix(rules, s, summaries));
+        }
+    }
+    // Moves first: a regression opened at a version another one just left must find it free;
+    // merges last, into regressions that exist by then.
+    changes.extend(opens);
+    changes.extend(merges);
+    changes
+}
+
+fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
+    let mut moved = Vec::new();
+    let mut field = |field: &'static str, from: Option<&str>, to: Option<&str>| {
+        if from != to {
+            moved.push(Moved { field, from: from.map(str::to_string), to: to.map(str::to_string) });
+        }
+    };
+    field("version", Some(&s.version), Some(&d.version));
+    field("previous_version", s.previous_version.as_deref(), d.previous_version.as_deref());
+    // A stored regression still open that the derived one fixes is resolved, not moved. One the
+    // rules resolved that the derived one keeps open is reopened (`fixed_version` moves to none):
+    // a workload measured late turned out to regress with it and is not fixed yet.
+    let resolved_by_rules = s.status == "fixed" && s.fixed_version.is_some();
+    if resolved_by_rules || (s.fixed_version.is_some() && d.fixed_version.is_some()) {
+        field("fixed_version", s.fixed_version.as_deref(), d.fixed_version.as_deref());
+    }
+    if let Some(into) = s.merged_into {
+        field("merged_into", Some(&into.to_string()), None);
+    }
+    let added: Vec<&DerivedMember> = d.members.iter().filter(|m| !s.has(m.workload_id)).collect();
+    let removed: Vec<i64> = s
+        .members
+        .iter()
+        .filter(|m| !d.members.iter().any(|dm| dm.workload_id == m.workload_id))
+        .map(|m| m.workload_id)
+        .collect();
+    let fixed: Vec<&DerivedMember> = d
+        .members
+        .iter()
+        .filter(|m| {
+            let stored = s.members.iter().find(|sm| sm.workload_id == m.workload_id);
+            let stored_fix = stored.and_then(|sm| sm.fixed_version.as_deref());
+            m.fix.as_ref().is_some_and(|f| stored_fix != Some(f.version.as_str()))
+        })
+        .collect();
+    let unfixed: Vec<i64> = s
+        .members
+        .iter()
+        .filter(|sm| sm.fixed_version.is_some())
+        .filter(|sm| d.members.iter().any(|m| m.workload_id == sm.workload_id && m.fix.is_none()))
+        .map(|sm| sm.workload_id)
+        .collect();
+    let resolves = s.is_open() && d.fixed_version.is_some();
+    // Workloads joining or leaving without the range moving are noted on the timeline, not paged.
+    let announce = s.status != "false_alarm" && !moved.is_empty();
+    Update { id: s.id, derived: d, moved, added, removed, fixed, unfixed, resolves, announce }
+}
+
+/// A stored open regression that no derived one matches is fixed as an in-order arrival fixes
+/// it: each workload at the first later version where it is under its threshold.
+fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Change<'d>> {
+    let bad = |workload_id: i64| {
+        summaries.iter().find(|x| x.history.workload_id == workload_id && x.history.version == s.version)
+    };
+    let mut fixes = Vec::new();
+    let mut resolve: Option<String> = None;
+    let mut all_fixed = true;
+    for m in &s.members {
+        if let Some(v) = &m.fixed_version {
+            resolve = max_version(resolve, Some(v.clone()));
+            continue;
+        }
+        let first_under = summaries
+            .iter()
+            .filter(|x| x.history.workload_id == m.workload_id)
+            .filter(|x| version::compare(&x.history.version, &s.version) == Ordering::Greater)
+            .filter(|x| rules.verdict(&x.workload, &x.history.fit) == Verdict::Under)
+            .min_by(|a, b| version::compare(&a.history.version, &b.history.version));
+        let Some(x) = first_under else {
+            all_fixed = false;
+            continue;
+        };
+        resolve = max_version(resolve, Some(x.history.version.clone()));
+        let fix = MemberFix {
+            version: x.history.version.clone(),
+            fit: x.history.fit.clone(),
+            bad: bad(m.workload_id).map(|b| b.history.fit.clone()),
+            first_run_at: x.first_seen,
+        };
+        fixes.push((m.workload_id, fix));
+    }
+    (!fixes.is_empty()).then(|| Change::Fix { id: s.id, fixes, resolve: resolve.filter(|_| all_fixed) })
+}
+
+fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if version::compare(&a, &b) == Ordering::Less { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SizeMedian;
+
+    fn summary(workload_id: i64, version: &str, slope: f64) -> Summary {
+        let sizes = (0..6).map(|i| SizeMedian { size: 1024 << i, median_ns: 1.0, runs: 1 }).collect();
+        let fit = VersionFit { slope, ci_low: slope - 0.02, ci_high: slope + 0.02, r2: 0.999, sizes };
+        let history = History { workload_id, version: version.to_string(), fit };
+        Summary { history, workload: format!("w{workload_id}"), first_seen: OffsetDateTime::UNIX_EPOCH }
+    }
+
+    fn lineage(slopes: &[(&str, f64)]) -> Vec<Summary> {
+        slopes.iter().map(|&(v, s)| summary(1, v, s)).collect()
+    }
+
+    fn stored(id: i64, version: &str, previous: Option<&str>, fixed: Option<&str>) -> Stored {
+        Stored {
+            id,
+            version: version.into(),
+            previous_version: previous.map(Into::into),
+            status: if fixed.is_some() { "fixed" } else { "open" }.into(),
+            fixed_version: fixed.map(Into::into),
+            merged_into: None,
+            members: vec![StoredMember { workload_id: 1, fixed_version: fixed.map(Into::into) }],
+        }
+    }
+
+    #[test]
+    fn derivation_replays_the_rules_in_version_order_whatever_the_order_of_the_summaries() {
+        let mut s = lineage(&[("0.17.1", 2.0), ("0.13.0", 1.0), ("0.16.0", 2.0), ("0.15.2", 1.0), ("0.18.0", 1.0)]);
+        let d = derive(&Rules::default(), &s);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].version.as_str(), d[0].previous_version.as_deref()), ("0.16.0", Some("0.15.2")));
+        assert_eq!(d[0].fixed_version.as_deref(), Some("0.18.0"));
+        s.reverse();
+        assert_eq!(derive(&Rules::default(), &s), d);
+    }
+
+    #[test]
+    fn an_older_bad_version_moves_the_regression_back_and_keeps_its_number() {
+        let s = lineage(&[("0.13.0", 1.0), ("0.16.0", 2.0), ("0.17.1", 2.0)]);
+        let d = derive(&Rules::default(), &s);
+        let changes = reconcile(&Rules::default(), &[stored(4, "0.17.1", Some("0.13.0"), None)], &d, &s);
+        let [Change::Update(u)] = changes.as_slice() else { panic!("{changes:?}") };
+        assert_eq!(u.id, 4);
+        assert_eq!(u.moved, [Moved { field: "version", from: Some("0.17.1".into()), to: Some("0.16.0".into()) }]);
+        assert!(u.announce && !u.resolves && u.added.is_empty() && u.removed.is_empty());
+    }
+
+    #[test]
+    fn a_good_version_inside_the_bad_range_fixes_it_there_and_the_bad_versions_after_open_their_own() {
+        let s = lineage(&[("0.15.0", 1.0), ("0.16.0", 2.0), ("0.17.0", 1.0), ("0.18.0", 2.0)]);
+        let d = derive(&Rules::default(), &s);
+        let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), None)], &d, &s);
+        let [Change::Update(u), Change::Open(opened)] = changes.as_slice() else { panic!("{changes:?}") };
+        assert!(u.resolves && u.moved.is_empty() && !u.announce, "resolved, not moved: {u:?}");
+        assert_eq!(u.derived.fixed_version.as_deref(), Some("0.17.0"));
+        assert_eq!((opened.version.as_str(), opened.previous_version.as_deref()), ("0.18.0", Some("0.17.0")));
+        // Already resolved later: the fix moves back instead.
+        let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), Some("0.19.0"))], &d, &s);
+        let Change::Update(u) = &changes[0] else { panic!("{changes:?}") };
+        assert_eq!(u.moved, [Moved { field: "fixed_version", from: Some("0.19.0".into()), to: Some("0.17.0".into()) }]);
+        assert!(u.announce && !u.resolves);
+    }
+
+    #[test]
+    fn nothing_changes_when_the_store_already_holds_the_derivation() {
+        let s = lineage(&[("0.15.0", 1.0), ("0.16.0", 2.0), ("0.17.0", 1.0)]);
+        let d = derive(&Rules::default(), &s);
+        let held = stored(4, "0.16.0", Some("0.15.0"), Some("0.17.0"));
+        assert!(reconcile(&Rules::default(), &[held], &d, &s).is_empty());
+    }
+}

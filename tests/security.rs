@@ -8,11 +8,14 @@
 
 mod common;
 
-use axum::http::StatusCode;
-use common::forms::{cookie_pair, get, hidden, login, post_form, seed_regression};
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{header, Request, StatusCode};
+use common::forms::{cookie_pair, get, hidden, login, post_form, seed_regression, send, Page};
 use common::process::{cli, create_token, free_addr, Server};
 use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 
 /// What an attacker types into every name: SQL, markup, quotes, wildcards, escapes, non-ASCII.
 const HOSTILE: [&str; 8] = [
@@ -291,4 +294,67 @@ async fn server_errors_answer_nothing_internal_and_log_the_detail() {
     drop(server);
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("no such table: version_summaries"), "the log has the detail: {logged}");
+}
+
+/// Logs in through the form from `peer` with `token` and `next`, reusing one login form.
+struct LoginForm {
+    cookie: String,
+    csrf: String,
+}
+
+impl LoginForm {
+    async fn open(app: &TestApp) -> LoginForm {
+        let form = get(app, "/login", "").await;
+        LoginForm { cookie: cookie_pair(&form, "sw_login_csrf").unwrap(), csrf: hidden(&form.text, "csrf") }
+    }
+
+    async fn post(&self, app: &TestApp, token: &str, next: &str, peer: &str, headers: &[(&str, &str)]) -> Page {
+        let body = query(&[("token", token), ("csrf", &self.csrf), ("next", next)]);
+        let mut req = Request::post("/login")
+            .header(header::COOKIE, &self.cookie)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let mut req = req.body(Body::from(body)).unwrap();
+        req.extensions_mut().insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        send(app, req).await
+    }
+}
+
+#[tokio::test]
+async fn login_sends_people_only_to_paths_on_this_server() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let token = app.editor_token.clone();
+        let form = LoginForm::open(&app).await;
+        let elsewhere = [
+            "/\t/evil.example",
+            "/\t\\evil.example",
+            "/\x7f",
+            "//evil.example",
+            "/\\evil.example",
+            "/%09/evil.example",
+            "/%2F/evil.example",
+            "/%5Cevil.example",
+            "/ /evil.example",
+            "/\n/evil.example",
+            "https://evil.example/",
+            "evil.example",
+            "/regressions\r\nSet-Cookie: x=1",
+        ];
+        for next in elsewhere {
+            let page = form.post(&app, &token, next, "192.0.2.1:1", &[]).await;
+            assert_eq!(page.status, StatusCode::SEE_OTHER, "next={next:?}: {}", page.text);
+            assert_eq!(page.location.as_deref(), Some("/regressions"), "next={next:?}");
+            assert!(cookie_pair(&page, "sw_session").is_some());
+            let shown = get(&app, &format!("/login?{}", query(&[("next", next)])), "").await;
+            assert_eq!(hidden(&shown.text, "next"), "/regressions", "the login form keeps next={next:?}");
+        }
+        for next in ["/series/workload-0/gcc-glibc?v=1.0&v=2.0", "/regressions/3", "/", "/compare?a=x%40y"] {
+            let page = form.post(&app, &token, next, "192.0.2.1:1", &[]).await;
+            assert_eq!(page.location.as_deref(), Some(next), "a path on this server is kept");
+        }
+    })
+    .await;
 }

@@ -179,11 +179,32 @@ pub fn to_login(next: &str) -> Response {
     Redirect::to(&format!("/login?{query}")).into_response()
 }
 
-/// Where to go after logging in: only paths on this server, never `//elsewhere`.
+/// Where to go after logging in: a path on this server, else the regressions page. It must be
+/// visible ASCII that resolves on this server, and start with one `/` (`//host` and `/\host` are
+/// other hosts to a browser), and so must its percent-decoded form, with no control character,
+/// space or backslash, which browsers drop or turn into `/` before they resolve a `Location`.
 pub fn safe_next(next: Option<&str>) -> String {
+    const DEFAULT: &str = "/regressions";
+    let path_here = |s: &str| {
+        s.starts_with('/')
+            && !s.starts_with("//")
+            && !s.chars().any(|c| c.is_control() || c.is_whitespace() || c == '\\')
+    };
+    let resolves_here = |s: &str| {
+        let base = url::Url::parse("http://slopewatch.invalid/").expect("a valid URL");
+        base.join(s).is_ok_and(|u| u.origin() == base.origin())
+    };
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") => n.to_string(),
-        _ => "/regressions".to_string(),
+        Some(n)
+            if n.len() <= 2048
+                && n.bytes().all(|b| b.is_ascii_graphic())
+                && path_here(n)
+                && path_here(&percent_encoding::percent_decode_str(n).decode_utf8_lossy())
+                && resolves_here(n) =>
+        {
+            n.to_string()
+        }
+        _ => DEFAULT.to_string(),
     }
 }
 

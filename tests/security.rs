@@ -15,6 +15,7 @@ use common::forms::{cookie_pair, get, hidden, login, post_form, seed_regression,
 use common::process::{cli, create_token, free_addr, Server};
 use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
 use serde_json::{json, Value};
+use slopewatch::config::Config;
 use std::net::SocketAddr;
 
 /// What an attacker types into every name: SQL, markup, quotes, wildcards, escapes, non-ASCII.
@@ -355,6 +356,82 @@ async fn login_sends_people_only_to_paths_on_this_server() {
             let page = form.post(&app, &token, next, "192.0.2.1:1", &[]).await;
             assert_eq!(page.location.as_deref(), Some(next), "a path on this server is kept");
         }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn with_login_to_read_every_page_and_read_api_needs_a_session_or_a_token() {
+    on_both_backends(|db| async move {
+        let mut config = Config::default();
+        config.auth.require_login_to_read = true;
+        let app = TestApp::with_config(db, config).await;
+        for (version, slope) in [("0.15.0", 1.0), ("0.16.0", 2.0)] {
+            let (status, body) = app.submit(&run_json("zig-cc-musl", version, "build-01", slope, 3, 8, 5)).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        let id = app.db.store.regressions(None).await.unwrap()[0].0.id;
+        let (_, runs) = app.get_with("/api/v1/runs", Some(&app.ingest_token.clone())).await;
+        let run = runs["runs"][0]["id"].as_str().expect("a run is listed to a token").to_string();
+        let series = "/series/workload-0/zig-cc-musl";
+        let compare = "/compare?workload=workload-0&a=zig-cc-musl%400.15.0&b=zig-cc-musl%400.16.0";
+        let pages = [
+            "/".to_string(),
+            series.into(),
+            format!("{series}/slope.svg"),
+            format!("{series}/loglog.svg"),
+            format!("{series}/data.csv"),
+            format!("{series}/data.json"),
+            compare.into(),
+            compare.replace("/compare?", "/compare/chart.svg?"),
+            compare.replace("/compare?", "/compare/data.csv?"),
+            compare.replace("/compare?", "/compare/data.json?"),
+            format!("/runs/{run}"),
+            "/toolchains".into(),
+            "/hosts".into(),
+            "/regressions".into(),
+            format!("/regressions/{id}"),
+            format!("/regressions/{id}/postmortem.md"),
+            "/deliveries".into(),
+        ];
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        for page in &pages {
+            let anonymous = get(&app, page, "").await;
+            assert_eq!(anonymous.status, StatusCode::SEE_OTHER, "{page} without a login: {}", anonymous.text);
+            let to = anonymous.location.unwrap_or_default();
+            assert!(to.starts_with("/login?next="), "{page} sends to {to}");
+            assert!(!anonymous.text.contains("zig-cc-musl"), "{page} shows data without a login");
+            assert_eq!(get(&app, page, &session).await.status, StatusCode::OK, "{page} with a session");
+        }
+        let apis = [
+            "/api/v1/runs".to_string(),
+            format!("/api/v1/runs/{run}"),
+            "/api/v1/workloads".into(),
+            "/api/v1/toolchains".into(),
+            "/api/v1/hosts".into(),
+            "/api/v1/series?workload=workload-0&toolchain=zig-cc-musl".into(),
+            "/api/v1/regressions".into(),
+            format!("/api/v1/regressions/{id}"),
+        ];
+        let wrong = format!("sw_{}", "ab".repeat(32));
+        for api in &apis {
+            let (status, body) = app.get(api).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{api} without a token: {body}");
+            assert_eq!(body["error"]["code"], "unauthorized", "{api}");
+            assert_eq!(app.get_with(api, Some(&wrong)).await.0, StatusCode::UNAUTHORIZED, "{api}, unknown token");
+            for token in [&app.ingest_token, &app.editor_token, &app.admin_token] {
+                let (status, body) = app.get_with(api, Some(token)).await;
+                assert_eq!(status, StatusCode::OK, "{api} with a token of any scope: {body}");
+            }
+            assert_eq!(get(&app, api, &session).await.status, StatusCode::OK, "{api} with a session");
+        }
+        // Probes, the login, the stylesheet, this document and the metrics stay open; the metrics
+        // name routes, never workloads, toolchains or hosts.
+        for open in ["/healthz", "/readyz", "/login", "/static/style.css", "/api/v1/openapi.json", "/metrics"] {
+            assert_eq!(get(&app, open, "").await.status, StatusCode::OK, "{open} stays open");
+        }
+        let metrics = get(&app, "/metrics", "").await.text;
+        assert!(!metrics.contains("zig-cc-musl") && !metrics.contains("build-01"), "{metrics}");
     })
     .await;
 }

@@ -12,6 +12,7 @@ mod login;
 mod metrics;
 pub mod openapi;
 pub mod pages;
+mod read_gate;
 mod regressions;
 mod session;
 
@@ -80,6 +81,7 @@ pub fn app(state: AppState) -> Router {
         .merge(deliveries::router())
         .merge(login::router())
         .nest_service("/static", ServeDir::new(static_dir()))
+        .layer(middleware::from_fn_with_state(state.clone(), read_gate::require_login))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CompressionLayer::new())
         .layer(middleware::from_fn_with_state(state.clone(), track))

@@ -35,6 +35,10 @@ pub struct Session {
     pub csrf: String,
 }
 
+/// A request's session as the read gate found it, so handlers need not look it up again.
+#[derive(Clone)]
+pub struct Checked(pub Option<Session>);
+
 fn hmac_hex(key: &str, parts: &[&str]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes keys of any length");
     for p in parts {
@@ -208,7 +212,7 @@ pub fn safe_next(next: Option<&str>) -> String {
     }
 }
 
-fn path_and_query(parts: &Parts) -> String {
+pub(super) fn path_and_query(parts: &Parts) -> String {
     parts.uri.path_and_query().map_or_else(|| "/".to_string(), |pq| pq.as_str().to_string())
 }
 
@@ -216,18 +220,22 @@ fn unavailable(e: sqlx::Error) -> Response {
     PageError::from(e).into_response()
 }
 
-/// A request from someone allowed to read: anyone, unless `[auth] require_login_to_read`.
+/// The session of a request that may read, if it has one (the read gate has already turned away
+/// those who may not).
 pub struct Reader(pub Option<Session>);
 
 impl FromRequestParts<AppState> for Reader {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let session = current(state, &parts.headers).await.map_err(unavailable)?;
-        if session.is_none() && state.config.auth.require_login_to_read {
-            return Err(to_login(&path_and_query(parts)));
-        }
-        Ok(Reader(session))
+        session_of(parts, state).await.map(Reader)
+    }
+}
+
+async fn session_of(parts: &Parts, state: &AppState) -> Result<Option<Session>, Response> {
+    match parts.extensions.get::<Checked>() {
+        Some(Checked(session)) => Ok(session.clone()),
+        None => current(state, &parts.headers).await.map_err(unavailable),
     }
 }
 
@@ -238,7 +246,7 @@ impl FromRequestParts<AppState> for Editor {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        match current(state, &parts.headers).await.map_err(unavailable)? {
+        match session_of(parts, state).await? {
             Some(session) => Ok(Editor(session)),
             None if parts.method == axum::http::Method::GET => Err(to_login(&path_and_query(parts))),
             None => Err((StatusCode::UNAUTHORIZED, "log in as an editor to change regressions").into_response()),

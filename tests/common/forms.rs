@@ -57,7 +57,7 @@ pub async fn seed_regression(app: &TestApp) -> i64 {
         let (status, body) = app.submit(&super::run_json("zig-cc-musl", version, "build-01", slope, 3, 8, 5)).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
-    let (_, list) = app.get("/api/v1/regressions").await;
+    let (_, list) = app.get_with("/api/v1/regressions", Some(&app.admin_token)).await;
     list["regressions"][0]["regression"]["id"].as_i64().expect("a regression was opened")
 }
 

@@ -2,6 +2,7 @@
 //! file for settings that do not fit on a command line.
 
 use crate::alerts::config::{AlertSettings, AlertsSection, AuthSection, AuthSettings, WebhookSection};
+use crate::session_key::SessionKey;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,14 @@ pub struct ServeArgs {
     /// hourly (fits, per-size medians and summaries stay); overrides `[retention] samples_days`.
     #[arg(long, env = "SLOPEWATCH_RETAIN_SAMPLES_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
     pub retain_samples_days: Option<u32>,
+    /// Key that signs session cookies, at least 32 characters; every replica needs the same.
+    /// Prefer the environment or `--session-key-file`: a command line is visible to other users.
+    #[arg(long, env = "SLOPEWATCH_SESSION_KEY", hide_env_values = true, conflicts_with = "session_key_file")]
+    pub session_key: Option<String>,
+    /// File holding the key that signs session cookies; overrides `[auth] session_key_file`.
+    /// Without any key, a SQLite server keeps one in `<database file>.session-key`.
+    #[arg(long, env = "SLOPEWATCH_SESSION_KEY_FILE")]
+    pub session_key_file: Option<PathBuf>,
 }
 
 /// Settings read from the `--config` TOML file.
@@ -120,7 +129,12 @@ impl Default for Config {
 
 impl Config {
     pub fn from_args(args: &ServeArgs) -> anyhow::Result<Config> {
-        let file = Config::from_file(args.config.as_deref())?;
+        let mut file = Config::from_file(args.config.as_deref())?;
+        if let Some(key) = &args.session_key {
+            file.auth.session_key = Some(SessionKey::new(key, "SLOPEWATCH_SESSION_KEY")?);
+        } else if let Some(path) = &args.session_key_file {
+            file.auth.session_key = Some(SessionKey::read(path)?);
+        }
         Ok(Config {
             body_limit: args.body_limit,
             retain_samples_days: args.retain_samples_days.or(file.retain_samples_days),
@@ -176,5 +190,27 @@ mod tests {
         assert!(config(&[], "[retention]\nsamples_days = 0\n").unwrap_err().to_string().contains("at least 1"));
         assert!(config(&["--retain-samples-days", "0"], "").is_err());
         assert!(config(&[], "[retention]\nsample_days = 9\n").is_err(), "a misspelt key is refused");
+    }
+
+    #[test]
+    fn the_session_key_comes_from_the_environment_a_key_file_or_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join("key");
+        std::fs::write(&key_file, format!("{}\n", "f".repeat(64))).unwrap();
+        let from_file = SessionKey::new(&"f".repeat(64), "").unwrap();
+        assert_eq!(config(&[], "").unwrap().auth.session_key, None, "none configured");
+        let key = "k".repeat(40);
+        assert_eq!(config(&["--session-key", &key], "").unwrap().auth.session_key, SessionKey::new(&key, "").ok());
+        let path = key_file.to_str().unwrap();
+        assert_eq!(config(&["--session-key-file", path], "").unwrap().auth.session_key, Some(from_file.clone()));
+        let in_file = format!("[auth]\nsession_key_file = {path:?}\n");
+        assert_eq!(config(&[], &in_file).unwrap().auth.session_key, Some(from_file));
+        let flag_wins = config(&["--session-key", &key], &in_file).unwrap();
+        assert_eq!(flag_wins.auth.session_key, SessionKey::new(&key, "").ok());
+        assert!(config(&["--session-key", "short"], "").is_err());
+        assert!(config(&["--session-key", &key, "--session-key-file", path], "").is_err(), "one key at a time");
+        let both = format!("[auth]\nsession_key_file = {path:?}\nsession_secret = {key:?}\n");
+        assert!(config(&[], &both).is_err(), "one key at a time");
+        assert!(config(&["--session-key-file", "/nonexistent/key"], "").is_err());
     }
 }

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod model;
 pub mod outbox;
 pub mod retention;
+pub mod session_key;
 pub mod store;
 pub mod transfer;
 pub mod views;

@@ -17,6 +17,7 @@ use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
 use serde_json::{json, Value};
 use slopewatch::config::Config;
 use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
 
 /// What an attacker types into every name: SQL, markup, quotes, wildcards, escapes, non-ASCII.
 const HOSTILE: [&str; 8] = [
@@ -434,4 +435,80 @@ async fn with_login_to_read_every_page_and_read_api_needs_a_session_or_a_token()
         assert!(!metrics.contains("zig-cc-musl") && !metrics.contains("build-01"), "{metrics}");
     })
     .await;
+}
+
+#[tokio::test]
+async fn logging_out_ends_the_session_on_the_server() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let id = seed_regression(&app).await;
+        let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        let other = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+        let page = get(&app, &format!("/regressions/{id}"), &session).await;
+        let csrf = hidden(&page.text, "csrf");
+        assert_eq!(post_form(&app, "/logout", &session, &[("csrf", &csrf)]).await.status, StatusCode::SEE_OTHER);
+        // A copy of the cookie kept after logging out (another tab, a stolen cookie) is worth nothing.
+        let after = get(&app, "/regressions", &session).await;
+        assert!(!after.text.contains("Logged in as"), "the session still works after logging out");
+        let note =
+            post_form(&app, &format!("/regressions/{id}/notes"), &session, &[("csrf", &csrf), ("body", "x")]).await;
+        assert_eq!(note.status, StatusCode::UNAUTHORIZED);
+        assert!(get(&app, "/regressions", &other).await.text.contains("Logged in as"), "other sessions go on");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_session_key_lives_in_a_private_file_beside_the_sqlite_database_not_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("sw.db");
+    let url = format!("sqlite://{}", db_path.display());
+    cli(&["migrate"], &url);
+    let editor = create_token(&url, "alice", "editor");
+    let log = dir.path().join("server.log");
+    let login_once = |url: String| async move {
+        let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let form = c.get(format!("{url}/login")).send().await.unwrap();
+        let cookie = form.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+        let csrf = hidden(&form.text().await.unwrap(), "csrf");
+        let res = c
+            .post(format!("{url}/login"))
+            .header("cookie", &cookie)
+            .form(&[("token", editor.as_str()), ("csrf", csrf.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 303);
+        res.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string()
+    };
+    let logged_in = |url: String, session: String| async move {
+        let page = reqwest::Client::new().get(format!("{url}/regressions")).header("cookie", session).send().await;
+        page.unwrap().text().await.unwrap().contains("Logged in as alice")
+    };
+
+    let server = Server::start(&url, &free_addr(), None, &log);
+    let session = login_once(server.url()).await;
+    assert!(logged_in(server.url(), session.clone()).await);
+    drop(server);
+
+    let key_file = dir.path().join("sw.db.session-key");
+    let mode = std::fs::metadata(&key_file).expect("a key file is made beside the database").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "only the server's user may read the key");
+    let db = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let key = std::fs::read_to_string(&key_file).unwrap();
+    let settings: Vec<(String, String)> =
+        sqlx::query_as("SELECT key, value FROM settings").fetch_all(&db).await.unwrap();
+    assert!(
+        settings.iter().all(|(k, v)| !k.contains("session") && !v.contains(key.trim())),
+        "the database holds the session key: {settings:?}"
+    );
+    db.close().await;
+
+    // The key survives a restart, and so do sessions; a new key ends them.
+    let server = Server::start(&url, &free_addr(), None, &log);
+    assert!(logged_in(server.url(), session.clone()).await, "a restart keeps sessions");
+    drop(server);
+    std::fs::remove_file(&key_file).unwrap();
+    let server = Server::start(&url, &free_addr(), None, &log);
+    assert!(!logged_in(server.url(), session).await, "a new key ends every session");
 }

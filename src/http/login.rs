@@ -92,5 +92,6 @@ async fn logout(
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
-    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
+    let cleared = session::logout(&state, &session).await?;
+    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [cleared]))
 }

@@ -21,6 +21,7 @@ pub use error::Error;
 use crate::config::Config;
 use crate::intake::Intake;
 use crate::metrics::Metrics;
+use crate::session_key::SessionKey;
 use crate::store::Store;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, State};
@@ -47,6 +48,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Counters and histograms served at `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Signs session cookies and CSRF tokens: the configured key, else one of this process's own.
+    pub session_key: SessionKey,
 }
 
 impl AppState {
@@ -56,7 +59,14 @@ impl AppState {
 
     /// The state around an intake already running, whose summary passes the server shares.
     pub fn with_intake(intake: Intake, config: Config) -> AppState {
-        AppState { store: intake.store().clone(), intake, config: Arc::new(config), metrics: Arc::default() }
+        let session_key = config.auth.session_key.clone().unwrap_or_else(SessionKey::generate);
+        AppState {
+            store: intake.store().clone(),
+            intake,
+            config: Arc::new(config),
+            metrics: Arc::default(),
+            session_key,
+        }
     }
 }
 

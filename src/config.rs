@@ -2,6 +2,7 @@
 //! file for settings that do not fit on a command line.
 
 use crate::alerts::config::{AlertSettings, AlertsSection, AuthSection, AuthSettings, WebhookSection};
+use crate::client_addr::TrustedProxies;
 use crate::session_key::SessionKey;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -60,6 +61,10 @@ pub struct ServeArgs {
     /// Without any key, a SQLite server keeps one in `<database file>.session-key`.
     #[arg(long, env = "SLOPEWATCH_SESSION_KEY_FILE")]
     pub session_key_file: Option<PathBuf>,
+    /// Comma-separated addresses or networks of reverse proxies whose `X-Forwarded-For` names the
+    /// client; overrides `[server] trusted_proxies`.
+    #[arg(long, env = "SLOPEWATCH_TRUSTED_PROXIES")]
+    pub trusted_proxies: Option<TrustedProxies>,
 }
 
 /// Settings read from the `--config` TOML file.
@@ -83,6 +88,9 @@ pub struct FileConfig {
 pub struct ServerSection {
     /// The URL people reach the dashboard at, used in links sent out of the server.
     pub public_url: Option<String>,
+    /// Reverse proxies (addresses or networks) whose `X-Forwarded-For` names the client.
+    #[serde(default)]
+    pub trusted_proxies: TrustedProxies,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -113,6 +121,8 @@ pub struct Config {
     pub auth: AuthSettings,
     /// Raw samples are kept this many days after their run is received; `None` keeps them.
     pub retain_samples_days: Option<u32>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client, for per-client login limits.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Default for Config {
@@ -123,6 +133,7 @@ impl Default for Config {
             alerts: AlertSettings::default(),
             auth: AuthSettings::default(),
             retain_samples_days: None,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }
@@ -138,6 +149,7 @@ impl Config {
         Ok(Config {
             body_limit: args.body_limit,
             retain_samples_days: args.retain_samples_days.or(file.retain_samples_days),
+            trusted_proxies: args.trusted_proxies.clone().unwrap_or(file.trusted_proxies),
             ..file
         })
     }
@@ -156,6 +168,7 @@ impl Config {
             alerts: AlertSettings::from_file(&file.alerts, &file.webhooks)?,
             auth: AuthSettings::from_file(&file.auth)?,
             retain_samples_days: file.retention.samples_days,
+            trusted_proxies: file.server.trusted_proxies,
             ..Config::default()
         })
     }
@@ -212,5 +225,16 @@ mod tests {
         let both = format!("[auth]\nsession_key_file = {path:?}\nsession_secret = {key:?}\n");
         assert!(config(&[], &both).is_err(), "one key at a time");
         assert!(config(&["--session-key-file", "/nonexistent/key"], "").is_err());
+    }
+
+    #[test]
+    fn trusted_proxies_come_from_the_file_and_the_flag_overrides_them() {
+        let file = "[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n";
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        let proxies = config(&[], file).unwrap().trusted_proxies;
+        assert_eq!(proxies.client(ip("10.1.1.1"), ["192.0.2.1"]), ip("192.0.2.1"));
+        let flag = config(&["--trusted-proxies", "127.0.0.1"], file).unwrap().trusted_proxies;
+        assert_eq!(flag.client(ip("10.1.1.1"), ["192.0.2.1"]), ip("10.1.1.1"));
+        assert!(config(&[], "[server]\ntrusted_proxies = [\"proxy\"]\n").is_err());
     }
 }

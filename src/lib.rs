@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod auth;
 pub mod charts;
 pub mod cli;
+pub mod client_addr;
 pub mod config;
 pub mod format;
 pub mod http;

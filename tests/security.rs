@@ -512,3 +512,53 @@ async fn the_session_key_lives_in_a_private_file_beside_the_sqlite_database_not_
     let server = Server::start(&url, &free_addr(), None, &log);
     assert!(!logged_in(server.url(), session).await, "a new key ends every session");
 }
+
+#[tokio::test]
+async fn failed_logins_are_limited_per_client_address() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let editor = app.editor_token.clone();
+        let wrong = format!("sw_{}", "ab".repeat(32));
+        let form = LoginForm::open(&app).await;
+        for attempt in 1..=10 {
+            let page = form.post(&app, &wrong, "/", "198.51.100.7:40000", &[]).await;
+            assert_eq!(page.status, StatusCode::UNAUTHORIZED, "failed login #{attempt}");
+        }
+        for token in [&wrong, &editor] {
+            let limited = form.post(&app, token, "/", "198.51.100.7:40001", &[]).await;
+            assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "past 10 failures: {}", limited.text);
+            assert!(cookie_pair(&limited, "sw_session").is_none(), "no session past the limit, even for a good token");
+            let retry: u64 = limited.retry_after.expect("Retry-After").parse().unwrap();
+            assert!((1..=300).contains(&retry), "Retry-After {retry}");
+        }
+        // Another address is not held back; a forwarded address from an untrusted peer is ignored.
+        assert_eq!(form.post(&app, &editor, "/", "198.51.100.8:1", &[]).await.status, StatusCode::SEE_OTHER);
+        let spoofed = form.post(&app, &editor, "/", "198.51.100.7:2", &[("x-forwarded-for", "203.0.113.50")]).await;
+        assert_eq!(spoofed.status, StatusCode::TOO_MANY_REQUESTS, "X-Forwarded-For from any peer is not trusted");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_limit_holds_per_forwarded_client() {
+    on_both_backends(|db| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("slopewatch.toml");
+        std::fs::write(&file, "[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\n").unwrap();
+        let app = TestApp::with_config(db, Config::from_file(Some(&file)).unwrap()).await;
+        let editor = app.editor_token.clone();
+        let wrong = format!("sw_{}", "ab".repeat(32));
+        let form = LoginForm::open(&app).await;
+        // A client behind two of our proxies; what it claims itself (the left-most entry) is ignored.
+        for attempt in 0..10 {
+            let xff = format!("192.0.2.{attempt}, 203.0.113.9, 10.1.2.3");
+            let page = form.post(&app, &wrong, "/", "127.0.0.1:5000", &[("x-forwarded-for", &xff)]).await;
+            assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+        }
+        let same = [("x-forwarded-for", "203.0.113.9")];
+        assert_eq!(form.post(&app, &editor, "/", "10.9.9.9:1", &same).await.status, StatusCode::TOO_MANY_REQUESTS);
+        let other = [("x-forwarded-for", "203.0.113.10")];
+        assert_eq!(form.post(&app, &editor, "/", "127.0.0.1:5000", &other).await.status, StatusCode::SEE_OTHER);
+    })
+    .await;
+}

@@ -15,6 +15,7 @@ pub mod pages;
 mod read_gate;
 mod regressions;
 mod session;
+mod throttle;
 
 pub use error::Error;
 
@@ -50,6 +51,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Signs session cookies and CSRF tokens: the configured key, else one of this process's own.
     pub session_key: SessionKey,
+    /// Failed logins per client address, in this process's memory.
+    pub login_throttle: Arc<throttle::LoginThrottle>,
 }
 
 impl AppState {
@@ -66,6 +69,7 @@ impl AppState {
             config: Arc::new(config),
             metrics: Arc::default(),
             session_key,
+            login_throttle: Arc::default(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Security checks through the public surface: editor forms without a session or CSRF token,
-//! hostile names stored literally and shown escaped, tokens kept out of logs and listings, and
-//! server errors that say nothing internal.
+//! hostile names stored literally and shown escaped, tokens kept out of logs and listings, server
+//! errors that say nothing internal, where the login sends people afterwards, sessions that end
+//! at logout and a session key kept out of the database, reading behind a login, and the limit
+//! on failed logins.
 //!
 //! Ingest without a token, with a forged, wrong, revoked or editor token is covered by
 //! `tests/api.rs` (`ingest_requires_a_valid_token_of_the_right_scope`); escaping on every

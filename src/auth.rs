@@ -48,10 +48,10 @@ pub enum Denied {
     Forbidden { has: Scope, needs: Scope },
 }
 
-/// Checks `secret` against the store and the scope needed.
-pub async fn verify(store: &Store, secret: &str, needs: Scope) -> Result<Result<TokenRow, Denied>, sqlx::Error> {
+/// The stored token `secret` is, whatever its scope; `None` when malformed, unknown or revoked.
+pub async fn identify(store: &Store, secret: &str) -> Result<Option<TokenRow>, sqlx::Error> {
     let Some(lookup) = lookup_key(secret) else {
-        return Ok(Err(Denied::Unauthenticated));
+        return Ok(None);
     };
     let presented = hash(secret);
     let found = store
@@ -59,13 +59,20 @@ pub async fn verify(store: &Store, secret: &str, needs: Scope) -> Result<Result<
         .await?
         .into_iter()
         .find(|row| bool::from(row.hash.as_bytes().ct_eq(presented.as_bytes())));
-    let Some(row) = found else {
+    if let Some(row) = &found {
+        store.touch_token(row).await?;
+    }
+    Ok(found)
+}
+
+/// Checks `secret` against the store and the scope needed.
+pub async fn verify(store: &Store, secret: &str, needs: Scope) -> Result<Result<TokenRow, Denied>, sqlx::Error> {
+    let Some(row) = identify(store, secret).await? else {
         return Ok(Err(Denied::Unauthenticated));
     };
     if !row.scope.0.allows(needs) {
         return Ok(Err(Denied::Forbidden { has: row.scope.0, needs }));
     }
-    store.touch_token(&row).await?;
     Ok(Ok(row))
 }
 

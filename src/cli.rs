@@ -3,7 +3,8 @@
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::intake::Intake;
-use crate::store::{mask_password, OpenOptions, Scope, Store};
+use crate::session_key::{self, SessionKey};
+use crate::store::{mask_password, sqlite_file, OpenOptions, Scope, Store};
 use crate::transfer::{ExportSummary, ImportSummary};
 use crate::{app, auth, outbox, retention, transfer, AppState};
 use anyhow::Context;
@@ -247,10 +248,29 @@ async fn open(db: &DatabaseArgs) -> anyhow::Result<Store> {
     Ok(Store::open_and_migrate(&db.database_url, &OpenOptions::default()).await?)
 }
 
+/// The session key when none is configured: a SQLite server keeps one in a file beside its
+/// database (one server, so nothing to share); a Postgres server, whose replicas would each make
+/// their own, gets one for this process only and says so.
+fn unconfigured_session_key(database_url: &str) -> anyhow::Result<SessionKey> {
+    match sqlite_file(database_url) {
+        Some(db) => SessionKey::read_or_create(&session_key::default_file(&db)),
+        None => {
+            tracing::warn!(
+                "no session key configured (SLOPEWATCH_SESSION_KEY, SLOPEWATCH_SESSION_KEY_FILE or [auth] \
+                 session_key_file): logins end when this server restarts and hold on this replica only"
+            );
+            Ok(SessionKey::generate())
+        }
+    }
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_tracing(args.log_format);
-    let config = Config::from_args(&args)?;
+    let mut config = Config::from_args(&args)?;
     let store = open(&args.database).await?;
+    if config.auth.session_key.is_none() {
+        config.auth.session_key = Some(unconfigured_session_key(&args.database.database_url)?);
+    }
     tracing::info!(
         bind = %args.bind,
         database = %mask_password(&args.database.database_url),
@@ -274,7 +294,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState::with_intake(intake, config);
     let worker = tokio::spawn(outbox::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    let served = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await;
+    // Each connection's peer address, for per-client login limits.
+    let service = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let served = axum::serve(listener, service).with_graceful_shutdown(shutdown).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
     let _ = stop_worker.send(true);
     let _ = worker.await;

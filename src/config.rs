@@ -2,6 +2,8 @@
 //! file for settings that do not fit on a command line.
 
 use crate::alerts::config::{AlertSettings, AlertsSection, AuthSection, AuthSettings, WebhookSection};
+use crate::client_addr::TrustedProxies;
+use crate::session_key::SessionKey;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -51,6 +53,18 @@ pub struct ServeArgs {
     /// hourly (fits, per-size medians and summaries stay); overrides `[retention] samples_days`.
     #[arg(long, env = "SLOPEWATCH_RETAIN_SAMPLES_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
     pub retain_samples_days: Option<u32>,
+    /// Key that signs session cookies, at least 32 characters; every replica needs the same.
+    /// Prefer the environment or `--session-key-file`: a command line is visible to other users.
+    #[arg(long, env = "SLOPEWATCH_SESSION_KEY", hide_env_values = true, conflicts_with = "session_key_file")]
+    pub session_key: Option<String>,
+    /// File holding the key that signs session cookies; overrides `[auth] session_key_file`.
+    /// Without any key, a SQLite server keeps one in `<database file>.session-key`.
+    #[arg(long, env = "SLOPEWATCH_SESSION_KEY_FILE")]
+    pub session_key_file: Option<PathBuf>,
+    /// Comma-separated addresses or networks of reverse proxies whose `X-Forwarded-For` names the
+    /// client; overrides `[server] trusted_proxies`.
+    #[arg(long, env = "SLOPEWATCH_TRUSTED_PROXIES")]
+    pub trusted_proxies: Option<TrustedProxies>,
 }
 
 /// Settings read from the `--config` TOML file.
@@ -74,6 +88,9 @@ pub struct FileConfig {
 pub struct ServerSection {
     /// The URL people reach the dashboard at, used in links sent out of the server.
     pub public_url: Option<String>,
+    /// Reverse proxies (addresses or networks) whose `X-Forwarded-For` names the client.
+    #[serde(default)]
+    pub trusted_proxies: TrustedProxies,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -104,6 +121,8 @@ pub struct Config {
     pub auth: AuthSettings,
     /// Raw samples are kept this many days after their run is received; `None` keeps them.
     pub retain_samples_days: Option<u32>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client, for per-client login limits.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Default for Config {
@@ -114,16 +133,23 @@ impl Default for Config {
             alerts: AlertSettings::default(),
             auth: AuthSettings::default(),
             retain_samples_days: None,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }
 
 impl Config {
     pub fn from_args(args: &ServeArgs) -> anyhow::Result<Config> {
-        let file = Config::from_file(args.config.as_deref())?;
+        let mut file = Config::from_file(args.config.as_deref())?;
+        if let Some(key) = &args.session_key {
+            file.auth.session_key = Some(SessionKey::new(key, "SLOPEWATCH_SESSION_KEY")?);
+        } else if let Some(path) = &args.session_key_file {
+            file.auth.session_key = Some(SessionKey::read(path)?);
+        }
         Ok(Config {
             body_limit: args.body_limit,
             retain_samples_days: args.retain_samples_days.or(file.retain_samples_days),
+            trusted_proxies: args.trusted_proxies.clone().unwrap_or(file.trusted_proxies),
             ..file
         })
     }
@@ -142,6 +168,7 @@ impl Config {
             alerts: AlertSettings::from_file(&file.alerts, &file.webhooks)?,
             auth: AuthSettings::from_file(&file.auth)?,
             retain_samples_days: file.retention.samples_days,
+            trusted_proxies: file.server.trusted_proxies,
             ..Config::default()
         })
     }
@@ -176,5 +203,38 @@ mod tests {
         assert!(config(&[], "[retention]\nsamples_days = 0\n").unwrap_err().to_string().contains("at least 1"));
         assert!(config(&["--retain-samples-days", "0"], "").is_err());
         assert!(config(&[], "[retention]\nsample_days = 9\n").is_err(), "a misspelt key is refused");
+    }
+
+    #[test]
+    fn the_session_key_comes_from_the_environment_a_key_file_or_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_file = dir.path().join("key");
+        std::fs::write(&key_file, format!("{}\n", "f".repeat(64))).unwrap();
+        let from_file = SessionKey::new(&"f".repeat(64), "").unwrap();
+        assert_eq!(config(&[], "").unwrap().auth.session_key, None, "none configured");
+        let key = "k".repeat(40);
+        assert_eq!(config(&["--session-key", &key], "").unwrap().auth.session_key, SessionKey::new(&key, "").ok());
+        let path = key_file.to_str().unwrap();
+        assert_eq!(config(&["--session-key-file", path], "").unwrap().auth.session_key, Some(from_file.clone()));
+        let in_file = format!("[auth]\nsession_key_file = {path:?}\n");
+        assert_eq!(config(&[], &in_file).unwrap().auth.session_key, Some(from_file));
+        let flag_wins = config(&["--session-key", &key], &in_file).unwrap();
+        assert_eq!(flag_wins.auth.session_key, SessionKey::new(&key, "").ok());
+        assert!(config(&["--session-key", "short"], "").is_err());
+        assert!(config(&["--session-key", &key, "--session-key-file", path], "").is_err(), "one key at a time");
+        let both = format!("[auth]\nsession_key_file = {path:?}\nsession_secret = {key:?}\n");
+        assert!(config(&[], &both).is_err(), "one key at a time");
+        assert!(config(&["--session-key-file", "/nonexistent/key"], "").is_err());
+    }
+
+    #[test]
+    fn trusted_proxies_come_from_the_file_and_the_flag_overrides_them() {
+        let file = "[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n";
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        let proxies = config(&[], file).unwrap().trusted_proxies;
+        assert_eq!(proxies.client(ip("10.1.1.1"), ["192.0.2.1"]), ip("192.0.2.1"));
+        let flag = config(&["--trusted-proxies", "127.0.0.1"], file).unwrap().trusted_proxies;
+        assert_eq!(flag.client(ip("10.1.1.1"), ["192.0.2.1"]), ip("10.1.1.1"));
+        assert!(config(&[], "[server]\ntrusted_proxies = [\"proxy\"]\n").is_err());
     }
 }

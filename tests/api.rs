@@ -139,6 +139,35 @@ async fn ingest_requires_a_valid_token_of_the_right_scope() {
 }
 
 #[tokio::test]
+async fn the_authorization_scheme_is_matched_without_regard_to_case() {
+    on_both_backends(|db| async move {
+        let mut config = slopewatch::config::Config::default();
+        config.auth.require_login_to_read = true;
+        let app = TestApp::with_config(db, config).await;
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            let body = serde_json::to_vec(&run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3)).unwrap();
+            let submit = Request::post("/api/v1/runs")
+                .header("content-type", "application/json")
+                .header("authorization", format!("{scheme} {}", app.ingest_token))
+                .body(Body::from(body))
+                .unwrap();
+            let (status, answer) = app.send(submit).await;
+            assert_eq!(status, StatusCode::CREATED, "`{scheme} <token>` submits: {answer}");
+            let read = Request::get("/api/v1/hosts")
+                .header("authorization", format!("{scheme}  {}", app.ingest_token))
+                .body(Body::empty())
+                .unwrap();
+            assert_eq!(app.send(read).await.0, StatusCode::OK, "`{scheme} <token>` reads");
+        }
+        for malformed in [format!("Bearer{}", app.ingest_token), format!("Basic {}", app.ingest_token)] {
+            let read = Request::get("/api/v1/hosts").header("authorization", malformed).body(Body::empty()).unwrap();
+            assert_eq!(app.send(read).await.0, StatusCode::UNAUTHORIZED);
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn bodies_that_are_not_json_or_too_large_are_refused() {
     on_both_backends(|db| async move {
         let config = slopewatch::config::Config { body_limit: 64 * 1024, ..Default::default() };

@@ -94,6 +94,8 @@ async fn the_document_is_openapi_3_1_with_the_bearer_scheme_and_the_error_body()
     let bearer = &doc["components"]["securitySchemes"]["bearer"];
     assert_eq!((bearer["type"].as_str(), bearer["scheme"].as_str()), (Some("http"), Some("bearer")), "{bearer}");
     assert_eq!(doc["paths"]["/api/v1/runs"]["post"]["security"], json!([{"bearer": []}]));
+    let read = json!([{}, {"bearer": []}, {"session": []}]);
+    assert_eq!(doc["paths"]["/api/v1/hosts"]["get"]["security"], read, "reads: anyone, or a token or session");
     let session = &doc["components"]["securitySchemes"]["session"];
     assert_eq!((session["type"].as_str(), session["in"].as_str()), (Some("apiKey"), Some("cookie")), "{session}");
     assert_eq!(session["name"], "sw_session");
@@ -433,12 +435,22 @@ async fn real_answers_fit_their_documented_schemas() {
         assert!(large.len() > 1024);
         exercise(&limited, &doc, &mut seen, runs, post_run(Some(&token), "application/json", large)).await;
 
-        // Reading regressions without a session, where the server requires a login to read.
+        // Every read without a session or a token, where the server requires a login to read.
         let mut private = Config::default();
         private.auth.require_login_to_read = true;
         let private = TestApp::with_config(TestDb::new(Backend::Sqlite).await, private).await;
-        exercise(&private, &doc, &mut seen, list, get("/api/v1/regressions")).await;
-        exercise(&private, &doc, &mut seen, one, get(&format!("/api/v1/regressions/{id}"))).await;
+        for (path, uri) in [
+            (runs, "/api/v1/runs".to_string()),
+            ("/api/v1/runs/{id}", format!("/api/v1/runs/{}", uuid::Uuid::new_v4())),
+            ("/api/v1/workloads", "/api/v1/workloads".into()),
+            ("/api/v1/toolchains", "/api/v1/toolchains".into()),
+            ("/api/v1/hosts", "/api/v1/hosts".into()),
+            (series, "/api/v1/series?workload=w&toolchain=t".into()),
+            (list, "/api/v1/regressions".into()),
+            (one, format!("/api/v1/regressions/{id}")),
+        ] {
+            exercise(&private, &doc, &mut seen, path, get(&uri)).await;
+        }
 
         // Every documented answer was checked, except those of a database that is down.
         let mut untested = Vec::new();

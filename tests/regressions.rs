@@ -151,7 +151,7 @@ async fn reading_needs_a_login_when_the_config_says_so() {
         let page = get(&app, "/regressions", "").await;
         assert_eq!(page.status, StatusCode::SEE_OTHER);
         assert_eq!(page.location.as_deref(), Some("/login?next=%2Fregressions"));
-        assert_eq!(get(&app, "/api/v1/regressions", "").await.status, StatusCode::SEE_OTHER);
+        assert_eq!(get(&app, "/api/v1/regressions", "").await.status, StatusCode::UNAUTHORIZED);
         let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
         assert_eq!(get(&app, "/regressions", &session).await.status, StatusCode::OK);
     })

@@ -2,9 +2,11 @@
 //! server makes of them. Webhook targets come only from here, so no API caller can make the
 //! server call a URL of its choosing.
 
+use crate::session_key::SessionKey;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// `[alerts]` as written in the config file.
@@ -87,11 +89,12 @@ pub struct WebhookSection {
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthSection {
-    /// When true, pages that read regressions and deliveries need a login too.
+    /// When true, every page and read of the API needs a login or a token too.
     pub require_login_to_read: bool,
-    /// Key that signs session cookies. Without it one is generated and kept in the database, so
-    /// sessions survive restarts and every replica accepts them.
+    /// Key that signs session cookies, written here.
     pub session_secret: Option<String>,
+    /// File holding the key that signs session cookies.
+    pub session_key_file: Option<PathBuf>,
 }
 
 /// When a workload's version slope counts as a regression.
@@ -186,19 +189,11 @@ pub struct AlertSettings {
 }
 
 /// Login settings of the running server.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct AuthSettings {
     pub require_login_to_read: bool,
-    pub session_secret: Option<String>,
-}
-
-impl fmt::Debug for AuthSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthSettings")
-            .field("require_login_to_read", &self.require_login_to_read)
-            .field("session_secret", &self.session_secret.as_ref().map(|_| "***"))
-            .finish()
-    }
+    /// The key that signs session cookies, when configured (the server makes one otherwise).
+    pub session_key: Option<SessionKey>,
 }
 
 impl AlertSettings {
@@ -247,13 +242,13 @@ impl AlertSettings {
 
 impl AuthSettings {
     pub fn from_file(auth: &AuthSection) -> anyhow::Result<AuthSettings> {
-        if auth.session_secret.as_ref().is_some_and(|s| s.len() < 32) {
-            anyhow::bail!("[auth] session_secret must be at least 32 characters");
-        }
-        Ok(AuthSettings {
-            require_login_to_read: auth.require_login_to_read,
-            session_secret: auth.session_secret.clone(),
-        })
+        let session_key = match (&auth.session_secret, &auth.session_key_file) {
+            (Some(_), Some(_)) => anyhow::bail!("[auth] has both session_secret and session_key_file; keep one"),
+            (Some(secret), None) => Some(SessionKey::new(secret, "[auth] session_secret")?),
+            (None, Some(path)) => Some(SessionKey::read(path)?),
+            (None, None) => None,
+        };
+        Ok(AuthSettings { require_login_to_read: auth.require_login_to_read, session_key })
     }
 }
 

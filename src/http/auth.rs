@@ -1,4 +1,5 @@
-//! Bearer-token extractors for the API.
+//! Bearer tokens: reading them from `Authorization`, and the extractor that lets only ingest
+//! tokens submit runs.
 
 use super::{AppState, Error};
 use crate::auth::{self, Denied};
@@ -6,6 +7,7 @@ use crate::store::{Scope, TokenRow};
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::http::HeaderMap;
 
 /// A request carrying a token that may submit runs.
 pub struct Ingestor(#[allow(dead_code)] pub TokenRow);
@@ -18,14 +20,17 @@ impl FromRequestParts<AppState> for Ingestor {
     }
 }
 
+/// The token of `Authorization: Bearer <token>`. Authentication schemes are case-insensitive
+/// (RFC 9110), so `bearer` and `BEARER` are the same scheme.
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim_start().split_once([' ', '\t'])?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 async fn require(parts: &Parts, state: &AppState, needs: Scope) -> Result<TokenRow, Error> {
-    let secret = parts
-        .headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim)
-        .ok_or(Error::Unauthorized)?;
+    let secret = bearer(&parts.headers).ok_or(Error::Unauthorized)?;
     match auth::verify(&state.store, secret, needs).await? {
         Ok(token) => Ok(token),
         Err(Denied::Unauthenticated) => Err(Error::Unauthorized),

@@ -2,7 +2,6 @@
 //! every attempt; a regression's retrospective lists its own deliveries with the same rows.
 
 use super::pages::{render, PageResult};
-use super::session::Reader;
 use super::AppState;
 use crate::format;
 use crate::model::DeliveryDetail;
@@ -73,7 +72,7 @@ struct DeliveriesPage {
 }
 
 /// `GET /deliveries`.
-async fn page(State(state): State<AppState>, _reader: Reader) -> PageResult {
+async fn page(State(state): State<AppState>) -> PageResult {
     let (pending, recent) = state.store.deliveries(100).await?;
     let page = DeliveriesPage {
         pending: pending.iter().map(delivery_view).collect(),

@@ -1,11 +1,14 @@
 //! Extractors whose rejections answer in the app's error format: `AppQuery`, `AppForm` (and path
-//! extractors such as a regression's id) with the JSON error body, or wrapped in `OnPage` as a page.
+//! extractors such as a regression's id) with the JSON error body, or wrapped in `OnPage` as a page;
+//! and `ClientAddr`, the address a request comes from.
 
 use super::pages::PageError;
-use super::Error;
+use super::{AppState, Error};
 use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// The query string, deserialized.
 #[derive(FromRequestParts)]
@@ -61,5 +64,22 @@ where
 
     async fn from_request(req: Request, state: &S) -> Result<Self, PageError> {
         Ok(OnPage(X::from_request(req, state).await?))
+    }
+}
+
+/// The client's address: the peer's, or the one trusted proxies forwarded (`[server]
+/// trusted_proxies`). A router served without connection info (in tests) sees `0.0.0.0`.
+pub struct ClientAddr(pub IpAddr);
+
+impl FromRequestParts<AppState> for ClientAddr {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Infallible> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(addr)| addr.ip());
+        let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+        Ok(ClientAddr(state.config.trusted_proxies.client(peer, forwarded)))
     }
 }

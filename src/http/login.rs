@@ -1,6 +1,7 @@
 //! `/login` and `/logout`: an editor enters a token once and gets a session cookie, or ends it.
+//! Failed logins are limited per client address (`throttle.rs`).
 
-use super::extract::{AppForm, OnPage};
+use super::extract::{AppForm, ClientAddr, OnPage};
 use super::pages::{render, PageResult};
 use super::session::{self, csrf_refused, CsrfForm, Editor, LoginError};
 use super::AppState;
@@ -8,11 +9,13 @@ use crate::auth::Denied;
 use askama::Template;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
+use std::time::Instant;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new().route("/login", get(login_form).post(login)).route("/logout", post(logout))
@@ -63,13 +66,28 @@ struct LoginForm {
 
 async fn login(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     headers: HeaderMap,
     OnPage(AppForm(f)): OnPage<AppForm<LoginForm>>,
 ) -> PageResult {
     let next = session::safe_next(f.next.as_deref());
+    // Past the limit the token is not even checked, so guessing gains nothing by going faster.
+    if let Err(wait) = state.login_throttle.check(client, Instant::now()) {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        let text = format!("Too many failed logins from your address; try again in {} minutes.", seconds.div_ceil(60));
+        let mut page = login_page(&state, StatusCode::TOO_MANY_REQUESTS, next, Some(text), None);
+        page.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+        return Ok(page);
+    }
     match session::login(&state, &headers, &f.csrf, &f.token).await? {
-        Ok(cookie) => Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie])),
+        Ok(cookie) => {
+            state.login_throttle.succeeded(client);
+            Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie]))
+        }
         Err(e) => {
+            if matches!(e, LoginError::Denied(Denied::Unauthenticated)) {
+                state.login_throttle.failed(client, Instant::now());
+            }
             let (status, text) = match e {
                 LoginError::StaleForm => {
                     (StatusCode::FORBIDDEN, "The login form expired; please enter the token again.")
@@ -92,5 +110,6 @@ async fn logout(
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
-    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [session::logout_cookie(&state)]))
+    let cleared = session::logout(&state, &session).await?;
+    Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [cleared]))
 }

@@ -12,14 +12,17 @@ mod login;
 mod metrics;
 pub mod openapi;
 pub mod pages;
+mod read_gate;
 mod regressions;
 mod session;
+mod throttle;
 
 pub use error::Error;
 
 use crate::config::Config;
 use crate::intake::Intake;
 use crate::metrics::Metrics;
+use crate::session_key::SessionKey;
 use crate::store::Store;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, State};
@@ -46,6 +49,10 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Counters and histograms served at `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Signs session cookies and CSRF tokens: the configured key, else one of this process's own.
+    pub session_key: SessionKey,
+    /// Failed logins per client address, in this process's memory.
+    pub login_throttle: Arc<throttle::LoginThrottle>,
 }
 
 impl AppState {
@@ -55,7 +62,15 @@ impl AppState {
 
     /// The state around an intake already running, whose summary passes the server shares.
     pub fn with_intake(intake: Intake, config: Config) -> AppState {
-        AppState { store: intake.store().clone(), intake, config: Arc::new(config), metrics: Arc::default() }
+        let session_key = config.auth.session_key.clone().unwrap_or_else(SessionKey::generate);
+        AppState {
+            store: intake.store().clone(),
+            intake,
+            config: Arc::new(config),
+            metrics: Arc::default(),
+            session_key,
+            login_throttle: Arc::default(),
+        }
     }
 }
 
@@ -80,6 +95,7 @@ pub fn app(state: AppState) -> Router {
         .merge(deliveries::router())
         .merge(login::router())
         .nest_service("/static", ServeDir::new(static_dir()))
+        .layer(middleware::from_fn_with_state(state.clone(), read_gate::require_login))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CompressionLayer::new())
         .layer(middleware::from_fn_with_state(state.clone(), track))

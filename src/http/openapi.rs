@@ -6,7 +6,12 @@ use super::{api, health, metrics, regressions, session, AppState};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use std::sync::LazyLock;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -32,7 +37,8 @@ impl Modify for SecuritySchemes {
         let bearer = HttpBuilder::new()
             .scheme(HttpAuthScheme::Bearer)
             .description(Some(
-                "A token from `slopewatch token create`; submitting runs needs scope `ingest` or `admin`",
+                "A token from `slopewatch token create`; submitting runs needs scope `ingest` or `admin`, reading \
+                 (where the server requires a login to read) any scope",
             ))
             .build();
         let session = ApiKeyValue::with_description(
@@ -42,6 +48,34 @@ impl Modify for SecuritySchemes {
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme("bearer", SecurityScheme::Http(bearer));
         components.add_security_scheme("session", SecurityScheme::ApiKey(ApiKey::Cookie(session)));
+    }
+}
+
+/// Reads of the API answer 401 without a session or a token, where the server requires a login to
+/// read (`read_gate.rs`); run ingest and this document do not change.
+struct ReadsMayNeedLogin;
+
+impl Modify for ReadsMayNeedLogin {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let unauthorized = ResponseBuilder::new()
+            .description(
+                "The server requires a login to read (`[auth] require_login_to_read`) and the request has \
+                 neither a session nor a valid token",
+            )
+            .content("application/json", ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build())
+            .build();
+        let anyone = || SecurityRequirement::default();
+        let requirements =
+            [anyone(), SecurityRequirement::new("bearer", [""; 0]), SecurityRequirement::new("session", [""; 0])];
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let Some(get) =
+                item.get.as_mut().filter(|_| path.starts_with("/api/v1/") && path != "/api/v1/openapi.json")
+            else {
+                continue;
+            };
+            get.responses.responses.insert("401".into(), RefOr::T(unauthorized.clone()));
+            get.security = Some(requirements.to_vec());
+        }
     }
 }
 
@@ -58,7 +92,10 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document, as served.
 pub fn document() -> utoipa::openapi::OpenApi {
-    routes().split_for_parts().1
+    let mut document = routes().split_for_parts().1;
+    // The paths are only there once every router is merged in.
+    ReadsMayNeedLogin.modify(&mut document);
+    document
 }
 
 static DOCUMENT_JSON: LazyLock<String> =

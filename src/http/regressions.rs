@@ -300,11 +300,7 @@ async fn detail(
 }
 
 /// `GET /regressions/{id}/postmortem.md`: the postmortem as a Markdown file.
-async fn export(
-    State(state): State<AppState>,
-    _reader: Reader,
-    OnPage(RegressionId(id)): OnPage<RegressionId>,
-) -> PageResult {
+async fn export(State(state): State<AppState>, OnPage(RegressionId(id)): OnPage<RegressionId>) -> PageResult {
     let d = load(&state, id).await?;
     let headers = [
         (CONTENT_TYPE, "text/markdown; charset=utf-8".to_string()),
@@ -414,18 +410,14 @@ pub struct RegressionEntry {
     path = "/api/v1/regressions",
     tag = "regressions",
     params(ListQuery),
-    security((), ("session" = [])),
     responses(
         (status = 200, description = "The regressions, newest first", body = RegressionList),
-        (status = 303, description = "The server requires a login to read (`[auth] require_login_to_read`) \
-            and there is no session: redirected to `/login`"),
         (status = 400, description = "`status` is not a regression status", body = ErrorBody),
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
 )]
 async fn list_json(
     State(state): State<AppState>,
-    _reader: Reader,
     AppQuery(query): AppQuery<ListQuery>,
 ) -> Result<Json<RegressionList>, Error> {
     let status = parse_status(&query)?;
@@ -443,18 +435,14 @@ async fn list_json(
     path = "/api/v1/regressions/{id}",
     tag = "regressions",
     params(("id" = i64, Path, description = "The regression's number")),
-    security((), ("session" = [])),
     responses(
         (status = 200, description = "The regression", body = RegressionDetail),
-        (status = 303, description = "The server requires a login to read (`[auth] require_login_to_read`) \
-            and there is no session: redirected to `/login`"),
         (status = 404, description = "No such regression", body = ErrorBody),
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
 )]
 async fn detail_json(
     State(state): State<AppState>,
-    _reader: Reader,
     RegressionId(id): RegressionId,
 ) -> Result<Json<RegressionDetail>, Error> {
     Ok(Json(load(&state, id).await?))

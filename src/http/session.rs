@@ -1,13 +1,16 @@
-//! Sessions for editors: an `editor` (or `admin`) token entered once becomes a signed, HttpOnly,
-//! SameSite session cookie; every form carries a CSRF token derived from the session. The `Reader`
-//! and `Editor` extractors say who may see and who may change a page.
+//! Sessions for editors: an `editor` (or `admin`) token entered once becomes a session kept on the
+//! server, named by a random id in a signed, HttpOnly, SameSite cookie; every form carries a CSRF
+//! token derived from the session. The `Reader` and `Editor` extractors say who may see and who
+//! may change a page.
 //!
-//! The cookie holds `token id . expiry . nonce . HMAC`, so it cannot be forged without the key, and
-//! the token is looked up on each request, so revoking it ends its sessions.
+//! The cookie holds `session id . HMAC`. The database keeps only a hash of the id, its token and
+//! its expiry, so logging out or revoking the token ends the session, and the key that signs
+//! cookies comes from configuration: neither the database nor the key alone makes a session.
 
 use super::pages::{self, PageError};
 use super::AppState;
 use crate::auth::{self, Denied};
+use crate::session_key::SessionKey;
 use crate::store::Scope;
 use axum::extract::FromRequestParts;
 use axum::http::header::{COOKIE, SET_COOKIE};
@@ -33,9 +36,15 @@ pub struct Session {
     pub name: String,
     /// The CSRF token every form of this session carries.
     pub csrf: String,
+    /// The hash the session is stored under, to end it.
+    id_hash: String,
 }
 
-fn hmac_hex(key: &str, parts: &[&str]) -> String {
+/// A request's session as the read gate found it, so handlers need not look it up again.
+#[derive(Clone)]
+pub struct Checked(pub Option<Session>);
+
+fn hmac_hex(key: &SessionKey, parts: &[&str]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes keys of any length");
     for p in parts {
         mac.update(p.as_bytes());
@@ -48,17 +57,10 @@ fn equal(a: &str, b: &str) -> bool {
     bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-fn random_hex() -> String {
-    let mut bytes = [0u8; 16];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    hex::encode(bytes)
-}
-
-async fn key(state: &AppState) -> Result<String, sqlx::Error> {
-    match &state.config.auth.session_secret {
-        Some(secret) => Ok(secret.clone()),
-        None => state.store.session_key(&crate::auth::generate().secret).await,
-    }
+fn random_hex(bytes: usize) -> String {
+    let mut random = vec![0u8; bytes];
+    rand::rngs::OsRng.fill_bytes(&mut random);
+    hex::encode(random)
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -81,28 +83,20 @@ fn secure(state: &AppState) -> &'static str {
     }
 }
 
-/// The session of a request, if its cookie is valid and its token still allows editing.
+/// The session of a request, if its cookie is valid, the session has not ended and its token
+/// still allows editing.
 pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, sqlx::Error> {
     let Some(value) = cookie(headers, SESSION_COOKIE) else { return Ok(None) };
-    let mut parts = value.split('.');
-    let (Some(id), Some(expires), Some(nonce), Some(sig), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Ok(None);
-    };
-    let key = key(state).await?;
-    if !equal(&hmac_hex(&key, &["session", id, expires, nonce]), sig) {
+    let Some((id, sig)) = value.split_once('.') else { return Ok(None) };
+    if !equal(&hmac_hex(&state.session_key, &["session", id]), sig) {
         return Ok(None);
     }
-    let (Ok(id), Ok(expires)) = (id.parse::<i64>(), expires.parse::<i64>()) else { return Ok(None) };
-    if expires < OffsetDateTime::now_utc().unix_timestamp() {
-        return Ok(None);
-    }
-    let Some(token) = state.store.token_by_id(id).await? else { return Ok(None) };
+    let id_hash = auth::hash(id);
+    let Some(token) = state.store.session_token(&id_hash).await? else { return Ok(None) };
     if !token.scope.0.allows(Scope::Editor) {
         return Ok(None);
     }
-    Ok(Some(Session { name: token.name, csrf: hmac_hex(&key, &["csrf", nonce]) }))
+    Ok(Some(Session { name: token.name, csrf: hmac_hex(&state.session_key, &["csrf", id]), id_hash }))
 }
 
 /// A form that carries nothing but its CSRF token.
@@ -146,13 +140,11 @@ pub async fn login(
         Ok(token) => token,
         Err(denied) => return Ok(Err(LoginError::Denied(denied))),
     };
-    let key = key(state).await?;
-    let expires = (OffsetDateTime::now_utc() + SESSION_TTL).unix_timestamp().to_string();
-    let id = token.id.to_string();
-    let nonce = random_hex();
-    let sig = hmac_hex(&key, &["session", &id, &expires, &nonce]);
+    let id = random_hex(32);
+    state.store.create_session(&auth::hash(&id), token.id, OffsetDateTime::now_utc() + SESSION_TTL).await?;
+    let sig = hmac_hex(&state.session_key, &["session", &id]);
     let value = format!(
-        "{SESSION_COOKIE}={id}.{expires}.{nonce}.{sig}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+        "{SESSION_COOKIE}={id}.{sig}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
         SESSION_TTL.whole_seconds(),
         secure(state)
     );
@@ -161,16 +153,17 @@ pub async fn login(
 
 /// A fresh login-form CSRF value and the cookie that carries it (double submit).
 pub fn login_form_csrf(state: &AppState) -> (String, HeaderValue) {
-    let nonce = random_hex();
+    let nonce = random_hex(16);
     let value =
         format!("{LOGIN_CSRF_COOKIE}={nonce}; Path=/login; HttpOnly; SameSite=Strict; Max-Age=3600{}", secure(state));
     (nonce, HeaderValue::from_str(&value).expect("cookie is ASCII"))
 }
 
-/// The `Set-Cookie` header that ends a session.
-pub fn logout_cookie(state: &AppState) -> HeaderValue {
+/// Ends `session` on the server and answers the `Set-Cookie` header that clears its cookie.
+pub async fn logout(state: &AppState, session: &Session) -> Result<HeaderValue, sqlx::Error> {
+    state.store.end_session(&session.id_hash).await?;
     let value = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(state));
-    HeaderValue::from_str(&value).expect("cookie is ASCII")
+    Ok(HeaderValue::from_str(&value).expect("cookie is ASCII"))
 }
 
 /// Sends the browser to the login page, and back to `next` afterwards.
@@ -179,15 +172,36 @@ pub fn to_login(next: &str) -> Response {
     Redirect::to(&format!("/login?{query}")).into_response()
 }
 
-/// Where to go after logging in: only paths on this server, never `//elsewhere`.
+/// Where to go after logging in: a path on this server, else the regressions page. It must be
+/// visible ASCII that resolves on this server, and start with one `/` (`//host` and `/\host` are
+/// other hosts to a browser), and so must its percent-decoded form, with no control character,
+/// space or backslash, which browsers drop or turn into `/` before they resolve a `Location`.
 pub fn safe_next(next: Option<&str>) -> String {
+    const DEFAULT: &str = "/regressions";
+    let path_here = |s: &str| {
+        s.starts_with('/')
+            && !s.starts_with("//")
+            && !s.chars().any(|c| c.is_control() || c.is_whitespace() || c == '\\')
+    };
+    let resolves_here = |s: &str| {
+        let base = url::Url::parse("http://slopewatch.invalid/").expect("a valid URL");
+        base.join(s).is_ok_and(|u| u.origin() == base.origin())
+    };
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") => n.to_string(),
-        _ => "/regressions".to_string(),
+        Some(n)
+            if n.len() <= 2048
+                && n.bytes().all(|b| b.is_ascii_graphic())
+                && path_here(n)
+                && path_here(&percent_encoding::percent_decode_str(n).decode_utf8_lossy())
+                && resolves_here(n) =>
+        {
+            n.to_string()
+        }
+        _ => DEFAULT.to_string(),
     }
 }
 
-fn path_and_query(parts: &Parts) -> String {
+pub(super) fn path_and_query(parts: &Parts) -> String {
     parts.uri.path_and_query().map_or_else(|| "/".to_string(), |pq| pq.as_str().to_string())
 }
 
@@ -195,18 +209,22 @@ fn unavailable(e: sqlx::Error) -> Response {
     PageError::from(e).into_response()
 }
 
-/// A request from someone allowed to read: anyone, unless `[auth] require_login_to_read`.
+/// The session of a request that may read, if it has one (the read gate has already turned away
+/// those who may not).
 pub struct Reader(pub Option<Session>);
 
 impl FromRequestParts<AppState> for Reader {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let session = current(state, &parts.headers).await.map_err(unavailable)?;
-        if session.is_none() && state.config.auth.require_login_to_read {
-            return Err(to_login(&path_and_query(parts)));
-        }
-        Ok(Reader(session))
+        session_of(parts, state).await.map(Reader)
+    }
+}
+
+async fn session_of(parts: &Parts, state: &AppState) -> Result<Option<Session>, Response> {
+    match parts.extensions.get::<Checked>() {
+        Some(Checked(session)) => Ok(session.clone()),
+        None => current(state, &parts.headers).await.map_err(unavailable),
     }
 }
 
@@ -217,7 +235,7 @@ impl FromRequestParts<AppState> for Editor {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        match current(state, &parts.headers).await.map_err(unavailable)? {
+        match session_of(parts, state).await? {
             Some(session) => Ok(Editor(session)),
             None if parts.method == axum::http::Method::GET => Err(to_login(&path_and_query(parts))),
             None => Err((StatusCode::UNAUTHORIZED, "log in as an editor to change regressions").into_response()),

@@ -18,6 +18,7 @@ mod retention;
 mod rows;
 mod runs;
 mod series;
+mod sessions;
 mod sqlite;
 mod sqlite_writer;
 mod summaries;
@@ -260,6 +261,14 @@ impl Store {
     async fn execute(&self, q: &Sql<'_>) -> Result<u64, sqlx::Error> {
         self.pool.acquire().await?.exec().execute(q).await
     }
+}
+
+/// The file of a SQLite database URL; `None` for Postgres and in-memory databases.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let opts = SqliteConnectOptions::from_str(url).ok().filter(|_| url.starts_with("sqlite:"))?;
+    let file = opts.get_filename();
+    (!file.as_os_str().is_empty() && file.as_os_str() != ":memory:" && !url.contains("mode=memory"))
+        .then(|| file.to_path_buf())
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for logs and errors.

@@ -1,5 +1,4 @@
-//! API tokens, stored as a prefix to find the row and a SHA-256 hash to check it, and the key
-//! that signs editors' session cookies.
+//! API tokens, stored as a prefix to find the row and a SHA-256 hash to check it.
 
 use super::db::sql;
 use super::Store;
@@ -94,9 +93,6 @@ pub struct StoredToken {
     pub last_used_at: Option<OffsetDateTime>,
 }
 
-/// The session-signing key's row in `settings`.
-const SESSION_KEY: &str = "session_key";
-
 const TOKEN_COLUMNS: &str = "SELECT id, name, scope, created_at, last_used_at, hash FROM tokens";
 
 impl Store {
@@ -112,7 +108,7 @@ impl Store {
         self.all(&sql(format!("{TOKEN_COLUMNS} ORDER BY name"))).await
     }
 
-    /// Deletes the named token. `Ok(false)` when there was none.
+    /// Deletes the named token, and its sessions with it. `Ok(false)` when there was none.
     pub async fn revoke_token(&self, name: &str) -> Result<bool, sqlx::Error> {
         Ok(self.execute(&sql("DELETE FROM tokens WHERE name = $1").bind(name)).await? == 1)
     }
@@ -151,14 +147,5 @@ impl Store {
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING");
         let q = q.bind(&t.name).bind(&t.scope).bind(&t.prefix).bind(&t.hash).bind(t.created_at).bind(t.last_used_at);
         Ok(self.execute(&q).await? == 1)
-    }
-
-    /// The key that signs session cookies: the first `candidate` ever offered, kept, so that
-    /// restarts and replicas agree on it.
-    pub async fn session_key(&self, candidate: &str) -> Result<String, sqlx::Error> {
-        let q = sql("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING");
-        self.execute(&q.bind(SESSION_KEY).bind(candidate)).await?;
-        let key = self.value(&sql("SELECT value FROM settings WHERE key = $1").bind(SESSION_KEY)).await?;
-        key.ok_or(sqlx::Error::RowNotFound)
     }
 }

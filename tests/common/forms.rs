@@ -11,6 +11,7 @@ pub struct Page {
     pub status: StatusCode,
     pub cookies: Vec<String>,
     pub location: Option<String>,
+    pub retry_after: Option<String>,
     pub text: String,
 }
 
@@ -19,8 +20,9 @@ pub async fn send(app: &TestApp, req: Request<Body>) -> Page {
     let status = res.status();
     let cookies = res.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
     let location = res.headers().get(header::LOCATION).map(|v| v.to_str().unwrap().to_string());
+    let retry_after = res.headers().get(header::RETRY_AFTER).map(|v| v.to_str().unwrap().to_string());
     let text = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
-    Page { status, cookies, location, text }
+    Page { status, cookies, location, retry_after, text }
 }
 
 pub async fn get(app: &TestApp, uri: &str, cookie: &str) -> Page {
@@ -57,7 +59,7 @@ pub async fn seed_regression(app: &TestApp) -> i64 {
         let (status, body) = app.submit(&super::run_json("zig-cc-musl", version, "build-01", slope, 3, 8, 5)).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
-    let (_, list) = app.get("/api/v1/regressions").await;
+    let (_, list) = app.get_with("/api/v1/regressions", Some(&app.admin_token)).await;
     list["regressions"][0]["regression"]["id"].as_i64().expect("a regression was opened")
 }
 

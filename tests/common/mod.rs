@@ -195,6 +195,15 @@ impl TestApp {
         self.send(Request::get(uri).body(Body::empty()).unwrap()).await
     }
 
+    /// A GET carrying `Authorization: Bearer <token>` when a token is given.
+    pub async fn get_with(&self, uri: &str, token: Option<&str>) -> (StatusCode, Value) {
+        let mut req = Request::get(uri);
+        if let Some(token) = token {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        self.send(req.body(Body::empty()).unwrap()).await
+    }
+
     /// The text `/metrics` answers, which must be a 200.
     pub async fn metrics(&self) -> String {
         let (status, body) = self.get("/metrics").await;

@@ -38,6 +38,18 @@ pub struct Metrics {
     webhook_delivered: AtomicU64,
     webhook_failed: AtomicU64,
     webhook_gave_up: AtomicU64,
+    /// Work this process claimed from what replicas on one database share: the counts summed over
+    /// replicas equal the work done when no two did the same.
+    summary_runs_claimed: AtomicU64,
+    deliveries_claimed: AtomicU64,
+    retention_passes: AtomicU64,
+    retention_runs_pruned: AtomicU64,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 /// Values read when `/metrics` is scraped.
@@ -90,6 +102,22 @@ impl Metrics {
             AttemptOutcome::GaveUp => &self.webhook_gave_up,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Pending runs a summary pass of this process took in (its transaction committed).
+    pub fn record_summary_claims(&self, runs: usize) {
+        self.summary_runs_claimed.fetch_add(runs as u64, Ordering::Relaxed);
+    }
+
+    /// Deliveries this process's webhook sender claimed, one attempt each.
+    pub fn record_deliveries_claimed(&self, deliveries: usize) {
+        self.deliveries_claimed.fetch_add(deliveries as u64, Ordering::Relaxed);
+    }
+
+    /// A retention pass this process claimed and ran, and the runs whose samples it removed.
+    pub fn record_retention_pass(&self, runs_pruned: u64) {
+        self.retention_passes.fetch_add(1, Ordering::Relaxed);
+        self.retention_runs_pruned.fetch_add(runs_pruned, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition.
@@ -159,6 +187,30 @@ impl Metrics {
                 counter.load(Ordering::Relaxed)
             );
         }
+        for (name, help, counted) in [
+            (
+                "slopewatch_summary_runs_claimed_total",
+                "Pending runs this server's summary passes took in; summed over replicas, the runs stored.",
+                &self.summary_runs_claimed,
+            ),
+            (
+                "slopewatch_webhook_deliveries_claimed_total",
+                "Webhook deliveries this server claimed from the outbox, one attempt each.",
+                &self.deliveries_claimed,
+            ),
+            (
+                "slopewatch_retention_passes_total",
+                "Retention passes this server claimed and ran (one per period across replicas).",
+                &self.retention_passes,
+            ),
+            (
+                "slopewatch_retention_runs_pruned_total",
+                "Runs whose raw samples this server's retention passes removed.",
+                &self.retention_runs_pruned,
+            ),
+        ] {
+            counter(&mut out, name, help, counted.load(Ordering::Relaxed));
+        }
         if let Some(pending) = gauges.outbox_pending {
             gauge(
                 &mut out,
@@ -215,6 +267,9 @@ mod tests {
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::Delivered);
+        m.record_summary_claims(7);
+        m.record_deliveries_claimed(2);
+        m.record_retention_pass(4);
         let text =
             m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5), summaries_pending: Some(2), runs_queued: 3 });
         assert!(
@@ -233,6 +288,10 @@ mod tests {
         assert!(text.contains("slopewatch_webhook_outbox_pending 5"));
         assert!(text.contains("slopewatch_summaries_pending 2"));
         assert!(text.contains("slopewatch_runs_queued 3"));
+        assert!(text.contains("slopewatch_summary_runs_claimed_total 7"));
+        assert!(text.contains("slopewatch_webhook_deliveries_claimed_total 2"));
+        assert!(text.contains("slopewatch_retention_passes_total 1"));
+        assert!(text.contains("slopewatch_retention_runs_pruned_total 4"));
     }
 
     #[test]

@@ -65,9 +65,9 @@ impl AppState {
         let session_key = config.auth.session_key.clone().unwrap_or_else(SessionKey::generate);
         AppState {
             store: intake.store().clone(),
+            metrics: intake.metrics().clone(),
             intake,
             config: Arc::new(config),
-            metrics: Arc::default(),
             session_key,
             login_throttle: Arc::default(),
         }

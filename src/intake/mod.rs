@@ -21,6 +21,7 @@ pub use summaries::SUMMARY_WINDOW;
 use crate::alerts::config::AlertSettings;
 use crate::analysis::{Summary, WorkloadFit};
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::store::{Arrival, InsertOutcome, Store};
 use slopewatch_core::wire::RunSubmission;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -37,6 +38,8 @@ pub struct Intake {
     store: Store,
     settings: Arc<Settings>,
     turns: Arc<SummaryTurns>,
+    /// Where the runs each pass took in are counted, shared with the server's other metrics.
+    metrics: Arc<Metrics>,
 }
 
 /// What a summary pass needs of the server's configuration.
@@ -50,11 +53,16 @@ struct Settings {
 impl Intake {
     pub fn new(store: Store, config: &Config) -> Intake {
         let settings = Settings { alerts: config.alerts.clone(), public_url: config.public_url.clone() };
-        Intake { store, settings: Arc::new(settings), turns: Arc::default() }
+        Intake { store, settings: Arc::new(settings), turns: Arc::default(), metrics: Arc::default() }
     }
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The metrics summary passes count their claims in; the server serves them at `/metrics`.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     /// Stores a validated run and its fits whole, or not at all; then its version's summaries take
@@ -81,7 +89,7 @@ impl Intake {
     /// Takes every pending run into its version's summaries and alert rules; returns how many runs
     /// were taken in (`summaries::summarize_pending`).
     pub async fn summarize_pending(&self) -> Result<usize, sqlx::Error> {
-        summaries::summarize_pending(&self.store, &self.settings).await
+        summaries::summarize_pending(&self.store, &self.settings, &self.metrics).await
     }
 
     /// Takes in the runs left pending, by a server that stopped between storing a run and updating

@@ -5,6 +5,7 @@
 use super::alerts::{self, Judged};
 use super::{Settings, SummaryRow};
 use crate::analysis::{self, RunFit};
+use crate::metrics::Metrics;
 use crate::store::{NewSummary, Store, SummaryTotals, WindowFit};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use time::OffsetDateTime;
@@ -25,8 +26,13 @@ const VERSIONS_PER_PASS: i64 = 200;
 /// Takes every pending run into its version's summaries and alert rules; returns how many runs
 /// were taken in. Each transaction covers several versions; when one fails, its versions are tried
 /// one at a time, so a version that fails does not hold back the others, and the first error is
-/// returned once all were tried.
-pub(super) async fn summarize_pending(store: &Store, settings: &Settings) -> Result<usize, sqlx::Error> {
+/// returned once all were tried. The runs each committed transaction took in are counted in
+/// `metrics`.
+pub(super) async fn summarize_pending(
+    store: &Store,
+    settings: &Settings,
+    metrics: &Metrics,
+) -> Result<usize, sqlx::Error> {
     let mut taken = 0;
     loop {
         let versions = store.pending_versions(VERSIONS_PER_PASS).await?;
@@ -39,6 +45,7 @@ pub(super) async fn summarize_pending(store: &Store, settings: &Settings) -> Res
         while let Some(chunk) = chunks.pop_front() {
             match summarize_versions(store, chunk, settings).await {
                 Ok(n) => {
+                    metrics.record_summary_claims(n);
                     taken += n;
                     full |= n == CLAIM_CHUNK as usize;
                 }

@@ -53,6 +53,7 @@ pub async fn run(store: Store, settings: AlertSettings, metrics: Arc<Metrics>, m
                 Vec::new()
             }
         };
+        metrics.record_deliveries_claimed(claimed.len());
         if claimed.is_empty() {
             tokio::select! {
                 _ = tokio::time::sleep(settings.retry.poll) => {}

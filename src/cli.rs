@@ -287,9 +287,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
     let alert_settings = config.alerts.clone();
-    let pruner = config
-        .retain_samples_days
-        .map(|days| tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, worker_stopped.clone())));
+    let metrics = intake.metrics().clone();
+    let pruner = config.retain_samples_days.map(|days| {
+        tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, metrics, worker_stopped.clone()))
+    });
     let sweeper = tokio::spawn(intake.clone().sweep(worker_stopped.clone()));
     let state = AppState::with_intake(intake, config);
     let worker = tokio::spawn(outbox::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));

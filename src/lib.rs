@@ -10,6 +10,7 @@ pub mod client_addr;
 pub mod config;
 pub mod format;
 pub mod http;
+pub mod instance;
 pub mod intake;
 pub mod links;
 pub mod metrics;

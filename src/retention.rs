@@ -1,13 +1,20 @@
 //! Retention: raw samples older than the configured number of days are removed at start-up and
-//! every hour, in short batches; runs, fits, per-size medians and version summaries stay.
+//! every hour, in short batches; runs, fits, per-size medians and version summaries stay. Servers
+//! sharing a database (replicas on one Postgres) claim each hour's pass, so one of them runs it.
 
+use crate::metrics::Metrics;
 use crate::store::{PruneReport, Store};
+use std::sync::Arc;
 use std::time::Duration;
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
 /// How often the server prunes.
 pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+/// How often a server looks whether the pass is due: the server that ran the last one may be gone.
+const CHECK_EVERY: Duration = Duration::from_secs(300);
+/// The name of the pass's claims (`Store::claim_task`).
+const TASK: &str = "retention";
 /// The pause between two batches, so writers waiting for the lock (SQLite has one) get it.
 const PAUSE: Duration = Duration::from_millis(20);
 
@@ -39,23 +46,35 @@ pub async fn prune_received_before(
     }
 }
 
-/// Prunes at once and then every `every` until `stop` turns true.
-pub async fn run(store: Store, days: u32, every: Duration, mut stop: watch::Receiver<bool>) {
+/// Prunes at once and then every `every` until `stop` turns true: at start-up and every few
+/// minutes the server claims the pass, which succeeds when no server sharing the database ran it in
+/// the last `every`. Passes run are counted in `metrics`. A pass cut short (the server stopped or
+/// killed) leaves the rest to the next period's: each batch is whole or rolled back.
+pub async fn run(store: Store, days: u32, every: Duration, metrics: Arc<Metrics>, mut stop: watch::Receiver<bool>) {
     tracing::info!(samples_days = days, "retention started: raw samples are kept for {days} days");
+    let holder = crate::instance::name();
+    let period = time::Duration::try_from(every).unwrap_or(time::Duration::HOUR);
     while !*stop.borrow() {
-        tokio::select! {
-            pruned = prune_older_than(&store, days) => match pruned {
-                Ok(r) if r.runs > 0 => {
-                    tracing::info!(runs = r.runs, samples = r.samples, "pruned raw samples older than {days} days")
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "cannot prune raw samples; will try again"),
+        let now = OffsetDateTime::now_utc();
+        match store.claim_task(TASK, &holder, now, now - period).await {
+            Ok(true) => tokio::select! {
+                pruned = prune_older_than(&store, days) => match pruned {
+                    Ok(r) => {
+                        metrics.record_retention_pass(r.runs);
+                        tracing::info!(runs = r.runs, samples = r.samples, "retention pass: pruned raw samples older than {days} days");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cannot prune raw samples; the next period's pass will try again"),
+                },
+                // An unfinished batch is rolled back: nothing is half pruned.
+                _ = stop.changed() => break,
             },
-            // An unfinished batch is rolled back: nothing is half pruned.
-            _ = stop.changed() => break,
+            Ok(false) => {
+                tracing::debug!("retention pass skipped: a server sharing the database ran it within the period")
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot claim the retention pass; will try again"),
         }
         tokio::select! {
-            _ = tokio::time::sleep(every) => {}
+            _ = tokio::time::sleep(every.min(CHECK_EVERY)) => {}
             _ = stop.changed() => {}
         }
     }

@@ -186,7 +186,8 @@ async fn the_server_prunes_at_start_up_and_then_periodically() {
 
     on_both_backends(|db| async move {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(retention::run(db.store.clone(), 7, Duration::from_millis(100), stopped));
+        let metrics = std::sync::Arc::new(slopewatch::metrics::Metrics::default());
+        let task = tokio::spawn(retention::run(db.store.clone(), 7, Duration::from_millis(100), metrics, stopped));
         let young = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 1).await;
         let aged = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 8).await;
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -197,6 +198,31 @@ async fn the_server_prunes_at_start_up_and_then_periodically() {
         assert!(!is_pruned(&db.store, young).await);
         stop.send(true).unwrap();
         task.await.unwrap();
+    })
+    .await;
+}
+
+/// Servers sharing a database claim each retention period: of several claiming at once one gets
+/// it, nobody else within the period, and one again once it is over.
+#[tokio::test]
+async fn one_of_several_servers_claims_each_retention_period() {
+    on_both_backends(|db| async move {
+        let now = OffsetDateTime::now_utc();
+        let hour = time::Duration::HOUR;
+        let at_once = (0..4).map(|i| {
+            let (store, holder) = (db.store.clone(), format!("replica-{i}:1"));
+            tokio::spawn(async move { store.claim_task("retention", &holder, now, now - hour).await.unwrap() })
+        });
+        let mut won = 0;
+        for claim in at_once {
+            won += usize::from(claim.await.unwrap());
+        }
+        assert_eq!(won, 1, "one of the servers claiming at once runs the pass");
+        let later = now + time::Duration::minutes(55);
+        assert!(!db.store.claim_task("retention", "replica-9:1", later, later - hour).await.unwrap());
+        assert!(db.store.claim_task("other", "replica-9:1", later, later - hour).await.unwrap(), "tasks apart");
+        let next = now + hour;
+        assert!(db.store.claim_task("retention", "replica-9:1", next, next - hour).await.unwrap());
     })
     .await;
 }

@@ -1,13 +1,15 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
 //! One file per resource (`runs/`, `summaries.rs`, `regressions.rs`, `outbox.rs`, `tokens.rs`,
-//! `series.rs`, `inventory.rs`, `transfer.rs`, `retention.rs`), each holding that resource's
-//! queries as methods named after the domain. The store reads and writes; it never decides. Most
+//! `series.rs`, `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic
+//! work replicas share), each holding that resource's queries as methods named after the domain.
+//! The store reads and writes; it never decides. Most
 //! SQL is written once for both databases (`db.rs`); what differs is the `Backend` trait
 //! (`backend.rs`), implemented in `postgres.rs` and `sqlite.rs`. SQLite's one writer has a file
 //! of its own (`sqlite_writer.rs`).
 
 mod backend;
+mod claims;
 mod columns;
 mod db;
 mod inventory;
@@ -179,6 +181,10 @@ impl Store {
         Ok(store)
     }
 
+    /// Applies the migrations not applied yet. On Postgres the migrator holds an advisory lock
+    /// (`pg_advisory_lock`, keyed by the database's name) from before it reads what is applied until
+    /// it is done, so replicas starting at once on a new database migrate one after the other: the
+    /// first applies everything, the others find nothing left to do.
     pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
         match &self.pool {
             Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,

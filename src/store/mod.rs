@@ -273,8 +273,9 @@ impl Store {
 pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let opts = SqliteConnectOptions::from_str(url).ok().filter(|_| url.starts_with("sqlite:"))?;
     let file = opts.get_filename();
-    (!file.as_os_str().is_empty() && file.as_os_str() != ":memory:" && !url.contains("mode=memory"))
-        .then(|| file.to_path_buf())
+    // sqlx names an in-memory database `file:sqlx-in-memory-N`, not `:memory:`.
+    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    (!file.as_os_str().is_empty() && !in_memory).then(|| file.to_path_buf())
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for logs and errors.

@@ -4,7 +4,7 @@
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::intake::Intake;
 use crate::session_key::{self, SessionKey};
-use crate::store::{mask_password, sqlite_file, OpenOptions, Scope, Store};
+use crate::store::{mask_password, sqlite_file, OpenOptions, Scope, ServerLock, Store};
 use crate::transfer::{ExportSummary, ImportSummary};
 use crate::{app, auth, outbox, retention, transfer, AppState};
 use anyhow::Context;
@@ -267,6 +267,8 @@ fn unconfigured_session_key(database_url: &str) -> anyhow::Result<SessionKey> {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_tracing(args.log_format);
     let mut config = Config::from_args(&args)?;
+    // SQLite serves one server at a time; held until the server exits.
+    let _sqlite_lock = ServerLock::acquire(&args.database.database_url)?;
     let store = open(&args.database).await?;
     if config.auth.session_key.is_none() {
         config.auth.session_key = Some(unconfigured_session_key(&args.database.database_url)?);

@@ -3,10 +3,10 @@
 //! One file per resource (`runs/`, `summaries.rs`, `regressions.rs`, `outbox.rs`, `tokens.rs`,
 //! `series.rs`, `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic
 //! work replicas share), each holding that resource's queries as methods named after the domain.
-//! The store reads and writes; it never decides. Most
-//! SQL is written once for both databases (`db.rs`); what differs is the `Backend` trait
-//! (`backend.rs`), implemented in `postgres.rs` and `sqlite.rs`. SQLite's one writer has a file
-//! of its own (`sqlite_writer.rs`).
+//! The store reads and writes; it never decides. Most SQL is written once for both databases
+//! (`db.rs`); what differs is the `Backend` trait (`backend.rs`), implemented in `postgres.rs` and
+//! `sqlite.rs`. SQLite's one writer has a file of its own (`sqlite_writer.rs`), and so does the
+//! lock that keeps a SQLite database to one server (`single_server.rs`).
 
 mod backend;
 mod claims;
@@ -21,6 +21,7 @@ mod rows;
 mod runs;
 mod series;
 mod sessions;
+mod single_server;
 mod sqlite;
 mod sqlite_writer;
 mod summaries;
@@ -36,6 +37,7 @@ pub use retention::PruneReport;
 pub use rows::{ClaimedFit, WindowFit};
 pub use runs::{FitReceipt, InsertOutcome, MeasurementDetail, RunDetail, RunListRow, RunReceipt, WorkloadDetail};
 pub use series::{SlopeRow, VersionChoice, VersionSummary};
+pub use single_server::{LockError, ServerLock};
 pub use summaries::{NewSummary, SummaryTotals, WindowRun};
 pub use tokens::{Scope, StoredToken, TokenRow};
 pub use transfer::{EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};

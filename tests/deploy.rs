@@ -50,7 +50,7 @@ fn every_variable_compose_sets_is_read_by_a_binary() {
     let server_help = String::from_utf8(help.stdout).unwrap();
     let agent_cli = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/ingest-agent/src/cli.rs")).unwrap();
     let c = compose();
-    for name in env_names(&c["services"]["server"]) {
+    for name in env_names(&c["services"]["server"]).into_iter().chain(env_names(&c["services"]["server-2"])) {
         if name == "RUST_LOG" {
             continue;
         }
@@ -82,6 +82,37 @@ fn the_image_is_multi_stage_runs_as_a_user_and_checks_its_health() {
             }
         }
     }
+}
+
+#[test]
+fn the_replicas_profile_puts_nginx_in_front_of_two_servers_on_the_same_postgres() {
+    let c = compose();
+    let services = &c["services"];
+    let (one, two, proxy) = (&services["server"], &services["server-2"], &services["proxy"]);
+    assert_eq!(two["profiles"][0], "replicas");
+    assert_eq!(proxy["profiles"][0], "replicas");
+    assert_eq!(two["build"], one["build"], "the second replica is the same image");
+    assert_eq!(two["environment"], one["environment"], "the replicas are configured alike");
+    assert_eq!(two["depends_on"]["postgres"]["condition"], "service_healthy");
+    assert!(two["ports"].is_null(), "the second replica is reached through the proxy only");
+    assert!(proxy["image"].as_str().unwrap().starts_with("nginx:"));
+    assert_eq!(proxy["volumes"][0], "./deploy/nginx-replicas.conf:/etc/nginx/conf.d/default.conf:ro");
+    for replica in ["server", "server-2"] {
+        assert_eq!(proxy["depends_on"][replica]["condition"], "service_healthy");
+    }
+    let published = proxy["ports"][0].as_str().unwrap();
+    assert!(published.ends_with(":3000") && published != "3000:3000", "{published}");
+
+    // The proxy's upstreams are the two services on the port they bind, and it listens where the
+    // compose file publishes it.
+    let conf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/nginx-replicas.conf")).unwrap();
+    let bind = one["environment"]["SLOPEWATCH_BIND"].as_str().unwrap();
+    let port = bind.rsplit(':').next().unwrap();
+    for replica in ["server", "server-2"] {
+        assert!(conf.contains(&format!("server {replica}:{port} ")), "nginx balances to {replica}:{port}");
+    }
+    assert!(conf.contains(&format!("listen {};", published.rsplit(':').next().unwrap())));
+    assert!(conf.contains("proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;"));
 }
 
 #[tokio::test]

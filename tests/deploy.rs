@@ -100,6 +100,20 @@ fn the_replicas_profile_puts_nginx_in_front_of_two_servers_on_the_same_postgres(
     for replica in ["server", "server-2"] {
         assert_eq!(proxy["depends_on"][replica]["condition"], "service_healthy");
     }
+    // One session key for both, made once in a shared volume, and the proxy's fixed address
+    // trusted to name the client.
+    assert_eq!(two["volumes"], one["volumes"]);
+    let mount = one["volumes"][0].as_str().unwrap();
+    let (volume, dir) = (mount.split(':').next().unwrap(), mount.split(':').nth(1).unwrap());
+    let key_file = one["environment"]["SLOPEWATCH_SESSION_KEY_FILE"].as_str().unwrap();
+    assert!(key_file.starts_with(&format!("{dir}/")), "{key_file} is in {mount}");
+    let maker = &services["session-key"];
+    assert_eq!(maker["volumes"][0].as_str().unwrap().split(':').next(), Some(volume));
+    assert!(maker["command"][0].as_str().unwrap().contains(key_file.rsplit('/').next().unwrap()));
+    for replica in [one, two] {
+        assert_eq!(replica["depends_on"]["session-key"]["condition"], "service_completed_successfully");
+    }
+    assert_eq!(one["environment"]["SLOPEWATCH_TRUSTED_PROXIES"], proxy["networks"]["default"]["ipv4_address"]);
     let published = proxy["ports"][0].as_str().unwrap();
     assert!(published.ends_with(":3000") && published != "3000:3000", "{published}");
 

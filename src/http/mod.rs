@@ -8,14 +8,17 @@ mod deliveries;
 pub mod error;
 mod extract;
 mod health;
+mod limits;
 mod login;
 mod metrics;
 pub mod openapi;
 pub mod pages;
 mod regressions;
+mod server;
 mod session;
 
 pub use error::Error;
+pub use server::serve;
 
 use crate::config::Config;
 use crate::intake::Intake;
@@ -82,6 +85,7 @@ pub fn app(state: AppState) -> Router {
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CompressionLayer::new())
+        .layer(middleware::from_fn_with_state(limits::RequestLimits::new(&state.config.limits), limits::limit))
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(
             TraceLayer::new_for_http()

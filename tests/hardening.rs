@@ -1,0 +1,231 @@
+//! The server against slow, greedy and hostile clients: headers or bodies sent a byte at a time
+//! and idle connections are cut off, connections and requests beyond the caps answer 503, and an
+//! unauthenticated upload is refused before its body is read.
+//!
+//! Traffic goes to 127.0.0.1 only, each test sends a bounded number of bytes and requests, and
+//! no test asserts how long anything took: a cut-off shows as the connection closing before the
+//! client has sent everything it would have.
+
+mod common;
+
+use axum::body::{Body, Bytes};
+use axum::http::{Request, StatusCode};
+use common::process::{create_token as cli_token, free_addr, Server};
+use common::{on_both_backends, run_json, TestApp};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tower::ServiceExt;
+
+/// How long the client waits for the server between two bytes it sends.
+const PACE: Duration = Duration::from_millis(500);
+
+/// A server process over a fresh SQLite file, with the settings `env` gives it.
+fn server(dir: &tempfile::TempDir, env: &[(&str, &str)]) -> (Server, String) {
+    let url = format!("sqlite://{}", dir.path().join("sw.db").display());
+    let server = Server::start_with_env(&url, &free_addr(), None, &dir.path().join("server.log"), "info", env);
+    (server, url)
+}
+
+/// What became of a connection the client fed `bytes` one at a time, `PACE` apart.
+struct Trickle {
+    /// Bytes written before the server closed the connection (all of them if it never did).
+    sent: usize,
+    /// Whether the server closed the connection.
+    closed: bool,
+    /// What the server answered, if anything.
+    answer: String,
+}
+
+/// Sends `bytes` one at a time, `PACE` apart, reading whatever the server says in between, until
+/// the server closes the connection or every byte is sent.
+async fn trickle(stream: &mut TcpStream, bytes: &[u8]) -> Trickle {
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    for (sent, byte) in bytes.iter().enumerate() {
+        if stream.write_all(&[*byte]).await.is_err() {
+            return Trickle { sent, closed: true, answer: String::from_utf8_lossy(&answer).into() };
+        }
+        loop {
+            match tokio::time::timeout(PACE, stream.read(&mut buf)).await {
+                Err(_) => break,
+                Ok(Ok(0)) | Ok(Err(_)) => {
+                    return Trickle { sent: sent + 1, closed: true, answer: String::from_utf8_lossy(&answer).into() }
+                }
+                Ok(Ok(n)) => answer.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+    Trickle { sent: bytes.len(), closed: false, answer: String::from_utf8_lossy(&answer).into() }
+}
+
+/// Waits up to `polls` times `PACE` for the server to close an idle connection; answers whether
+/// it did.
+async fn closed_while_idle(stream: &mut TcpStream, polls: usize) -> bool {
+    let mut buf = [0u8; 4096];
+    for _ in 0..polls {
+        match tokio::time::timeout(PACE, stream.read(&mut buf)).await {
+            Err(_) | Ok(Ok(1..)) => continue,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+        }
+    }
+    false
+}
+
+/// One request on a fresh connection; answers the status line and the rest of the answer.
+async fn request(addr: &str, raw: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(raw.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer)).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn get_close(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: sw\r\nConnection: close\r\n\r\n")
+}
+
+#[tokio::test]
+async fn headers_sent_a_byte_at_a_time_are_cut_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = server(&dir, &[("SLOPEWATCH_HEADER_READ_TIMEOUT_SECS", "1")]);
+    let mut stream = TcpStream::connect(&server.addr).await.unwrap();
+    let head = b"GET /healthz HTTP/1.1\r\nHost: sw\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    let t = trickle(&mut stream, head).await;
+    assert!(t.closed && t.sent < head.len(), "the server waited for all {} bytes of a slow head", t.sent);
+    assert!(!t.answer.contains("200 OK"), "a head cut off is not served: {}", t.answer);
+}
+
+#[tokio::test]
+async fn idle_connections_are_closed_before_and_between_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = server(&dir, &[("SLOPEWATCH_HEADER_READ_TIMEOUT_SECS", "1")]);
+    let mut silent = TcpStream::connect(&server.addr).await.unwrap();
+    let mut kept_alive = TcpStream::connect(&server.addr).await.unwrap();
+    kept_alive.write_all(b"GET /healthz HTTP/1.1\r\nHost: sw\r\n\r\n").await.unwrap();
+    let mut buf = [0u8; 1024];
+    let n = kept_alive.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"), "the first request is served");
+    let (silent_closed, idle_closed) =
+        tokio::join!(closed_while_idle(&mut silent, 20), closed_while_idle(&mut kept_alive, 20));
+    assert!(silent_closed, "a connection that never sent a byte was kept open");
+    assert!(idle_closed, "a kept-alive connection left idle was kept open");
+}
+
+#[tokio::test]
+async fn a_body_sent_a_byte_at_a_time_is_cut_off_by_the_request_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = server(&dir, &[("SLOPEWATCH_REQUEST_TIMEOUT_SECS", "2")]);
+    let token = cli_token(&url, "slow", "ingest");
+    let mut stream = TcpStream::connect(&server.addr).await.unwrap();
+    let head = format!(
+        "POST /api/v1/runs HTTP/1.1\r\nHost: sw\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let t = trickle(&mut stream, &[b' '; 40]).await;
+    assert!(t.answer.starts_with("HTTP/1.1 503"), "a request past its timeout answers 503: {:?}", t.answer);
+    assert!(t.answer.contains("\"code\":\"unavailable\""), "in the app's error format: {}", t.answer);
+    assert!(t.sent < 40, "the server waited for {} bytes of a slow body", t.sent);
+}
+
+#[tokio::test]
+async fn requests_beyond_the_in_flight_cap_answer_503_until_one_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = server(&dir, &[("SLOPEWATCH_MAX_CONCURRENT_REQUESTS", "2")]);
+    let token = cli_token(&url, "slow", "ingest");
+    // Two uploads whose bodies never finish hold both places.
+    let mut uploads = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(&server.addr).await.unwrap();
+        let head = format!(
+            "POST /api/v1/runs HTTP/1.1\r\nHost: sw\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        uploads.push(s);
+    }
+    let mut refused = None;
+    for _ in 0..50 {
+        let answer = request(&server.addr, &get_close("/api/v1/workloads")).await;
+        if answer.starts_with("HTTP/1.1 503") {
+            refused = Some(answer);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let refused = refused.expect("a third request while two are in flight was served");
+    assert!(refused.contains("\"code\":\"unavailable\"") && refused.contains("retry-after"), "{refused}");
+    let health = request(&server.addr, &get_close("/healthz")).await;
+    assert!(health.starts_with("HTTP/1.1 200"), "liveness answers whatever the load: {health}");
+
+    drop(uploads);
+    let mut served = false;
+    for _ in 0..50 {
+        if request(&server.addr, &get_close("/api/v1/workloads")).await.starts_with("HTTP/1.1 200") {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "requests are served again once the uploads are gone");
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_answer_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = server(&dir, &[("SLOPEWATCH_MAX_CONNECTIONS", "3")]);
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        idle.push(TcpStream::connect(&server.addr).await.unwrap());
+    }
+    let answer = request(&server.addr, &get_close("/api/v1/workloads")).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "a fourth connection is refused: {answer:?}");
+    assert!(answer.contains("\"code\":\"unavailable\""), "{answer}");
+    idle.pop();
+    let mut served = false;
+    for _ in 0..50 {
+        if request(&server.addr, &get_close("/api/v1/workloads")).await.starts_with("HTTP/1.1 200") {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "a place freed by a closed connection is taken again");
+}
+
+/// A 1 MiB chunk each time the body is polled, counting the polls.
+fn counted_body(chunks: usize, pulled: Arc<AtomicUsize>) -> Body {
+    Body::from_stream(futures_util::stream::iter((0..chunks).map(move |_| {
+        pulled.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 1 << 20]))
+    })))
+}
+
+#[tokio::test]
+async fn an_upload_without_a_valid_ingest_token_is_refused_before_its_body_is_read() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let editor = app.editor_token.clone();
+        for (what, auth, status) in [
+            ("no token", None, StatusCode::UNAUTHORIZED),
+            ("a forged token", Some("sw_forged".to_string()), StatusCode::UNAUTHORIZED),
+            ("an editor token", Some(editor), StatusCode::FORBIDDEN),
+        ] {
+            let pulled = Arc::new(AtomicUsize::new(0));
+            let mut req = Request::post("/api/v1/runs").header("content-type", "application/json");
+            if let Some(token) = auth {
+                req = req.header("authorization", format!("Bearer {token}"));
+            }
+            let res = app.router.clone().oneshot(req.body(counted_body(8, pulled.clone())).unwrap()).await.unwrap();
+            assert_eq!(res.status(), status, "{what}");
+            assert_eq!(pulled.load(Ordering::SeqCst), 0, "{what}: the body was read before the token was checked");
+        }
+        // With a valid token the body is read and judged as before.
+        let (status, body) = app.submit(&run_json("gcc", "12.2.0", "h", 1.0, 1, 4, 3)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    })
+    .await;
+}

@@ -1,6 +1,7 @@
 //! The server against slow, greedy and hostile clients: headers or bodies sent a byte at a time
-//! and idle connections are cut off, connections and requests beyond the caps answer 503, and an
-//! unauthenticated upload is refused before its body is read.
+//! and idle connections are cut off, connections and requests beyond the caps answer 503, an
+//! unauthenticated upload is refused before its body is read, and compare parameters cost a
+//! constant number of queries.
 //!
 //! Traffic goes to 127.0.0.1 only, each test sends a bounded number of bytes and requests, and
 //! no test asserts how long anything took: a cut-off shows as the connection closing before the
@@ -226,6 +227,77 @@ async fn an_upload_without_a_valid_ingest_token_is_refused_before_its_body_is_re
         // With a valid token the body is read and judged as before.
         let (status, body) = app.submit(&run_json("gcc", "12.2.0", "h", 1.0, 1, 4, 3)).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
+    })
+    .await;
+}
+
+/// Counts the statements the store sends, as sqlx reports each one.
+mod queries {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Once;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+    struct Counter;
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counter {
+        fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+            if event.metadata().target() == "sqlx::query" {
+                COUNT.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Statements sent since the process started counting.
+    pub fn sent() -> usize {
+        static INSTALL: Once = Once::new();
+        INSTALL.call_once(|| tracing_subscriber::registry().with(Counter).init());
+        COUNT.load(Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn compare_parameters_cost_a_constant_number_of_queries_and_long_ones_are_refused() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        for version in ["0.15.2", "0.16.0"] {
+            let (status, body) = app.submit(&run_json("zig-cc-musl", version, "h", 1.0, 1, 4, 3)).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        // The fewest of three tries: a first request may also open a pool connection.
+        let cost = |b: String| {
+            let app = &app;
+            async move {
+                let uri = format!("/compare?workload=workload-0&a=zig-cc-musl%400.15.2&b={b}");
+                let mut fewest = (StatusCode::OK, usize::MAX);
+                for _ in 0..3 {
+                    let before = queries::sent();
+                    let (status, _) = app.get(&uri).await;
+                    fewest = (status, fewest.1.min(queries::sent() - before));
+                }
+                fewest
+            }
+        };
+        let (found, one) = cost("zig-cc-musl%400.16.0".into()).await;
+        assert_eq!(found, StatusCode::OK);
+        let (missing, few) = cost("gcc%401".into()).await;
+        assert_eq!(missing, StatusCode::NOT_FOUND);
+        let (many_status, many) = cost("%40".repeat(250)).await;
+        assert_eq!(many_status, StatusCode::NOT_FOUND);
+        let (splits_status, splits) = cost("x%40".repeat(60) + "1").await;
+        assert_eq!(splits_status, StatusCode::NOT_FOUND);
+        assert!(one > 0, "the counter sees the store's queries");
+        assert_eq!((many, splits), (few, few), "250 `@` or 60 splits cost what one does ({one} when found)");
+
+        let long = "@".repeat(32_000);
+        let (status, body) = app.get(&format!("/compare/data.json?workload=workload-0&a={long}&b=x%401")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("a is") && message.contains("characters"), "the 400 says what is wrong: {message}");
+        let (status, page) = app.get(&format!("/compare?workload=workload-0&a=x%401&b={long}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "the page too: {page}");
     })
     .await;
 }

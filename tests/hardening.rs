@@ -1,7 +1,7 @@
 //! The server against slow, greedy and hostile clients: headers or bodies sent a byte at a time
 //! and idle connections are cut off, connections and requests beyond the caps answer 503, an
-//! unauthenticated upload is refused before its body is read, and compare parameters cost a
-//! constant number of queries.
+//! unauthenticated upload is refused before its body is read, compare parameters cost a constant
+//! number of queries, and metrics labels stay a fixed set.
 //!
 //! Traffic goes to 127.0.0.1 only, each test sends a bounded number of bytes and requests, and
 //! no test asserts how long anything took: a cut-off shows as the connection closing before the
@@ -12,7 +12,7 @@ mod common;
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode};
 use common::process::{create_token as cli_token, free_addr, Server};
-use common::{on_both_backends, run_json, TestApp};
+use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -300,4 +300,25 @@ async fn compare_parameters_cost_a_constant_number_of_queries_and_long_ones_are_
         assert_eq!(status, StatusCode::BAD_REQUEST, "the page too: {page}");
     })
     .await;
+}
+
+#[tokio::test]
+async fn metrics_label_only_known_methods_and_matched_routes() {
+    let app = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
+    let odd_method = "X".repeat(8_000);
+    for (method, path) in [
+        (odd_method.as_str(), "/"),
+        (odd_method.as_str(), "/api/v1/runs"),
+        ("BREW", "/no/such/page-with-a-unique-name"),
+        ("GET", "/no/such/page-with-a-unique-name"),
+    ] {
+        let res = app.router.clone().oneshot(Request::builder().method(method).uri(path).body(Body::empty()).unwrap());
+        assert!(res.await.unwrap().status().is_client_error(), "{method} {path}");
+    }
+    let metrics = app.metrics().await;
+    assert!(!metrics.contains("XXXX") && !metrics.contains("BREW"), "an unknown method became a label");
+    assert!(!metrics.contains("page-with-a-unique-name"), "an unmatched path became a label");
+    assert!(metrics.contains("route=\"/\",method=\"other\""), "unknown methods count as `other`:\n{metrics}");
+    assert!(metrics.contains("route=\"unmatched\",method=\"GET\""), "{metrics}");
+    assert!(metrics.lines().all(|l| l.len() < 300), "a label is short");
 }

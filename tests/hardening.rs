@@ -1,7 +1,8 @@
 //! The server against slow, greedy and hostile clients: headers or bodies sent a byte at a time
 //! and idle connections are cut off, connections and requests beyond the caps answer 503, an
 //! unauthenticated upload is refused before its body is read, compare parameters cost a constant
-//! number of queries, and metrics labels stay a fixed set.
+//! number of queries, metrics labels stay a fixed set, and every answer carries the headers that
+//! keep pages from being framed, sniffed or made to run injected script.
 //!
 //! Traffic goes to 127.0.0.1 only, each test sends a bounded number of bytes and requests, and
 //! no test asserts how long anything took: a cut-off shows as the connection closing before the
@@ -321,4 +322,53 @@ async fn metrics_label_only_known_methods_and_matched_routes() {
     assert!(metrics.contains("route=\"/\",method=\"other\""), "unknown methods count as `other`:\n{metrics}");
     assert!(metrics.contains("route=\"unmatched\",method=\"GET\""), "{metrics}");
     assert!(metrics.lines().all(|l| l.len() < 300), "a label is short");
+}
+
+#[tokio::test]
+async fn answers_forbid_framing_sniffing_and_inline_script_and_csv_downloads() {
+    let app = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
+    let (status, body) = app.submit(&run_json("gcc", "12.2.0", "h", 1.0, 1, 4, 3)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for path in ["/", "/series/workload-0/gcc", "/api/v1/workloads", "/no/such/page", "/static/style.css"] {
+        let res = app.router.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        let header = |name: &str| res.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        assert_eq!(header("x-content-type-options"), "nosniff", "{path}");
+        assert_eq!(header("x-frame-options"), "DENY", "{path}");
+        let csp = header("content-security-policy");
+        let directive = |name: &str| {
+            csp.split(';').map(str::trim).find(|d| d.split_whitespace().next() == Some(name)).unwrap_or("").to_string()
+        };
+        assert_eq!(directive("frame-ancestors"), "frame-ancestors 'none'", "{path}: {csp}");
+        assert_eq!(directive("default-src"), "default-src 'self'", "{path}: {csp}");
+        assert_eq!(directive("script-src"), "script-src 'self'", "{path}: no inline script: {csp}");
+        assert_eq!(directive("object-src"), "object-src 'none'", "{path}: {csp}");
+    }
+    for path in
+        ["/series/workload-0/gcc/data.csv", "/compare/data.csv?workload=workload-0&a=gcc%4012.2.0&b=gcc%4012.2.0"]
+    {
+        let res = app.router.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        let disposition = res.headers().get("content-disposition").and_then(|v| v.to_str().ok()).unwrap_or("");
+        assert!(
+            disposition.starts_with("attachment; filename=\"") && disposition.ends_with(".csv\""),
+            "{path}: {disposition:?}"
+        );
+    }
+    // What the policy forbids is not in the templates: scripts come from static files only.
+    let templates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    let mut files = vec![templates.clone()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap().to_ascii_lowercase();
+        for script in text.split("<script").skip(1) {
+            let tag = &script[..script.find('>').unwrap_or(script.len())];
+            assert!(tag.contains(" src="), "{}: an inline <script>", path.display());
+        }
+        let handler = text.split_whitespace().find(|w| w.starts_with("on") && w.contains('='));
+        assert!(handler.is_none(), "{}: an inline event handler {handler:?}", path.display());
+        assert!(!text.contains("javascript:"), "{}: a javascript: URL", path.display());
+    }
 }

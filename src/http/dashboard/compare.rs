@@ -157,7 +157,7 @@ pub(super) async fn csv(State(state): State<AppState>, AppQuery(q): AppQuery<Com
             row.ratio.to_string(),
         ]));
     }
-    Ok(csv_response(body))
+    Ok(csv_response(&format!("compare-{}", view.workload), body))
 }
 
 pub(super) async fn json(

@@ -375,7 +375,10 @@ async fn main() {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let base = format!("http://{}", listener.local_addr().unwrap());
             let router = app(AppState::new(store.clone(), Config::default()));
-            let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+            let limits = slopewatch::config::Limits::default();
+            let server = tokio::spawn(async move {
+                slopewatch::http::serve(listener, router, &limits, std::future::pending()).await.unwrap()
+            });
 
             // A database a few seconds old has no planner statistics, so Postgres plans the
             // summary passes' lookups by run id as scans of whole tables. Autovacuum analyzes a

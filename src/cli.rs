@@ -297,9 +297,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState::with_intake(intake, config);
     let worker = tokio::spawn(outbox::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
-    // Each connection's peer address, for per-client login limits.
-    let service = app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let served = axum::serve(listener, service).with_graceful_shutdown(shutdown).await;
+    let limits = state.config.limits.clone();
+    let served = crate::http::serve(listener, app(state), &limits, shutdown).await;
     // Let the outbox finish the deliveries in flight; anything unsent stays in the outbox.
     let _ = stop_worker.send(true);
     let _ = worker.await;

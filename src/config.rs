@@ -7,11 +7,20 @@ use crate::session_key::SessionKey;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The embedded store used when no database URL is given.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://slopewatch.db";
 /// Largest request body accepted by default: 8 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// Seconds a client has to send a request's head, and that a connection may stay idle.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+/// Seconds a request may take, body and answer included.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 60;
+/// Connections open at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Requests handled at once.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
 
 /// Where the database is.
 #[derive(clap::Args, Debug, Clone)]
@@ -65,6 +74,56 @@ pub struct ServeArgs {
     /// client; overrides `[server] trusted_proxies`.
     #[arg(long, env = "SLOPEWATCH_TRUSTED_PROXIES")]
     pub trusted_proxies: Option<TrustedProxies>,
+    /// Seconds a client has to send a request's headers; also how long a connection may stay
+    /// idle before its first request or between two. Slower clients are disconnected.
+    #[arg(long, env = "SLOPEWATCH_HEADER_READ_TIMEOUT_SECS", default_value_t = DEFAULT_HEADER_READ_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_secs: u64,
+    /// Seconds a request may take from its headers to its answer, body included; a request
+    /// still running then is answered 503 with `Retry-After`.
+    #[arg(long, env = "SLOPEWATCH_REQUEST_TIMEOUT_SECS", default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_secs: u64,
+    /// Connections open at once; one more is answered 503 and closed.
+    #[arg(long, env = "SLOPEWATCH_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS,
+          value_parser = at_least_one)]
+    pub max_connections: usize,
+    /// Requests handled at once; one more is answered 503 with `Retry-After` (`/healthz` is
+    /// always answered).
+    #[arg(long, env = "SLOPEWATCH_MAX_CONCURRENT_REQUESTS", default_value_t = DEFAULT_MAX_CONCURRENT_REQUESTS,
+          value_parser = at_least_one)]
+    pub max_concurrent_requests: usize,
+}
+
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a whole number of at least 1")),
+    }
+}
+
+/// How much of the server one client may hold, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Time to send a request's headers, and the longest a connection may stay idle.
+    pub header_read_timeout: Duration,
+    /// Time a request may take, body and answer included.
+    pub request_timeout: Duration,
+    /// Connections open at once.
+    pub max_connections: usize,
+    /// Requests handled at once.
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECS),
+            request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+        }
+    }
 }
 
 /// Settings read from the `--config` TOML file.
@@ -123,6 +182,8 @@ pub struct Config {
     pub retain_samples_days: Option<u32>,
     /// Reverse proxies whose `X-Forwarded-For` names the client, for per-client login limits.
     pub trusted_proxies: TrustedProxies,
+    /// Timeouts and caps on connections and requests.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -134,6 +195,7 @@ impl Default for Config {
             auth: AuthSettings::default(),
             retain_samples_days: None,
             trusted_proxies: TrustedProxies::default(),
+            limits: Limits::default(),
         }
     }
 }
@@ -150,6 +212,12 @@ impl Config {
             body_limit: args.body_limit,
             retain_samples_days: args.retain_samples_days.or(file.retain_samples_days),
             trusted_proxies: args.trusted_proxies.clone().unwrap_or(file.trusted_proxies),
+            limits: Limits {
+                header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
+                request_timeout: Duration::from_secs(args.request_timeout_secs),
+                max_connections: args.max_connections,
+                max_concurrent_requests: args.max_concurrent_requests,
+            },
             ..file
         })
     }

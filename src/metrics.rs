@@ -13,6 +13,9 @@ use std::time::Duration;
 /// Upper bounds of the request latency buckets, in seconds.
 const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
+/// The methods counted by name; any other is counted as `other`.
+const METHODS: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"];
+
 #[derive(Default)]
 struct Histogram {
     buckets: [u64; LATENCY_BUCKETS.len()],
@@ -65,8 +68,11 @@ pub struct Gauges {
 }
 
 impl Metrics {
+    /// One request: `route` is the matched route pattern (empty when none matched), so labels
+    /// stay a fixed set whatever paths and methods clients send.
     pub fn record_request(&self, route: &str, method: &str, status: u16, latency: Duration) {
         let route = if route.is_empty() { "unmatched" } else { route };
+        let method = METHODS.into_iter().find(|m| *m == method).unwrap_or("other");
         let mut guard = self.requests.lock().unwrap_or_else(|e| e.into_inner());
         *guard.counts.entry((route.to_string(), method.to_string(), status)).or_default() += 1;
         let h = guard.latency.entry(route.to_string()).or_default();

@@ -59,10 +59,7 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
 
     let db = TestDb::new(Backend::Sqlite).await;
     let token = create_token(&db.store, "browser-test", Scope::Ingest).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let router = app(AppState::new(db.store.clone(), Config::default()));
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let base = common::serve(app(AppState::new(db.store.clone(), Config::default()))).await;
 
     // Real measurements: the agent builds and times the workloads with gcc and, where the Zig
     // releases are installed, with each of them; then submits over HTTP.

@@ -133,18 +133,15 @@ fn the_replicas_profile_puts_nginx_in_front_of_two_servers_on_the_same_postgres(
 async fn the_health_command_passes_for_a_live_server_and_fails_otherwise() {
     let db = common::TestDb::new(common::Backend::Sqlite).await;
     let app = common::TestApp::new(db).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = app.router.clone();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let base = common::serve(app.router.clone()).await;
     let bin = env!("CARGO_BIN_EXE_slopewatch");
-    let url = format!("http://{addr}/healthz");
+    let url = format!("{base}/healthz");
     let ok = tokio::task::spawn_blocking(move || Command::new(bin).args(["health", "--url", &url]).output().unwrap())
         .await
         .unwrap();
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 
-    let missing = format!("http://{addr}/nope");
+    let missing = format!("{base}/nope");
     let not_found =
         tokio::task::spawn_blocking(move || Command::new(bin).args(["health", "--url", &missing]).output().unwrap())
             .await

@@ -1,7 +1,8 @@
 //! The OpenAPI document against the server it describes: every documented operation is served at
 //! its route and every API route is documented, bodies built from the wire types validate against
 //! the request schema exactly when serde accepts them, real answers validate against their
-//! response schemas, and `docs/openapi.json` is the document served.
+//! response schemas, `docs/openapi.json` is the document served, and an independent validator
+//! (`openapi-spec-validator`, as client generators use) accepts it.
 
 mod common;
 
@@ -14,6 +15,7 @@ use slopewatch::config::Config;
 use slopewatch_core::wire::{Host, Measurement, RunSubmission, SizeUnit, Toolchain, WorkloadRun};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use tower::ServiceExt;
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
@@ -492,4 +494,36 @@ async fn docs_openapi_json_is_the_served_document() {
             pretty.lines().nth(line).unwrap_or("<end of file>"),
         );
     }
+}
+
+/// Where `scripts/install-test-deps` puts the validator (`SLOPEWATCH_OPENAPI_VALIDATOR_PATH`
+/// points elsewhere); a validator installed in Python's own paths is found too.
+const VALIDATOR_ROOT: &str = "/opt/slopewatch-openapi-spec-validator";
+
+#[tokio::test]
+async fn the_served_document_passes_an_independent_openapi_validator() {
+    let app = sqlite_app().await;
+    let served = served_document(&app).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("openapi.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&served).unwrap()).unwrap();
+    let root = std::env::var("SLOPEWATCH_OPENAPI_VALIDATOR_PATH").unwrap_or_else(|_| VALIDATOR_ROOT.into());
+    let python_path = match std::env::var("PYTHONPATH") {
+        Ok(existing) if !existing.is_empty() => format!("{root}:{existing}"),
+        _ => root,
+    };
+    let out = Command::new("python3")
+        .args(["-m", "openapi_spec_validator", "--schema", "3.1", "--validation-errors", "all"])
+        .arg(&file)
+        .env("PYTHONPATH", python_path)
+        .output()
+        .expect("python3 runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !text.contains("No module named openapi_spec_validator"),
+        "openapi-spec-validator is needed: run scripts/install-test-deps"
+    );
+    // The validator repeats the whole document after each error; the start says what is wrong.
+    let text: String = text.chars().take(3000).collect();
+    assert!(out.status.success(), "openapi-spec-validator rejects the served document:\n{text}");
 }

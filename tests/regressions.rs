@@ -180,10 +180,7 @@ async fn a_browser_renders_the_regression_pages_and_runs_no_script_from_notes() 
     let note = "Found by the nightly run.\n\n<script>document.body.setAttribute('data-pwned','1')</script>\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">";
     post_form(&app, &format!("/regressions/{id}/notes"), &session, &[("csrf", &csrf), ("body", note)]).await;
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let router = app.router.clone();
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let base = common::serve(app.router.clone()).await;
     let chromium =
         Chromium::new(browser().expect("Chromium is needed: `apt-get install chromium` or set SLOPEWATCH_CHROMIUM"));
     let dir = output_dir();

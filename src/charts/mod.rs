@@ -60,6 +60,10 @@ struct Hit {
     text: String,
 }
 
+/// The style sheet inside every chart, which highlights the point under the pointer. Pages allow
+/// it by its hash in their Content-Security-Policy, as charts are inlined into them.
+pub const HOVER_STYLE: &str = ".hit{fill:transparent;cursor:crosshair}.hit:hover{fill:rgba(29,35,43,.18)}";
+
 /// Adds the title, the text alternative and the hover targets to plotters' SVG.
 fn finish(mut svg: String, title: &str, desc: &str, hits: &[Hit]) -> String {
     let Some(open_end) = svg.find('>') else { return svg };
@@ -69,7 +73,9 @@ fn finish(mut svg: String, title: &str, desc: &str, hits: &[Hit]) -> String {
         escape(title),
         escape(desc)
     );
-    head.push_str("<style>.hit{fill:transparent;cursor:crosshair}.hit:hover{fill:rgba(29,35,43,.18)}</style>");
+    head.push_str("<style>");
+    head.push_str(HOVER_STYLE);
+    head.push_str("</style>");
     svg.replace_range(open_end..=open_end, &head);
     let mut targets = String::from("<g class=\"hits\">");
     for hit in hits {

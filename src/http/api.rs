@@ -10,10 +10,9 @@ use crate::store::{
     FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionSummary, WorkloadRow,
 };
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use slopewatch_core::wire::RunSubmission;
@@ -99,11 +98,12 @@ impl From<FitReceipt> for WorkloadSlope {
 async fn submit_run(
     State(state): State<AppState>,
     token: Result<Ingestor, Error>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    request: Request,
 ) -> Result<(StatusCode, Json<RunAccepted>), Error> {
+    // The token is checked from the headers alone: a client without one is answered before its
+    // body is read, so it cannot make the server hold uploads in memory.
     let result = match token {
-        Ok(_) => store_run(&state, &headers, body).await,
+        Ok(_) => store_run(&state, request).await,
         Err(e) => Err(e),
     };
     match &result {
@@ -114,12 +114,9 @@ async fn submit_run(
     result
 }
 
-async fn store_run(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<RunAccepted>), Error> {
-    let is_json = headers
+async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Json<RunAccepted>), Error> {
+    let is_json = request
+        .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
@@ -127,7 +124,7 @@ async fn store_run(
     if !is_json {
         return Err(Error::UnsupportedMediaType);
     }
-    let body = body.map_err(|rejection| match rejection.status() {
+    let body = Bytes::from_request(request, state).await.map_err(|rejection| match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => Error::PayloadTooLarge(state.config.body_limit),
         _ => Error::BadRequest(rejection.body_text()),
     })?;

@@ -2,7 +2,8 @@
 //!
 //! 5xx answers say nothing internal; the log line carries the detail.
 
-use axum::http::StatusCode;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
@@ -29,6 +30,9 @@ pub enum Error {
     Invalid(FieldError),
     #[error("the database is unavailable; try again shortly")]
     Unavailable(#[source] sqlx::Error),
+    /// The server is at one of its limits (connections, requests at once, the request timeout).
+    #[error("{0}")]
+    Busy(String),
     #[error("internal error")]
     Database(#[source] sqlx::Error),
     #[error("internal error")]
@@ -65,7 +69,7 @@ impl Error {
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::BadRequest(_) => StatusCode::BAD_REQUEST,
             Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Unavailable(_) | Error::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Database(_) | Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -80,7 +84,7 @@ impl Error {
             Error::UnsupportedMediaType => "unsupported_media_type",
             Error::BadRequest(_) => "bad_request",
             Error::Invalid(_) => "invalid_field",
-            Error::Unavailable(_) => "unavailable",
+            Error::Unavailable(_) | Error::Busy(_) => "unavailable",
             Error::Database(_) | Error::Internal(_) => "internal",
         }
     }
@@ -131,6 +135,11 @@ impl IntoResponse for Error {
         };
         let error =
             ErrorDetail { status: status.as_u16(), code: self.code(), message: self.to_string(), field, reason };
-        (status, Json(ErrorBody { error })).into_response()
+        let mut response = (status, Json(ErrorBody { error })).into_response();
+        if matches!(self, Error::Busy(_)) {
+            // The moment passes quickly: a request or a connection ends every few milliseconds.
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
     }
 }

@@ -8,17 +8,21 @@ mod deliveries;
 pub mod error;
 mod extract;
 mod health;
+mod limits;
 mod login;
 mod metrics;
 pub mod openapi;
 pub mod pages;
 mod read_gate;
 mod regressions;
+mod server;
 mod session;
 mod throttle;
 
 pub use error::Error;
+pub use server::serve;
 
+use crate::charts;
 use crate::config::Config;
 use crate::intake::Intake;
 use crate::metrics::Metrics;
@@ -26,15 +30,18 @@ use crate::session_key::SessionKey;
 use crate::store::Store;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, State};
-use axum::http::Request;
+use axum::http::header::{CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
+use axum::http::{HeaderValue, Request};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::Router;
+use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 use std::time::Instant;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
@@ -98,6 +105,7 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), read_gate::require_login))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(CompressionLayer::new())
+        .layer(middleware::from_fn_with_state(limits::RequestLimits::new(&state.config.limits), limits::limit))
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(
             TraceLayer::new_for_http()
@@ -112,7 +120,23 @@ pub fn app(state: AppState) -> Router {
                 })
                 .on_failure(()),
         )
+        .layer(SetResponseHeaderLayer::overriding(CONTENT_SECURITY_POLICY, content_security_policy()))
+        .layer(SetResponseHeaderLayer::overriding(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::overriding(X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
         .with_state(state)
+}
+
+/// Scripts and styles come from the server's own files, never from inline text a page could have
+/// injected into it; the one inline style, the charts' hover rule, is allowed by its hash. No page
+/// may be framed, by `frame-ancestors` and by `X-Frame-Options` for older browsers.
+fn content_security_policy() -> HeaderValue {
+    use base64::Engine;
+    let hover = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(charts::HOVER_STYLE));
+    let policy = format!(
+        "default-src 'self'; script-src 'self'; style-src 'self' 'sha256-{hover}'; img-src 'self'; \
+         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    );
+    HeaderValue::from_str(&policy).expect("the policy is ASCII")
 }
 
 /// Static assets ship beside the binary's sources; `SLOPEWATCH_STATIC_DIR` points elsewhere

@@ -3,6 +3,7 @@
 
 use super::error::ErrorBody;
 use super::{api, health, metrics, regressions, session, AppState};
+use crate::model::RegressionStatus;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use std::sync::LazyLock;
@@ -19,7 +20,8 @@ use utoipa_axum::routes;
 #[derive(OpenApi)]
 #[openapi(
     modifiers(&SecuritySchemes),
-    components(schemas(ErrorBody)),
+    // Schemas that parameters name: utoipa collects those of bodies, not of query parameters.
+    components(schemas(ErrorBody, RegressionStatus)),
     tags(
         (name = "runs", description = "Submitting runs measured by the agent"),
         (name = "reads", description = "Runs, workloads, toolchains, hosts and slope series"),

@@ -1,5 +1,6 @@
 //! Headless Chromium for page tests: found on PATH or at `SLOPEWATCH_CHROMIUM`, run with a fresh
-//! profile, answering the DOM after scripts ran or a screenshot.
+//! profile, answering the DOM after scripts ran (failing on any Content-Security-Policy
+//! violation the page logs) or a screenshot.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,16 +46,22 @@ impl Chromium {
             "--disable-sync",
             "--hide-scrollbars",
             "--virtual-time-budget=5000",
+            // Console messages, Content-Security-Policy violations among them, go to stderr.
+            "--enable-logging=stderr",
+            "--v=0",
         ])
         .arg(format!("--user-data-dir={}", self.profile.path().display()))
         .arg(format!("--window-size={width},{height}"));
         cmd
     }
 
-    /// The DOM after scripts ran.
+    /// The DOM after scripts ran, from a page that broke none of its Content-Security-Policy.
     pub fn dom(&self, url: &str) -> String {
         let out = self.command(1280, 1600).arg("--dump-dom").arg(url).output().unwrap();
-        assert!(out.status.success(), "chromium --dump-dom {url}: {}", String::from_utf8_lossy(&out.stderr));
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "chromium --dump-dom {url}: {log}");
+        let violations: Vec<&str> = log.lines().filter(|l| l.contains("Content Security Policy")).collect();
+        assert!(violations.is_empty(), "{url} breaks its Content-Security-Policy:\n{}", violations.join("\n"));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 

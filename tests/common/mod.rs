@@ -228,6 +228,16 @@ impl TestApp {
     }
 }
 
+/// Serves `router` on a loopback port as `slopewatch serve` does, with its default timeouts and
+/// caps, until the test ends; answers the base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let limits = slopewatch::config::Limits::default();
+    tokio::spawn(async move { slopewatch::http::serve(listener, router, &limits, std::future::pending()).await });
+    base
+}
+
 pub async fn create_token(store: &Store, name: &str, scope: Scope) -> String {
     let new = auth::generate();
     assert!(store.create_token(name, scope, &new.lookup, &new.hash).await.unwrap());

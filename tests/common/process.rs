@@ -26,9 +26,22 @@ impl Server {
 
     /// Starts the server with the log filter `filter` (`RUST_LOG`).
     pub fn start_logging(database_url: &str, addr: &str, config: Option<&Path>, log: &Path, filter: &str) -> Server {
+        Server::start_with_env(database_url, addr, config, log, filter, &[])
+    }
+
+    /// Starts the server with further environment variables (settings such as its limits).
+    pub fn start_with_env(
+        database_url: &str,
+        addr: &str,
+        config: Option<&Path>,
+        log: &Path,
+        filter: &str,
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_slopewatch"));
         cmd.args(["serve", "--bind", addr, "--database-url", database_url, "--log-format", "json"])
             .env("RUST_LOG", filter)
+            .envs(env.iter().copied())
             .env_remove("SLOPEWATCH_CONFIG")
             .stdin(Stdio::null());
         if let Some(config) = config {

@@ -16,6 +16,7 @@ use axum::response::Response;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use slopewatch_core::wire::MAX_NAME_CHARS;
 
 #[derive(Deserialize, Default)]
 pub(super) struct CompareQuery {
@@ -27,34 +28,68 @@ pub(super) struct CompareQuery {
     b: String,
 }
 
+/// The longest `a` or `b`: a lineage and a version of the longest names a run may carry, and the
+/// `@` between them.
+const MAX_SIDE_CHARS: usize = 2 * MAX_NAME_CHARS + 1;
+
+impl CompareQuery {
+    /// Refuses sides longer than any stored toolchain version could be, before any query.
+    fn check(&self) -> Result<(), Error> {
+        for (name, value) in [("a", &self.a), ("b", &self.b)] {
+            let chars = value.chars().count();
+            if chars > MAX_SIDE_CHARS {
+                return Err(Error::BadRequest(format!(
+                    "{name} is {chars} characters; a toolchain version as LINEAGE@VERSION has at most {MAX_SIDE_CHARS}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One side of a comparison: the toolchain version `value` names, read the way the store has it
 /// (`lineage@version` splits at the last `@` unless only another split names a stored version).
-async fn side(state: &AppState, workload: &str, name: &str, value: &str) -> Result<VersionSummary, Error> {
+/// The splits are matched against the workload's versions, `known`, so a value with many `@`
+/// costs one query like any other.
+async fn side(
+    state: &AppState,
+    workload: &str,
+    known: &[VersionChoice],
+    name: &str,
+    value: &str,
+) -> Result<VersionSummary, Error> {
     let readings = links::toolchain_version_readings(value);
     let Some(&(lineage, version)) = readings.first() else {
         return Err(Error::BadRequest(format!(
             "{name} must be a toolchain version as LINEAGE@VERSION, e.g. musl-gcc@1.2.5"
         )));
     };
-    for (l, v) in &readings {
-        if let Some(found) = state.store.version_summary(workload, l, v).await? {
-            return Ok(found);
-        }
-    }
-    Err(Error::NotFound(format!("workload {workload:?} has no runs with {lineage} {version}")))
+    let stored = readings.iter().find(|(l, v)| known.iter().any(|c| c.lineage == *l && c.version == *v));
+    let found = match stored {
+        Some((l, v)) => state.store.version_summary(workload, l, v).await?,
+        None => None,
+    };
+    found.ok_or_else(|| Error::NotFound(format!("workload {workload:?} has no runs with {lineage} {version}")))
 }
 
-/// Reads both versions, or says which is missing.
-async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
+/// Reads both versions, or says which is missing; `known` are the workload's versions.
+async fn compare(state: &AppState, q: &CompareQuery, known: &[VersionChoice]) -> Result<CompareView, Error> {
+    q.check()?;
     let (workload, a, b) = tokio::join!(
         state.store.workload(&q.workload),
-        side(state, &q.workload, "a", &q.a),
-        side(state, &q.workload, "b", &q.b),
+        side(state, &q.workload, known, "a", &q.a),
+        side(state, &q.workload, known, "b", &q.b),
     );
     // An unknown workload is the error to report, whatever the sides say.
     let workload =
         workload?.ok_or_else(|| Error::NotFound(format!("no workload named {:?} has reported", q.workload)))?;
     Ok(CompareView { workload: workload.name, size_unit: workload.size_unit, a: a?, b: b? })
+}
+
+/// Reads both versions of the workload the query names.
+async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
+    q.check()?;
+    compare(state, q, &state.store.workload_versions(&q.workload).await?).await
 }
 
 #[derive(askama::Template)]
@@ -90,9 +125,10 @@ pub(super) async fn page(
     State(state): State<AppState>,
     OnPage(AppQuery(q)): OnPage<AppQuery<CompareQuery>>,
 ) -> PageResult {
+    q.check()?;
     let (workloads, choices) = tokio::try_join!(state.store.workloads(), state.store.workload_versions(&q.workload))?;
     // With only a workload chosen, the form offers its versions; with both sides, the comparison.
-    let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(load(&state, &q).await?) };
+    let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(compare(&state, &q, &choices).await?) };
     let rows = view.as_ref().map(CompareView::rows).unwrap_or_default();
     let chart_alt = view.as_ref().map(|v| charts::loglog_description(&v.loglog())).unwrap_or_default();
     Ok(render(StatusCode::OK, &ComparePage { workloads, choices, query: q, view, rows, chart_alt }))
@@ -121,7 +157,7 @@ pub(super) async fn csv(State(state): State<AppState>, AppQuery(q): AppQuery<Com
             row.ratio.to_string(),
         ]));
     }
-    Ok(csv_response(body))
+    Ok(csv_response(&format!("compare-{}", view.workload), body))
 }
 
 pub(super) async fn json(

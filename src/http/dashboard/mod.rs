@@ -9,7 +9,7 @@ mod series;
 
 use super::{AppState, Error};
 use crate::charts::ChartError;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -74,9 +74,15 @@ fn matches_etag(request: &HeaderMap, etag: &HeaderValue) -> bool {
     })
 }
 
-/// A CSV export.
-fn csv_response(body: String) -> Response {
-    ([(CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8"))], body).into_response()
+/// A CSV export, sent as a download named `name.csv` (`name` kept to characters safe in any file
+/// system and header; others become `_`).
+fn csv_response(name: &str, body: String) -> Response {
+    let name: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
+    let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{name}.csv\""))
+        .expect("the name is made of header-safe characters");
+    ([(CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")), (CONTENT_DISPOSITION, disposition)], body)
+        .into_response()
 }
 
 /// One CSV line: fields quoted where needed, and text that a spreadsheet would run as a

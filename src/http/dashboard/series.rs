@@ -174,7 +174,7 @@ pub(super) async fn csv(
             row.hosts.to_string(),
         ]));
     }
-    Ok(csv_response(body))
+    Ok(csv_response(&format!("{}-{}", series.workload, series.lineage), body))
 }
 
 pub(super) async fn json(

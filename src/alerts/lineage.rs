@@ -221,7 +221,8 @@ pub struct Update<'d> {
     pub unfixed: Vec<i64>,
     /// The stored regression is open and the derived one is fixed.
     pub resolves: bool,
-    /// The regression's number moved: announce `regression.updated` (not for a false alarm).
+    /// Its range moved (first bad, last good or fixed-in version, or out of a merge): announce
+    /// `regression.updated` (not for a false alarm).
     pub announce: bool,
 }
 

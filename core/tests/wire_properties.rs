@@ -160,7 +160,10 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 /// JSON pointers of every value under `v`.
 fn pointers(v: &Value, at: &str, out: &mut Vec<String>) {
     let children: Vec<(String, &Value)> = match v {
-        Value::Object(m) => m.iter().map(|(k, c)| (format!("{at}/{k}"), c)).collect(),
+        // Keys escaped as JSON pointer tokens: a flipped byte can put `/` or `~` in a key.
+        Value::Object(m) => {
+            m.iter().map(|(k, c)| (format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), c)).collect()
+        }
         Value::Array(a) => a.iter().enumerate().map(|(i, c)| (format!("{at}/{i}"), c)).collect(),
         _ => return,
     };
@@ -180,7 +183,7 @@ fn apply(base: &Value, m: &Mutation) -> Vec<u8> {
             let (parent, key) = i.get(&paths).rsplit_once('/').unwrap();
             match v.pointer_mut(parent).unwrap() {
                 Value::Object(o) => {
-                    o.remove(key);
+                    o.remove(&key.replace("~1", "/").replace("~0", "~"));
                 }
                 Value::Array(a) => {
                     a.remove(key.parse::<usize>().unwrap());

@@ -121,22 +121,16 @@ def exponent(n, t):
         return 2 * (ll_hat - log_likelihood(profile(k), count)) - CHI2_1_95
 
     # The interval is the stretch around k_hat where the profile stays under the cut.
-    low = K_RANGE[0]
-    below = [g for g in grid if g < k_hat][::-1]
-    prev = k_hat
-    for g in below:
-        if over(g) > 0:
-            low = brentq(over, g, prev, xtol=1e-12)
-            break
-        prev = g
-    high = K_RANGE[1]
-    above = [g for g in grid if g > k_hat]
-    prev = k_hat
-    for g in above:
-        if over(g) > 0:
-            high = brentq(over, prev, g, xtol=1e-12)
-            break
-        prev = g
+    def end(outward, edge):
+        prev = k_hat
+        for g in outward:
+            if over(g) > 0:
+                return brentq(over, min(g, prev), max(g, prev), xtol=1e-12)
+            prev = g
+        return edge
+
+    low = end([g for g in grid if g < k_hat][::-1], K_RANGE[0])
+    high = end([g for g in grid if g > k_hat], K_RANGE[1])
     return {"exponent": k_hat, "exponent_ci_low": low, "exponent_ci_high": high}
 
 

@@ -1,6 +1,7 @@
-//! What the slopewatch server and agent share: the wire format and its rules, slope fitting, and
-//! toolchain version ordering.
+//! What the slopewatch server and agent share: the wire format and its rules, slope fitting,
+//! complexity classes, and toolchain version ordering.
 
+pub mod complexity;
 pub mod fit;
 pub mod version;
 pub mod wire;

@@ -1,0 +1,735 @@
+//! Complexity classes: which of O(1), O(log n), O(n), O(n log n), O(n²) and O(n³) a series of
+//! (size, time) grows by, how decisively, and the exponent of a power law with a fixed start-up
+//! cost. The method and the reasons for it are in docs/complexity.md.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fit::{t_quantile_975, FitError};
+
+/// A growth class. The derived order runs from the simplest to the most complex.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Class {
+    #[serde(rename = "1")]
+    Constant,
+    #[serde(rename = "log n")]
+    Log,
+    #[serde(rename = "n")]
+    Linear,
+    #[serde(rename = "n log n")]
+    NLogN,
+    #[serde(rename = "n^2")]
+    Quadratic,
+    #[serde(rename = "n^3")]
+    Cubic,
+}
+
+impl Class {
+    /// Every class, simplest first.
+    pub const ALL: [Class; 6] =
+        [Class::Constant, Class::Log, Class::Linear, Class::NLogN, Class::Quadratic, Class::Cubic];
+
+    /// The class as the API writes it: `"1"`, `"log n"`, `"n"`, `"n log n"`, `"n^2"` or `"n^3"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Constant => "1",
+            Class::Log => "log n",
+            Class::Linear => "n",
+            Class::NLogN => "n log n",
+            Class::Quadratic => "n^2",
+            Class::Cubic => "n^3",
+        }
+    }
+
+    /// The class as people read it: `"O(1)"` … `"O(n³)"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Constant => "O(1)",
+            Class::Log => "O(log n)",
+            Class::Linear => "O(n)",
+            Class::NLogN => "O(n log n)",
+            Class::Quadratic => "O(n²)",
+            Class::Cubic => "O(n³)",
+        }
+    }
+
+    /// The class `as_str` writes as `s`.
+    pub fn parse(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// f(n) in t = a + b·f(n); O(1) has no growing part.
+    fn growth(self, n: f64) -> Option<f64> {
+        match self {
+            Class::Constant => None,
+            Class::Log => Some(n.ln()),
+            Class::Linear => Some(n),
+            Class::NLogN => Some(n * n.ln()),
+            Class::Quadratic => Some(n * n),
+            Class::Cubic => Some(n * n * n),
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What `classify` found: the class (or unsure), how decisive the evidence was, and the exponent.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Complexity {
+    /// The class, or `None` when the evidence does not name one; written `"unsure"` then.
+    #[serde(with = "class_or_unsure")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub class: Option<Class>,
+    /// The class with the highest Akaike weight, named even when `class` is unsure or simpler.
+    pub best: Class,
+    /// The best class's Akaike weight, 0..=1.
+    pub weight: f64,
+    /// The class with the second highest Akaike weight.
+    pub runner_up: Class,
+    pub runner_up_weight: f64,
+    /// k in t = a + b·n^k with a ≥ 0, searched in 0..=4; none with fewer than 5 sizes.
+    pub exponent: Option<f64>,
+    /// Lower end of k's 95% profile-likelihood interval.
+    pub exponent_ci_low: Option<f64>,
+    /// Upper end of k's 95% profile-likelihood interval.
+    pub exponent_ci_high: Option<f64>,
+}
+
+/// The word `class` is written as when no class is named.
+pub const UNSURE: &str = "unsure";
+
+mod class_or_unsure {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    use super::{Class, UNSURE};
+
+    pub fn serialize<S: Serializer>(class: &Option<Class>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(class.map_or(UNSURE, Class::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Class>, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == UNSURE {
+            return Ok(None);
+        }
+        Class::parse(&s)
+            .map(Some)
+            .ok_or_else(|| D::Error::unknown_variant(&s, &["1", "log n", "n", "n log n", "n^2", "n^3", UNSURE]))
+    }
+}
+
+/// Fewer distinct sizes than this leave the class unsure and the exponent unreported.
+pub const MIN_SIZES: usize = 5;
+
+/// The smallest residual standard deviation of ln t believed: per-size medians are not measured
+/// better than 0.1%, and without a floor an exact fit would have infinite likelihood.
+const SIGMA_FLOOR: f64 = 1e-3;
+
+/// The range the exponent is searched in.
+const EXPONENT_RANGE: (f64, f64) = (0.0, 4.0);
+
+/// The 95% quantile of chi-square with one degree of freedom: the profile-likelihood cut.
+const CHI2_1_95: f64 = 3.841_458_820_694_124;
+
+/// Classifies `points` of (size, time), typically per-size medians. Sizes are counts (at least 1
+/// for O(log n) to mean anything); points need not be sorted.
+///
+/// Each class is fitted as t = a + b·f(n) with a ≥ 0, b > 0 (O(1) as t = a) by least squares on
+/// ln t, and weighed by AICc. The class is unsure with fewer than `MIN_SIZES` distinct sizes, and
+/// otherwise unless one of these holds:
+/// - the best class is O(1): every other class contains it (b → 0), so not being separated from
+///   it only means no growth was shown;
+/// - every other class is separated from the best (see `separation`), or every one but a single
+///   neighbour of the best: the simpler of the two is named.
+pub fn classify(points: &[(f64, f64)]) -> Result<Complexity, FitError> {
+    if points.len() < 3 {
+        return Err(FitError::TooFewPoints(points.len()));
+    }
+    if points.iter().any(|&(s, t)| !(s.is_finite() && t.is_finite() && s > 0.0 && t > 0.0)) {
+        return Err(FitError::NonPositive);
+    }
+    let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if distinct.len() < 2 {
+        return Err(FitError::AllSameSize);
+    }
+    // Sorted, so that the order the points come in cannot move the sums' rounding.
+    let mut sorted = points.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let sizes: Vec<f64> = sorted.iter().map(|p| p.0).collect();
+    let ln_t: Vec<f64> = sorted.iter().map(|p| p.1.ln()).collect();
+    let count = points.len();
+
+    // AICc's correction divides by count − parameters − 1, which is 0 for a three-parameter class
+    // at 4 points; below 5 points the classes are weighed by plain AIC (and the class is unsure).
+    let corrected = count >= MIN_SIZES;
+    let scores = Class::ALL.map(|class| {
+        let (sse, parameters) = match class.growth(1.0) {
+            None => (centred_sum_of_squares(&ln_t), 2.0),
+            Some(_) => {
+                let f: Vec<f64> = sizes.iter().map(|&n| class.growth(n).unwrap_or(0.0)).collect();
+                (fixed_plus_growth_sse(&f, &ln_t), 3.0)
+            }
+        };
+        information_criterion(sse, count, parameters, corrected)
+    });
+    let lowest = scores.iter().copied().fold(f64::INFINITY, f64::min);
+    let relative = scores.map(|s| (-0.5 * (s - lowest)).exp());
+    let total: f64 = relative.iter().sum();
+    let weights = relative.map(|r| r / total);
+
+    // Ties go to the simpler class.
+    let mut order = Class::ALL;
+    order.sort_by(|a, b| weights[b.index()].total_cmp(&weights[a.index()]).then(a.cmp(b)));
+    let (best, runner_up) = (order[0], order[1]);
+
+    let class = if distinct.len() < MIN_SIZES { None } else { decide(best, &scores, separation(count)) };
+    let exponent = (distinct.len() >= MIN_SIZES).then(|| power_law_exponent(&sizes, &ln_t));
+    Ok(Complexity {
+        class,
+        best,
+        weight: weights[best.index()],
+        runner_up,
+        runner_up_weight: weights[runner_up.index()],
+        exponent: exponent.map(|e| e.0),
+        exponent_ci_low: exponent.map(|e| e.1),
+        exponent_ci_high: exponent.map(|e| e.2),
+    })
+}
+
+/// The unsure rule of `classify`, given the best class, every class's AICc and the margin that
+/// separates two classes.
+fn decide(best: Class, scores: &[f64; 6], margin: f64) -> Option<Class> {
+    if best == Class::Constant {
+        return Some(best);
+    }
+    let unseparated: Vec<Class> =
+        Class::ALL.into_iter().filter(|c| scores[c.index()] - scores[best.index()] <= margin).collect();
+    match unseparated[..] {
+        [only] => Some(only),
+        [simpler, other] if other.index() == simpler.index() + 1 => Some(simpler),
+        _ => None,
+    }
+}
+
+/// How much worse a class's AICc must be than the best's for the two to count as separated, at
+/// `count` points: the AICc gap at which an F test of one parameter more (F(1, count − 2), the
+/// best class's residual degrees of freedom) rejects at 5%, m·ln(1 + F/(m − 2)). That is 7.4 at
+/// 5 points, 5.5 at 8, and falls towards chi-square's 3.84 with many: with the variance resting
+/// on 3 degrees of freedom, a fixed gap of 4 would let chance alone separate classes 15% of the
+/// time.
+fn separation(count: usize) -> f64 {
+    let m = count as f64;
+    let df = m - 2.0;
+    let f = t_quantile_975(df).powi(2);
+    m * (1.0 + f / df).ln()
+}
+
+/// AICc (or AIC when `corrected` is false) of a fit with `parameters` fitted values, the residual
+/// variance among them.
+fn information_criterion(sse: f64, count: usize, parameters: f64, corrected: bool) -> f64 {
+    let n = count as f64;
+    let correction = if corrected { 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0) } else { 0.0 };
+    -2.0 * log_likelihood(sse, count) + 2.0 * parameters + correction
+}
+
+/// The Gaussian log-likelihood of log residuals summing to `sse` in squares, at the residual
+/// variance that maximises it but no lower than `SIGMA_FLOOR`².
+fn log_likelihood(sse: f64, count: usize) -> f64 {
+    let n = count as f64;
+    let variance = (sse / n).max(SIGMA_FLOOR * SIGMA_FLOOR);
+    -0.5 * n * (2.0 * std::f64::consts::PI * variance).ln() - sse / (2.0 * variance)
+}
+
+/// k in t = a + b·n^k and its 95% interval, as (k, low, high).
+///
+/// The interval is where twice the drop of the profile log-likelihood (a, b and the variance
+/// refitted at each k) stays under chi-square(1)'s 95% quantile, walking out from k on a grid and
+/// bisecting the first step that crosses; it ends at the search range's edge when it never does.
+fn power_law_exponent(sizes: &[f64], ln_t: &[f64]) -> (f64, f64, f64) {
+    let profile = |k: f64| {
+        let f: Vec<f64> = sizes.iter().map(|&n| n.powf(k)).collect();
+        fixed_plus_growth_sse(&f, ln_t)
+    };
+    let (lo, hi) = EXPONENT_RANGE;
+    const STEP: f64 = 0.1;
+    let steps = ((hi - lo) / STEP).round() as usize;
+    let (k, sse) = minimise(profile, lo, hi, steps, 1e-9);
+    let peak = log_likelihood(sse, ln_t.len());
+    let over_cut = |k: f64| 2.0 * (peak - log_likelihood(profile(k), ln_t.len())) > CHI2_1_95;
+    let end = |toward: f64| {
+        let mut inside = k;
+        loop {
+            let next = if toward < k { (inside - STEP).max(toward) } else { (inside + STEP).min(toward) };
+            if over_cut(next) {
+                let mut outside = next;
+                for _ in 0..40 {
+                    let mid = 0.5 * (inside + outside);
+                    if over_cut(mid) {
+                        outside = mid;
+                    } else {
+                        inside = mid;
+                    }
+                }
+                return 0.5 * (inside + outside);
+            }
+            if next == toward {
+                return toward;
+            }
+            inside = next;
+        }
+    };
+    (k, end(lo), end(hi))
+}
+
+/// The sum of squared deviations of `values` from their mean.
+fn centred_sum_of_squares(values: &[f64]) -> f64 {
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    values.iter().map(|v| (v - mean).powi(2)).sum()
+}
+
+/// How far beyond the sizes' own f range the ratio a/b is searched, in e-folds: at e^-14 of the
+/// smallest f the fixed cost is a millionth of the time, at e^14 of the largest the growing part is.
+const RATIO_MARGIN: f64 = 14.0;
+
+/// The least sum of squared log residuals ln t − ln(a + b·f) over a ≥ 0, b > 0.
+///
+/// With r = a/b the model is ln t = ln b + ln(r + f), so at each r the best ln b is the mean of
+/// ln t − ln(r + f) and only r is left to search: r = 0, and ln r over a grid wide enough to run
+/// from a negligible fixed cost to a negligible growing part, refined around its best point.
+fn fixed_plus_growth_sse(f: &[f64], ln_t: &[f64]) -> f64 {
+    let sse_at = |r: f64| {
+        // Shifted sums keep the variance exact when ln b is large against the residuals.
+        let shift = ln_t[0] - (r + f[0]).ln();
+        let (mut sum, mut squares) = (0.0, 0.0);
+        for (&fi, &li) in f.iter().zip(ln_t) {
+            let g = r + fi;
+            if g <= 0.0 || !g.is_finite() {
+                return f64::INFINITY;
+            }
+            let d = li - g.ln() - shift;
+            sum += d;
+            squares += d * d;
+        }
+        (squares - sum * sum / f.len() as f64).max(0.0)
+    };
+    let smallest = f.iter().copied().filter(|&x| x > 0.0).fold(f64::INFINITY, f64::min);
+    let largest = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !smallest.is_finite() {
+        return f64::INFINITY;
+    }
+    let (lo, hi) = (smallest.ln() - RATIO_MARGIN, largest.ln() + RATIO_MARGIN);
+    let steps = (hi - lo).ceil() as usize;
+    let (_, searched) = minimise(|ln_r| sse_at(ln_r.exp()), lo, hi, steps, 1e-9);
+    searched.min(sse_at(0.0))
+}
+
+/// The least value of `f` on [lo, hi] as (x, f(x)): the best of `steps` + 1 evenly spaced points,
+/// refined by Brent's method between that point's neighbours. Deterministic, and it finds the
+/// global minimum whenever the grid is finer than the function's bumps.
+fn minimise(f: impl Fn(f64) -> f64, lo: f64, hi: f64, steps: usize, tolerance: f64) -> (f64, f64) {
+    let step = (hi - lo) / steps as f64;
+    let mut best = (lo, f(lo));
+    for i in 1..=steps {
+        let x = lo + step * i as f64;
+        let fx = f(x);
+        if fx < best.1 {
+            best = (x, fx);
+        }
+    }
+    let refined = brent(&f, (best.0 - step).max(lo), (best.0 + step).min(hi), best, tolerance);
+    if refined.1 < best.1 {
+        refined
+    } else {
+        best
+    }
+}
+
+/// Brent's minimisation (parabolic steps, golden-section steps when a parabola is not trusted)
+/// on [a, b] from `start`, to an absolute `tolerance` in x.
+fn brent(f: &impl Fn(f64) -> f64, mut a: f64, mut b: f64, start: (f64, f64), tolerance: f64) -> (f64, f64) {
+    const GOLDEN: f64 = 0.381_966_011_250_105_1;
+    let (mut x, mut w, mut v) = (start.0, start.0, start.0);
+    let (mut fx, mut fw, mut fv) = (start.1, start.1, start.1);
+    let (mut d, mut e) = (0.0_f64, 0.0_f64);
+    for _ in 0..200 {
+        let middle = 0.5 * (a + b);
+        let tol1 = tolerance;
+        let tol2 = 2.0 * tol1;
+        if (x - middle).abs() <= tol2 - 0.5 * (b - a) {
+            break;
+        }
+        let mut golden = true;
+        if e.abs() > tol1 {
+            let r = (x - w) * (fx - fv);
+            let mut q = (x - v) * (fx - fw);
+            let mut p = (x - v) * q - (x - w) * r;
+            q = 2.0 * (q - r);
+            if q > 0.0 {
+                p = -p;
+            }
+            q = q.abs();
+            let previous = e;
+            // A NaN from infinite values fails every comparison and falls back to golden section.
+            if p.abs() < (0.5 * q * previous).abs() && p > q * (a - x) && p < q * (b - x) {
+                e = d;
+                d = p / q;
+                let u = x + d;
+                if u - a < tol2 || b - u < tol2 {
+                    d = tol1.copysign(middle - x);
+                }
+                golden = false;
+            }
+        }
+        if golden {
+            e = if x >= middle { a - x } else { b - x };
+            d = GOLDEN * e;
+        }
+        let u = if d.abs() >= tol1 { x + d } else { x + tol1.copysign(d) };
+        let fu = f(u);
+        if fu <= fx {
+            if u >= x {
+                a = x;
+            } else {
+                b = x;
+            }
+            (v, fv, w, fw, x, fx) = (w, fw, x, fx, u, fu);
+        } else {
+            if u < x {
+                a = u;
+            } else {
+                b = u;
+            }
+            if fu <= fw || w == x {
+                (v, fv, w, fw) = (w, fw, u, fu);
+            } else if fu <= fv || v == x || v == w {
+                (v, fv) = (u, fu);
+            }
+        }
+    }
+    (x, fx)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Expected values come from scripts/complexity-reference.py, which fits the same model
+    //! independently with scipy (least_squares from several starts, a fine profile grid, brentq)
+    //! and makes the noisy series with numpy's generator seeded 17.
+
+    use super::*;
+
+    /// What the reference script printed for one series.
+    struct Expected {
+        class: Option<Class>,
+        best: Class,
+        weight: f64,
+        runner_up: Class,
+        runner_up_weight: f64,
+        /// (k, low, high)
+        exponent: Option<(f64, f64, f64)>,
+    }
+
+    fn assert_matches(points: &[(f64, f64)], expected: &Expected) -> Complexity {
+        let got = classify(points).unwrap();
+        assert_eq!(got.class, expected.class, "{got:?}");
+        assert_eq!((got.best, got.runner_up), (expected.best, expected.runner_up), "{got:?}");
+        assert!((got.weight - expected.weight).abs() < 1e-6, "{got:?}");
+        assert!((got.runner_up_weight - expected.runner_up_weight).abs() < 1e-6, "{got:?}");
+        match (expected.exponent, got.exponent, got.exponent_ci_low, got.exponent_ci_high) {
+            (Some((k, low, high)), Some(gk), Some(gl), Some(gh)) => {
+                assert!((gk - k).abs() < 1e-4, "exponent {gk}, expected {k}");
+                assert!((gl - low).abs() < 1e-4, "interval low {gl}, expected {low}");
+                assert!((gh - high).abs() < 1e-4, "interval high {gh}, expected {high}");
+            }
+            (None, None, None, None) => {}
+            _ => panic!("exponent {got:?}, expected {:?}", expected.exponent),
+        }
+        got
+    }
+
+    /// 7 sizes over 64×.
+    fn wide() -> Vec<f64> {
+        (0..7).map(|i| 1024.0 * 2f64.powi(i)).collect()
+    }
+
+    fn series(t: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+        wide().into_iter().map(|n| (n, t(n))).collect()
+    }
+
+    #[test]
+    fn exact_series_are_named_by_their_own_class() {
+        use Class::*;
+        let cases: [(Vec<(f64, f64)>, Expected); 6] = [
+            (
+                series(|_| 5e4),
+                // Every other class ties the constant at one parameter more, so O(1) keeps
+                // under 0.9 of the weight at 7 sizes and is still named.
+                Expected {
+                    class: Some(Constant),
+                    best: Constant,
+                    weight: 0.868_819_606_142_444,
+                    runner_up: Log,
+                    runner_up_weight: 0.026_236_078_771_511,
+                    exponent: Some((0.0, 0.0, 4.0)),
+                },
+            ),
+            (
+                series(|n| 300.0 * n.ln()),
+                Expected {
+                    class: Some(Log),
+                    best: Log,
+                    weight: 1.0,
+                    runner_up: Linear,
+                    runner_up_weight: 1.836e-15,
+                    exponent: Some((0.112_555, 0.106_025, 0.148_573)),
+                },
+            ),
+            (
+                series(|n| 3.0 * n),
+                Expected {
+                    class: Some(Linear),
+                    best: Linear,
+                    weight: 1.0,
+                    runner_up: NLogN,
+                    runner_up_weight: 5.848e-15,
+                    exponent: Some((1.0, 0.999_466, 1.001_116)),
+                },
+            ),
+            (
+                series(|n| 2.0 * n * n.ln()),
+                Expected {
+                    class: Some(NLogN),
+                    best: NLogN,
+                    weight: 1.0,
+                    runner_up: Linear,
+                    runner_up_weight: 1.320e-17,
+                    exponent: Some((1.112_555, 1.106_025, 1.119_427)),
+                },
+            ),
+            (
+                series(|n| 1e-3 * n * n),
+                Expected {
+                    class: Some(Quadratic),
+                    best: Quadratic,
+                    weight: 1.0,
+                    runner_up: Cubic,
+                    runner_up_weight: 1.616e-22,
+                    exponent: Some((2.0, 1.999_466, 2.000_802)),
+                },
+            ),
+            (
+                series(|n| 1e-8 * n * n * n),
+                Expected {
+                    class: Some(Cubic),
+                    best: Cubic,
+                    weight: 1.0,
+                    runner_up: Quadratic,
+                    runner_up_weight: 3.069e-24,
+                    exponent: Some((3.0, 2.999_466, 3.000_727)),
+                },
+            ),
+        ];
+        for (points, expected) in cases {
+            let got = assert_matches(&points, &expected);
+            assert_eq!(got.class, Some(expected.best));
+        }
+    }
+
+    #[test]
+    fn a_large_fixed_cost_does_not_drag_the_exponent_below_one() {
+        let points = series(|n| 1e6 + 2.0 * n);
+        let got = assert_matches(
+            &points,
+            &Expected {
+                class: Some(Class::Linear),
+                best: Class::Linear,
+                weight: 0.997_013_123_677_265,
+                runner_up: Class::NLogN,
+                runner_up_weight: 0.002_986_874_328_816,
+                exponent: Some((1.0, 0.953_034, 1.048_611)),
+            },
+        );
+        // The plain log-log slope reads the same series as nearly flat.
+        let slope = crate::fit::fit(&points).unwrap().slope;
+        assert!(slope < 0.05, "{slope}");
+        assert!(got.exponent_ci_low.unwrap() > 0.9);
+    }
+
+    /// 5 sizes over 2×, 3% uniform noise.
+    #[test]
+    fn n_log_n_against_n_over_a_narrow_range_is_never_a_confident_n_log_n() {
+        let linear = [
+            (16384.0, 50169.666972936146),
+            (19483.96937220458, 57262.90193317117),
+            (23170.47500592079, 69752.25936422608),
+            (27554.493735033717, 82009.18292933247),
+            (32768.0, 96622.65928715857),
+        ];
+        let n_log_n = [
+            (16384.0, 315804.2968337846),
+            (19483.96937220458, 383240.8969611508),
+            (23170.47500592079, 468867.4560596995),
+            (27554.493735033717, 571421.1419653004),
+            (32768.0, 661574.7566811723),
+        ];
+        // Linear data that n log n fits a little better: the two are not separated, so the
+        // simpler one is named.
+        let a = assert_matches(
+            &linear,
+            &Expected {
+                class: Some(Class::Linear),
+                best: Class::NLogN,
+                weight: 0.528_409_734_209_880,
+                runner_up: Class::Linear,
+                runner_up_weight: 0.455_537_796_494_595,
+                exponent: Some((1.117_102, 0.915_984, 1.621_950)),
+            },
+        );
+        // n log n data favoured 15 to 1, which at 5 sizes is still within chance.
+        let b = assert_matches(
+            &n_log_n,
+            &Expected {
+                class: Some(Class::Linear),
+                best: Class::NLogN,
+                weight: 0.920_262_935_235_641,
+                runner_up: Class::Linear,
+                runner_up_weight: 0.060_209_353_028_532,
+                exponent: Some((1.084_020, 1.020_250, 1.382_340)),
+            },
+        );
+        for got in [a, b] {
+            assert_ne!(got.class, Some(Class::NLogN));
+        }
+    }
+
+    #[test]
+    fn a_cache_cliff_bends_linear_growth_no_further_than_n_log_n() {
+        let points = series(|n| 4.0 * n * if n > 8192.0 { 1.6 } else { 1.0 });
+        let got = assert_matches(
+            &points,
+            &Expected {
+                class: Some(Class::NLogN),
+                best: Class::NLogN,
+                weight: 0.984_019_846_462_542,
+                runner_up: Class::Linear,
+                runner_up_weight: 0.015_868_875_696_464,
+                exponent: Some((1.214_960, 1.098_164, 1.341_809)),
+            },
+        );
+        assert!(got.class < Some(Class::Quadratic));
+    }
+
+    /// 8 sizes over 64×, each the median of 5 samples with ±15% jitter and 8% outliers ×1.5–4.
+    #[test]
+    fn noise_and_outliers_keep_linear_and_quadratic_apart() {
+        let linear = [
+            (1024.0, 3378.290188339848),
+            (1855.0, 5399.996727987652),
+            (3360.0, 10207.73459791661),
+            (6087.0, 16770.786998708183),
+            (11026.0, 35055.95250582048),
+            (19972.0, 55610.20905757747),
+            (36179.0, 110249.33835915131),
+            (65536.0, 193296.31835973522),
+        ];
+        let quadratic = [
+            (1024.0, 1012.4244894096919),
+            (1855.0, 3527.7439410893467),
+            (3360.0, 11367.232987157722),
+            (6087.0, 33929.331169831166),
+            (11026.0, 132540.2050755452),
+            (19972.0, 424034.57956064306),
+            (36179.0, 1217827.5189371407),
+            (65536.0, 4139814.6554492074),
+        ];
+        assert_matches(
+            &linear,
+            &Expected {
+                class: Some(Class::Linear),
+                best: Class::Linear,
+                weight: 0.904_931_560_723_440,
+                runner_up: Class::NLogN,
+                runner_up_weight: 0.095_068_429_548_388,
+                exponent: Some((1.025_515, 0.969_223, 1.083_799)),
+            },
+        );
+        assert_matches(
+            &quadratic,
+            &Expected {
+                class: Some(Class::Quadratic),
+                best: Class::Quadratic,
+                weight: 0.999_999_999_087_438,
+                runner_up: Class::Cubic,
+                runner_up_weight: 8.711e-10,
+                exponent: Some((1.996_799, 1.963_354, 2.036_767)),
+            },
+        );
+    }
+
+    #[test]
+    fn four_sizes_are_unsure_and_have_no_exponent() {
+        let points: Vec<_> = wide()[..4].iter().map(|&n| (n, 3.0 * n)).collect();
+        let got = assert_matches(
+            &points,
+            &Expected {
+                class: None,
+                best: Class::Linear,
+                weight: 0.999_999_613_354_396,
+                runner_up: Class::NLogN,
+                runner_up_weight: 3.865_537e-7,
+                exponent: None,
+            },
+        );
+        assert_eq!(got.class, None);
+    }
+
+    #[test]
+    fn separation_is_the_aicc_gap_of_a_five_percent_f_test() {
+        // m·ln(1 + F/(m − 2)) with F = scipy.stats.f.ppf(0.95, 1, m − 2).
+        for (m, expected) in
+            [(5, 7.380_661_799_534), (6, 6.444_199_821_597), (8, 5.536_758_087_201), (12, 4.837_230_027_204)]
+        {
+            assert!((separation(m) - expected).abs() < 1e-6, "{m}: {}", separation(m));
+        }
+    }
+
+    #[test]
+    fn the_class_is_written_as_the_api_spells_it() {
+        for class in Class::ALL {
+            assert_eq!(serde_json::to_value(class).unwrap(), class.as_str());
+            assert_eq!(Class::parse(class.as_str()), Some(class));
+        }
+        assert_eq!(Class::Quadratic.label(), "O(n²)");
+        let got = classify(&series(|n| 3.0 * n)).unwrap();
+        let json = serde_json::to_value(&got).unwrap();
+        assert_eq!(json["class"], "n");
+        assert_eq!(json["runner_up"], "n log n");
+        assert_eq!(serde_json::from_value::<Complexity>(json).unwrap(), got);
+
+        let unsure = Complexity { class: None, ..got };
+        let json = serde_json::to_value(&unsure).unwrap();
+        assert_eq!(json["class"], UNSURE);
+        assert_eq!(serde_json::from_value::<Complexity>(json).unwrap(), unsure);
+        let short = classify(&series(|n| 3.0 * n)[..4]).unwrap();
+        assert_eq!(serde_json::to_value(&short).unwrap()["exponent"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn unsorted_points_classify_alike() {
+        let mut points = series(|n| 1e-3 * n * n + 5e3);
+        let a = classify(&points).unwrap();
+        points.reverse();
+        assert_eq!(classify(&points).unwrap(), a);
+    }
+
+    #[test]
+    fn degenerate_input_is_an_error() {
+        assert_eq!(classify(&[(1.0, 1.0), (2.0, 2.0)]), Err(FitError::TooFewPoints(2)));
+        assert_eq!(classify(&[(1.0, 1.0), (2.0, -1.0), (4.0, 1.0)]), Err(FitError::NonPositive));
+        assert_eq!(classify(&[(2.0, 1.0), (2.0, 2.0), (2.0, 3.0)]), Err(FitError::AllSameSize));
+    }
+}

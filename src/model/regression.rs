@@ -71,6 +71,8 @@ pub struct RegressionRow {
     pub lineage: String,
     pub version: String,
     pub previous_version: Option<String>,
+    /// One of the `RegressionStatus` values.
+    #[schema(value_type = RegressionStatus)]
     pub status: String,
     pub magnitude: Option<f64>,
     #[serde(with = "time::serde::rfc3339")]

@@ -195,7 +195,20 @@ async fn regressions_are_those_of_in_order_arrival_whatever_the_order_and_each_i
                 }
             }
         }
-        eprintln!("{regressions} regressions in order; {moved} of their reorderings moved a range");
+        // A regression merged into another keeps its page, which says where it went.
+        let newest = app.db.store.regressions(None).await.unwrap().iter().map(|(r, _)| r.id).max().unwrap_or(0);
+        let mut merged = 0;
+        for id in 1..=newest {
+            let Some(into) = app.db.store.regression(id).await.unwrap().and_then(|d| d.regression.merged_into) else {
+                continue;
+            };
+            merged += 1;
+            let (status, page) = app.get(&format!("/regressions/{id}")).await;
+            assert_eq!(status, 200);
+            let page = page.as_str().unwrap_or_default().to_string();
+            assert!(page.contains(&format!("Merged into <a href=\"/regressions/{into}\">")), "{page}");
+        }
+        eprintln!("{regressions} regressions in order; {moved} of their reorderings moved a range; {merged} merged");
         assert!(regressions >= 5 && moved >= 5, "the scenarios exercise the rule");
     })
     .await;
@@ -284,6 +297,66 @@ async fn a_backfilled_release_moves_an_announced_regression_once_signed_in_json_
             [("0.16.0", Some("0.15.2"), Some("0.16.5"), "fixed"), ("0.17.1", Some("0.16.5"), Some("0.18.0"), "fixed")]
         );
         let _ = stop.send(true);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_regression_that_a_late_unsure_version_shows_to_be_part_of_another_is_merged_into_it() {
+    on_both_backends(|db| async move {
+        let app = TestApp::with_config(db, config(&Receiver::reserve(), &[WebhookFormat::Json])).await;
+        use Shape::{Linear as L, Quadratic as Q, Unsure as U};
+        let history = History {
+            versions: (2..=8).map(|i| format!("1.{i}.0")).collect(),
+            shapes: vec![("scan-0".into(), vec![Q, U, L, L, Q, L, L]), ("scan-1".into(), vec![U, Q, Q, L, L, L, L])],
+        };
+        // 1.4.0 first opens a regression of scan-1; 1.2.0 and 1.3.0 (scan-1 unsure at 1.2.0) later
+        // show that scan-1 regressed at 1.3.0 with scan-0's regression of 1.2.0.
+        for at in [2, 6, 5, 0, 4, 3, 1] {
+            let (status, body) = app.submit(&history.run_of("zig-cc-musl", at)).await;
+            assert_eq!(status, 201, "{body}");
+        }
+        let listed = outcome(&app, "zig-cc-musl").await;
+        let listed: Vec<Outcome> = listed.into_iter().map(|o| o.0).collect();
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            listed,
+            [
+                ("1.2.0".into(), None, Some("1.5.0".into()), names(&["scan-0", "scan-1"])),
+                ("1.6.0".into(), Some("1.5.0".into()), Some("1.7.0".into()), names(&["scan-0"])),
+            ]
+        );
+        let survivor = app.db.store.regressions(None).await.unwrap().into_iter().find(|(r, _)| r.version == "1.2.0");
+        let survivor = survivor.unwrap().0.id;
+        let newest = app.db.store.regressions(None).await.unwrap().iter().map(|(r, _)| r.id).max().unwrap();
+        let mut merged = Vec::new();
+        for id in 1..=newest {
+            if let Some(d) = app.db.store.regression(id).await.unwrap() {
+                if d.regression.merged_into.is_some() {
+                    merged.push(d);
+                }
+            }
+        }
+        assert_eq!(merged.len(), 1, "one regression merged");
+        let m = &merged[0];
+        assert_eq!(m.regression.merged_into, Some(survivor));
+        assert!(m
+            .events
+            .iter()
+            .any(|e| e.detail.starts_with(&format!("Merged into #{survivor} when 1.3.0 was measured"))));
+        let updated = m.deliveries.iter().filter(|d| d.delivery.event == "regression.updated").count();
+        // Each judgement that moved it (the merge last) announced it once, never more.
+        let moves = m.events.iter().filter(|e| e.kind == "moved").count();
+        assert!(updated >= 1 && updated <= moves, "{updated} updates for {moves} moves");
+        let (status, page) = app.get(&format!("/regressions/{}", m.regression.id)).await;
+        assert_eq!(status, 200);
+        let page = page.as_str().unwrap_or_default().to_string();
+        assert!(page.contains(&format!("Merged into <a href=\"/regressions/{survivor}\">")), "{page}");
+        let (_, list) = app.get("/api/v1/regressions").await;
+        assert!(
+            !list.to_string().contains(&format!("\"id\":{}", m.regression.id)),
+            "merged ones leave the list: {list}"
+        );
     })
     .await;
 }

@@ -192,17 +192,9 @@ impl Writer<'_, '_, '_> {
             };
             self.tx.append_event(id, now, "moved", &detail).await?;
         }
-        let workloads_before: Vec<String> = {
-            let mut names: Vec<String> = d
-                .members
-                .iter()
-                .filter(|m| !u.added.iter().any(|a| a.workload_id == m.workload_id))
-                .map(|m| self.name(m.workload_id).to_string())
-                .chain(u.removed.iter().map(|&w| self.name(w).to_string()))
-                .collect();
-            names.sort();
-            names
-        };
+        // The workloads it already had, as the derived regression numbers them now.
+        let kept: Vec<&DerivedMember> =
+            d.members.iter().filter(|m| !u.added.iter().any(|a| a.workload_id == m.workload_id)).collect();
         for &w in &u.removed {
             self.tx.remove_regression_member(id, w).await?;
             let detail = format!("{} left when {measured} was measured: it regressed elsewhere", self.name(w));
@@ -212,7 +204,7 @@ impl Writer<'_, '_, '_> {
             self.add_member(id, m, true).await?;
         }
         if range_moved {
-            for m in d.members.iter().filter(|m| !u.added.iter().any(|a| a.workload_id == m.workload_id)) {
+            for m in &kept {
                 self.tx.refresh_regression_member(&new_member(id, m, m.joined_late, now)).await?;
             }
         }
@@ -226,11 +218,18 @@ impl Writer<'_, '_, '_> {
                 .map(|m| FieldChange { field: m.field.to_string(), from: m.from.clone(), to: m.to.clone() })
                 .collect();
             if !u.added.is_empty() || !u.removed.is_empty() {
+                let mut before: Vec<String> = kept
+                    .iter()
+                    .map(|m| m.workload_id)
+                    .chain(u.removed.iter().copied())
+                    .map(|w| self.name(w).to_string())
+                    .collect();
+                before.sort();
                 let mut after: Vec<String> = d.members.iter().map(|m| self.name(m.workload_id).to_string()).collect();
                 after.sort();
                 changes.push(FieldChange {
                     field: "workloads".to_string(),
-                    from: Some(workloads_before.join(", ")),
+                    from: Some(before.join(", ")),
                     to: Some(after.join(", ")),
                 });
             }

@@ -1,7 +1,7 @@
 //! Regressions: the list and a regression's page, editors' changes (status, notes, links), and the
 //! writes through which a summary pass records what the alert rules decided (`impl Tx`).
 
-use super::db::{sql, Exec, Tx};
+use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::alerts::evaluate::{History, Membership, VersionFit};
@@ -82,6 +82,22 @@ pub struct NewMember {
     pub time_ratio: Option<(u64, f64)>,
     pub joined_at: OffsetDateTime,
     pub joined_late: bool,
+}
+
+impl NewMember {
+    /// Binds `$1`–`$9`: the regression and workload, then the numbers at the regression's version
+    /// and the one before.
+    fn bind_numbers<'q>(&self, q: Sql<'q>) -> Sql<'q> {
+        q.bind(self.regression_id)
+            .bind(self.workload_id)
+            .bind(self.fit.slope)
+            .bind(self.fit.ci_low)
+            .bind(self.fit.ci_high)
+            .bind(self.fit.r2)
+            .bind(self.previous_slope)
+            .bind(self.time_ratio.map(|r| r.1))
+            .bind(self.time_ratio.map(|r| r.0 as i64))
+    }
 }
 
 /// A workload of a regression back under its threshold at a later version.
@@ -367,17 +383,8 @@ impl Tx<'_> {
     /// Sets a member's numbers at the regression's (moved) version and the one before.
     pub async fn refresh_regression_member(&mut self, m: &NewMember) -> Result<(), sqlx::Error> {
         let q = sql("UPDATE regression_workloads SET slope = $3, ci_low = $4, ci_high = $5, r2 = $6,
-             previous_slope = $7, time_ratio = $8, ratio_size = $9 WHERE regression_id = $1 AND workload_id = $2")
-        .bind(m.regression_id)
-        .bind(m.workload_id)
-        .bind(m.fit.slope)
-        .bind(m.fit.ci_low)
-        .bind(m.fit.ci_high)
-        .bind(m.fit.r2)
-        .bind(m.previous_slope)
-        .bind(m.time_ratio.map(|r| r.1))
-        .bind(m.time_ratio.map(|r| r.0 as i64));
-        self.exec().execute(&q).await.map(drop)
+             previous_slope = $7, time_ratio = $8, ratio_size = $9 WHERE regression_id = $1 AND workload_id = $2");
+        self.exec().execute(&m.bind_numbers(q)).await.map(drop)
     }
 
     /// Opens a regression; returns its id.
@@ -396,17 +403,8 @@ impl Tx<'_> {
     pub async fn add_regression_member(&mut self, m: &NewMember) -> Result<(), sqlx::Error> {
         let q = sql("INSERT INTO regression_workloads (regression_id, workload_id, slope, ci_low, ci_high, r2,
              previous_slope, time_ratio, ratio_size, joined_at, joined_late)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
-        .bind(m.regression_id)
-        .bind(m.workload_id)
-        .bind(m.fit.slope)
-        .bind(m.fit.ci_low)
-        .bind(m.fit.ci_high)
-        .bind(m.fit.r2)
-        .bind(m.previous_slope)
-        .bind(m.time_ratio.map(|r| r.1))
-        .bind(m.time_ratio.map(|r| r.0 as i64));
-        self.exec().execute(&q.bind(m.joined_at).bind(m.joined_late)).await.map(drop)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
+        self.exec().execute(&m.bind_numbers(q).bind(m.joined_at).bind(m.joined_late)).await.map(drop)
     }
 
     /// Sets a regression's magnitude to the largest time ratio among its workloads.

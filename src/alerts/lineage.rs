@@ -478,6 +478,22 @@ mod tests {
     }
 
     #[test]
+    fn a_regression_its_version_no_longer_supports_stays_and_resolves_by_the_usual_rule() {
+        // More runs made 0.16.0 unsure: replayed, nothing opens there, but the announced
+        // regression stays and 0.17.0 fixes it.
+        let mut s = lineage(&[("0.15.0", 1.0), ("0.17.0", 1.0)]);
+        let mut unsure = summary(1, "0.16.0", 2.0);
+        unsure.history.fit.ci_low = 1.0;
+        s.push(unsure);
+        let d = derive(&Rules::default(), &s);
+        assert!(d.is_empty());
+        let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), None)], &d, &s);
+        let [Change::Fix { id: 4, fixes, resolve }] = changes.as_slice() else { panic!("{changes:?}") };
+        assert_eq!(resolve.as_deref(), Some("0.17.0"));
+        assert_eq!(fixes.iter().map(|(w, f)| (*w, f.version.as_str())).collect::<Vec<_>>(), [(1, "0.17.0")]);
+    }
+
+    #[test]
     fn nothing_changes_when_the_store_already_holds_the_derivation() {
         let s = lineage(&[("0.15.0", 1.0), ("0.16.0", 2.0), ("0.17.0", 1.0)]);
         let d = derive(&Rules::default(), &s);

@@ -44,15 +44,7 @@ fn run(lineage: &str, version: &str, workloads: &[(String, Shape)]) -> Value {
             json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:00", "measurements": measurements})
         })
         .collect();
-    json!({
-        "run_id": uuid::Uuid::new_v4(),
-        "agent_version": "0.1.0",
-        "started_at": "2026-11-29T21:00:00Z",
-        "host": {"name": "build-01", "cpu": "Test CPU", "kernel": "6.1.0", "arch": "x86_64"},
-        "toolchain": {"name": lineage, "version": version, "libc": "musl 1.2.5", "target": "x86_64-linux-musl",
-                      "compiler": "zig cc", "flags": "-O2"},
-        "workloads": workloads,
-    })
+    common::run_of(lineage, version, "build-01", workloads)
 }
 
 /// A lineage's history: versions in order, and each workload's shape at each version.

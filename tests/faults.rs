@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::process::{agent_binary, create_token, free_addr, PrivatePostgres, Server};
+use common::process::{agent_binary, create_token, free_addr, get_json, PrivatePostgres, Server};
 use common::{run_json, Backend, TestDb};
 use serde_json::Value;
 use slopewatch::alerts::signing;
@@ -21,12 +21,6 @@ use std::time::{Duration, Instant};
 fn client() -> reqwest::Client {
     // Far longer than any answer should take, so a hang shows up as a latency, not a client error.
     reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap()
-}
-
-async fn get_json(c: &reqwest::Client, url: &str) -> (u16, Value) {
-    let res = c.get(url).send().await.unwrap();
-    let status = res.status().as_u16();
-    (status, res.json().await.unwrap_or(Value::Null))
 }
 
 async fn post_run(c: &reqwest::Client, url: &str, token: &str, run: &Value) -> (u16, Value, Duration) {

@@ -164,15 +164,18 @@ async fn requests_beyond_the_in_flight_cap_answer_503_until_one_finishes() {
     assert!(health.starts_with("HTTP/1.1 200"), "liveness answers whatever the load: {health}");
 
     drop(uploads);
-    let mut served = false;
+    assert!(served_again(&server.addr).await, "requests are served again once the uploads are gone");
+}
+
+/// Whether a request is answered 200 within 5 s, asked every 100 ms.
+async fn served_again(addr: &str) -> bool {
     for _ in 0..50 {
-        if request(&server.addr, &get_close("/api/v1/workloads")).await.starts_with("HTTP/1.1 200") {
-            served = true;
-            break;
+        if request(addr, &get_close("/api/v1/workloads")).await.starts_with("HTTP/1.1 200") {
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(served, "requests are served again once the uploads are gone");
+    false
 }
 
 #[tokio::test]
@@ -187,15 +190,7 @@ async fn connections_beyond_the_cap_answer_503() {
     assert!(answer.starts_with("HTTP/1.1 503"), "a fourth connection is refused: {answer:?}");
     assert!(answer.contains("\"code\":\"unavailable\""), "{answer}");
     idle.pop();
-    let mut served = false;
-    for _ in 0..50 {
-        if request(&server.addr, &get_close("/api/v1/workloads")).await.starts_with("HTTP/1.1 200") {
-            served = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(served, "a place freed by a closed connection is taken again");
+    assert!(served_again(&server.addr).await, "a place freed by a closed connection is taken again");
 }
 
 /// A 1 MiB chunk each time the body is polled, counting the polls.

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::process::{create_token, free_addr, Server};
+use common::process::{create_token, free_addr, get_json, Server};
 use common::{run_json, Backend, TestDb};
 use serde_json::Value;
 use slopewatch::alerts::signing;
@@ -19,12 +19,6 @@ use std::time::{Duration, Instant};
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
-}
-
-async fn get_json(c: &reqwest::Client, url: &str) -> (u16, Value) {
-    let res = c.get(url).send().await.unwrap();
-    let status = res.status().as_u16();
-    (status, res.json().await.unwrap_or(Value::Null))
 }
 
 /// A counter's value in a `/metrics` text (0 when absent).

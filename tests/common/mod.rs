@@ -244,6 +244,19 @@ pub async fn create_token(store: &Store, name: &str, scope: Scope) -> String {
     new.secret
 }
 
+/// A run as an agent sends it, of `workloads` (each `{"name", "size_unit", "measurements", …}`).
+pub fn run_of(lineage: &str, version: &str, host: &str, workloads: Vec<Value>) -> Value {
+    serde_json::json!({
+        "run_id": uuid::Uuid::new_v4(),
+        "agent_version": "0.1.0",
+        "started_at": "2026-11-29T21:00:00Z",
+        "host": {"name": host, "cpu": "Test CPU", "kernel": "6.1.0", "arch": "x86_64"},
+        "toolchain": {"name": lineage, "version": version, "libc": "musl 1.2.5", "target": "x86_64-linux-musl",
+                      "compiler": "zig cc -target x86_64-linux-musl", "flags": "-O2"},
+        "workloads": workloads,
+    })
+}
+
 /// A run shaped like an agent's: `workloads` string workloads, sizes doubling from 64 KiB,
 /// time = c · size^slope with a little deterministic jitter.
 pub fn run_json(
@@ -268,13 +281,5 @@ pub fn run_json(
             serde_json::json!({"name": format!("workload-{w}"), "size_unit": "bytes", "source_hash": "sha256:00", "measurements": measurements})
         })
         .collect();
-    serde_json::json!({
-        "run_id": uuid::Uuid::new_v4(),
-        "agent_version": "0.1.0",
-        "started_at": "2026-11-29T21:00:00Z",
-        "host": {"name": host, "cpu": "Test CPU", "kernel": "6.1.0", "arch": "x86_64"},
-        "toolchain": {"name": lineage, "version": version, "libc": "musl 1.2.5", "target": "x86_64-linux-musl",
-                      "compiler": "zig cc -target x86_64-linux-musl", "flags": "-O2"},
-        "workloads": workloads,
-    })
+    run_of(lineage, version, host, workloads)
 }

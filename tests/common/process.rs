@@ -7,6 +7,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A loopback address nothing listens on yet.
+/// GETs `url`: the status, and the answer as JSON (`null` when it is not).
+pub async fn get_json(c: &reqwest::Client, url: &str) -> (u16, serde_json::Value) {
+    let res = c.get(url).send().await.unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap_or(serde_json::Value::Null))
+}
+
 pub fn free_addr() -> String {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string()
 }

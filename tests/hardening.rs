@@ -138,16 +138,21 @@ async fn requests_beyond_the_in_flight_cap_answer_503_until_one_finishes() {
     let dir = tempfile::tempdir().unwrap();
     let (server, url) = server(&dir, &[("SLOPEWATCH_MAX_CONCURRENT_REQUESTS", "2")]);
     let token = cli_token(&url, "slow", "ingest");
-    // Two uploads whose bodies never finish hold both places.
+    // Two uploads whose bodies never finish hold both places. An upload answered at once (a 503:
+    // a request of the server's start-up check was still finishing) is sent again.
     let mut uploads = Vec::new();
-    for _ in 0..2 {
+    while uploads.len() < 2 {
         let mut s = TcpStream::connect(&server.addr).await.unwrap();
         let head = format!(
             "POST /api/v1/runs HTTP/1.1\r\nHost: sw\r\nAuthorization: Bearer {token}\r\n\
              Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
         );
         s.write_all(head.as_bytes()).await.unwrap();
-        uploads.push(s);
+        let mut buf = [0u8; 64];
+        match tokio::time::timeout(Duration::from_millis(300), s.read(&mut buf)).await {
+            Err(_) => uploads.push(s),
+            Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
     }
     let mut refused = None;
     for _ in 0..50 {

@@ -1,6 +1,8 @@
-//! Slopes for the server: one fit per workload of a run, and a summary per toolchain version.
+//! Slopes and complexity classes for the server: one fit per workload of a run, and a summary per
+//! toolchain version.
 
 use crate::model::Slope;
+use slopewatch_core::complexity::{self, Complexity};
 use slopewatch_core::fit::{self, Fit};
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use std::collections::{BTreeMap, HashSet};
@@ -10,6 +12,8 @@ use std::collections::{BTreeMap, HashSet};
 pub struct WorkloadFit {
     pub workload: String,
     pub fit: Fit,
+    /// The class of growth of the same medians.
+    pub complexity: Complexity,
     /// (size, median ns, number of samples), by size.
     pub medians: Vec<(u64, f64, usize)>,
 }
@@ -35,9 +39,19 @@ pub fn fit_medians(
 ) -> Result<WorkloadFit, FieldError> {
     medians.sort_by_key(|m| m.0);
     let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t, _)| (s as f64, t)).collect();
-    let fit = fit::fit(&points)
-        .map_err(|e| FieldError { field: format!("workloads[{index}].measurements"), reason: e.to_string() })?;
-    Ok(WorkloadFit { workload: workload.to_string(), fit, medians })
+    let invalid =
+        |e: fit::FitError| FieldError { field: format!("workloads[{index}].measurements"), reason: e.to_string() };
+    let fit = fit::fit(&points).map_err(invalid)?;
+    let complexity = complexity::classify(&points).map_err(invalid)?;
+    Ok(WorkloadFit { workload: workload.to_string(), fit, complexity, medians })
+}
+
+/// The complexity class of (size, median ns) points, as a run's fit or a version's summary holds
+/// it; `None` when they cannot be classified (fewer than three, or not all positive), which never
+/// happens to the medians of a run that was accepted.
+pub fn classify(medians: &[(u64, f64)]) -> Option<Complexity> {
+    let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t)| (s as f64, t)).collect();
+    complexity::classify(&points).ok()
 }
 
 /// One run's fit of a workload, as read back to summarise a version.
@@ -62,6 +76,8 @@ pub struct Summary {
     pub hosts: usize,
     /// (size, median over runs of the run's median ns, runs at that size), by size.
     pub sizes: Vec<(u64, f64, usize)>,
+    /// The class of growth of `sizes`' medians.
+    pub complexity: Option<Complexity>,
 }
 
 /// Summarises the fits and per-size medians of every run of one workload at one version.
@@ -73,7 +89,10 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
     for &(size, ns) in medians {
         by_size.entry(size).or_default().push(ns);
     }
+    let sizes: Vec<(u64, f64, usize)> = by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect();
+    let medians: Vec<(u64, f64)> = sizes.iter().map(|&(s, t, _)| (s, t)).collect();
     Some(Summary {
+        complexity: classify(&medians),
         slope: spread.median,
         slope_min: spread.min,
         slope_max: spread.max,
@@ -82,7 +101,7 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
         r2: fit::median(&collect(|f| f.fit.r2)),
         runs: fits.len(),
         hosts: fits.iter().map(|f| f.host_id).collect::<HashSet<_>>().len(),
-        sizes: by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect(),
+        sizes,
     })
 }
 
@@ -104,6 +123,22 @@ mod tests {
         assert!((s.ci_low - 1.0).abs() < 1e-12 && (s.ci_high - 1.2).abs() < 1e-12);
         assert_eq!((s.runs, s.hosts), (3, 2));
         assert_eq!(s.sizes, vec![(1024, 11.0, 2), (2048, 25.0, 2), (4096, 40.0, 1)]);
+        let c = s.complexity.expect("three sizes are classified");
+        assert_eq!(c.class, None, "unsure below five sizes");
         assert!(summarize(&[], &[]).is_none());
+    }
+
+    #[test]
+    fn a_version_summary_is_classified_on_its_medians_across_runs() {
+        let fits = [run_fit(2.0, 1), run_fit(2.0, 2)];
+        let medians: Vec<(u64, f64)> =
+            (0..7).flat_map(|i| [(1024u64 << i, (1024f64 * (1 << i) as f64).powi(2)), (1024 << i, 1e9)]).collect();
+        // Per size, one run quadratic and one flat at 1e9: the summary classifies their medians.
+        let s = summarize(&fits, &medians).unwrap();
+        let expected = classify(&s.sizes.iter().map(|&(size, t, _)| (size, t)).collect::<Vec<_>>());
+        assert_eq!(s.complexity, expected);
+        let quadratic: Vec<(u64, f64)> = (0..7).map(|i| (1024u64 << i, ((1024u64 << i) as f64).powi(2))).collect();
+        let c = summarize(&fits, &quadratic).unwrap().complexity.unwrap();
+        assert_eq!(c.class, Some(slopewatch_core::complexity::Class::Quadratic));
     }
 }

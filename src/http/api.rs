@@ -15,6 +15,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use slopewatch_core::complexity::Complexity;
 use slopewatch_core::wire::RunSubmission;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -58,6 +59,9 @@ pub struct WorkloadSlope {
     r2: f64,
     /// Number of sizes fitted.
     n_sizes: i32,
+    /// The complexity class of the same medians (docs/complexity.md); `null` only for a run
+    /// stored before classes while its store is still classifying its history.
+    complexity: Option<Complexity>,
 }
 
 impl From<FitReceipt> for WorkloadSlope {
@@ -69,6 +73,7 @@ impl From<FitReceipt> for WorkloadSlope {
             ci_high: f.ci_high,
             r2: f.r2,
             n_sizes: f.n_sizes,
+            complexity: f.complexity,
         }
     }
 }

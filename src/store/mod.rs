@@ -11,6 +11,7 @@
 mod backend;
 mod claims;
 mod columns;
+mod complexity;
 mod db;
 mod inventory;
 mod outbox;
@@ -29,6 +30,7 @@ mod tokens;
 mod transfer;
 
 pub use columns::{Arrival, PrunedSamples};
+pub use complexity::Classified;
 pub use db::Tx;
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewDelivery};
@@ -183,15 +185,28 @@ impl Store {
         Ok(store)
     }
 
-    /// Applies the migrations not applied yet. On Postgres the migrator holds an advisory lock
-    /// (`pg_advisory_lock`, keyed by the database's name) from before it reads what is applied until
-    /// it is done, so replicas starting at once on a new database migrate one after the other: the
-    /// first applies everything, the others find nothing left to do.
+    /// Applies the migrations not applied yet, then classifies the fits and summaries stored
+    /// before there were complexity classes (`classify_unclassified`). On Postgres the migrator
+    /// holds an advisory lock (`pg_advisory_lock`, keyed by the database's name) from before it
+    /// reads what is applied until it is done, so replicas starting at once on a new database
+    /// migrate one after the other: the first applies everything, the others find nothing left
+    /// to do.
     pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
         match &self.pool {
             Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
             Pool::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
+        }?;
+        let started = std::time::Instant::now();
+        let classified = self.classify_unclassified().await.map_err(sqlx::migrate::MigrateError::Execute)?;
+        if classified != Classified::default() {
+            tracing::info!(
+                fits = classified.fits,
+                summaries = classified.summaries,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "classified the complexity of stored fits and version summaries"
+            );
         }
+        Ok(())
     }
 
     /// Starts a transaction that writes.

@@ -1,6 +1,7 @@
 //! Regressions: the list and a regression's page, editors' changes (status, notes, links), and the
 //! writes through which a summary pass records what the alert rules decided (`impl Tx`).
 
+use super::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
@@ -16,9 +17,44 @@ use time::OffsetDateTime;
 const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
      opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at, merged_into FROM regressions";
 
+/// A regression's workloads, with their version summaries' complexity at its last good and first
+/// bad versions.
 const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.slope, rw.ci_low, rw.ci_high, rw.r2,
-     rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version, rw.fixed_slope, rw.fixed_ratio
-     FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id";
+     rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version, rw.fixed_slope, rw.fixed_ratio,
+     sb.complexity AS complexity_before, sa.complexity AS complexity_after
+     FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
+     JOIN regressions rr ON rr.id = rw.regression_id
+     LEFT JOIN version_summaries sa
+       ON sa.workload_id = rw.workload_id AND sa.lineage = rr.lineage AND sa.version = rr.version
+     LEFT JOIN version_summaries sb
+       ON sb.workload_id = rw.workload_id AND sb.lineage = rr.lineage AND sb.version = rr.previous_version";
+
+/// A row of `WORKLOAD_COLUMNS`, its complexities still JSON.
+#[derive(sqlx::FromRow)]
+struct WorkloadRecord {
+    #[sqlx(flatten)]
+    member: RegressionWorkload,
+    complexity_before: Option<String>,
+    complexity_after: Option<String>,
+}
+
+impl WorkloadRecord {
+    fn decode(self) -> Result<RegressionWorkload, sqlx::Error> {
+        let class =
+            |text: Option<String>| decode_complexity(text.as_deref()).map(|c| crate::format::class_text(c.as_ref()));
+        Ok(RegressionWorkload {
+            class_before: class(self.complexity_before)?,
+            class_after: class(self.complexity_after)?,
+            ..self.member
+        })
+    }
+}
+
+/// Every row of a `WORKLOAD_COLUMNS` query, decoded.
+async fn read_members(exec: Exec<'_>, q: &Sql<'_>) -> Result<Vec<RegressionWorkload>, sqlx::Error> {
+    let records: Vec<WorkloadRecord> = exec.all(q).await?;
+    records.into_iter().map(WorkloadRecord::decode).collect()
+}
 
 /// A workload's median times by size at one version, for a regression's charts.
 #[derive(sqlx::FromRow)]
@@ -48,6 +84,7 @@ struct SummaryRow {
     slope: Slope,
     sizes: String,
     first_seen: OffsetDateTime,
+    complexity: Option<String>,
 }
 
 /// A regression of a lineage with one of its workloads, as the alert rules read it.
@@ -130,7 +167,7 @@ impl Store {
              WHERE ($1 IS NULL OR status = $1) AND merged_into IS NULL ORDER BY opened_at DESC, id DESC LIMIT 500)
              ORDER BY w.name"
         ));
-        let members: Vec<RegressionWorkload> = conn.exec().all(&q.bind(status)).await?;
+        let members = read_members(conn.exec(), &q.bind(status)).await?;
         let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
         for m in members {
             by_regression.entry(m.regression_id).or_default().push(m);
@@ -150,7 +187,7 @@ impl Store {
         let q = sql(format!("{REGRESSION_COLUMNS} WHERE id = $1")).bind(id);
         let Some(regression) = conn.exec().optional::<RegressionRow>(&q).await? else { return Ok(None) };
         let q = sql(format!("{WORKLOAD_COLUMNS} WHERE rw.regression_id = $1 ORDER BY w.name")).bind(id);
-        let workloads: Vec<RegressionWorkload> = conn.exec().all(&q).await?;
+        let workloads = read_members(conn.exec(), &q).await?;
         let q = sql("SELECT at, kind, detail, actor FROM regression_events WHERE regression_id = $1 ORDER BY at, id");
         let events: Vec<RegressionEvent> = conn.exec().all(&q.bind(id)).await?;
         let q = sql("SELECT id, at, author, body FROM regression_notes WHERE regression_id = $1 ORDER BY at, id");
@@ -295,13 +332,13 @@ impl Tx<'_> {
     /// Every version summary of the lineage, with its workload's name.
     pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
         let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
-                    s.first_seen
+                    s.first_seen, s.complexity
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1");
         let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
         rows.into_iter()
             .map(|row| {
                 let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
-                let fit = VersionFit::new(row.slope, sizes);
+                let fit = VersionFit::new(row.slope, sizes, decode_complexity(row.complexity.as_deref())?);
                 let history = History { workload_id: row.workload_id, version: row.version, fit };
                 Ok(Summary { history, workload: row.workload, first_seen: row.first_seen })
             })

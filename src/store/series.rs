@@ -2,10 +2,12 @@
 //! the overview's slope history, one version's summary, the versions a workload was built with.
 //! Each read costs the number of summaries shown, never the runs or samples behind them.
 
+use super::complexity::decode_complexity;
 use super::db::sql;
 use super::{decode_json, Store};
 use crate::model::SizeMedian;
 use serde::Serialize;
+use slopewatch_core::complexity::Complexity;
 use slopewatch_core::version::sort_versions;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -29,6 +31,9 @@ pub struct VersionSummary {
     pub first_seen: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     pub last_run_at: OffsetDateTime,
+    /// The complexity class of `sizes`' medians; `null` only while a store upgraded from before
+    /// classes is still classifying its history.
+    pub complexity: Option<Complexity>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -47,12 +52,14 @@ struct SummaryRecord {
     sizes: String,
     first_seen: OffsetDateTime,
     last_run_at: OffsetDateTime,
+    complexity: Option<String>,
 }
 
 impl SummaryRecord {
     fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
         let sizes = decode_json(&self.sizes)?;
         Ok(VersionSummary {
+            complexity: decode_complexity(self.complexity.as_deref())?,
             workload: self.workload,
             lineage: self.lineage,
             version: self.version,
@@ -72,19 +79,31 @@ impl SummaryRecord {
 }
 
 const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
-     s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at
+     s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at, s.complexity
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
-/// A version's slope for one workload, without its per-size medians.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+/// A version's slope and class for one workload, without its per-size medians.
+#[derive(Debug, Clone, Serialize)]
 pub struct SlopeRow {
     pub workload: String,
     pub size_unit: String,
     pub lineage: String,
     pub version: String,
     pub slope: f64,
+    pub complexity: Option<Complexity>,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
+}
+
+#[derive(sqlx::FromRow)]
+struct SlopeRecord {
+    workload: String,
+    size_unit: String,
+    lineage: String,
+    version: String,
+    slope: f64,
+    complexity: Option<String>,
+    first_seen: OffsetDateTime,
 }
 
 /// A toolchain version a workload was measured with.
@@ -117,9 +136,23 @@ impl Store {
 
     /// Every workload's slope at every version, grouped by workload and lineage, versions in order.
     pub async fn slope_history(&self) -> Result<Vec<SlopeRow>, sqlx::Error> {
-        let q = sql("SELECT w.name AS workload, w.size_unit, s.lineage, s.version, s.slope, s.first_seen
+        let q = sql("SELECT w.name AS workload, w.size_unit, s.lineage, s.version, s.slope, s.complexity, s.first_seen
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id");
-        let mut rows: Vec<SlopeRow> = self.all(&q).await?;
+        let records: Vec<SlopeRecord> = self.all(&q).await?;
+        let mut rows = records
+            .into_iter()
+            .map(|r| {
+                Ok(SlopeRow {
+                    complexity: decode_complexity(r.complexity.as_deref())?,
+                    workload: r.workload,
+                    size_unit: r.size_unit,
+                    lineage: r.lineage,
+                    version: r.version,
+                    slope: r.slope,
+                    first_seen: r.first_seen,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
         rows.sort_by(|a, b| (&a.workload, &a.lineage).cmp(&(&b.workload, &b.lineage)));
         Ok(rows)

@@ -2,6 +2,7 @@
 //! version's latest runs, the totals kept across runs, and the summaries written back. What a
 //! summary holds is decided in `analysis` and `intake`, never here.
 
+use super::complexity::encode_complexity;
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
 use crate::analysis::Summary;
@@ -168,7 +169,7 @@ impl Tx<'_> {
             return Ok(());
         }
         let mut q = sql("INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
-             ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at) ");
+             ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at, complexity) ");
         q.push_values(rows, |b, row| {
             let s = row.summary;
             let sizes: Vec<_> = s
@@ -190,14 +191,15 @@ impl Tx<'_> {
                 .bind(serde_json::to_string(row.host_ids).expect("ids serialize"))
                 .bind(serde_json::Value::Array(sizes).to_string())
                 .bind(row.first_seen)
-                .bind(row.last_run_at);
+                .bind(row.last_run_at)
+                .bind(encode_complexity(s.complexity.as_ref()));
         });
         q.push(
             " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
              slope_min = excluded.slope_min, slope_max = excluded.slope_max, ci_low = excluded.ci_low,
              ci_high = excluded.ci_high, r2 = excluded.r2, runs = excluded.runs, hosts = excluded.hosts,
              host_ids = excluded.host_ids, sizes = excluded.sizes, first_seen = excluded.first_seen,
-             last_run_at = excluded.last_run_at",
+             last_run_at = excluded.last_run_at, complexity = excluded.complexity",
         );
         self.exec().execute(&q).await.map(drop)
     }

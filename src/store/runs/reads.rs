@@ -1,8 +1,10 @@
 //! Reading runs back: the latest runs, and one run whole with its fits and samples.
 
+use crate::store::complexity::decode_complexity;
 use crate::store::db::sql;
 use crate::store::{decode_json, Store};
 use serde::Serialize;
+use slopewatch_core::complexity::Complexity;
 use slopewatch_core::fit::LocalSlope;
 use slopewatch_core::wire::{Host, Toolchain};
 use std::collections::BTreeMap;
@@ -54,6 +56,9 @@ pub struct WorkloadDetail {
     pub ci_low: f64,
     pub ci_high: f64,
     pub n_sizes: i32,
+    /// The complexity class of the medians; `null` only while a store upgraded from before
+    /// classes is still classifying its history.
+    pub complexity: Option<Complexity>,
     pub local_slopes: Vec<LocalSlope>,
     /// Facts the agent reported about the workload, e.g. `sqlite_version`.
     pub metadata: BTreeMap<String, String>,
@@ -146,6 +151,7 @@ struct FitRecord {
     n_sizes: i32,
     local_slopes: String,
     metadata: String,
+    complexity: Option<String>,
 }
 
 impl Store {
@@ -165,7 +171,7 @@ impl Store {
         let q = sql(format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1")).bind(run_id);
         let Some(header) = conn.exec().optional::<RunHeader>(&q).await? else { return Ok(None) };
         let q = sql("SELECT f.workload_id, w.name, w.size_unit, f.source_hash, f.slope, f.intercept, f.r2, f.stderr,
-                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata
+                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata, f.complexity
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name");
         let fits: Vec<FitRecord> = conn.exec().all(&q.bind(run_id)).await?;
         let q = sql("SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
@@ -190,6 +196,7 @@ impl Store {
                 })
                 .collect::<Result<_, sqlx::Error>>()?;
             workloads.push(WorkloadDetail {
+                complexity: decode_complexity(f.complexity.as_deref())?,
                 local_slopes: decode_json(&f.local_slopes)?,
                 metadata: decode_json(&f.metadata)?,
                 name: f.name,

@@ -1,5 +1,37 @@
 //! Numbers as people read them: durations in ns/µs/ms/s, sizes in KiB/MiB or counts, slopes,
-//! and time ratios ("31,000× slower"). Pages, charts and exports share these.
+//! complexity classes, and time ratios ("31,000× slower"). Pages, charts, exports and webhooks
+//! share these.
+
+use slopewatch_core::complexity::{Class, Complexity, UNSURE};
+
+/// A class as events and timelines write it: `"n^2"`, `"unsure"`, or `None` with no complexity.
+pub fn class_text(complexity: Option<&Complexity>) -> Option<String> {
+    complexity.map(|c| c.class.map_or(UNSURE, Class::as_str).to_string())
+}
+
+/// A class as people read it: `"O(n²)"`, `"unsure"`, or `None` with no complexity.
+pub fn class_label(complexity: Option<&Complexity>) -> Option<&'static str> {
+    complexity.map(|c| c.class.map_or(UNSURE, Class::label))
+}
+
+/// A class step as people read it: `"O(n) → O(n²)"`; `None` unless both ends have a complexity.
+pub fn class_step(before: Option<&Complexity>, after: Option<&Complexity>) -> Option<String> {
+    Some(format!("{} → {}", class_label(before)?, class_label(after)?))
+}
+
+/// `class_step` from classes as the API writes them (`"n"`, `"n^2"`, `"unsure"`); `None` unless
+/// both are known.
+pub fn class_step_of_text(before: Option<&str>, after: Option<&str>) -> Option<String> {
+    Some(format!("{} → {}", class_label_of_text(before?)?, class_label_of_text(after?)?))
+}
+
+/// A class as the API writes it (`"n^2"`, `"unsure"`) as people read it (`"O(n²)"`).
+pub fn class_label_of_text(text: &str) -> Option<&'static str> {
+    match text {
+        UNSURE => Some(UNSURE),
+        text => Class::parse(text).map(Class::label),
+    }
+}
 
 /// A duration given in nanoseconds, to three significant digits: `850 ns`, `12.3 µs`, `2.80 s`.
 pub fn duration(ns: f64) -> String {
@@ -128,6 +160,27 @@ fn grouped(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn classes_read_as_the_api_and_people_write_them() {
+        let c = slopewatch_core::complexity::classify(
+            &(1..=6)
+                .map(|i| {
+                    let n = 1000.0 * f64::from(1 << i);
+                    (n, n * n)
+                })
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert_eq!(class_text(Some(&c)).as_deref(), Some("n^2"));
+        assert_eq!(class_label(Some(&c)), Some("O(n²)"));
+        let unsure = Complexity { class: None, ..c.clone() };
+        assert_eq!(class_text(Some(&unsure)).as_deref(), Some("unsure"));
+        assert_eq!(class_step(Some(&unsure), Some(&c)).as_deref(), Some("unsure → O(n²)"));
+        assert_eq!(class_step_of_text(Some("n"), Some("n^3")).as_deref(), Some("O(n) → O(n³)"));
+        assert_eq!(class_step_of_text(None, Some("n^3")), None);
+        assert_eq!(class_label_of_text("<b>"), None);
+    }
 
     #[test]
     fn durations_pick_a_readable_unit() {

@@ -2,6 +2,7 @@
 //! per-version table, the overview matrix, open regressions and comparisons. Pages, charts and
 //! exports all read these, so a page, its charts and its CSV carry the same numbers.
 
+use crate::format;
 use crate::store::{SlopeRow, VersionSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -76,9 +77,40 @@ pub struct VersionRow {
     pub ratio_to_previous: Option<f64>,
     pub runs: i64,
     pub hosts: i64,
+    /// The complexity class, `O(n²)` or `unsure`; `None` where not worked out.
+    pub class: Option<&'static str>,
 }
 
 impl SeriesView {
+    /// How the complexity class changed across versions, in words: "O(n) through 0.15.2, O(n²)
+    /// from 0.16.0". Unsure versions are passed over; `None` unless two named classes follow each
+    /// other.
+    pub fn class_change(&self) -> Option<String> {
+        let mut spans: Vec<(&'static str, &str, &str)> = Vec::new();
+        for v in &self.versions {
+            let Some(class) = v.complexity.as_ref().and_then(|c| c.class) else { continue };
+            match spans.last_mut() {
+                Some(span) if span.0 == class.label() => span.2 = &v.version,
+                _ => spans.push((class.label(), &v.version, &v.version)),
+            }
+        }
+        if spans.len() < 2 {
+            return None;
+        }
+        let last = spans.len() - 1;
+        let parts: Vec<String> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(label, from, through))| match (i, i == last) {
+                (0, _) => format!("{label} through {through}"),
+                (_, true) => format!("{label} from {from}"),
+                _ if from == through => format!("{label} at {from}"),
+                _ => format!("{label} from {from} through {through}"),
+            })
+            .collect();
+        Some(parts.join(", "))
+    }
+
     /// The version where the slope went over the threshold and stayed there up to the latest
     /// version, or else the first version ever over it: the one a reader needs to find.
     pub fn first_over_threshold(&self) -> Option<usize> {
@@ -129,6 +161,7 @@ impl SeriesView {
                     ratio_to_previous: ratio,
                     runs: v.runs,
                     hosts: v.hosts,
+                    class: format::class_label(v.complexity.as_ref()),
                 }
             })
             .collect()
@@ -205,6 +238,8 @@ pub struct OverviewCell {
     pub lineage: String,
     pub version: String,
     pub slope: f64,
+    /// The complexity class at the latest version, `O(n²)` or `unsure`.
+    pub class: Option<&'static str>,
     pub band: Band,
     pub versions: usize,
 }
@@ -255,6 +290,7 @@ impl Overview {
                 lineage: lineage.to_string(),
                 version: latest.version.clone(),
                 slope: latest.slope,
+                class: format::class_label(latest.complexity.as_ref()),
                 band: Band::of(latest.slope),
                 versions: versions.len(),
             });
@@ -324,6 +360,11 @@ impl CompareView {
         self.b.slope - self.a.slope
     }
 
+    /// The complexity class from a to b, `O(n) → O(n²)`, when both were worked out.
+    pub fn class_step(&self) -> Option<String> {
+        format::class_step(self.a.complexity.as_ref(), self.b.complexity.as_ref())
+    }
+
     pub fn rows(&self) -> Vec<CompareRow> {
         self.a
             .sizes
@@ -372,6 +413,7 @@ pub(crate) mod tests {
                 .collect(),
             first_seen: OffsetDateTime::UNIX_EPOCH,
             last_run_at: OffsetDateTime::UNIX_EPOCH,
+            complexity: None,
         }
     }
 
@@ -391,8 +433,44 @@ pub(crate) mod tests {
             lineage: lineage.into(),
             version: version.into(),
             slope,
+            complexity: None,
             first_seen: OffsetDateTime::UNIX_EPOCH,
         }
+    }
+
+    /// A complexity naming `class` (unsure for `None`).
+    pub(crate) fn complexity(
+        class: Option<slopewatch_core::complexity::Class>,
+    ) -> slopewatch_core::complexity::Complexity {
+        use slopewatch_core::complexity::{Class, Complexity};
+        Complexity {
+            class,
+            best: class.unwrap_or(Class::Linear),
+            weight: 0.9,
+            runner_up: Class::NLogN,
+            runner_up_weight: 0.1,
+            exponent: Some(1.0),
+            exponent_ci_low: Some(0.9),
+            exponent_ci_high: Some(1.1),
+        }
+    }
+
+    #[test]
+    fn the_class_change_names_where_each_class_begins_and_ends() {
+        use slopewatch_core::complexity::Class;
+        let mut s = series(&[("0.14.0", 1.0), ("0.15.0", 1.0), ("0.15.2", 1.0), ("0.16.0", 2.0), ("0.17.0", 2.0)]);
+        let classes = [Some(Class::Linear), None, Some(Class::Linear), Some(Class::Quadratic), Some(Class::Quadratic)];
+        for (v, c) in s.versions.iter_mut().zip(classes) {
+            v.complexity = Some(complexity(c));
+        }
+        assert_eq!(s.class_change().as_deref(), Some("O(n) through 0.15.2, O(n²) from 0.16.0"));
+        assert_eq!(s.rows()[1].class, Some("unsure"));
+        s.versions[4].complexity = Some(complexity(Some(Class::Linear)));
+        assert_eq!(s.class_change().as_deref(), Some("O(n) through 0.15.2, O(n²) at 0.16.0, O(n) from 0.17.0"));
+        for v in &mut s.versions {
+            v.complexity = Some(complexity(Some(Class::Linear)));
+        }
+        assert_eq!(s.class_change(), None, "no change to state");
     }
 
     #[test]

@@ -129,7 +129,7 @@ async fn editors_acknowledge_set_status_write_safe_notes_and_add_links_with_csrf
             "## Timeline",
             "First run of 0.16.0",
             "Acknowledged (test-editor)",
-            "| workload-0 | 1.00 | 2.00 |",
+            "| workload-0 | O(n) | O(n²) | 1.00 | 2.00 |",
             "[Upstream issue](<https://example.org/issues/1>)",
             "Upstream `strchr` measures the rest of the string.",
         ] {

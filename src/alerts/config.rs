@@ -13,6 +13,9 @@ use std::time::Duration;
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields, default)]
 pub struct AlertsSection {
+    /// What opens a regression: the slope threshold (`"slope"`), a step up of the complexity
+    /// class (`"class"`), or either (`"either"`).
+    pub rule: AlertRule,
     /// A version's slope above this is a regression (time ∝ size^k; 1 is linear, 2 quadratic).
     pub threshold: f64,
     /// Per-workload thresholds, overriding `threshold`: `[alerts.workloads] "name" = 1.3`.
@@ -39,6 +42,7 @@ pub struct AlertsSection {
 impl Default for AlertsSection {
     fn default() -> Self {
         AlertsSection {
+            rule: AlertRule::default(),
             threshold: 1.5,
             workloads: BTreeMap::new(),
             min_sizes: 4,
@@ -51,6 +55,19 @@ impl Default for AlertsSection {
             timeout_ms: 10_000,
         }
     }
+}
+
+/// What opens and resolves a regression (docs/alerts.md).
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AlertRule {
+    /// The slope against its threshold, with the noise rule.
+    #[default]
+    Slope,
+    /// The complexity class: a step up into O(n²) or O(n³), or from O(n²) to O(n³).
+    Class,
+    /// Over when either rule says so; under when neither is over and one of them is under.
+    Either,
 }
 
 /// How a webhook body is shaped.
@@ -100,6 +117,7 @@ pub struct AuthSection {
 /// When a workload's version slope counts as a regression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rules {
+    pub rule: AlertRule,
     pub threshold: f64,
     pub per_workload: BTreeMap<String, f64>,
     pub min_sizes: usize,
@@ -116,6 +134,7 @@ impl Default for Rules {
 impl From<&AlertsSection> for Rules {
     fn from(s: &AlertsSection) -> Self {
         Rules {
+            rule: s.rule,
             threshold: s.threshold,
             per_workload: s.workloads.clone(),
             min_sizes: s.min_sizes,
@@ -273,6 +292,7 @@ mod tests {
         let (a, w) = section(
             r#"
             [alerts]
+            rule = "either"
             threshold = 1.4
             [alerts.workloads]
             "strchr-scan" = 1.3
@@ -285,6 +305,8 @@ mod tests {
         );
         let s = AlertSettings::from_file(&a, &w).unwrap();
         assert_eq!(s.rules.threshold, 1.4);
+        assert_eq!(s.rules.rule, AlertRule::Either);
+        assert_eq!(Rules::default().rule, AlertRule::Slope, "the slope rule unless another is chosen");
         assert_eq!(s.rules.per_workload["strchr-scan"], 1.3);
         assert_eq!(s.webhooks[0].format, WebhookFormat::Slack);
         assert!(!format!("{s:?}").contains("0123456789abcdef"), "secrets stay out of Debug");

@@ -15,11 +15,18 @@
 //! `T + ci_margin`, the same R² and number of sizes, so one disturbed fit cannot resolve a
 //! regression either. Anything else is *unsure*: it neither opens nor resolves a regression, it
 //! waits for more runs (the version's numbers are medians over its runs).
+//! With `[alerts] rule = "class"` the version's complexity class decides instead (`classes`):
+//! O(n²) and O(n³) are over, the simpler classes under, `unsure` neither; with `"either"` a
+//! version is over when either rule says so, and under when neither does and one says under.
+//!
 //! A workload *crosses* at a version when that version is over and the version before it (the
-//! highest measured version below it in the same lineage) was not, or there was none.
+//! highest measured version below it in the same lineage) was not, or there was none, or was over
+//! at a lower level only (O(n²) before, O(n³) now).
 
-use super::config::Rules;
+use super::classes::{self, Standing};
+use super::config::{AlertRule, Rules};
 use crate::model::{SizeMedian, Slope};
+use slopewatch_core::complexity::Complexity;
 use slopewatch_core::version;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
@@ -32,12 +39,14 @@ pub struct VersionFit {
     pub ci_high: f64,
     pub r2: f64,
     pub sizes: Vec<SizeMedian>,
+    /// The class of `sizes`' medians, if worked out.
+    pub complexity: Option<Complexity>,
 }
 
 impl VersionFit {
-    pub fn new(fit: Slope, sizes: Vec<SizeMedian>) -> VersionFit {
+    pub fn new(fit: Slope, sizes: Vec<SizeMedian>, complexity: Option<Complexity>) -> VersionFit {
         let Slope { slope, ci_low, ci_high, r2 } = fit;
-        VersionFit { slope, ci_low, ci_high, r2, sizes }
+        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity }
     }
 
     /// The slope with its interval and R², without the sizes.
@@ -61,6 +70,41 @@ impl Rules {
     }
 
     pub fn verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
+        self.standing(workload, fit).0
+    }
+
+    /// The verdict under the configured rule, with how far over it is: 0 unless over, 1 over the
+    /// slope threshold or in O(n²), 2 in O(n³).
+    fn standing(&self, workload: &str, fit: &VersionFit) -> (Verdict, u8) {
+        let slope = self.slope_verdict(workload, fit);
+        let class = classes::standing(fit.complexity.as_ref());
+        let class_level = match class {
+            Standing::Over(level) => level,
+            _ => 0,
+        };
+        let (over, under) = match self.rule {
+            AlertRule::Slope => (u8::from(slope == Verdict::Over), slope == Verdict::Under),
+            AlertRule::Class => (class_level, class == Standing::Under),
+            AlertRule::Either => {
+                (class_level.max(u8::from(slope == Verdict::Over)), slope == Verdict::Under || class == Standing::Under)
+            }
+        };
+        match (over, under) {
+            (0, true) => (Verdict::Under, 0),
+            (0, false) => (Verdict::Unsure, 0),
+            (level, _) => (Verdict::Over, level),
+        }
+    }
+
+    /// Whether a workload over at `now` was over at `before` already, at least as far: a step from
+    /// O(n²) to O(n³) crosses again.
+    fn was_over(&self, workload: &str, before: &VersionFit, now: &VersionFit) -> bool {
+        let (verdict, level) = self.standing(workload, before);
+        verdict == Verdict::Over && level >= self.standing(workload, now).1
+    }
+
+    /// The slope rule's verdict, with the noise rule.
+    fn slope_verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
         let t = self.threshold_for(workload);
         let trusted = fit.sizes.len() >= self.min_sizes && fit.r2 >= self.min_r2;
         if trusted && fit.slope > t && fit.ci_low > t - self.ci_margin {
@@ -204,7 +248,7 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
             (Verdict::Over, None) => {
                 let seen_here = members.iter().any(|m| m.workload_id == c.workload_id && m.version == version);
                 let prev = previous(c.workload_id);
-                let was_over = prev.is_some_and(|p| rules.verdict(&c.workload, &p.fit) == Verdict::Over);
+                let was_over = prev.is_some_and(|p| rules.was_over(&c.workload, &p.fit, &c.fit));
                 if !seen_here && !was_over {
                     crossing.push((c, prev));
                 }
@@ -289,6 +333,7 @@ mod tests {
             sizes: (0..sizes)
                 .map(|i| SizeMedian { size: 1024 << i, median_ns: (1024u64 << i) as f64, runs: 1 })
                 .collect(),
+            complexity: None,
         }
     }
 

@@ -5,8 +5,9 @@ use super::config::Rules;
 use super::evaluate::time_ratio;
 use super::lineage::Derived;
 use super::payload::{Event, EventLinks, EventWorkload, FieldChange, OPENED, RESOLVED, UPDATED};
-use crate::links;
 use crate::model::ResolvedMember;
+use crate::{format, links};
+use slopewatch_core::complexity::Complexity;
 use std::collections::HashMap;
 
 /// Where an event happened: the lineage and version whose summary the rules judged.
@@ -70,6 +71,8 @@ fn announce<'n>(
                 previous_slope: m.previous.as_ref().map(|(_, p)| p.slope),
                 time_ratio: ratio.map(|r| r.1),
                 ratio_size: ratio.map(|r| r.0 as i64),
+                class_before: m.previous.as_ref().and_then(|(_, p)| format::class_text(p.complexity.as_ref())),
+                class_after: format::class_text(m.fit.complexity.as_ref()),
                 series_url: scene.series_url(name),
             }
         })
@@ -90,12 +93,14 @@ fn announce<'n>(
 }
 
 /// The event of a regression the scene's version resolved; `sizes_at_fix` gives, by workload
-/// name, the size at which each fix's time ratio was measured.
-pub fn resolved(
+/// name, the size at which each fix's time ratio was measured, and `complexity` a workload's
+/// complexity at a version of the lineage.
+pub fn resolved<'c>(
     scene: &Scene<'_>,
     regression_id: i64,
     members: Vec<ResolvedMember>,
     sizes_at_fix: &HashMap<String, i64>,
+    complexity: impl Fn(&str, &str) -> Option<&'c Complexity>,
 ) -> Event {
     let regressed = members.first().map(|m| m.version.clone()).unwrap_or_default();
     let last_good = members.first().and_then(|m| m.previous_version.clone());
@@ -110,6 +115,8 @@ pub fn resolved(
             previous_slope: Some(m.slope),
             time_ratio: m.fixed_ratio,
             ratio_size: sizes_at_fix.get(&m.name).copied(),
+            class_before: format::class_text(complexity(&m.name, &m.version)),
+            class_after: format::class_text(complexity(&m.name, scene.version)),
             series_url: scene.series_url(&m.name),
             name: m.name,
         })

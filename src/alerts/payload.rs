@@ -4,6 +4,7 @@
 //! bytes under the same delivery id.
 
 use super::config::WebhookFormat;
+use crate::format;
 use serde::Serialize;
 
 /// A regression was opened at a version.
@@ -60,6 +61,10 @@ pub struct EventWorkload {
     /// Time at `version` over time at `previous_version`, at the largest size both measured.
     pub time_ratio: Option<f64>,
     pub ratio_size: Option<i64>,
+    /// The complexity class at `previous_version` and at `version` (`"n"`, `"n^2"`, … or
+    /// `"unsure"`); `null` where that version has no summary or no class.
+    pub class_before: Option<String>,
+    pub class_after: Option<String>,
     pub series_url: String,
 }
 
@@ -131,6 +136,9 @@ impl Event {
             if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size) {
                 line.push_str(&format!("; {r:.1}× the time at size {size}"));
             }
+            if let Some(step) = format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()) {
+                line.push_str(&format!("; {step}"));
+            }
             lines.push(line);
         }
         lines.push(format!("<{}|Open the regression>", slack_escape(&self.links.regression)));
@@ -182,6 +190,8 @@ mod tests {
                 previous_slope: Some(1.0),
                 time_ratio: Some(9.5),
                 ratio_size: Some(1 << 20),
+                class_before: Some("n".into()),
+                class_after: Some("n^2".into()),
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
             }],
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },
@@ -196,7 +206,13 @@ mod tests {
         assert!(text.contains("zig-cc-musl 0.16.0") && text.contains("(after 0.15.0)"), "{text}");
         assert!(text.contains("strchr&lt;scan&gt;") && !text.contains("<scan>"), "{text}");
         assert!(text.contains("<https://sw.example/regressions/3|Open the regression>"));
+        assert!(text.contains("; O(n) → O(n²)"), "{text}");
         assert_eq!(body["blocks"][0]["text"]["type"], "mrkdwn");
+        let json: serde_json::Value = serde_json::from_str(&event().render(WebhookFormat::Json)).unwrap();
+        assert_eq!(
+            (&json["workloads"][0]["class_before"], &json["workloads"][0]["class_after"]),
+            (&"n".into(), &"n^2".into())
+        );
     }
 
     #[test]

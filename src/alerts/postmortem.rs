@@ -119,13 +119,18 @@ pub fn export(d: &RegressionDetail) -> String {
     }
 
     md.push_str("\n## Numbers\n\n");
-    md.push_str("| Workload | Slope before | Slope | 95% CI | R² | Time ratio | At size | Fixed slope |\n");
-    md.push_str("|---|---:|---:|---|---:|---:|---:|---:|\n");
+    md.push_str(
+        "| Workload | Class before | Class after | Slope before | Slope | 95% CI | R² | Time ratio | At size | Fixed slope |\n",
+    );
+    md.push_str("|---|---|---|---:|---:|---|---:|---:|---:|---:|\n");
     for w in &d.workloads {
+        let class = |c: &Option<String>| c.as_deref().and_then(crate::format::class_label_of_text).unwrap_or("–");
         let _ = writeln!(
             md,
-            "| {} | {} | {:.2} | {:.2}–{:.2} | {:.3} | {}× | {} | {} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2}–{:.2} | {:.3} | {}× | {} | {} |",
             cell(&w.workload),
+            class(&w.class_before),
+            class(&w.class_after),
             num(w.previous_slope, 2),
             w.slope,
             w.ci_low,

@@ -118,11 +118,20 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
                 Band::Regression => chart.draw_series([TriangleMarker::new(at, 7, ALERT.filled())])?,
             };
             let c = chart.backend_coord(&at);
+            let class = format::class_label(v.complexity.as_ref());
+            if let Some(class) = class.filter(|_| n <= 2 * MAX_X_LABELS) {
+                let below = chart.backend_coord(&(i as f64, v.ci_low.min(v.slope)));
+                root.draw(&Text::new(
+                    class,
+                    (below.0, below.1 + 6),
+                    (FONT, 13).into_font().color(&INK).pos(Pos::new(HPos::Center, VPos::Top)),
+                ))?;
+            }
             hits.push(Hit {
                 x: c.0,
                 y: c.1,
                 text: format!(
-                    "{} {}: slope {} (95% CI {}–{}), R² {:.3}, {} runs, {}",
+                    "{} {}: slope {} (95% CI {}–{}), R² {:.3}, {} runs, {}{}",
                     series.lineage,
                     v.version,
                     format::slope(v.slope),
@@ -130,7 +139,8 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
                     format::slope(v.ci_high),
                     v.r2,
                     v.runs,
-                    Band::of(v.slope).name()
+                    Band::of(v.slope).name(),
+                    class.map(|c| format!(", class {c}")).unwrap_or_default()
                 ),
             });
         }
@@ -161,6 +171,11 @@ pub fn slope_description(series: &SeriesView) -> String {
         )),
         None => text.push_str(&format!(" No version is over the alert threshold of {ALERT_THRESHOLD}.")),
     }
+    match (series.class_change(), format::class_label(last.complexity.as_ref())) {
+        (Some(change), _) => text.push_str(&format!(" Complexity class: {change}.")),
+        (None, Some(class)) => text.push_str(&format!(" Complexity class at {}: {class}.", last.version)),
+        (None, None) => {}
+    }
     text
 }
 
@@ -187,6 +202,20 @@ mod tests {
         assert!(svg.contains("<title>Slope across versions: strchr · zig-cc-musl</title>"));
         assert!(svg.contains("First over the alert threshold of 1.5: 0.16.0"));
         assert_eq!(elements(&svg, "circle").iter().filter(|c| c.contains("class=\"hit\"")).count(), 3);
+    }
+
+    #[test]
+    fn each_version_is_labelled_with_its_class_and_the_description_states_the_change() {
+        use crate::views::tests::complexity;
+        use slopewatch_core::complexity::Class;
+        let mut s = series(&[("0.15.2", 1.0), ("0.16.0", 2.0)]);
+        s.versions[0].complexity = Some(complexity(Some(Class::Linear)));
+        s.versions[1].complexity = Some(complexity(Some(Class::Quadratic)));
+        let svg = slope_chart(&s).unwrap();
+        assert_well_formed(&svg);
+        assert!(texts(&svg).contains(&"O(n)") && texts(&svg).contains(&"O(n²)"), "{:?}", texts(&svg));
+        assert!(svg.contains("0.16.0: slope 2.00 (95% CI 1.95–2.05), R² 0.999, 3 runs, regression, class O(n²)"));
+        assert!(slope_description(&s).ends_with(" Complexity class: O(n) through 0.15.2, O(n²) from 0.16.0."));
     }
 
     #[test]

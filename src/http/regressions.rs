@@ -156,6 +156,8 @@ struct NumberRow {
     ratio_size: String,
     fixed: String,
     joined_late: bool,
+    /// `O(n) → O(n²)`, or empty.
+    class_step: String,
 }
 
 struct TimelineRow {
@@ -231,6 +233,7 @@ async fn detail(
                 _ => "–".into(),
             },
             joined_late: w.joined_late,
+            class_step: w.class_step().unwrap_or_else(|| "–".into()),
         })
         .collect();
     let versions: Vec<&str> = [r.previous_version.as_deref(), Some(r.version.as_str()), r.fixed_version.as_deref()]

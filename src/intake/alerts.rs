@@ -13,6 +13,7 @@ use crate::alerts::evaluate::{self, Current, Verdict, VersionFit};
 use crate::alerts::events::{self, Scene};
 use crate::alerts::lineage::{self, Change, Derived, DerivedMember, MemberFix, Summary, Update};
 use crate::alerts::payload::{Event, FieldChange};
+use crate::format;
 use crate::model::{SizeMedian, Slope};
 use crate::store::{NewDelivery, NewMember, NewRegression, Tx};
 use std::collections::HashMap;
@@ -40,8 +41,8 @@ impl Judged<'_> {
                 let s = &row.summary;
                 let sizes =
                     s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
-                let fit =
-                    VersionFit::new(Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 }, sizes);
+                let slope = Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 };
+                let fit = VersionFit::new(slope, sizes, s.complexity.clone());
                 Some(Current { workload_id: row.workload_id, workload: name.clone(), fit })
             })
             .collect()
@@ -282,7 +283,7 @@ impl Writer<'_, '_, '_> {
         self.tx.add_regression_member(&new_member(id, m, late, now)).await?;
         let workload = self.name(m.workload_id).to_string();
         let (kind, verb) = if late { ("joined", "joined") } else { ("opened", "crossed") };
-        let detail = format!(
+        let mut detail = format!(
             "{workload} {verb} at {}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
             m.crossed_at,
             m.fit.slope,
@@ -290,6 +291,10 @@ impl Writer<'_, '_, '_> {
             m.fit.ci_high,
             self.settings.alerts.rules.threshold_for(&workload)
         );
+        let before = m.previous.as_ref().and_then(|(_, p)| p.complexity.as_ref());
+        if let Some(step) = format::class_step(before, m.fit.complexity.as_ref()) {
+            detail.push_str(&format!(", {step}"));
+        }
         self.tx.append_event(id, now, kind, &detail).await
     }
 
@@ -328,7 +333,14 @@ impl Writer<'_, '_, '_> {
         self.tx.append_event(id, now, "resolved", &format!("Resolved by {version}")).await?;
         let members = self.tx.resolved_members(id).await?;
         let sizes = self.ratio_sizes.remove(&id).unwrap_or_default();
-        let event = events::resolved(&self.scene(version), id, members, &sizes);
+        let summaries = self.summaries;
+        let complexity = |workload: &str, at: &str| {
+            summaries
+                .iter()
+                .find(|s| s.workload == workload && s.history.version == at)
+                .and_then(|s| s.history.fit.complexity.as_ref())
+        };
+        let event = events::resolved(&self.scene(version), id, members, &sizes, complexity);
         self.announced.push(event);
         Ok(())
     }

@@ -108,6 +108,20 @@ pub struct RegressionWorkload {
     pub fixed_version: Option<String>,
     pub fixed_slope: Option<f64>,
     pub fixed_ratio: Option<f64>,
+    /// The complexity class at the last good version and at the first bad one, as the version
+    /// summaries hold them now (`"n"`, `"n^2"`, … or `"unsure"`); `null` where a version has no
+    /// class.
+    #[sqlx(skip)]
+    pub class_before: Option<String>,
+    #[sqlx(skip)]
+    pub class_after: Option<String>,
+}
+
+impl RegressionWorkload {
+    /// The class step as people read it, `O(n) → O(n²)`, when both classes are known.
+    pub fn class_step(&self) -> Option<String> {
+        crate::format::class_step_of_text(self.class_before.as_deref(), self.class_after.as_deref())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]

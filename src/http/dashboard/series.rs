@@ -38,6 +38,8 @@ struct SeriesPage {
     rows: Vec<VersionRow>,
     shared_size: Option<u64>,
     marked: Option<String>,
+    /// How the complexity class changed across versions, in words.
+    class_change: Option<String>,
     /// Versions the log-log chart draws.
     shown: Vec<String>,
     slope_alt: String,
@@ -67,6 +69,7 @@ pub(super) async fn page(
         rows: series.rows(),
         shared_size: series.shared_size(),
         marked: series.first_over_threshold().map(|i| series.versions[i].version.clone()),
+        class_change: series.class_change(),
         slope_alt: charts::slope_description(&series),
         loglog_alt: charts::loglog_description(&loglog),
         loglog_src: links::loglog_svg(&series.workload, &series.lineage, if asked.is_empty() { &[] } else { &shown }),

@@ -1,0 +1,63 @@
+//! The class rule: where a version's complexity class stands against `[alerts] rule = "class"`
+//! (or `"either"`). A regression may open on a step up from {O(1), O(log n), O(n), O(n log n)}
+//! into {O(n²), O(n³)}, or from O(n²) to O(n³); an unsure class never opens or resolves anything.
+//! The noise rule, beside the class's own (docs/complexity.md), is in `standing`.
+
+use slopewatch_core::complexity::{Class, Complexity};
+
+/// Where a version's class stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Over, at a level: 1 for O(n²), 2 for O(n³). A step to a higher level is a step up.
+    Over(u8),
+    Under,
+    Unsure,
+}
+
+/// Where `complexity` stands. A named class counts only as far as the exponent of its power law
+/// with a fixed cost bears it out: O(n²) or O(n³) is over only when the exponent's 95% interval
+/// lies above 1 (linear growth is ruled out), and O(n³) is a level above O(n²) only when it lies
+/// above 2. Otherwise a quadratic or cubic class is unsure: a flat series whose largest size came
+/// out high can read as O(n²) with an interval reaching down below 1, and waits for more runs.
+/// No complexity (a summary not classified) is unsure too.
+pub fn standing(complexity: Option<&Complexity>) -> Standing {
+    let Some(c) = complexity else { return Standing::Unsure };
+    let Some(class) = c.class else { return Standing::Unsure };
+    let low = c.exponent_ci_low.unwrap_or(f64::NEG_INFINITY);
+    match class {
+        Class::Constant | Class::Log | Class::Linear | Class::NLogN => Standing::Under,
+        Class::Cubic if low > 2.0 => Standing::Over(2),
+        Class::Quadratic | Class::Cubic if low > 1.0 => Standing::Over(1),
+        Class::Quadratic | Class::Cubic => Standing::Unsure,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complexity(class: Option<Class>, low: f64) -> Complexity {
+        Complexity {
+            class,
+            best: class.unwrap_or(Class::Linear),
+            weight: 0.9,
+            runner_up: Class::NLogN,
+            runner_up_weight: 0.1,
+            exponent: Some(low + 0.1),
+            exponent_ci_low: Some(low),
+            exponent_ci_high: Some(low + 0.2),
+        }
+    }
+
+    #[test]
+    fn a_class_is_over_only_as_far_as_its_exponent_bears_it_out() {
+        assert_eq!(standing(Some(&complexity(Some(Class::Linear), 0.9))), Standing::Under);
+        assert_eq!(standing(Some(&complexity(Some(Class::NLogN), 1.0))), Standing::Under);
+        assert_eq!(standing(Some(&complexity(Some(Class::Quadratic), 1.9))), Standing::Over(1));
+        assert_eq!(standing(Some(&complexity(Some(Class::Cubic), 2.9))), Standing::Over(2));
+        assert_eq!(standing(Some(&complexity(Some(Class::Cubic), 1.5))), Standing::Over(1), "not above 2");
+        assert_eq!(standing(Some(&complexity(Some(Class::Quadratic), 0.4))), Standing::Unsure, "linear not ruled out");
+        assert_eq!(standing(Some(&complexity(None, 1.9))), Standing::Unsure);
+        assert_eq!(standing(None), Standing::Unsure);
+    }
+}

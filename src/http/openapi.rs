@@ -97,7 +97,28 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut document = routes().split_for_parts().1;
     // The paths are only there once every router is merged in.
     ReadsMayNeedLogin.modify(&mut document);
+    ClassOrUnsure.modify(&mut document);
     document
+}
+
+/// A complexity's `class` is one of the classes or `"unsure"`: core's type writes it through its
+/// own serializer, which the derived schema sees as any string.
+struct ClassOrUnsure;
+
+impl Modify for ClassOrUnsure {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use slopewatch_core::complexity::{Class, UNSURE};
+        use utoipa::openapi::schema::{Object, Schema, Type};
+        let Some(components) = openapi.components.as_mut() else { return };
+        let Some(RefOr::T(Schema::Object(complexity))) = components.schemas.get_mut("Complexity") else { return };
+        let values = Class::ALL.iter().map(|c| c.as_str()).chain([UNSURE]);
+        let class = Object::builder()
+            .schema_type(Type::String)
+            .enum_values(Some(values))
+            .description(Some("The class the evidence names, or `unsure` when it does not name one (docs/complexity.md)"))
+            .build();
+        complexity.properties.insert("class".into(), RefOr::T(Schema::Object(class)));
+    }
 }
 
 static DOCUMENT_JSON: LazyLock<String> =

@@ -1,6 +1,7 @@
 //! What the agent shows: a live progress line on a terminal (plain log lines otherwise) and the
 //! table of fitted slopes at the end.
 
+use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
 use slopewatch_core::wire::{RunSubmission, SizeUnit};
 use std::io::{IsTerminal, Write};
@@ -111,6 +112,8 @@ pub struct Row {
     pub toolchain: String,
     pub workload: String,
     pub fit: Result<Fit, String>,
+    /// The complexity class of the same medians, as the server works it out.
+    pub complexity: Option<Complexity>,
     pub largest: u64,
     pub unit: SizeUnit,
     pub largest_median_ns: f64,
@@ -127,6 +130,7 @@ pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
                     toolchain: run.toolchain.name.clone(),
                     workload: w.name.clone(),
                     fit: fit(&points).map_err(|e| e.to_string()),
+                    complexity: classify(&points).ok(),
                     largest: largest.map_or(0, |m| m.size),
                     unit: w.size_unit,
                     largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
@@ -144,8 +148,8 @@ pub fn over_limit(row: &Row, max_slope: f64) -> bool {
 /// The slope table, one workload per line, with a verdict against `max_slope`.
 pub fn table(rows: &[Row], max_slope: f64) -> String {
     let mut out = format!(
-        "{:<20} {:<17} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
-        "toolchain", "workload", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
+        "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
+        "toolchain", "workload", "class", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
     );
     for r in rows {
         let (slope, ci, r2, n) = match &r.fit {
@@ -158,10 +162,12 @@ pub fn table(rows: &[Row], max_slope: f64) -> String {
             Err(e) => (String::from("-"), e.clone(), String::new(), String::new()),
         };
         let verdict = if over_limit(r, max_slope) { format!("OVER {max_slope}") } else { "ok".into() };
+        let class = r.complexity.as_ref().map_or("-", |c| c.class.map_or(UNSURE, Class::label));
         out.push_str(&format!(
-            "{:<20} {:<17} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
+            "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
             r.toolchain,
             r.workload,
+            class,
             slope,
             ci,
             r2,
@@ -210,5 +216,27 @@ mod tests {
         assert_eq!(format_size(5000, SizeUnit::Records), "5000 records");
         assert_eq!(format_ns(2.5e9), "2.50 s");
         assert_eq!(format_ns(1.5e6), "1.50 ms");
+    }
+
+    #[test]
+    fn the_table_shows_each_workload_s_class_beside_its_slope() {
+        let points = |f: fn(f64) -> f64| -> Vec<(f64, f64)> {
+            (0..6).map(|i| (f64::from(1024 << i), f(f64::from(1024 << i)))).collect()
+        };
+        let row = |workload: &str, p: Vec<(f64, f64)>| Row {
+            toolchain: "gcc-glibc".into(),
+            workload: workload.into(),
+            fit: fit(&p).map_err(|e| e.to_string()),
+            complexity: classify(&p).ok(),
+            largest: 32768,
+            unit: SizeUnit::Bytes,
+            largest_median_ns: p[5].1,
+        };
+        let table = table(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], 1.5);
+        let words: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
+        assert_eq!(words[0][2..4], ["class", "slope"], "{table}");
+        assert_eq!(words[1][2..4], ["O(n)", "1.00"], "{table}");
+        assert_eq!(words[2][2..4], ["O(n²)", "2.00"], "{table}");
+        assert_eq!(words[2].last(), Some(&"1.5"), "{table}");
     }
 }

@@ -200,3 +200,124 @@ async fn raw_samples_and_medians_survive_the_move_into_measurement_rows() {
         }
     }
 }
+
+const CLASSIFIED: &str = "6f1d3c9e-0000-4000-8000-000000000003";
+
+/// Per-size medians of a workload measured at seven sizes: linear in the run's fit, quadratic in
+/// the version summary, so each row's class shows it was worked out from its own medians.
+fn medians_of(quadratic: bool) -> Vec<(i64, f64)> {
+    (0..7)
+        .map(|i| {
+            (
+                65536i64 << i,
+                if quadratic {
+                    1e-3 * (65536.0 * f64::from(1 << i)).powi(2)
+                } else {
+                    3.0 * 65536.0 * f64::from(1 << i)
+                },
+            )
+        })
+        .collect()
+}
+
+/// Writes, in the schema of migration 0009, one run with its fit and measurements and its
+/// version's summary, as a store stood before complexity classes.
+macro_rules! seed_schema_0009 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        let at = time::macros::datetime!(2026-11-01 12:00 UTC);
+        for q in [
+            "INSERT INTO hosts (name, cpu, kernel, arch, first_seen) VALUES ('build-01', 'cpu', '6.1', 'x86_64', $1)",
+            "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
+             VALUES ('zig-cc-musl', '0.15.0', 'musl', 'x86_64-linux-musl', 'zig cc', '-O2', $1)",
+            "INSERT INTO workloads (name, size_unit, first_seen) VALUES ('workload-0', 'bytes', $1)",
+        ] {
+            sqlx::query(q).bind(at).execute(pool).await.unwrap();
+        }
+        let id: uuid::Uuid = CLASSIFIED.parse().unwrap();
+        sqlx::query(
+            "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id, sample_count)
+             VALUES ($1, 'sha256:3', '0.1.0', $2, $2, 1, 1, 7)",
+        )
+        .bind(id)
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+        let run_medians = medians_of(false);
+        sqlx::query(
+            "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
+                               n_sizes, min_size, max_size, local_slopes, metadata, medians)
+             VALUES ($1, 1, 'sha256:00', 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 7, $2, $3, '[]', '{}', $4)",
+        )
+        .bind(id)
+        .bind(run_medians[0].0)
+        .bind(run_medians[6].0)
+        .bind(serde_json::to_string(&run_medians).unwrap())
+        .execute(pool)
+        .await
+        .unwrap();
+        for (size, median) in &run_medians {
+            sqlx::query(
+                "INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns)
+                 VALUES ($1, 1, $2, $3, 1, $4)",
+            )
+            .bind(id)
+            .bind(size)
+            .bind(median)
+            .bind(format!("[{median}]"))
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+        let sizes: Vec<Value> =
+            medians_of(true).iter().map(|(s, m)| serde_json::json!({"size": s, "median_ns": m, "runs": 1})).collect();
+        sqlx::query(
+            "INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max, ci_low, ci_high,
+                                            r2, runs, hosts, host_ids, sizes, first_seen, last_run_at)
+             VALUES (1, 'zig-cc-musl', '0.15.0', 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1, 1, '[1]', $1, $2, $2)",
+        )
+        .bind(Value::Array(sizes).to_string())
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+    }};
+}
+
+#[tokio::test]
+async fn fits_and_summaries_stored_before_classes_are_classified_on_upgrade() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        match db.backend {
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+                migrator_until(sqlx::migrate!("./migrations/postgres"), 9).run(&pool).await.unwrap();
+                seed_schema_0009!(&pool);
+                pool.close().await;
+            }
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+                migrator_until(sqlx::migrate!("./migrations/sqlite"), 9).run(&pool).await.unwrap();
+                seed_schema_0009!(&pool);
+                pool.close().await;
+            }
+        }
+        db.store.migrate().await.unwrap();
+        assert_eq!(db.store.classify_unclassified().await.unwrap(), Default::default(), "nothing is left to classify");
+
+        let run = db.store.run(CLASSIFIED.parse().unwrap()).await.unwrap().unwrap();
+        let expected = |quadratic: bool| {
+            let points: Vec<(f64, f64)> = medians_of(quadratic).iter().map(|&(s, t)| (s as f64, t)).collect();
+            slopewatch_core::complexity::classify(&points).unwrap()
+        };
+        assert_eq!(run.workloads[0].complexity.as_ref(), Some(&expected(false)));
+        let app = TestApp::new(db).await;
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=zig-cc-musl").await;
+        assert_eq!(series["versions"][0]["complexity"]["class"], "n^2", "{series}");
+        assert_eq!(series["versions"][0]["complexity"], serde_json::to_value(expected(true)).unwrap());
+        let (_, detail) = app.get(&format!("/api/v1/runs/{CLASSIFIED}")).await;
+        assert_eq!(detail["workloads"][0]["complexity"]["class"], "n", "{detail}");
+    }
+}

@@ -415,6 +415,71 @@ mod tests {
         assert!(plan(&rules, "0.15.0", &both, &members, &[]).fixes.is_empty(), "an older version fixes nothing");
     }
 
+    /// `fit` with a named class (unsure for `None`) whose exponent interval starts at `low`.
+    fn classed(slope: f64, class: Option<slopewatch_core::complexity::Class>, low: f64) -> VersionFit {
+        use slopewatch_core::complexity::Class;
+        let complexity = Complexity {
+            class,
+            best: class.unwrap_or(Class::Linear),
+            weight: 0.9,
+            runner_up: Class::NLogN,
+            runner_up_weight: 0.1,
+            exponent: Some(low + 0.05),
+            exponent_ci_low: Some(low),
+            exponent_ci_high: Some(low + 0.1),
+        };
+        VersionFit { complexity: Some(complexity), ..fit(slope, 0.02, 0.999, 8) }
+    }
+
+    #[test]
+    fn the_class_rule_opens_on_a_step_up_and_never_on_unsure() {
+        use slopewatch_core::complexity::Class;
+        let rules = Rules { rule: AlertRule::Class, ..Rules::default() };
+        let linear =
+            || History { workload_id: 1, version: "1.0.0".into(), fit: classed(1.0, Some(Class::Linear), 0.9) };
+        // A slope under the threshold does not hide a quadratic class.
+        let p = plan(&rules, "1.1.0", &[current(1, classed(1.2, Some(Class::Quadratic), 1.8))], &[], &[linear()]);
+        assert_eq!(p.crossings.len(), 1);
+        assert!(p.opens());
+        // Unsure, or a quadratic class whose exponent does not rule out linear growth, opens nothing.
+        for unsure in [classed(2.0, None, 1.8), classed(2.0, Some(Class::Quadratic), 0.7)] {
+            assert!(plan(&rules, "1.1.0", &[current(1, unsure)], &[], &[linear()]).is_empty());
+        }
+        // n log n is under: no step.
+        assert!(
+            plan(&rules, "1.1.0", &[current(1, classed(1.1, Some(Class::NLogN), 1.0))], &[], &[linear()]).is_empty()
+        );
+        // O(n²) to O(n³) steps up again, O(n³) to O(n³) does not.
+        let quadratic =
+            History { workload_id: 1, version: "1.0.0".into(), fit: classed(2.0, Some(Class::Quadratic), 1.9) };
+        let cubic = |low| current(1, classed(3.0, Some(Class::Cubic), low));
+        assert_eq!(plan(&rules, "1.1.0", &[cubic(2.9)], &[], std::slice::from_ref(&quadratic)).crossings.len(), 1);
+        assert!(plan(&rules, "1.1.0", &[cubic(1.9)], &[], &[quadratic]).is_empty(), "not shown to be above 2");
+        let was_cubic = History { workload_id: 1, version: "1.0.0".into(), fit: classed(3.0, Some(Class::Cubic), 2.9) };
+        assert!(plan(&rules, "1.1.0", &[cubic(2.9)], &[], &[was_cubic]).is_empty());
+        // An unsure class does not resolve an open regression; a linear one does.
+        let members =
+            [Membership { regression_id: 3, version: "1.0.0".into(), open: true, workload_id: 1, fixed: false }];
+        assert!(plan(&rules, "1.1.0", &[current(1, classed(1.0, None, 0.9))], &members, &[]).fixes.is_empty());
+        let p = plan(&rules, "1.1.0", &[current(1, classed(1.0, Some(Class::Linear), 0.9))], &members, &[]);
+        assert_eq!(p.resolved, vec![3]);
+    }
+
+    #[test]
+    fn either_rule_is_over_when_one_is_and_under_when_none_is_over_and_one_is_under() {
+        use slopewatch_core::complexity::Class;
+        let either = Rules { rule: AlertRule::Either, ..Rules::default() };
+        let slope = Rules::default();
+        let hidden = classed(1.2, Some(Class::Quadratic), 1.8);
+        assert_eq!((either.verdict("w", &hidden), slope.verdict("w", &hidden)), (Verdict::Over, Verdict::Under));
+        let steep_but_linear_class = classed(1.9, Some(Class::Linear), 0.9);
+        assert_eq!(either.verdict("w", &steep_but_linear_class), Verdict::Over, "the slope is over");
+        assert_eq!(either.verdict("w", &classed(1.0, None, 0.9)), Verdict::Under, "the slope says under");
+        let wide = VersionFit { ci_high: 1.9, ..classed(1.3, Some(Class::Linear), 0.9) };
+        assert_eq!((either.verdict("w", &wide), slope.verdict("w", &wide)), (Verdict::Under, Verdict::Unsure));
+        assert_eq!(either.verdict("w", &VersionFit { ci_high: 1.9, ..classed(1.3, None, 0.9) }), Verdict::Unsure);
+    }
+
     #[test]
     fn the_time_ratio_is_taken_at_the_largest_common_size() {
         let s = |size, ns| SizeMedian { size, median_ns: ns, runs: 1 };

@@ -123,7 +123,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
                 let below = chart.backend_coord(&(i as f64, v.ci_low.min(v.slope)));
                 root.draw(&Text::new(
                     class,
-                    (below.0, below.1 + 6),
+                    (below.0, below.1 + 10),
                     (FONT, 13).into_font().color(&INK).pos(Pos::new(HPos::Center, VPos::Top)),
                 ))?;
             }

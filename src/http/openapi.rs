@@ -115,7 +115,9 @@ impl Modify for ClassOrUnsure {
         let class = Object::builder()
             .schema_type(Type::String)
             .enum_values(Some(values))
-            .description(Some("The class the evidence names, or `unsure` when it does not name one (docs/complexity.md)"))
+            .description(Some(
+                "The class the evidence names, or `unsure` when it does not name one (docs/complexity.md)",
+            ))
             .build();
         complexity.properties.insert("class".into(), RefOr::T(Schema::Object(class)));
     }

@@ -11,7 +11,12 @@ pub fn class_text(complexity: Option<&Complexity>) -> Option<String> {
 
 /// A class as people read it: `"O(n²)"`, `"unsure"`, or `None` with no complexity.
 pub fn class_label(complexity: Option<&Complexity>) -> Option<&'static str> {
-    complexity.map(|c| c.class.map_or(UNSURE, Class::label))
+    complexity.map(|c| label(c.class))
+}
+
+/// A named class as people read it, `"O(n²)"`, or `"unsure"` for none.
+pub fn label(class: Option<Class>) -> &'static str {
+    class.map_or(UNSURE, Class::label)
 }
 
 /// A class step as people read it: `"O(n) → O(n²)"`; `None` unless both ends have a complexity.

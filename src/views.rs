@@ -290,7 +290,7 @@ impl Overview {
                 lineage: lineage.to_string(),
                 version: latest.version.clone(),
                 slope: latest.slope,
-                class: format::class_label(latest.complexity.as_ref()),
+                class: latest.class.map(format::label),
                 band: Band::of(latest.slope),
                 versions: versions.len(),
             });
@@ -433,7 +433,7 @@ pub(crate) mod tests {
             lineage: lineage.into(),
             version: version.into(),
             slope,
-            complexity: None,
+            class: None,
             first_seen: OffsetDateTime::UNIX_EPOCH,
         }
     }

@@ -9,7 +9,7 @@ use super::db::sql;
 use super::{decode_json, Store};
 use crate::analysis;
 use crate::model::SizeMedian;
-use slopewatch_core::complexity::Complexity;
+use slopewatch_core::complexity::{Class, Complexity, UNSURE};
 use uuid::Uuid;
 
 /// How many rows one transaction of the pass classifies.
@@ -23,6 +23,23 @@ pub(super) fn encode_complexity(c: Option<&Complexity>) -> String {
 /// A complexity column as read: `None` when unclassified or unclassifiable.
 pub(super) fn decode_complexity(text: Option<&str>) -> Result<Option<Complexity>, sqlx::Error> {
     Ok(text.map(decode_json::<Option<Complexity>>).transpose()?.flatten())
+}
+
+/// The class alone of a complexity column, for reads of many summaries that show nothing else:
+/// `None` unclassified, `Some(None)` unsure. The numbers are skipped, not parsed.
+pub(super) fn decode_class(text: Option<&str>) -> Result<Option<Option<Class>>, sqlx::Error> {
+    #[derive(serde::Deserialize)]
+    struct ClassOnly<'a> {
+        #[serde(borrow)]
+        class: std::borrow::Cow<'a, str>,
+    }
+    let Some(only) = text.map(decode_json::<Option<ClassOnly>>).transpose()?.flatten() else { return Ok(None) };
+    match only.class.as_ref() {
+        UNSURE => Ok(Some(None)),
+        class => Class::parse(class)
+            .map(|c| Some(Some(c)))
+            .ok_or_else(|| sqlx::Error::Decode(format!("unknown complexity class {class:?}").into())),
+    }
 }
 
 #[derive(sqlx::FromRow)]

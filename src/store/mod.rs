@@ -82,7 +82,7 @@ impl std::fmt::Debug for Store {
 
 /// Reads a JSON column (a fit's medians, a summary's sizes, a measurement's samples); text that
 /// does not parse is a decode error, as a column of the wrong type would be.
-fn decode_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, sqlx::Error> {
+fn decode_json<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, sqlx::Error> {
     serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 

@@ -2,12 +2,12 @@
 //! the overview's slope history, one version's summary, the versions a workload was built with.
 //! Each read costs the number of summaries shown, never the runs or samples behind them.
 
-use super::complexity::decode_complexity;
+use super::complexity::{decode_class, decode_complexity};
 use super::db::sql;
 use super::{decode_json, Store};
 use crate::model::SizeMedian;
 use serde::Serialize;
-use slopewatch_core::complexity::Complexity;
+use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::version::sort_versions;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -90,7 +90,8 @@ pub struct SlopeRow {
     pub lineage: String,
     pub version: String,
     pub slope: f64,
-    pub complexity: Option<Complexity>,
+    /// The complexity class: `None` where not worked out, `Some(None)` where unsure.
+    pub class: Option<Option<Class>>,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
 }
@@ -143,7 +144,7 @@ impl Store {
             .into_iter()
             .map(|r| {
                 Ok(SlopeRow {
-                    complexity: decode_complexity(r.complexity.as_deref())?,
+                    class: decode_class(r.complexity.as_deref())?,
                     workload: r.workload,
                     size_unit: r.size_unit,
                     lineage: r.lineage,

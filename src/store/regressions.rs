@@ -329,11 +329,14 @@ impl Tx<'_> {
         self.exec().column(&q).await
     }
 
-    /// Every version summary of the lineage, with its workload's name.
+    /// Every version summary of the lineage, with its workload's name, by name: the rules then
+    /// record a version's fixes in the same order whatever the table's physical order (which
+    /// differs between the backends, and after an export and import).
     pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
         let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
                     s.first_seen, s.complexity
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1");
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1
+             ORDER BY w.name, s.version");
         let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
         rows.into_iter()
             .map(|row| {

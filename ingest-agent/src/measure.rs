@@ -123,6 +123,7 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress
             size_unit: w.unit,
             source_hash: w.source_hash(),
             metadata: meta,
+            failure: None,
             measurements: done.into_values().collect(),
         },
         elapsed: began.elapsed(),

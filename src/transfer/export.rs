@@ -191,6 +191,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                 name: w.name,
                 source_hash: w.source_hash,
                 metadata: w.metadata,
+                failure: None,
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;

@@ -301,6 +301,7 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::
                 size_unit: w.size_unit,
                 source_hash: w.source_hash.clone(),
                 metadata: w.metadata.clone(),
+                failure: None,
                 measurements: w
                     .measurements
                     .iter()

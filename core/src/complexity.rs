@@ -552,7 +552,8 @@ impl LogResiduals<'_> {
     /// until the slope turns, then `descend`; the end of [lo, hi] if it never does.
     fn trace(&self, start: f64, lo: f64, hi: f64) -> Point {
         let mut inner = self.at(start);
-        if inner.slope == 0.0 {
+        // No way downhill; a NaN slope would give no direction and never reach an end.
+        if inner.slope == 0.0 || inner.slope.is_nan() {
             return inner;
         }
         let direction = -inner.slope.signum();

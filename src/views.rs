@@ -282,7 +282,7 @@ pub fn open_regressions(
                 first_bad_version: r.version.clone(),
                 last_good_version: r.previous_version.clone(),
                 latest_version: latest.map_or_else(|| r.version.clone(), |l| l.version.clone()),
-                latest_slope: latest.map_or(m.slope, |l| l.slope),
+                latest_slope: latest.map_or(m.slope.unwrap_or(f64::NAN), |l| l.slope),
                 good_slope: m.previous_slope,
             }
         })

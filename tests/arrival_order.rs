@@ -245,7 +245,7 @@ async fn a_backfilled_release_moves_an_announced_regression_once_signed_in_json_
             ]
         );
         let member = &detail.workloads[0];
-        assert!((member.slope - 2.0).abs() < 0.05 && (member.previous_slope.unwrap() - 1.0).abs() < 0.05);
+        assert!((member.slope.unwrap() - 2.0).abs() < 0.05 && (member.previous_slope.unwrap() - 1.0).abs() < 0.05);
 
         // Three moves, each announced once per target, after one opening per target.
         wait_for(Duration::from_secs(20), "the announcements", || receiver.delivered().len() >= 8).await;

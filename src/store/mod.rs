@@ -1,6 +1,6 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
-//! One file per resource (`runs/`, `summaries.rs`, `regressions.rs`, `outbox.rs`, `tokens.rs`,
+//! One file per resource (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `outbox.rs`, `tokens.rs`,
 //! `series.rs`, `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic
 //! work replicas share), each holding that resource's queries as methods named after the domain.
 //! The store reads and writes; it never decides. Most SQL is written once for both databases
@@ -12,6 +12,7 @@ mod backend;
 mod claims;
 mod columns;
 mod db;
+mod failures;
 mod inventory;
 mod outbox;
 mod postgres;
@@ -30,6 +31,7 @@ mod transfer;
 
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
+pub use failures::{add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion};
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewDelivery};
 pub use regressions::{MemberFix, NewMember, NewRegression};

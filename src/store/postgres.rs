@@ -17,7 +17,7 @@ impl Backend for Postgres {
 
     /// In one statement: a run whose id a concurrent writer took leaves no rows.
     async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
-        let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
+        let (r, f, m, x) = (&new.runs, &new.fits, &new.measurements, &new.failures);
         let (stored,): (i64,) = sqlx::query_as(
             "WITH run AS (
              INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
@@ -45,6 +45,12 @@ impl Backend for Postgres {
                                   $32::text[], $33::text[])
                  AS m (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
              WHERE m.run_id IN (SELECT id FROM run)
+         ), failure AS (
+             INSERT INTO failures (run_id, workload_id, source_hash, kind, size, detail, facts, metadata)
+             SELECT * FROM UNNEST($34::uuid[], $35::bigint[], $36::text[], $37::text[], $38::bigint[],
+                                  $39::text[], $40::text[], $41::text[])
+                 AS x (run_id, workload_id, source_hash, kind, size, detail, facts, metadata)
+             WHERE x.run_id IN (SELECT id FROM run)
          )
          SELECT COUNT(*) FROM run",
         )
@@ -81,6 +87,14 @@ impl Backend for Postgres {
         .bind(&m.samples)
         .bind(&m.samples_ns)
         .bind(&m.instructions)
+        .bind(&x.run_id)
+        .bind(&x.workload_id)
+        .bind(&x.source_hash)
+        .bind(&x.kind)
+        .bind(&x.size)
+        .bind(&x.detail)
+        .bind(&x.facts)
+        .bind(&x.metadata)
         .fetch_one(conn)
         .await?;
         Ok(stored as u64)

@@ -389,13 +389,15 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
             let run = match cache.binary(&tc, w) {
                 Ok(bin) => {
                     let m = measure::measure(&bin, w, &budget, &progress);
-                    progress.note(&format!(
-                        "{} {}: {} sizes in {:.1?}",
-                        tc.spec.name,
-                        w.name,
-                        m.run.measurements.len(),
-                        m.elapsed
-                    ));
+                    if m.run.failure.is_none() {
+                        progress.note(&format!(
+                            "{} {}: {} sizes in {:.1?}",
+                            tc.spec.name,
+                            w.name,
+                            m.run.measurements.len(),
+                            m.elapsed
+                        ));
+                    }
                     m.run
                 }
                 Err(BuildError::Compiler(e)) => measure::unbuilt(w, failure::build_failed(&e)),
@@ -474,7 +476,7 @@ fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_no
         eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
     });
     match outcome {
-        Outcome::Stored(a) => print_stored(&a),
+        Outcome::Stored(a) => print_stored(client, &a),
         Outcome::Rejected { status, message } => {
             eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
         }
@@ -487,9 +489,20 @@ fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_no
     Ok(1)
 }
 
-fn print_stored(a: &Accepted) {
+fn print_stored(client: &Client, a: &Accepted) {
     let what = if a.created { "stored" } else { "already stored" };
     println!("run {} {what}{}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
+    if !a.left_out.is_empty() {
+        let n = a.left_out.len();
+        eprintln!(
+            "the server at {} does not accept failures (it is older than this agent); sent run {} without its {n} \
+             failed workload{}: {}",
+            client.server(),
+            a.run_id,
+            if n == 1 { "" } else { "s" },
+            a.left_out.join(", ")
+        );
+    }
 }
 
 /// Sends what waits in the spool, oldest first; stops at the first transient failure.
@@ -512,7 +525,7 @@ fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
     });
     match outcome {
         Outcome::Stored(a) => {
-            print_stored(&a);
+            print_stored(client, &a);
             spool
                 .remove(path)
                 .context("the run was stored but stays in the spool; a later flush sends it once more, harmlessly")?;

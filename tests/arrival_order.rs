@@ -5,13 +5,12 @@
 
 mod common;
 
-use common::webhooks::{assert_signed, body_json, wait_for, Receiver};
+use common::webhooks::{assert_signed, body_json, config, wait_for, Receiver};
 use common::{on_both_backends, TestApp};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
-use slopewatch::config::Config;
+use slopewatch::alerts::config::WebhookFormat;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -108,27 +107,6 @@ async fn outcome(app: &TestApp, lineage: &str) -> Vec<(Outcome, Vec<String>, usi
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found
-}
-
-fn config(receiver: &Receiver, formats: &[WebhookFormat]) -> Config {
-    let webhooks = formats
-        .iter()
-        .enumerate()
-        .map(|(i, &format)| Webhook {
-            name: format!("target-{i}"),
-            url: receiver.url().parse().unwrap(),
-            secret: common::webhooks::SECRET.into(),
-            format,
-        })
-        .collect();
-    let retry = RetryPolicy {
-        base: Duration::from_millis(100),
-        max_delay: Duration::from_millis(300),
-        give_up_after: Duration::from_secs(60),
-        poll: Duration::from_millis(40),
-        timeout: Duration::from_secs(2),
-    };
-    Config { alerts: AlertSettings { webhooks, retry, ..AlertSettings::default() }, ..Config::default() }
 }
 
 #[tokio::test]

@@ -72,6 +72,9 @@ pub(super) async fn summarize_pending(
     }
 }
 
+/// How many runs passed a workload at a version, and on which hosts.
+type PassedRuns = (usize, Vec<i64>);
+
 /// What one pass takes into one version.
 #[derive(Default)]
 struct VersionBatch {
@@ -149,7 +152,7 @@ async fn summarize_versions(
     add_failures(&mut failure_totals, &failures);
     tx.upsert_failure_totals(&failure_totals).await?;
     // The runs and hosts that passed each workload, before this pass's runs are added to them.
-    let mut passed: HashMap<(String, String), HashMap<i64, (usize, Vec<i64>)>> = totals
+    let mut passed: HashMap<(String, String), HashMap<i64, PassedRuns>> = totals
         .iter()
         .map(|(k, by_workload)| {
             (k.clone(), by_workload.iter().map(|(w, t)| (*w, (t.runs, t.host_ids.clone()))).collect())

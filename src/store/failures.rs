@@ -55,7 +55,8 @@ struct TotalsRow {
 }
 
 impl TotalsRow {
-    fn decode(self) -> Result<Option<((String, String), i64, FailureTotals)>, sqlx::Error> {
+    /// The row's version, workload and totals; `None` for a kind this server does not know.
+    fn decode(self) -> Result<Option<(LineageVersion, i64, FailureTotals)>, sqlx::Error> {
         let Some(failure) = stored_failure(&self.kind, self.size, &self.detail, &self.facts) else {
             return Ok(None);
         };
@@ -74,8 +75,11 @@ impl TotalsRow {
 const TOTALS_COLUMNS: &str = "SELECT lineage, version, workload_id, runs, host_ids, run_id, kind, size, detail, facts,
      first_seen, last_run_at FROM version_failures";
 
+/// A lineage and one of its versions.
+type LineageVersion = (String, String);
+
 /// Failure totals by (lineage, version), then by workload id.
-pub type FailureTotalsByVersion = HashMap<(String, String), HashMap<i64, FailureTotals>>;
+pub type FailureTotalsByVersion = HashMap<LineageVersion, HashMap<i64, FailureTotals>>;
 
 impl Tx<'_> {
     /// The failed workloads of the claimed runs.

@@ -342,38 +342,53 @@ impl Tx<'_> {
                     f.facts, f.first_seen
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id WHERE f.lineage = $1");
         let failures: Vec<FailureRow> = self.exec().all(&q.bind(lineage)).await?;
-        // Per (workload, version): name, first seen, passed runs and hosts, failed runs and hosts.
-        type Tally = (String, OffsetDateTime, usize, Vec<i64>, usize, Vec<i64>, Option<Failure>);
+        // Per (workload, version), how its runs fared.
+        struct Tally {
+            workload: String,
+            first_seen: OffsetDateTime,
+            passed: (usize, Vec<i64>),
+            failed: (usize, Vec<i64>),
+            failure: Option<Failure>,
+        }
         let mut tallies: HashMap<(i64, String), Tally> = HashMap::new();
         let mut summaries = Vec::with_capacity(rows.len() * 2);
         for row in rows {
             let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
-            let hosts: Vec<i64> = decode_json(&row.host_ids)?;
-            let key = (row.workload_id, row.version.clone());
-            tallies.insert(key, (row.workload.clone(), row.first_seen, row.runs as usize, hosts, 0, Vec::new(), None));
+            let passed = (row.runs as usize, decode_json(&row.host_ids)?);
+            let tally = Tally {
+                workload: row.workload.clone(),
+                first_seen: row.first_seen,
+                passed,
+                failed: (0, Vec::new()),
+                failure: None,
+            };
+            tallies.insert((row.workload_id, row.version.clone()), tally);
             let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes));
             let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
             summaries.push(Summary { history, workload: row.workload, first_seen: row.first_seen });
         }
         for row in failures {
-            let hosts: Vec<i64> = decode_json(&row.host_ids)?;
+            let failed = (row.runs as usize, decode_json(&row.host_ids)?);
             let failure = crate::model::stored_failure(&row.kind, row.size, &row.detail, &row.facts);
-            let t = tallies
-                .entry((row.workload_id, row.version))
-                .or_insert_with(|| (row.workload, row.first_seen, 0, Vec::new(), 0, Vec::new(), None));
-            t.1 = t.1.min(row.first_seen);
-            t.4 = row.runs as usize;
-            t.5 = hosts;
-            t.6 = failure;
+            let t = tallies.entry((row.workload_id, row.version)).or_insert_with(|| Tally {
+                workload: row.workload,
+                first_seen: row.first_seen,
+                passed: (0, Vec::new()),
+                failed: (0, Vec::new()),
+                failure: None,
+            });
+            t.first_seen = t.first_seen.min(row.first_seen);
+            t.failed = failed;
+            t.failure = failure;
         }
-        for ((workload_id, version), (workload, first_seen, passed, passed_hosts, failed, failed_hosts, failure)) in
-            tallies
-        {
-            let outcomes = Outcomes::new(passed, &passed_hosts, failed, &failed_hosts, failure);
+        for ((workload_id, version), t) in tallies {
+            let outcomes = Outcomes::new(t.passed.0, &t.passed.1, t.failed.0, &t.failed.1, t.failure);
             let history =
                 History { track: Track::failure(workload_id), version, evidence: Evidence::Outcomes(outcomes) };
-            summaries.push(Summary { history, workload, first_seen });
+            summaries.push(Summary { history, workload: t.workload, first_seen: t.first_seen });
         }
+        // In a fixed order, so a regression lists its workloads by name whatever the maps did.
+        summaries.sort_by(|a, b| (&a.workload, a.history.track).cmp(&(&b.workload, b.history.track)));
         Ok(summaries)
     }
 

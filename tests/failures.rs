@@ -73,6 +73,17 @@ fn measured() -> &'static Measured {
     })
 }
 
+/// The app over `db` sending its alerts to a receiver, one target per format, and an outbox
+/// worker that runs until the returned sender is dropped.
+async fn alerting(db: common::TestDb, formats: &[WebhookFormat]) -> (Receiver, TestApp, watch::Sender<bool>) {
+    let receiver = Receiver::up().await;
+    let app = TestApp::with_config(db, config(&receiver, formats)).await;
+    let (stop, stopped) = watch::channel(false);
+    let settings = config(&receiver, formats).alerts;
+    tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+    (receiver, app, stop)
+}
+
 /// Submits a run file with the agent, as a build host does.
 fn submit(server: &str, token: &str, file: &Path, spool: &Path) {
     let out = Command::new(agent_binary())
@@ -111,12 +122,7 @@ async fn a_wrong_and_a_crashing_libc_are_stored_alerted_once_and_resolved_by_the
     on_both_backends(|db| {
         let run_id = run_id.clone();
         async move {
-            let receiver = Receiver::up().await;
-            let formats = [WebhookFormat::Json, WebhookFormat::Slack];
-            let app = TestApp::with_config(db, config(&receiver, &formats)).await;
-            let (_stop, stopped) = watch::channel(false);
-            let settings = config(&receiver, &formats).alerts;
-            tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+            let (receiver, app, _outbox) = alerting(db, &[WebhookFormat::Json, WebhookFormat::Slack]).await;
             let base = serve(app.router.clone()).await;
             let spool = tempfile::tempdir().unwrap();
             let token = app.ingest_token.clone();
@@ -219,11 +225,7 @@ fn events(receiver: &Receiver) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flaky_host_pages_once_and_partial_sizes_never_judge_a_slope() {
     on_both_backends(|db| async move {
-        let receiver = Receiver::up().await;
-        let app = TestApp::with_config(db, config(&receiver, &[WebhookFormat::Json])).await;
-        let (_stop, stopped) = watch::channel(false);
-        let settings = config(&receiver, &[WebhookFormat::Json]).alerts;
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        let (receiver, app, _outbox) = alerting(db, &[WebhookFormat::Json]).await;
         let post = |version: &'static str, host: &'static str, workload: Value| {
             let app = &app;
             async move {
@@ -268,11 +270,7 @@ async fn a_flaky_host_pages_once_and_partial_sizes_never_judge_a_slope() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_version_measured_late_opens_its_regression_already_resolved() {
     on_both_backends(|db| async move {
-        let receiver = Receiver::up().await;
-        let app = TestApp::with_config(db, config(&receiver, &[WebhookFormat::Json])).await;
-        let (_stop, stopped) = watch::channel(false);
-        let settings = config(&receiver, &[WebhookFormat::Json]).alerts;
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        let (receiver, app, _outbox) = alerting(db, &[WebhookFormat::Json]).await;
         for (version, workload) in [
             ("1.0", strtol(1.0, 6, None)),
             ("1.2", strtol(1.0, 6, None)),

@@ -1,60 +1,36 @@
 //! A workload's failure as the store keeps it: the wire's failure, its kind-specific fields in one
 //! JSON column beside the kind, size and detail.
 
-use serde::{Deserialize, Serialize};
-use slopewatch_core::wire::{Failure, FailureKind};
+use slopewatch_core::wire::Failure;
 
-/// What a failure's kind adds to its kind, size and detail.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FailureFacts {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_status: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signal: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub got: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-}
-
-impl FailureFacts {
-    pub fn of(f: &Failure) -> FailureFacts {
-        FailureFacts {
-            exit_status: f.exit_status,
-            signal: f.signal,
-            limit_ms: f.limit_ms,
-            got: f.got.clone(),
-            expected: f.expected.clone(),
+/// The fields a failure's kind adds to its kind, size and detail (exit status, signal, limit, got,
+/// expected), as the JSON object stored beside them.
+pub fn failure_facts(f: &Failure) -> String {
+    let mut value = serde_json::to_value(f).expect("failures serialize");
+    if let Some(fields) = value.as_object_mut() {
+        for column in ["kind", "size", "detail"] {
+            fields.remove(column);
         }
     }
-
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("facts serialize")
-    }
+    value.to_string()
 }
 
-/// The failure stored as `kind`, `size`, `detail` and `facts`; `None` for a kind this server does
-/// not know (a row written by a newer one).
+/// The failure stored as `kind`, `size`, `detail` and `facts`; `None` for one this server cannot
+/// read (a kind written by a newer one).
 pub fn stored_failure(kind: &str, size: Option<i64>, detail: &str, facts: &str) -> Option<Failure> {
-    let kind = FailureKind::parse(kind)?;
-    let facts: FailureFacts = serde_json::from_str(facts).unwrap_or_default();
-    Some(Failure {
-        kind,
-        size: size.map(|s| s as u64),
-        detail: detail.to_string(),
-        exit_status: facts.exit_status,
-        signal: facts.signal,
-        limit_ms: facts.limit_ms,
-        got: facts.got,
-        expected: facts.expected,
-    })
+    let mut fields: serde_json::Map<String, serde_json::Value> = serde_json::from_str(facts).unwrap_or_default();
+    fields.insert("kind".into(), kind.into());
+    fields.insert("detail".into(), detail.into());
+    if let Some(size) = size {
+        fields.insert("size".into(), size.into());
+    }
+    serde_json::from_value(serde_json::Value::Object(fields)).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use slopewatch_core::wire::FailureKind;
 
     #[test]
     fn a_failure_reads_back_as_it_was_stored() {
@@ -68,8 +44,8 @@ mod tests {
             got: Some("-1".into()),
             expected: Some("9362".into()),
         };
-        let facts = FailureFacts::of(&f).to_json();
-        assert_eq!(facts, r#"{"got":"-1","expected":"9362"}"#);
+        let facts = failure_facts(&f);
+        assert_eq!(facts, r#"{"expected":"9362","got":"-1"}"#);
         assert_eq!(stored_failure("wrong_result", Some(65536), &f.detail, &facts), Some(f));
         assert_eq!(stored_failure("melted", None, "", "{}"), None);
     }

@@ -7,7 +7,7 @@ mod failure;
 mod regression;
 
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
-pub use failure::{stored_failure, FailureFacts};
+pub use failure::{failure_facts, stored_failure};
 pub use regression::{
     RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, VersionSizes,

@@ -173,7 +173,7 @@ impl FailureColumns {
         self.kind.push(f.kind.as_str());
         self.size.push(f.size.map(|s| s as i64));
         self.detail.push(f.detail.clone());
-        self.facts.push(crate::model::FailureFacts::of(f).to_json());
+        self.facts.push(crate::model::failure_facts(f));
         self.metadata.push(metadata);
     }
 }

@@ -132,7 +132,7 @@ impl Tx<'_> {
                 .bind(t.failure.kind.as_str())
                 .bind(t.failure.size.map(|s| s as i64))
                 .bind(t.failure.detail.clone())
-                .bind(crate::model::FailureFacts::of(&t.failure).to_json())
+                .bind(crate::model::failure_facts(&t.failure))
                 .bind(t.first_seen)
                 .bind(t.last_run_at);
         });

@@ -127,7 +127,7 @@ impl NewMember {
             .bind(f.map(|f| f.kind.as_str()))
             .bind(f.and_then(|f| f.size).map(|s| s as i64))
             .bind(f.map(|f| f.detail.clone()))
-            .bind(f.map(|f| crate::model::FailureFacts::of(f).to_json()))
+            .bind(f.map(|f| crate::model::failure_facts(f)))
     }
 }
 

@@ -127,7 +127,7 @@ impl NewMember {
             .bind(f.map(|f| f.kind.as_str()))
             .bind(f.and_then(|f| f.size).map(|s| s as i64))
             .bind(f.map(|f| f.detail.clone()))
-            .bind(f.map(|f| crate::model::failure_facts(f)))
+            .bind(f.map(crate::model::failure_facts))
     }
 }
 

@@ -21,6 +21,9 @@ pub const SUMMARY_WINDOW: i64 = 16;
 /// a chunk at a time).
 const CLAIM_CHUNK: i64 = 500;
 
+/// Per workload id, the runs that passed it and their hosts.
+type PassedBy = HashMap<i64, (usize, Vec<i64>)>;
+
 /// Most versions one pass reads pending at a time.
 const VERSIONS_PER_PASS: i64 = 200;
 
@@ -149,7 +152,7 @@ async fn summarize_versions(
     add_failures(&mut failure_totals, &failures);
     tx.upsert_failure_totals(&failure_totals).await?;
     // The runs and hosts that passed each workload, before this pass's runs are added to them.
-    let mut passed: HashMap<(String, String), HashMap<i64, (usize, Vec<i64>)>> = totals
+    let mut passed: HashMap<(String, String), PassedBy> = totals
         .iter()
         .map(|(k, by_workload)| {
             (k.clone(), by_workload.iter().map(|(w, t)| (*w, (t.runs, t.host_ids.clone()))).collect())

@@ -91,8 +91,15 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
         }
 
         // The legend sits in the lower right, where growing times rarely go.
-        let labels: Vec<String> =
-            view.lines.iter().map(|l| format!("{}  (k = {})", l.label, format::slope(l.slope))).collect();
+        let mut labels: Vec<String> = view
+            .lines
+            .iter()
+            .map(|l| {
+                let failed = l.failed.as_ref().map(|f| format!("  {f}")).unwrap_or_default();
+                format!("{}  (k = {}){failed}", l.label, format::slope(l.slope))
+            })
+            .collect();
+        labels.extend(view.failed_every_run.iter().cloned());
         let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as i32;
         let (width, height) = (widest * 8 + 48, labels.len() as i32 * LEGEND_ROW + 12);
         let corner = chart.backend_coord(&(x_range.end, y_range.start));
@@ -102,8 +109,13 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
         for (i, label) in labels.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let y = y0 + 6 + LEGEND_ROW / 2 + i as i32 * LEGEND_ROW;
-            root.draw(&PathElement::new([(x0 + 10, y), (x0 + 32, y)], color.stroke_width(2)))?;
-            draw_marker(&root, i, color, (x0 + 21, y))?;
+            if i >= view.lines.len() {
+                // A version every run failed: no line, a red cross.
+                root.draw(&Cross::new((x0 + 21, y), 6, ALERT.stroke_width(3)))?;
+            } else {
+                root.draw(&PathElement::new([(x0 + 10, y), (x0 + 32, y)], color.stroke_width(2)))?;
+                draw_marker(&root, i, color, (x0 + 21, y))?;
+            }
             root.draw(&Text::new(
                 label.as_str(),
                 (x0 + 40, y),
@@ -166,7 +178,16 @@ pub fn loglog_description(view: &LogLogView) -> String {
             ))
         })
         .collect();
-    format!("Median time against input size on log-log axes. {}.", lines.join("; "))
+    let mut text = format!("Median time against input size on log-log axes. {}.", lines.join("; "));
+    let partly: Vec<String> =
+        view.lines.iter().filter_map(|l| Some(format!("{}: {}", l.label, l.failed.as_ref()?))).collect();
+    if !partly.is_empty() {
+        text.push_str(&format!(" Some runs failed: {}.", partly.join("; ")));
+    }
+    if !view.failed_every_run.is_empty() {
+        text.push_str(&format!(" No line, every run failed: {}.", view.failed_every_run.join("; ")));
+    }
+    text
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ mod transfer;
 
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
-pub use failures::{add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion};
+pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewDelivery};
 pub use regressions::{MemberFix, NewMember, NewRegression};

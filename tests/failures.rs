@@ -183,6 +183,9 @@ async fn the_overview_and_series_say_which_versions_failed_and_how_often() {
         let (_, loglog_svg) = page(&app, "/series/strtol/musl-gcc/loglog.svg").await;
         assert!(loglog_svg.contains("1.2.5: ✗ wrong result, failed in every run"), "the log-log legend: {loglog_svg}");
         assert!(loglog_svg.contains("No line, every run failed: 1.2.5"), "{loglog_svg}");
+        let (status, only_failed) = page(&app, "/series/strtol/musl-gcc/loglog.svg?v=1.2.5").await;
+        assert_eq!(status, StatusCode::OK, "a chart of a version every run failed: {only_failed}");
+        assert!(only_failed.contains("1.2.5: ✗ wrong result"), "{only_failed}");
         let (_, zig_loglog) = page(&app, "/series/strtol/zig-cc-musl/loglog.svg").await;
         assert!(zig_loglog.contains("✗ wrong result in 1 of 2 runs"), "{zig_loglog}");
         assert!(series.contains("1 of 2 runs") && series.contains("alt=\"Log-log slope"), "alt texts present");

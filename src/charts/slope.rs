@@ -127,7 +127,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             let at = (corner.0 + 16, corner.1 + 34);
             root.draw(&Cross::new(at, 6, ALERT.stroke_width(3)))?;
             root.draw(&Text::new(
-                "✗ failed: runs of the version failed the workload",
+                "failed: runs of the version failed the workload",
                 (at.0 + 12, at.1),
                 (FONT, 14).into_font().color(&ALERT).pos(Pos::new(HPos::Left, VPos::Center)),
             ))?;
@@ -241,7 +241,7 @@ mod tests {
         s.versions[2].failures = Some(crate::views::tests::failures("1.2.5", 2, 2));
         let svg = slope_chart(&s).unwrap();
         assert_well_formed(&svg);
-        assert!(svg.contains("✗ failed: runs of the version failed the workload"), "the legend says what ✗ is");
+        assert!(svg.contains("failed: runs of the version failed the workload"), "the legend says what ✗ is");
         assert!(svg.contains("Marked ✗ as failed: 1.2.4 (wrong result, failed in 1 of the version"));
         assert!(svg.contains("1.2.5 (wrong result, failed in every run (2 runs), on 2 hosts)."));
         let hits: Vec<&str> = elements(&svg, "circle").into_iter().filter(|c| c.contains("class=\"hit\"")).collect();

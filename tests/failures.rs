@@ -155,6 +155,17 @@ async fn a_wrong_and_a_crashing_libc_are_stored_alerted_once_and_resolved_by_the
             failing.sort();
             assert_eq!(failing, [("strchr", "failure", Some("crashed")), ("strtol", "failure", Some("wrong_result"))]);
 
+            // The overview's cells and the series page say so.
+            let overview = app.get("/").await.1;
+            let overview = overview.as_str().unwrap_or_default();
+            for kind in ["wrong result", "crashed"] {
+                assert!(overview.contains(&format!("✗</span> {kind}")), "the overview shows ✗ {kind}: {overview}");
+            }
+            let series = app.get(&format!("/series/strtol/{LINEAGE}")).await.1;
+            let series = series.as_str().unwrap_or_default();
+            assert!(series.contains("<h2 id=\"failures\">Failures</h2>"), "{series}");
+            assert!(series.contains("failed in every run") && series.contains("got -1"), "{series}");
+
             // Announced once per target, signed, with each failure's kind and detail.
             wait_for(Duration::from_secs(20), "the opening", || receiver.delivered().len() >= 2).await;
             let (base2, token2, file, spool2) =

@@ -2,11 +2,13 @@
 //! keeps beside the version summaries (`version_failures`), and the reads of both for pages.
 
 use super::db::{sql, Tx};
-use super::decode_json;
+use super::{decode_json, Store};
 use crate::model::stored_failure;
-use slopewatch_core::wire::Failure;
+use serde::Serialize;
+use slopewatch_core::wire::{Failure, FailureKind};
 use std::collections::HashMap;
 use time::OffsetDateTime;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// A failed workload of a run a summary pass took in.
@@ -177,5 +179,146 @@ pub fn add_failures(totals: &mut FailureTotalsByVersion, claimed: &[ClaimedFailu
             t.run_id = c.run_id;
             t.failure = failure;
         }
+    }
+}
+
+/// A workload's failures at one version of a lineage, beside its summary: how many of the
+/// version's runs and hosts failed it, and the latest failure.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct VersionFailures {
+    pub version: String,
+    /// The version's runs of the workload, passed or failed.
+    pub runs: i64,
+    /// Of those, the runs that failed it.
+    pub failed_runs: i64,
+    /// The hosts those runs came from.
+    pub hosts: i64,
+    /// Of those, the hosts it failed on.
+    pub failed_hosts: i64,
+    /// The latest failure.
+    pub kind: FailureKind,
+    /// The kind for people, e.g. `wrong result`.
+    pub label: String,
+    /// The input size it failed at; none when it failed before any size ran.
+    pub size: Option<u64>,
+    pub detail: String,
+    pub exit_status: Option<i32>,
+    pub signal: Option<i32>,
+    pub limit_ms: Option<u64>,
+    pub got: Option<String>,
+    pub expected: Option<String>,
+    /// One line, e.g. `wrong result at 65536: got -1, expected 9362`.
+    pub summary: String,
+    /// The run the latest failure is from.
+    pub run_id: Uuid,
+    #[serde(with = "time::serde::rfc3339")]
+    pub first_seen: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub last_failed_at: OffsetDateTime,
+}
+
+impl VersionFailures {
+    /// Every run of the version failed the workload: it has no slope there.
+    pub fn every_run(&self) -> bool {
+        self.failed_runs >= self.runs
+    }
+
+    /// The failure as the agent sent it.
+    pub fn failure(&self) -> Failure {
+        Failure {
+            kind: self.kind,
+            size: self.size,
+            detail: self.detail.clone(),
+            exit_status: self.exit_status,
+            signal: self.signal,
+            limit_ms: self.limit_ms,
+            got: self.got.clone(),
+            expected: self.expected.clone(),
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct SeriesFailureRow {
+    version: String,
+    failed_runs: i32,
+    passed_runs: i32,
+    host_ids: String,
+    passed_host_ids: String,
+    run_id: Uuid,
+    kind: String,
+    size: Option<i64>,
+    detail: String,
+    facts: String,
+    first_seen: OffsetDateTime,
+    last_run_at: OffsetDateTime,
+}
+
+/// A version of a lineage where a workload failed, for the overview: the latest failure's kind.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct FailureRow {
+    pub workload: String,
+    pub size_unit: String,
+    pub lineage: String,
+    pub version: String,
+    pub kind: String,
+    pub failed_runs: i32,
+    /// Runs of the version that passed the workload.
+    pub passed_runs: i32,
+    pub first_seen: OffsetDateTime,
+}
+
+impl Store {
+    /// The failures of one workload at each version of one lineage that has any, counted among
+    /// the version's runs and hosts that passed it too; in no particular order.
+    pub async fn series_failures(&self, workload: &str, lineage: &str) -> Result<Vec<VersionFailures>, sqlx::Error> {
+        let q = sql("SELECT f.version, f.runs AS failed_runs, COALESCE(s.runs, 0) AS passed_runs, f.host_ids,
+                    COALESCE(s.host_ids, '[]') AS passed_host_ids, f.run_id, f.kind, f.size, f.detail, f.facts,
+                    f.first_seen, f.last_run_at
+             FROM version_failures f JOIN workloads w ON w.id = f.workload_id
+             LEFT JOIN version_summaries s
+               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version
+             WHERE w.name = $1 AND f.lineage = $2");
+        let rows: Vec<SeriesFailureRow> = self.all(&q.bind(workload).bind(lineage)).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let Some(failure) = stored_failure(&r.kind, r.size, &r.detail, &r.facts) else { continue };
+            let failed_hosts: Vec<i64> = decode_json(&r.host_ids)?;
+            let mut hosts: Vec<i64> = decode_json(&r.passed_host_ids)?;
+            hosts.extend(&failed_hosts);
+            hosts.sort_unstable();
+            hosts.dedup();
+            out.push(VersionFailures {
+                runs: i64::from(r.failed_runs) + i64::from(r.passed_runs),
+                failed_runs: r.failed_runs.into(),
+                hosts: hosts.len() as i64,
+                failed_hosts: failed_hosts.len() as i64,
+                label: failure.kind.label().to_string(),
+                summary: failure.summary(),
+                kind: failure.kind,
+                size: failure.size,
+                detail: failure.detail,
+                exit_status: failure.exit_status,
+                signal: failure.signal,
+                limit_ms: failure.limit_ms,
+                got: failure.got,
+                expected: failure.expected,
+                run_id: r.run_id,
+                version: r.version,
+                first_seen: r.first_seen,
+                last_failed_at: r.last_run_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every version of every lineage where a workload failed, with how many of its runs did.
+    pub async fn failure_history(&self) -> Result<Vec<FailureRow>, sqlx::Error> {
+        let q = sql("SELECT w.name AS workload, w.size_unit, f.lineage, f.version, f.kind, f.runs AS failed_runs,
+                    COALESCE(s.runs, 0) AS passed_runs, f.first_seen
+             FROM version_failures f JOIN workloads w ON w.id = f.workload_id
+             LEFT JOIN version_summaries s
+               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version");
+        self.all(&q).await
     }
 }

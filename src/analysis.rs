@@ -18,11 +18,13 @@ pub struct WorkloadFit {
     pub medians: Vec<(u64, f64, usize)>,
 }
 
-/// Fits every workload of a validated run.
+/// Fits every workload of a validated run that did not fail. A failed workload's partial sizes
+/// are stored but never fitted into a version's summary.
 pub fn fit_run(run: &RunSubmission) -> Result<Vec<WorkloadFit>, FieldError> {
     run.workloads
         .iter()
         .enumerate()
+        .filter(|(_, w)| w.failure.is_none())
         .map(|(i, w)| {
             let medians = w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect();
             fit_medians(i, &w.name, medians)

@@ -5,13 +5,12 @@
 
 mod common;
 
-use common::webhooks::{assert_signed, body_json, wait_for, Receiver};
+use common::webhooks::{assert_signed, body_json, config, wait_for, Receiver};
 use common::{on_both_backends, TestApp};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
-use slopewatch::config::Config;
+use slopewatch::alerts::config::WebhookFormat;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -108,27 +107,6 @@ async fn outcome(app: &TestApp, lineage: &str) -> Vec<(Outcome, Vec<String>, usi
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found
-}
-
-fn config(receiver: &Receiver, formats: &[WebhookFormat]) -> Config {
-    let webhooks = formats
-        .iter()
-        .enumerate()
-        .map(|(i, &format)| Webhook {
-            name: format!("target-{i}"),
-            url: receiver.url().parse().unwrap(),
-            secret: common::webhooks::SECRET.into(),
-            format,
-        })
-        .collect();
-    let retry = RetryPolicy {
-        base: Duration::from_millis(100),
-        max_delay: Duration::from_millis(300),
-        give_up_after: Duration::from_secs(60),
-        poll: Duration::from_millis(40),
-        timeout: Duration::from_secs(2),
-    };
-    Config { alerts: AlertSettings { webhooks, retry, ..AlertSettings::default() }, ..Config::default() }
 }
 
 #[tokio::test]
@@ -245,7 +223,7 @@ async fn a_backfilled_release_moves_an_announced_regression_once_signed_in_json_
             ]
         );
         let member = &detail.workloads[0];
-        assert!((member.slope - 2.0).abs() < 0.05 && (member.previous_slope.unwrap() - 1.0).abs() < 0.05);
+        assert!((member.slope.unwrap() - 2.0).abs() < 0.05 && (member.previous_slope.unwrap() - 1.0).abs() < 0.05);
 
         // Three moves, each announced once per target, after one opening per target.
         wait_for(Duration::from_secs(20), "the announcements", || receiver.delivered().len() >= 8).await;

@@ -321,3 +321,70 @@ async fn fits_and_summaries_stored_before_classes_are_classified_on_upgrade() {
         assert_eq!(detail["workloads"][0]["complexity"]["class"], "n", "{detail}");
     }
 }
+
+/// A slope regression with one workload, as a store at migration 0009 holds it.
+macro_rules! seed_regression_0009 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        let at = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000);
+        sqlx::query("INSERT INTO workloads (id, name, size_unit, first_seen) VALUES (1, 'strchr', 'bytes', $1)")
+            .bind(at)
+            .execute(pool)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO regressions (id, lineage, version, previous_version, status, magnitude, first_run_at, opened_at)
+             VALUES (7, 'zig-cc-musl', '0.16.0', '0.15.2', 'open', 9.5, $1, $1)",
+        )
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO regression_workloads (regression_id, workload_id, slope, ci_low, ci_high, r2, previous_slope,
+                                               time_ratio, ratio_size, joined_at, joined_late)
+             VALUES (7, 1, 2.01, 1.98, 2.04, 0.999, 1.0, 9.5, 4194304, $1, false)",
+        )
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+    }};
+}
+
+#[tokio::test]
+async fn regressions_from_before_failures_keep_their_workloads_as_slope_members() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        match db.backend {
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+                migrator_until(sqlx::migrate!("./migrations/postgres"), 9).run(&pool).await.unwrap();
+                seed_regression_0009!(&pool);
+                pool.close().await;
+            }
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
+                migrator_until(sqlx::migrate!("./migrations/sqlite"), 9).run(&pool).await.unwrap();
+                seed_regression_0009!(&pool);
+                pool.close().await;
+            }
+        }
+        db.store.migrate().await.unwrap();
+        let detail = db.store.regression(7).await.unwrap().unwrap();
+        let w = &detail.workloads[0];
+        assert_eq!((w.workload.as_str(), w.reason.as_str()), ("strchr", "slope"));
+        assert_eq!((w.slope, w.ci_low, w.ci_high, w.previous_slope), (Some(2.01), Some(1.98), Some(2.04), Some(1.0)));
+        assert!(w.failure.is_none());
+
+        // The migrated regression resolves by the usual rule when a good version arrives.
+        let app = TestApp::new(db).await;
+        let mut run = common::run_json("zig-cc-musl", "0.17.0", "build-01", 1.0, 1, 6, 3);
+        run["workloads"][0]["name"] = "strchr".into();
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, 201, "{body}");
+        let r = &app.db.store.regression(7).await.unwrap().unwrap().regression;
+        assert_eq!((r.status.as_str(), r.fixed_version.as_deref()), ("fixed", Some("0.17.0")));
+    }
+}

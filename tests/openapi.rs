@@ -83,6 +83,7 @@ fn submission() -> RunSubmission {
             source_hash: "sha256:00".into(),
             measurements,
             metadata: [("sqlite_version".to_string(), "3.46.0".to_string())].into(),
+            failure: None,
         }],
     }
 }
@@ -409,6 +410,23 @@ async fn real_answers_fit_their_documented_schemas() {
                 .await;
         assert_eq!(found["versions"][0]["version"], "1.2.5");
         exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=sqlite-insert")).await;
+
+        // A run with failed workloads: one crashed after four sizes (a partial slope), one built
+        // with errors; its answer and a series whose version every run failed fit their schemas.
+        let mut failed = run_json("musl-gcc", "1.2.6", "build-01", 1.0, 3, 4, 3);
+        failed["workloads"][1]["failure"] = json!({"kind": "crashed", "size": 1048576, "signal": 11, "detail": "boom"});
+        failed["workloads"][2]["measurements"] = json!([]);
+        failed["workloads"][2]["failure"] = json!({"kind": "build_failed", "exit_status": 1, "detail": "x.c: error"});
+        let (status, answer) = app.submit(&failed).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        let uri = format!("/api/v1/runs/{}", failed["run_id"].as_str().unwrap());
+        let detail = exercise(&app, &doc, &mut seen, "/api/v1/runs/{id}", get(&uri)).await;
+        assert_eq!(detail["workloads"][1]["failure"]["kind"], "crashed");
+        assert_eq!(detail["workloads"][1]["partial"], true);
+        let uri = "/api/v1/series?workload=workload-2&toolchain=musl-gcc";
+        let failed_series = exercise(&app, &doc, &mut seen, series, get(uri)).await;
+        assert_eq!(failed_series["versions"][0]["failures"]["kind"], "build_failed");
+        assert!(failed_series["versions"][0]["slope"].is_null());
         exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=nothing&toolchain=musl-gcc")).await;
 
         for (version, slope) in [("0.15.0", 1.0), ("0.16.0", 2.0)] {

@@ -313,3 +313,94 @@ async fn a_garbled_or_invalid_line_is_named_and_nothing_of_it_is_stored() {
     })
     .await;
 }
+
+/// Runs with failed workloads, some of them old enough to be pruned: a crash after four sizes, a
+/// build failure with none, a wrong result that opens a regression, a mixed version.
+async fn fill_with_failures(app: &TestApp) -> Vec<String> {
+    let failing = |mut run: Value, workload: usize, sizes: usize, failure: Value| {
+        let w = &mut run["workloads"][workload];
+        w["measurements"].as_array_mut().unwrap().truncate(sizes);
+        w["failure"] = failure;
+        run
+    };
+    let crash = json!({"kind": "crashed", "size": 1048576, "signal": 11, "detail": "Segmentation fault"});
+    let build = json!({"kind": "build_failed", "exit_status": 1, "detail": "w.c:1:1: error: <b>'x'</b> undeclared"});
+    let wrong =
+        json!({"kind": "wrong_result", "size": 65536, "got": "-1", "expected": "9362", "detail": "end pointer"});
+    let runs = [
+        run_json("zig-cc-musl", "0.14.0", "build-01", 1.0, 3, 8, 5),
+        failing(run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 3, 8, 5), 1, 4, crash),
+        failing(run_json("zig-cc-musl", "0.15.0", "build-02", 1.0, 3, 8, 5), 2, 0, build),
+        run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 3, 8, 5),
+    ];
+    let mut ids = Vec::new();
+    for mut run in runs {
+        run["started_at"] = json!(format!("2026-11-{:02}T21:00:00Z", ids.len() + 1));
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        ids.push(run["run_id"].as_str().unwrap().to_string());
+    }
+    let old = OffsetDateTime::now_utc();
+    for (day, run) in [
+        (5, failing(run_json("zig-cc-musl", "0.16.0", "build-01", 1.0, 3, 8, 5), 0, 0, wrong.clone())),
+        (6, failing(run_json("zig-cc-musl", "0.16.0", "build-02", 1.0, 3, 8, 5), 0, 0, wrong)),
+        (7, run_json("zig-cc-musl", "0.16.0", "build-03", 1.0, 3, 8, 5)),
+    ] {
+        let mut run = run;
+        run["started_at"] = json!(format!("2026-11-{day:02}T21:00:00Z"));
+        let (status, body) = app.submit(&run).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        ids.push(run["run_id"].as_str().unwrap().to_string());
+    }
+    let pruned = retention::prune_received_before(&app.db.store, old, OffsetDateTime::now_utc()).await.unwrap();
+    assert_eq!(pruned.runs, 4);
+    ids
+}
+
+/// What a history with failures reads as: the runs, series and regressions, in the API and the
+/// dashboard's series exports.
+async fn failure_answers(router: &axum::Router, runs: &[String]) -> Vec<(String, Value)> {
+    let mut out = answers(router, runs).await;
+    for workload in ["workload-0", "workload-1", "workload-2"] {
+        let uri = format!("/series/{workload}/zig-cc-musl/data.json");
+        let answer = get(router, &uri).await;
+        out.push((uri, answer));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_history_with_failures_moved_to_sqlite_and_back_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = TestApp::new(TestDb::new(Backend::Postgres).await).await;
+    let runs = fill_with_failures(&source).await;
+    let expected = without_deliveries(&failure_answers(&source.router, &runs).await);
+    let crashed = &expected.iter().find(|(uri, _)| uri.ends_with(&runs[1])).unwrap().1;
+    assert!(crashed["samples_pruned_at"].is_string(), "{crashed}");
+    let w = &crashed["workloads"][1];
+    assert_eq!(w["failure"]["kind"], "crashed", "{crashed}");
+    assert!(w["partial"] == true && w["measurements"][3]["samples"] == 5, "pruned, partial sizes kept: {w}");
+    let series = &expected.iter().find(|(uri, _)| uri.contains("workload-0&toolchain=zig")).unwrap().1;
+    assert_eq!(series["versions"][2]["failures"]["failed_runs"], 2, "{series}");
+
+    let mut db = source.db;
+    for (i, to) in [Backend::Sqlite, Backend::Postgres].into_iter().enumerate() {
+        let file = dir.path().join(format!("history-{i}.jsonl"));
+        let out = slopewatch(&["export", "--output", file.to_str().unwrap()], &db.url);
+        assert!(out.status.success(), "export failed: {}", text(&out.stderr));
+        let exported = std::fs::read_to_string(&file).unwrap();
+        assert!(exported.contains("\"failure\":{\"kind\":\"crashed\""), "the pruned run carries its failure");
+        assert!(exported.contains("\"failure\":{\"kind\":\"wrong_result\""), "a whole run carries its failure");
+        let target = TestDb::new(to).await;
+        let out = import(&target, &file, dir.path());
+        assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(text(&out.stdout).contains("imported 7 runs (4 with raw samples pruned)"), "{}", text(&out.stdout));
+        let reader = app(AppState::new(target.store.clone(), Config::default()));
+        let (mut e, mut got) = (expected.clone(), without_deliveries(&failure_answers(&reader, &runs).await));
+        e.iter_mut().chain(got.iter_mut()).for_each(|(_, v)| to_microseconds(v));
+        for ((uri, e), (_, g)) in e.iter().zip(&got) {
+            assert_eq!(e, g, "{uri} reads differently after the move to {to:?}");
+        }
+        db = target;
+    }
+}

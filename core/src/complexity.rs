@@ -167,15 +167,15 @@ pub fn classify(points: &[(f64, f64)]) -> Result<Complexity, FitError> {
     // AICc's correction divides by count − parameters − 1, which is 0 for a three-parameter class
     // at 4 points; below 5 points the classes are weighed by plain AIC (and the class is unsure).
     let corrected = count >= MIN_SIZES;
-    let scores = Class::ALL.map(|class| {
-        let (sse, parameters) = match class.growth(1.0) {
-            None => (centred_sum_of_squares(&ln_t), 2.0),
-            Some(_) => {
-                let f: Vec<f64> = sizes.iter().map(|&n| class.growth(n).unwrap_or(0.0)).collect();
-                (fixed_plus_growth_sse(&f, &ln_t), 3.0)
-            }
-        };
-        information_criterion(sse, count, parameters, corrected)
+    let fits = Class::ALL.map(|class| {
+        class.growth(1.0).map(|_| {
+            let f: Vec<f64> = sizes.iter().map(|&n| class.growth(n).unwrap_or(0.0)).collect();
+            fit_fixed_plus_growth(&f, &ln_t, None)
+        })
+    });
+    let scores = fits.map(|fit| match fit {
+        None => information_criterion(centred_sum_of_squares(&ln_t), count, 2.0, corrected),
+        Some(fit) => information_criterion(fit.sse, count, 3.0, corrected),
     });
     let lowest = scores.iter().copied().fold(f64::INFINITY, f64::min);
     let relative = scores.map(|s| (-0.5 * (s - lowest)).exp());
@@ -188,7 +188,10 @@ pub fn classify(points: &[(f64, f64)]) -> Result<Complexity, FitError> {
     let (best, runner_up) = (order[0], order[1]);
 
     let class = if distinct.len() < MIN_SIZES { None } else { decide(best, &scores, separation(count)) };
-    let exponent = (distinct.len() >= MIN_SIZES).then(|| power_law_exponent(&sizes, &ln_t));
+    // The O(n), O(n²) and O(n³) fits are the power law's at k = 1, 2 and 3.
+    let powers = [(1.0, Class::Linear), (2.0, Class::Quadratic), (3.0, Class::Cubic)]
+        .map(|(k, class)| (k, fits[class.index()].expect("a growing class has a fit")));
+    let exponent = (distinct.len() >= MIN_SIZES).then(|| power_law_exponent(&sizes, &ln_t, &powers));
     Ok(Complexity {
         class,
         best,
@@ -245,45 +248,158 @@ fn log_likelihood(sse: f64, count: usize) -> f64 {
     -0.5 * n * (2.0 * std::f64::consts::PI * variance).ln() - sse / (2.0 * variance)
 }
 
-/// k in t = a + b·n^k and its 95% interval, as (k, low, high).
+/// The step of the grid the exponent is first searched on, each point searched afresh over the
+/// ratio a/b; Brent's method refines the best point between its neighbours.
+const EXPONENT_GRID_STEP: f64 = 0.5;
+
+/// The step the interval's ends are walked out in before the crossing is found.
+const INTERVAL_STEP: f64 = 0.1;
+
+/// The tolerance, in k, of the exponent and of its interval's ends.
+const EXPONENT_TOLERANCE: f64 = 1e-7;
+
+/// k in t = a + b·n^k and its 95% interval, as (k, low, high); `known` holds fits already made
+/// at some k.
 ///
-/// The interval is where twice the drop of the profile log-likelihood (a, b and the variance
-/// refitted at each k) stays under chi-square(1)'s 95% quantile, walking out from k on a grid and
-/// bisecting the first step that crosses; it ends at the search range's edge when it never does.
-fn power_law_exponent(sizes: &[f64], ln_t: &[f64]) -> (f64, f64, f64) {
-    let profile = |k: f64| {
-        let f: Vec<f64> = sizes.iter().map(|&n| n.powf(k)).collect();
-        fixed_plus_growth_sse(&f, ln_t)
-    };
+/// k is the best point of a grid over the range, refined by Brent's method between its
+/// neighbours. The interval is where twice the drop of the profile log-likelihood (a, b and the
+/// variance refitted at each k) stays under chi-square(1)'s 95% quantile: each end walks out from
+/// k in steps of `INTERVAL_STEP` and finds the crossing inside the first step that makes it by
+/// regula falsi; it is the range's edge when there is none. Off the grid the profile is traced:
+/// each k's fit starts from the ratio a/b of the k before.
+fn power_law_exponent(sizes: &[f64], ln_t: &[f64], known: &[(f64, FixedPlusGrowth)]) -> (f64, f64, f64) {
+    let mut profile =
+        Profile { log_sizes: sizes.iter().map(|n| n.ln()).collect(), ln_t, f: vec![0.0; sizes.len()], last: None };
     let (lo, hi) = EXPONENT_RANGE;
-    const STEP: f64 = 0.1;
-    let steps = ((hi - lo) / STEP).round() as usize;
-    let (k, sse) = minimise(profile, lo, hi, steps, 1e-9);
-    let peak = log_likelihood(sse, ln_t.len());
-    let over_cut = |k: f64| 2.0 * (peak - log_likelihood(profile(k), ln_t.len())) > CHI2_1_95;
-    let end = |toward: f64| {
-        let mut inside = k;
+    let steps = ((hi - lo) / EXPONENT_GRID_STEP).round() as usize;
+    let mut start = (lo, profile.search(lo));
+    for i in 1..=steps {
+        let k = lo + EXPONENT_GRID_STEP * i as f64;
+        let fit = known.iter().find(|p| p.0 == k).map_or_else(|| profile.search(k), |p| p.1);
+        if fit.sse < start.1.sse {
+            start = (k, fit);
+        }
+    }
+    // With a = 0 the fit is the log-log line, whose best k is known outright; it is searched too,
+    // because near k = 0 the profile can dip between grid points: there every k fits a flat series
+    // alike, and a slight trend is the line's alone.
+    let slope = log_log_line(&profile.log_sizes, ln_t);
+    if (lo..=hi).contains(&slope) {
+        let fit = profile.search(slope);
+        if fit.sse < start.1.sse {
+            start = (slope, fit);
+        }
+    }
+    profile.last = start.1.ratio;
+    let (k, sse) = brent(
+        |x| profile.trace(x).sse,
+        (start.0 - EXPONENT_GRID_STEP).max(lo),
+        (start.0 + EXPONENT_GRID_STEP).min(hi),
+        (start.0, start.1.sse),
+        EXPONENT_TOLERANCE,
+    );
+    let (k, best) = if sse < start.1.sse { (k, profile.trace(k)) } else { start };
+
+    let peak = log_likelihood(best.sse, ln_t.len());
+    let excess = |fit: FixedPlusGrowth| 2.0 * (peak - log_likelihood(fit.sse, ln_t.len())) - CHI2_1_95;
+    let mut end = |toward: f64| {
+        profile.last = best.ratio;
+        let (mut inside, mut inside_excess) = (k, excess(best));
         loop {
-            let next = if toward < k { (inside - STEP).max(toward) } else { (inside + STEP).min(toward) };
-            if over_cut(next) {
-                let mut outside = next;
-                for _ in 0..40 {
-                    let mid = 0.5 * (inside + outside);
-                    if over_cut(mid) {
-                        outside = mid;
-                    } else {
-                        inside = mid;
-                    }
-                }
-                return 0.5 * (inside + outside);
+            let next =
+                if toward < k { (inside - INTERVAL_STEP).max(toward) } else { (inside + INTERVAL_STEP).min(toward) };
+            let next_excess = excess(profile.trace(next));
+            if next_excess > 0.0 {
+                return crossing(
+                    |x| excess(profile.trace(x)),
+                    (inside, inside_excess),
+                    (next, next_excess),
+                    EXPONENT_TOLERANCE,
+                );
             }
             if next == toward {
                 return toward;
             }
-            inside = next;
+            (inside, inside_excess) = (next, next_excess);
         }
     };
     (k, end(lo), end(hi))
+}
+
+/// The profile of t = a + b·n^k over k: the best fit of a and b at each k.
+struct Profile<'a> {
+    log_sizes: Vec<f64>,
+    ln_t: &'a [f64],
+    /// n^k at the k last fitted.
+    f: Vec<f64>,
+    /// The ratio of the fit last made, where `trace` starts.
+    last: Option<f64>,
+}
+
+impl Profile<'_> {
+    /// The fit at k, the ratio searched over its whole range.
+    fn search(&mut self, k: f64) -> FixedPlusGrowth {
+        self.fit(k, None)
+    }
+
+    /// The fit at k, downhill from the last fit's ratio (from the ratio grid's low edge when the
+    /// last fit had a = 0, so a dip there is not missed for a = 0, which is always tried).
+    fn trace(&mut self, k: f64) -> FixedPlusGrowth {
+        self.fit(k, Some(self.last.unwrap_or(-RATIO_FINE_MARGIN)))
+    }
+
+    fn fit(&mut self, k: f64, near: Option<f64>) -> FixedPlusGrowth {
+        for (fi, &ln_n) in self.f.iter_mut().zip(&self.log_sizes) {
+            *fi = (k * ln_n).exp();
+        }
+        let fit = fit_fixed_plus_growth(&self.f, self.ln_t, near);
+        self.last = fit.ratio;
+        fit
+    }
+}
+
+/// The slope of the least-squares line through (ln n, ln t).
+fn log_log_line(log_sizes: &[f64], ln_t: &[f64]) -> f64 {
+    let m = log_sizes.len() as f64;
+    let (mean_x, mean_y) = (log_sizes.iter().sum::<f64>() / m, ln_t.iter().sum::<f64>() / m);
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for (&x, &y) in log_sizes.iter().zip(ln_t) {
+        sxx += (x - mean_x) * (x - mean_x);
+        sxy += (x - mean_x) * (y - mean_y);
+    }
+    sxy / sxx
+}
+
+/// Where `g` crosses zero between `inside` (g ≤ 0) and `outside` (g > 0), to `tolerance` in x,
+/// by regula falsi with the Illinois change (the end that keeps being kept has its value halved,
+/// so both ends close in).
+fn crossing(mut g: impl FnMut(f64) -> f64, inside: (f64, f64), outside: (f64, f64), tolerance: f64) -> f64 {
+    let ((mut a, mut ga), (mut b, mut gb)) = (inside, outside);
+    let mut kept = 0i8;
+    for _ in 0..100 {
+        if (b - a).abs() <= tolerance {
+            break;
+        }
+        let mut x = a - ga * (b - a) / (gb - ga);
+        if !(x - a.min(b) > 0.0 && a.max(b) - x > 0.0) {
+            x = 0.5 * (a + b);
+        }
+        let gx = g(x);
+        if gx > 0.0 {
+            (b, gb) = (x, gx);
+            if kept == -1 {
+                ga *= 0.5;
+            }
+            kept = -1;
+        } else {
+            (a, ga) = (x, gx);
+            if kept == 1 {
+                gb *= 0.5;
+            }
+            kept = 1;
+        }
+    }
+    0.5 * (a + b)
 }
 
 /// The sum of squared deviations of `values` from their mean.
@@ -296,62 +412,221 @@ fn centred_sum_of_squares(values: &[f64]) -> f64 {
 /// smallest f the fixed cost is a millionth of the time, at e^14 of the largest the growing part is.
 const RATIO_MARGIN: f64 = 14.0;
 
-/// The least sum of squared log residuals ln t − ln(a + b·f) over a ≥ 0, b > 0.
+/// How far beyond the f range the ratio's grid reaches, in e-folds (see `fit_fixed_plus_growth`).
+const RATIO_FINE_MARGIN: f64 = 3.0;
+
+/// The tolerance of the ratio, in e-folds.
+const RATIO_TOLERANCE: f64 = 1e-8;
+
+/// A fit of t = a + b·f on log residuals.
+#[derive(Debug, Clone, Copy)]
+struct FixedPlusGrowth {
+    /// The sum of the squared log residuals.
+    sse: f64,
+    /// ln(a/b) − ln(smallest f); none when a = 0 fits best.
+    ratio: Option<f64>,
+}
+
+/// The best fit of t = a + b·f over a ≥ 0, b > 0, by least squares on log residuals.
 ///
 /// With r = a/b the model is ln t = ln b + ln(r + f), so at each r the best ln b is the mean of
-/// ln t − ln(r + f) and only r is left to search: r = 0, and ln r over a grid wide enough to run
-/// from a negligible fixed cost to a negligible growing part, refined around its best point.
-fn fixed_plus_growth_sse(f: &[f64], ln_t: &[f64]) -> f64 {
-    let sse_at = |r: f64| {
-        // Shifted sums keep the variance exact when ln b is large against the residuals.
-        let shift = ln_t[0] - (r + f[0]).ln();
-        let (mut sum, mut squares) = (0.0, 0.0);
-        for (&fi, &li) in f.iter().zip(ln_t) {
-            let g = r + fi;
-            if g <= 0.0 || !g.is_finite() {
-                return f64::INFINITY;
-            }
-            let d = li - g.ln() - shift;
-            sum += d;
-            squares += d * d;
-        }
-        (squares - sum * sum / f.len() as f64).max(0.0)
-    };
+/// ln t − ln(r + f) and only r is left to search: r = 0, and ln r from `RATIO_MARGIN` e-folds
+/// below the smallest f to as many above the largest. A grid of steps of at most one e-fold covers
+/// the f range and `RATIO_FINE_MARGIN` beyond it, and Newton's method on the sum's derivative
+/// refines its best point between its neighbours. Further out r is under 5% of every f (or every
+/// f under 5% of r), the residuals move almost linearly in r (or 1/r), and the sum of their
+/// squares has at most one dip there; a tail is searched, by the same Newton's method, only when
+/// the sum falls towards it at the grid's edge.
+///
+/// With `near`, the ratio of a neighbouring fit, the grid is skipped: the search goes downhill
+/// from there to the nearest minimum (see `LogResiduals::trace`). a = 0 is tried either way.
+fn fit_fixed_plus_growth(f: &[f64], ln_t: &[f64], near: Option<f64>) -> FixedPlusGrowth {
     let smallest = f.iter().copied().filter(|&x| x > 0.0).fold(f64::INFINITY, f64::min);
     let largest = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !smallest.is_finite() {
-        return f64::INFINITY;
+        return FixedPlusGrowth { sse: f64::INFINITY, ratio: None };
     }
-    let (lo, hi) = (smallest.ln() - RATIO_MARGIN, largest.ln() + RATIO_MARGIN);
-    let steps = (hi - lo).ceil() as usize;
-    let (_, searched) = minimise(|ln_r| sse_at(ln_r.exp()), lo, hi, steps, 1e-9);
-    searched.min(sse_at(0.0))
+    let residuals = LogResiduals { f, ln_t, base: smallest.ln() };
+    let width = largest.ln() - residuals.base;
+    let at_zero = FixedPlusGrowth { sse: residuals.at(f64::NEG_INFINITY).sse, ratio: None };
+    // With every f alike (k = 0) ln(r + f) is one number at every point, and r cannot matter.
+    if width == 0.0 {
+        return at_zero;
+    }
+    let (lo, hi) = (-RATIO_MARGIN, width + RATIO_MARGIN);
+    let found = match near {
+        Some(start) => residuals.trace(start.clamp(lo, hi), lo, hi),
+        None => residuals.search(width, lo, hi),
+    };
+    if at_zero.sse <= found.sse {
+        at_zero
+    } else {
+        FixedPlusGrowth { sse: found.sse, ratio: Some(found.x) }
+    }
 }
 
-/// The least value of `f` on [lo, hi] as (x, f(x)): the best of `steps` + 1 evenly spaced points,
-/// refined by Brent's method between that point's neighbours. Deterministic, and it finds the
-/// global minimum whenever the grid is finer than the function's bumps.
-fn minimise(f: impl Fn(f64) -> f64, lo: f64, hi: f64, steps: usize, tolerance: f64) -> (f64, f64) {
-    let step = (hi - lo) / steps as f64;
-    let mut best = (lo, f(lo));
-    for i in 1..=steps {
-        let x = lo + step * i as f64;
-        let fx = f(x);
-        if fx < best.1 {
-            best = (x, fx);
+/// Log times and the f of a class (or power) at the same sizes, with the ratio a/b written as
+/// x = ln(a/b) − `base`, `base` the log of the smallest f.
+struct LogResiduals<'a> {
+    f: &'a [f64],
+    ln_t: &'a [f64],
+    base: f64,
+}
+
+/// The least sum of squared log residuals over ln b at one ratio x, with its first and second
+/// derivatives in x.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    x: f64,
+    sse: f64,
+    slope: f64,
+    curvature: f64,
+}
+
+impl LogResiduals<'_> {
+    /// The least sum of squares of ln t − ln b − ln(r + f) over ln b, r = e^(x + base), with its
+    /// derivatives. With d = ln t − ln(r + f) and p = r/(r + f), the slope of ln(r + f) in x, the
+    /// sum is Σ(d − d̄)², its slope −2·Σ(d − d̄)·p and its curvature
+    /// 2·Σ(p − p̄)² − 2·Σ(d − d̄)·p·(1 − p).
+    fn at(&self, x: f64) -> Point {
+        let r = (x + self.base).exp();
+        let m = self.f.len() as f64;
+        // Deviations from the first point's keep the sums exact when ln b is large against the
+        // residuals.
+        let mut shift = None;
+        let (mut sd, mut sdd, mut sp, mut spp, mut sdp, mut sdq, mut sq) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        for (&fi, &li) in self.f.iter().zip(self.ln_t) {
+            let g = r + fi;
+            if g <= 0.0 || !g.is_finite() {
+                return Point { x, sse: f64::INFINITY, slope: 0.0, curvature: 0.0 };
+            }
+            let raw = li - g.ln();
+            let d = raw - *shift.get_or_insert(raw);
+            let p = r / g;
+            let q = p * (1.0 - p);
+            sd += d;
+            sdd += d * d;
+            sp += p;
+            spp += p * p;
+            sdp += d * p;
+            sdq += d * q;
+            sq += q;
+        }
+        let mean = sd / m;
+        Point {
+            x,
+            sse: (sdd - sd * mean).max(0.0),
+            slope: -2.0 * (sdp - mean * sp),
+            curvature: 2.0 * (spp - sp * sp / m) - 2.0 * (sdq - mean * sq),
         }
     }
-    let refined = brent(&f, (best.0 - step).max(lo), (best.0 + step).min(hi), best, tolerance);
-    if refined.1 < best.1 {
-        refined
-    } else {
+
+    /// The least sum over x in [lo, hi], `width` the span of ln f (see `fit_fixed_plus_growth`).
+    fn search(&self, width: f64, lo: f64, hi: f64) -> Point {
+        let fine = (width + 2.0 * RATIO_FINE_MARGIN).ceil() as usize;
+        let step = (width + 2.0 * RATIO_FINE_MARGIN) / fine as f64;
+        let grid: Vec<Point> = (0..=fine).map(|i| self.at(-RATIO_FINE_MARGIN + step * i as f64)).collect();
+        let i = (0..grid.len()).fold(0, |best, i| if grid[i].sse < grid[best].sse { i } else { best });
+        let mut found = match grid[i] {
+            p if p.slope > 0.0 && i > 0 => self.descend(grid[i - 1], p),
+            p if p.slope < 0.0 && i < fine => self.descend(p, grid[i + 1]),
+            p => p,
+        };
+        // A tail is searched only when the sum falls towards it at the grid's edge: out there it
+        // has at most one dip, so a sum rising into the tail has none, and one still falling at
+        // the tail's far end has its least value there.
+        for (edge, far) in [(grid[0], lo), (grid[fine], hi)] {
+            if (edge.slope > 0.0) == (far < edge.x) {
+                let far = self.at(far);
+                let (a, b) = if far.x < edge.x { (far, edge) } else { (edge, far) };
+                let tail = if a.slope <= 0.0 && b.slope > 0.0 { self.descend(a, b) } else { far };
+                if tail.sse < found.sse {
+                    found = tail;
+                }
+            }
+        }
+        found
+    }
+
+    /// The least sum near `start`, the ratio of a neighbouring fit: downhill in steps that double
+    /// until the slope turns, then `descend`; the end of [lo, hi] if it never does.
+    fn trace(&self, start: f64, lo: f64, hi: f64) -> Point {
+        let mut inner = self.at(start);
+        // No way downhill; a NaN slope would give no direction and never reach an end.
+        if inner.slope == 0.0 || inner.slope.is_nan() {
+            return inner;
+        }
+        let direction = -inner.slope.signum();
+        // A little past where Newton's method points, so that the first step usually brackets
+        // the minimum closely; never more than an e-fold, then doubling.
+        let newton = (inner.slope / inner.curvature).abs();
+        if inner.curvature > 0.0 && newton <= RATIO_TOLERANCE {
+            return inner;
+        }
+        let mut step = if inner.curvature > 0.0 { (1.25 * newton).min(1.0) } else { 1.0 };
+        loop {
+            let outer = self.at((inner.x + direction * step).clamp(lo, hi));
+            if direction < 0.0 && outer.slope <= 0.0 {
+                return self.descend(outer, inner);
+            }
+            if direction > 0.0 && outer.slope > 0.0 {
+                return self.descend(inner, outer);
+            }
+            if outer.x == lo || outer.x == hi {
+                return outer;
+            }
+            inner = outer;
+            step *= 2.0;
+        }
+    }
+
+    /// The least sum between `a` and `b`, whose slopes bracket a minimum (a's ≤ 0 < b's):
+    /// Newton's method on the slope, and regula falsi between the bracket's ends (Illinois: an end
+    /// kept twice has its slope halved) when a Newton step would leave the bracket.
+    fn descend(&self, mut a: Point, mut b: Point) -> Point {
+        let mut best = if a.sse <= b.sse { a } else { b };
+        let mut current = best;
+        let (mut a_slope, mut b_slope) = (a.slope, b.slope);
+        let mut kept = 0i8;
+        for _ in 0..100 {
+            let newton = current.x - current.slope / current.curvature;
+            let secant = a.x - a_slope * (b.x - a.x) / (b_slope - a_slope);
+            let inside = |x: f64| x > a.x && x < b.x;
+            let next = if current.curvature > 0.0 && inside(newton) {
+                newton
+            } else if inside(secant) {
+                secant
+            } else {
+                0.5 * (a.x + b.x)
+            };
+            if (next - current.x).abs() <= RATIO_TOLERANCE || b.x - a.x <= RATIO_TOLERANCE {
+                break;
+            }
+            current = self.at(next);
+            if current.sse < best.sse {
+                best = current;
+            }
+            if current.slope > 0.0 {
+                (b, b_slope) = (current, current.slope);
+                if kept == 1 {
+                    a_slope *= 0.5;
+                }
+                kept = 1;
+            } else {
+                (a, a_slope) = (current, current.slope);
+                if kept == -1 {
+                    b_slope *= 0.5;
+                }
+                kept = -1;
+            }
+        }
         best
     }
 }
 
 /// Brent's minimisation (parabolic steps, golden-section steps when a parabola is not trusted)
 /// on [a, b] from `start`, to an absolute `tolerance` in x.
-fn brent(f: &impl Fn(f64) -> f64, mut a: f64, mut b: f64, start: (f64, f64), tolerance: f64) -> (f64, f64) {
+fn brent(mut f: impl FnMut(f64) -> f64, mut a: f64, mut b: f64, start: (f64, f64), tolerance: f64) -> (f64, f64) {
     const GOLDEN: f64 = 0.381_966_011_250_105_1;
     let (mut x, mut w, mut v) = (start.0, start.0, start.0);
     let (mut fx, mut fw, mut fv) = (start.1, start.1, start.1);

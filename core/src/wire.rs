@@ -28,6 +28,10 @@ pub const MAX_SAMPLE_NS: f64 = 7.0 * 24.0 * 3600.0 * 1e9;
 pub const MAX_SIZE: u64 = 1 << 50;
 /// Most metadata entries one workload may carry.
 pub const MAX_METADATA: usize = 32;
+/// Longest failure detail (a compiler's error output, a workload's message), in bytes.
+pub const MAX_DETAIL_BYTES: usize = 4096;
+/// Most lines a failure detail may have.
+pub const MAX_DETAIL_LINES: usize = 20;
 
 /// One agent invocation for one toolchain on one host.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -99,10 +103,217 @@ pub struct WorkloadRun {
     /// A digest of the workload's source, e.g. `sha256:…`.
     #[serde(default)]
     pub source_hash: String,
+    /// The sizes measured; when the workload failed, those measured before the failure (possibly
+    /// none).
     pub measurements: Vec<Measurement>,
     /// Facts about what the workload linked, e.g. `sqlite_version`; optional.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
+    /// Why the workload stopped before it was measured fully: it did not build, crashed, ran past
+    /// its time limit, counted wrong, or could not set up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// What broke a workload under a toolchain. Which of the optional fields it carries depends on
+/// the kind: `exit_status` for `build_failed`; `signal` or `exit_status` for `crashed`; `size`
+/// and `limit_ms` for `timed_out`; `size`, `got` and `expected` for `wrong_result`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    pub kind: FailureKind,
+    /// The input size at which it failed; none when it failed before any size ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// For people: the compiler's first error lines, the workload's message. At most
+    /// 4096 bytes and 20 lines; newlines and tabs are the only control characters allowed.
+    #[serde(default)]
+    pub detail: String,
+    /// The exit status of the compiler (`build_failed`) or of the workload (`crashed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    /// The signal that killed the workload (`crashed`), e.g. 11 for SIGSEGV.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The time limit the workload ran past (`timed_out`), in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
+    /// What the workload returned (`wrong_result`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub got: Option<String>,
+    /// What a correct libc returns (`wrong_result`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+}
+
+/// The kinds of failure, from the first step that can break to the last.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The toolchain could not compile or link the workload.
+    BuildFailed,
+    /// The workload could not prepare its input or did not speak the harness's protocol.
+    SetupFailed,
+    /// The workload was killed by a signal or exited with an error.
+    Crashed,
+    /// One size ran past the time limit, before enough sizes were measured.
+    TimedOut,
+    /// The workload counted something other than what a correct libc counts.
+    WrongResult,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 5] = [
+        FailureKind::BuildFailed,
+        FailureKind::SetupFailed,
+        FailureKind::Crashed,
+        FailureKind::TimedOut,
+        FailureKind::WrongResult,
+    ];
+
+    /// The wire name, e.g. `wrong_result`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::BuildFailed => "build_failed",
+            FailureKind::SetupFailed => "setup_failed",
+            FailureKind::Crashed => "crashed",
+            FailureKind::TimedOut => "timed_out",
+            FailureKind::WrongResult => "wrong_result",
+        }
+    }
+
+    /// For people, e.g. `wrong result`.
+    pub fn label(self) -> &'static str {
+        match self {
+            FailureKind::BuildFailed => "build failed",
+            FailureKind::SetupFailed => "setup failed",
+            FailureKind::Crashed => "crashed",
+            FailureKind::TimedOut => "timed out",
+            FailureKind::WrongResult => "wrong result",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<FailureKind> {
+        FailureKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Failure {
+    /// One line for people: `wrong result at 65536: got -1, expected 9362`.
+    pub fn summary(&self) -> String {
+        let mut s = self.kind.label().to_string();
+        if let Some(size) = self.size {
+            s.push_str(&format!(" at {size}"));
+        }
+        match self.kind {
+            FailureKind::WrongResult => {
+                if let (Some(got), Some(expected)) = (&self.got, &self.expected) {
+                    s.push_str(&format!(": got {got}, expected {expected}"));
+                }
+            }
+            FailureKind::Crashed | FailureKind::BuildFailed => match (self.signal, self.exit_status) {
+                (Some(sig), _) => s.push_str(&format!(": signal {sig}{}", signal_name(sig))),
+                (None, Some(code)) => s.push_str(&format!(": exit status {code}")),
+                (None, None) => {}
+            },
+            FailureKind::TimedOut => {
+                if let Some(ms) = self.limit_ms {
+                    s.push_str(&format!(": limit {:.1} s", ms as f64 / 1000.0));
+                }
+            }
+            FailureKind::SetupFailed => {}
+        }
+        s
+    }
+
+    /// Checks the bounds, and that the failure carries what its kind needs and nothing else.
+    pub fn validate(&self, at: &str) -> Result<(), FieldError> {
+        if let Some(size) = self.size {
+            if size == 0 || size > MAX_SIZE {
+                return Err(err(format!("{at}.size"), format!("must be between 1 and {MAX_SIZE}")));
+            }
+        }
+        check_detail(&format!("{at}.detail"), &self.detail)?;
+        for (name, value) in [("got", &self.got), ("expected", &self.expected)] {
+            if let Some(v) = value {
+                check_name(&format!("{at}.{name}"), v)?;
+            }
+        }
+        if let Some(sig) = self.signal {
+            if !(1..=64).contains(&sig) {
+                return Err(err(format!("{at}.signal"), "must be a signal number from 1 to 64"));
+            }
+        }
+        if let Some(ms) = self.limit_ms {
+            if ms == 0 || ms as f64 > MAX_SAMPLE_NS / 1e6 {
+                return Err(err(format!("{at}.limit_ms"), "must be positive and at most a week"));
+            }
+        }
+        let kind = self.kind.as_str();
+        let given = [
+            ("size", self.size.is_some()),
+            ("exit_status", self.exit_status.is_some()),
+            ("signal", self.signal.is_some()),
+            ("limit_ms", self.limit_ms.is_some()),
+            ("got", self.got.is_some()),
+            ("expected", self.expected.is_some()),
+        ];
+        let (required, allowed): (&[&str], &[&str]) = match self.kind {
+            FailureKind::BuildFailed => (&[], &["exit_status", "signal"]),
+            FailureKind::SetupFailed => (&[], &["size", "exit_status"]),
+            FailureKind::Crashed => (&["size"], &["size", "exit_status", "signal"]),
+            FailureKind::TimedOut => (&["size", "limit_ms"], &["size", "limit_ms"]),
+            FailureKind::WrongResult => (&["size", "got", "expected"], &["size", "got", "expected"]),
+        };
+        for (name, present) in given {
+            if present && !allowed.contains(&name) {
+                return Err(err(format!("{at}.{name}"), format!("is not used by a {kind} failure")));
+            }
+            if !present && required.contains(&name) {
+                return Err(err(format!("{at}.{name}"), format!("is required for a {kind} failure")));
+            }
+        }
+        if self.kind == FailureKind::Crashed && self.signal.is_none() && self.exit_status.is_none() {
+            return Err(err(format!("{at}.signal"), "a crashed failure needs a signal or an exit_status"));
+        }
+        Ok(())
+    }
+}
+
+/// ` (SIGSEGV)` for the signals a crashing workload usually dies of.
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        4 => " (SIGILL)",
+        6 => " (SIGABRT)",
+        7 => " (SIGBUS)",
+        8 => " (SIGFPE)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        _ => "",
+    }
+}
+
+/// A failure's detail: bounded, and no control characters but newlines and tabs.
+fn check_detail(field: &str, value: &str) -> Result<(), FieldError> {
+    if value.len() > MAX_DETAIL_BYTES {
+        return Err(err(field, format!("is {} bytes long; the limit is {MAX_DETAIL_BYTES}", value.len())));
+    }
+    let lines = value.lines().count();
+    if lines > MAX_DETAIL_LINES {
+        return Err(err(field, format!("has {lines} lines; the limit is {MAX_DETAIL_LINES}")));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(err(field, "must not contain control characters other than newline and tab"));
+    }
+    Ok(())
 }
 
 /// The unit a workload's size is counted in.
@@ -234,7 +445,10 @@ impl RunSubmission {
                 check_name(&format!("{at}.metadata"), key)?;
                 check_text(&key_path(&format!("{at}.metadata"), key), value)?;
             }
-            total_samples += validate_measurements(&at, &w.measurements)?;
+            if let Some(f) = &w.failure {
+                f.validate(&format!("{at}.failure"))?;
+            }
+            total_samples += validate_measurements(&at, &w.measurements, w.failure.is_none())?;
         }
         if total_samples > MAX_SAMPLES_PER_RUN {
             return Err(err(
@@ -243,6 +457,18 @@ impl RunSubmission {
             ));
         }
         Ok(())
+    }
+
+    /// The workloads that failed.
+    pub fn failures(&self) -> impl Iterator<Item = (&WorkloadRun, &Failure)> {
+        self.workloads.iter().filter_map(|w| w.failure.as_ref().map(|f| (w, f)))
+    }
+
+    /// The run as a server that predates failures accepts it: without its failed workloads (what
+    /// agents sent before failures were data). `None` when every workload failed.
+    pub fn without_failures(&self) -> Option<RunSubmission> {
+        let workloads: Vec<WorkloadRun> = self.workloads.iter().filter(|w| w.failure.is_none()).cloned().collect();
+        (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
     }
 
     /// Total number of timed samples in the run.
@@ -258,7 +484,8 @@ impl RunSubmission {
     }
 }
 
-fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldError> {
+/// Checks a workload's measurements; `complete` (no failure) requires enough sizes for a slope.
+fn validate_measurements(at: &str, ms: &[Measurement], complete: bool) -> Result<usize, FieldError> {
     let at = format!("{at}.measurements");
     if ms.len() > MAX_SIZES {
         return Err(err(&at, format!("{} sizes is more than the limit of {MAX_SIZES}", ms.len())));
@@ -304,7 +531,7 @@ fn validate_measurements(at: &str, ms: &[Measurement]) -> Result<usize, FieldErr
         }
         samples += m.samples_ns.len();
     }
-    if sizes.len() < MIN_SIZES {
+    if complete && sizes.len() < MIN_SIZES {
         return Err(err(at, format!("{} distinct sizes given; a slope needs at least {MIN_SIZES}", sizes.len())));
     }
     Ok(samples)
@@ -548,6 +775,78 @@ mod tests {
             (0..33).map(|i| (format!("k{i}"), serde_json::json!("v"))).collect();
         v["workloads"][0]["metadata"] = serde_json::Value::Object(many);
         assert!(parse(&v).unwrap_err().reason.contains("limit of 32"));
+    }
+
+    fn with_failure(failure: serde_json::Value, sizes: usize) -> serde_json::Value {
+        let mut v = sample_json();
+        let w = &mut v["workloads"][0];
+        w["failure"] = failure;
+        w["measurements"].as_array_mut().unwrap().truncate(sizes);
+        v
+    }
+
+    #[test]
+    fn a_failed_workload_carries_the_sizes_measured_before_it_possibly_none() {
+        let run = parse(&with_failure(
+            serde_json::json!({"kind": "wrong_result", "size": 262144, "got": "-1", "expected": "37449",
+                               "detail": "wrong result: -1 hits, expected 37449"}),
+            2,
+        ))
+        .unwrap();
+        let f = run.workloads[0].failure.as_ref().unwrap();
+        assert_eq!(f.kind, FailureKind::WrongResult);
+        assert_eq!(f.summary(), "wrong result at 262144: got -1, expected 37449");
+        let built = parse(&with_failure(
+            serde_json::json!({"kind": "build_failed", "exit_status": 1, "detail": "x.c:1: error: boom\n\tat line 1"}),
+            0,
+        ))
+        .unwrap();
+        assert!(built.workloads[0].measurements.is_empty());
+        assert_eq!(built.failures().count(), 1);
+        assert!(built.without_failures().is_none(), "nothing is left for a server without failures");
+        let crashed = serde_json::json!({"kind": "crashed", "size": 65536, "signal": 11});
+        assert_eq!(
+            parse(&with_failure(crashed, 1)).unwrap().workloads[0].failure.as_ref().unwrap().summary(),
+            "crashed at 65536: signal 11 (SIGSEGV)"
+        );
+    }
+
+    #[test]
+    fn failures_are_validated_as_strictly_as_measurements() {
+        let cases = [
+            (serde_json::json!({"kind": "exploded"}), "workloads[0].failure.kind"),
+            (serde_json::json!({"kind": "crashed", "size": 1}), "workloads[0].failure.signal"),
+            (serde_json::json!({"kind": "crashed", "size": 1, "signal": 99}), "workloads[0].failure.signal"),
+            (serde_json::json!({"kind": "timed_out", "size": 1}), "workloads[0].failure.limit_ms"),
+            (serde_json::json!({"kind": "wrong_result", "size": 1, "got": "1"}), "workloads[0].failure.expected"),
+            (
+                serde_json::json!({"kind": "wrong_result", "size": 1, "got": "1", "expected": "2", "signal": 6}),
+                "workloads[0].failure.signal",
+            ),
+            (serde_json::json!({"kind": "build_failed", "size": 0}), "workloads[0].failure.size"),
+            (serde_json::json!({"kind": "setup_failed", "detail": "a\u{1b}[31mred"}), "workloads[0].failure.detail"),
+            (serde_json::json!({"kind": "setup_failed", "detail": "x".repeat(4097)}), "workloads[0].failure.detail"),
+            (serde_json::json!({"kind": "setup_failed", "detail": "l\n".repeat(21)}), "workloads[0].failure.detail"),
+            (
+                serde_json::json!({"kind": "wrong_result", "size": 1, "got": "a\nb", "expected": "2"}),
+                "workloads[0].failure.got",
+            ),
+            (serde_json::json!({"kind": "setup_failed", "why": "?"}), "workloads[0].failure.why"),
+        ];
+        for (failure, field) in cases {
+            let e = parse(&with_failure(failure.clone(), 3)).unwrap_err();
+            assert_eq!(e.field, field, "{failure}: {e}");
+        }
+        let e = parse(&with_failure(serde_json::Value::Null, 2)).unwrap_err();
+        assert_eq!(e.field, "workloads[0].measurements", "without a failure a slope needs three sizes");
+    }
+
+    #[test]
+    fn a_run_without_failures_is_what_older_agents_sent_byte_for_byte() {
+        let run = parse(&sample_json()).unwrap();
+        let json = serde_json::to_value(&run).unwrap();
+        assert!(json["workloads"][0].get("failure").is_none());
+        assert_eq!(run.without_failures().unwrap(), run);
     }
 
     #[test]

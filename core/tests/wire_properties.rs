@@ -7,7 +7,8 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
 use slopewatch_core::wire::{
-    FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, WorkloadRun, MAX_NAME_CHARS,
+    Failure, FailureKind, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, WorkloadRun,
+    MAX_NAME_CHARS,
 };
 use std::collections::BTreeMap;
 
@@ -97,8 +98,9 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
     let unit = prop::sample::select(vec![SizeUnit::Bytes, SizeUnit::Records, SizeUnit::Items, SizeUnit::Iterations]);
     let sizes = prop::collection::btree_set(1u64..(1 << 40), 3..8);
     let metadata = prop::collection::btree_map("[a-z_]{1,12}", text(), 0..3);
-    (name(), unit, text(), sizes, metadata, any::<bool>(), prop::collection::vec(positive_ns(), 1..6)).prop_map(
-        move |(name, size_unit, source_hash, sizes, metadata, counted, samples)| WorkloadRun {
+    let samples = prop::collection::vec(positive_ns(), 1..6);
+    (name(), unit, text(), sizes, metadata, any::<bool>(), samples, prop::option::of(failure())).prop_map(
+        move |(name, size_unit, source_hash, sizes, metadata, counted, samples, failure)| WorkloadRun {
             name: format!("{index}-{name}"),
             size_unit,
             source_hash,
@@ -113,6 +115,36 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
                 })
                 .collect(),
             metadata,
+            failure,
+        },
+    )
+}
+
+/// Failures of every kind, each with the fields its kind uses, details spanning lines and tabs.
+fn failure() -> impl Strategy<Value = Failure> {
+    let detail = prop::collection::vec(text(), 0..4).prop_map(|lines| lines.join("\n\t"));
+    let kind = prop::sample::select(FailureKind::ALL.to_vec());
+    (kind, 1u64..(1 << 40), detail, any::<i32>(), 1i32..=64, 1u64..1_000_000, name(), name()).prop_map(
+        |(kind, size, detail, exit, signal, limit_ms, got, expected)| {
+            let none = Failure {
+                kind,
+                size: None,
+                detail,
+                exit_status: None,
+                signal: None,
+                limit_ms: None,
+                got: None,
+                expected: None,
+            };
+            match kind {
+                FailureKind::BuildFailed => Failure { exit_status: Some(exit), ..none },
+                FailureKind::SetupFailed => none,
+                FailureKind::Crashed => Failure { size: Some(size), signal: Some(signal), ..none },
+                FailureKind::TimedOut => Failure { size: Some(size), limit_ms: Some(limit_ms), ..none },
+                FailureKind::WrongResult => {
+                    Failure { size: Some(size), got: Some(got), expected: Some(expected), ..none }
+                }
+            }
         },
     )
 }

@@ -1,12 +1,13 @@
 //! The command line: parsing, validation and the six commands.
 
 use crate::config::{self, ToolchainSpec};
+use crate::failure;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use crate::spool::Spool;
 use crate::submit::{Accepted, Client, Outcome, RetryPolicy};
 use crate::toolchain::{self, DetectedToolchain};
-use crate::workloads::{self, BuildCache, Workload};
+use crate::workloads::{self, BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use slopewatch_core::wire::RunSubmission;
@@ -59,7 +60,7 @@ enum Command {
         #[command(flatten)]
         measure: MeasureArgs,
         /// Largest acceptable slope (1 is linear growth, 2 quadratic).
-        #[arg(long, default_value_t = 1.5, value_parser = parse_slope)]
+        #[arg(long, default_value_t = DEFAULT_MAX_SLOPE, value_parser = parse_slope)]
         max_slope: f64,
     },
     /// Show what was detected about each toolchain.
@@ -174,13 +175,13 @@ fn run(cli: Cli) -> Result<i32> {
             let spool = spool.open()?;
             let flushed = flush(&client, &spool)?;
             let (runs, failures) = measure_all(&measure)?;
-            print!("{}", report::table(&report::rows(&runs), 1.5));
+            show(&runs, DEFAULT_MAX_SLOPE);
             let delivered = deliver_all(&client, &spool, &runs)?;
             Ok(worst(&[flushed, delivered, if failures > 0 { 1 } else { 0 }]))
         }
         Command::Measure { measure, out } => {
             let (runs, failures) = measure_all(&measure)?;
-            print!("{}", report::table(&report::rows(&runs), 1.5));
+            show(&runs, DEFAULT_MAX_SLOPE);
             let json =
                 if runs.len() == 1 { serde_json::to_vec_pretty(&runs[0])? } else { serde_json::to_vec_pretty(&runs)? };
             std::fs::write(&out, json).with_context(|| format!("cannot write {}", out.display()))?;
@@ -197,18 +198,25 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Check { measure, max_slope } => {
             let (runs, failures) = measure_all(&measure)?;
-            let rows = report::rows(&runs);
-            print!("{}", report::table(&rows, max_slope));
+            let rows = show(&runs, max_slope);
             let over: Vec<String> = rows
                 .iter()
                 .filter(|r| report::over_limit(r, max_slope))
                 .map(|r| format!("{}/{}", r.toolchain, r.workload))
                 .collect();
+            let failed: Vec<String> = rows
+                .iter()
+                .filter_map(|r| {
+                    r.failure.as_ref().map(|f| format!("{}/{} ({})", r.toolchain, r.workload, f.kind.label()))
+                })
+                .collect();
             if !over.is_empty() {
                 eprintln!("slope over {max_slope}: {}", over.join(", "));
-                return Ok(1);
             }
-            Ok(if failures > 0 { 1 } else { 0 })
+            if !failed.is_empty() {
+                eprintln!("failed: {}", failed.join(", "));
+            }
+            Ok(if failures > 0 || !over.is_empty() { 1 } else { 0 })
         }
         Command::Toolchains { toolchains, cache_dir } => {
             let specs = toolchains.specs()?;
@@ -227,6 +235,20 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
     }
+}
+
+/// The limit the table of `run` and `measure` judges slopes by, `check`'s default.
+const DEFAULT_MAX_SLOPE: f64 = 1.5;
+
+/// Prints the slope table and, below it, every failure in full; returns the table's rows.
+fn show(runs: &[RunSubmission], max_slope: f64) -> Vec<report::Row> {
+    let rows = report::rows(runs);
+    print!("{}", report::table(&rows, max_slope));
+    let failures = report::failures(&rows);
+    if !failures.is_empty() {
+        print!("\nfailures:\n{failures}");
+    }
+    rows
 }
 
 fn worst(codes: &[i32]) -> i32 {
@@ -312,8 +334,8 @@ fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
     }
 }
 
-/// Measures every workload with every toolchain; returns one run per toolchain that produced
-/// anything, and how many (toolchain, workload) pairs failed.
+/// Measures every workload with every toolchain; returns one run per toolchain that could be
+/// detected (its failed workloads carried in it), and how many (toolchain, workload) pairs failed.
 fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
     let specs = args.toolchains.specs()?;
     let mut catalogue = workloads::builtin();
@@ -364,26 +386,32 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
         ));
         let mut measured = Vec::new();
         for w in &selected {
-            let result = cache.binary(&tc, w).and_then(|bin| measure::measure(&bin, w, &budget, &progress));
-            match result {
-                Ok(m) => {
-                    progress.note(&format!(
-                        "{} {}: {} sizes in {:.1?}",
-                        tc.spec.name,
-                        w.name,
-                        m.run.measurements.len(),
-                        m.elapsed
-                    ));
-                    measured.push(m.run);
+            let run = match cache.binary(&tc, w) {
+                Ok(bin) => {
+                    let m = measure::measure(&bin, w, &budget, &progress);
+                    if m.run.failure.is_none() {
+                        progress.note(&format!(
+                            "{} {}: {} sizes in {:.1?}",
+                            tc.spec.name,
+                            w.name,
+                            m.run.measurements.len(),
+                            m.elapsed
+                        ));
+                    }
+                    m.run
                 }
-                Err(e) => {
+                Err(BuildError::Compiler(e)) => measure::unbuilt(w, failure::build_failed(&e)),
+                Err(e @ BuildError::Cache(_)) => {
                     failures += 1;
-                    progress.note(&format!("{} {}: {e:#}", tc.spec.name, w.name));
+                    progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
+                    continue;
                 }
+            };
+            if let Some(f) = &run.failure {
+                failures += 1;
+                progress.note(&format!("{} {}: ✗ {}", tc.spec.name, w.name, report::failure_summary(f, w.unit)));
             }
-        }
-        if measured.is_empty() {
-            continue;
+            measured.push(run);
         }
         let run = RunSubmission {
             run_id: uuid::Uuid::new_v4(),
@@ -448,7 +476,7 @@ fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_no
         eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
     });
     match outcome {
-        Outcome::Stored(a) => print_stored(&a),
+        Outcome::Stored(a) => print_stored(client, &a),
         Outcome::Rejected { status, message } => {
             eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
         }
@@ -461,9 +489,20 @@ fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_no
     Ok(1)
 }
 
-fn print_stored(a: &Accepted) {
+fn print_stored(client: &Client, a: &Accepted) {
     let what = if a.created { "stored" } else { "already stored" };
     println!("run {} {what}{}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
+    if !a.left_out.is_empty() {
+        let n = a.left_out.len();
+        eprintln!(
+            "the server at {} does not accept failures (it is older than this agent); sent run {} without its {n} \
+             failed workload{}: {}",
+            client.server(),
+            a.run_id,
+            if n == 1 { "" } else { "s" },
+            a.left_out.join(", ")
+        );
+    }
 }
 
 /// Sends what waits in the spool, oldest first; stops at the first transient failure.
@@ -486,7 +525,7 @@ fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
     });
     match outcome {
         Outcome::Stored(a) => {
-            print_stored(&a);
+            print_stored(client, &a);
             spool
                 .remove(path)
                 .context("the run was stored but stays in the spool; a later flush sends it once more, harmlessly")?;

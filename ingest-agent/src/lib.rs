@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod failure;
 pub mod host;
 pub mod measure;
 pub mod report;

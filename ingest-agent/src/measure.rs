@@ -5,10 +5,10 @@
 //! past what is left of the total budget. With too few sizes, it goes below the start instead, so a
 //! quadratic libc costs seconds rather than the minutes a fixed sweep of large sizes would.
 
+use crate::failure;
 use crate::report::Progress;
-use anyhow::{bail, Context, Result};
 use serde::Deserialize;
-use slopewatch_core::wire::{Measurement, WorkloadRun};
+use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, WorkloadRun};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
@@ -72,13 +72,21 @@ struct Output {
     meta: BTreeMap<String, String>,
 }
 
-/// Measures `w` from its built `binary`.
-pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress) -> Result<Measured> {
+/// Measures `w` from its built `binary`. A workload that breaks (crashes, counts wrong, cannot set
+/// up, or runs past its time before enough sizes are measured) comes back with its failure and the
+/// sizes measured before it.
+pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress) -> Measured {
     let (start, max) = budget.sizes_for(w);
     let began = Instant::now();
     let mut done: BTreeMap<u64, Measurement> = BTreeMap::new();
     let mut meta = BTreeMap::new();
     let mut slowest_ns = Vec::<(u64, f64)>::new();
+    let measured = |done: BTreeMap<u64, Measurement>, meta, failure| Measured {
+        run: workload_run(w, done.into_values().collect(), meta, failure),
+        elapsed: began.elapsed(),
+    };
+    // The size that ran past its time and was stopped, should too few sizes be measured without it.
+    let mut stopped = None;
 
     let mut size = start;
     while size <= max {
@@ -89,8 +97,13 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress
             }
         }
         let left = budget.total.saturating_sub(began.elapsed());
-        let Some(out) = run_size(binary, w, size, budget.reps, left.max(budget.per_size), progress)? else {
-            break;
+        let out = match run_size(binary, w, size, budget.reps, left.max(budget.per_size), progress) {
+            Ok(out) => out,
+            Err(f) if f.kind == FailureKind::TimedOut => {
+                stopped = Some(*f);
+                break;
+            }
+            Err(f) => return measured(done, meta, Some(*f)),
         };
         let slowest = out.samples_ns.iter().cloned().fold(0.0, f64::max);
         meta.extend(out.meta.clone());
@@ -109,24 +122,48 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress
     let mut below = done.keys().next().copied().unwrap_or(start);
     while done.len() < MIN_SIZES && below > 1 {
         below /= 2;
-        let out = run_size(binary, w, below, budget.reps, budget.total.max(budget.per_size), progress)?
-            .with_context(|| format!("{}: size {below} did not finish within the total budget", w.name))?;
-        meta.extend(out.meta.clone());
-        done.insert(below, Measurement { size: below, samples_ns: out.samples_ns, instructions: out.instructions });
+        match run_size(binary, w, below, budget.reps, budget.total.max(budget.per_size), progress) {
+            Ok(out) => {
+                meta.extend(out.meta.clone());
+                done.insert(
+                    below,
+                    Measurement { size: below, samples_ns: out.samples_ns, instructions: out.instructions },
+                );
+            }
+            Err(f) if f.kind == FailureKind::TimedOut && done.len() >= wire::MIN_SIZES => break,
+            Err(f) => return measured(done, meta, Some(*f)),
+        }
     }
-    if done.len() < slopewatch_core::wire::MIN_SIZES {
-        bail!("{}: only {} sizes could be measured", w.name, done.len());
+    let failure = (done.len() < wire::MIN_SIZES).then(|| {
+        stopped.unwrap_or_else(|| {
+            failure::setup_failed(
+                None,
+                &format!("only {} sizes fit between {start} and {max}; a slope needs {}", done.len(), wire::MIN_SIZES),
+            )
+        })
+    });
+    measured(done, meta, failure)
+}
+
+/// A workload that could not be built: its failure and no measurements.
+pub fn unbuilt(w: &Workload, failure: Failure) -> WorkloadRun {
+    workload_run(w, Vec::new(), BTreeMap::new(), Some(failure))
+}
+
+fn workload_run(
+    w: &Workload,
+    measurements: Vec<Measurement>,
+    metadata: BTreeMap<String, String>,
+    failure: Option<Failure>,
+) -> WorkloadRun {
+    WorkloadRun {
+        name: w.name.clone(),
+        size_unit: w.unit,
+        source_hash: w.source_hash(),
+        measurements,
+        metadata,
+        failure,
     }
-    Ok(Measured {
-        run: WorkloadRun {
-            name: w.name.clone(),
-            size_unit: w.unit,
-            source_hash: w.source_hash(),
-            metadata: meta,
-            measurements: done.into_values().collect(),
-        },
-        elapsed: began.elapsed(),
-    })
 }
 
 /// The expected slowest repetition at `size`, extrapolating the growth between the last two sizes
@@ -140,7 +177,7 @@ fn predict_rep_ns(seen: &[(u64, f64)], size: u64) -> Option<f64> {
     Some(last_ns * (size as f64 / last_size as f64).powf(k))
 }
 
-/// Runs the binary at one size; `None` when it ran past `timeout` and was killed.
+/// Runs the binary at one size; a `timed_out` failure when it ran past `timeout` and was killed.
 fn run_size(
     binary: &Path,
     w: &Workload,
@@ -148,49 +185,72 @@ fn run_size(
     reps: u32,
     timeout: Duration,
     progress: &Progress,
-) -> Result<Option<Output>> {
+) -> Result<Output, Box<Failure>> {
     progress.size_started(&w.name, size, w.unit);
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
     let mut child = Command::new(binary)
         .arg(size.to_string())
         .arg(reps.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .with_context(|| format!("cannot start workload {}", binary.display()))?;
+        .map_err(|e| setup_failed(format!("cannot start the workload: {e}")))?;
+    // Read while it runs, so a workload that prints more than a pipe holds is not blocked by it.
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
     let began = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => {
+                child.kill().ok();
+                child.wait().ok();
+                return Err(setup_failed(format!("cannot wait for the workload: {e}")));
+            }
         }
         if began.elapsed() > timeout {
             child.kill().ok();
             child.wait().ok();
             progress.note(&format!("{} at size {size} ran past the budget ({:.1?}) and was stopped", w.name, timeout));
-            return Ok(None);
+            return Err(Box::new(failure::timed_out(size, timeout)));
         }
         std::thread::sleep(Duration::from_millis(2));
     };
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    child.stdout.take().map(|mut s| s.read_to_string(&mut stdout));
-    child.stderr.take().map(|mut s| s.read_to_string(&mut stderr));
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
     if !status.success() {
-        bail!("workload {} failed at size {size} ({status}): {}", w.name, stderr.trim());
+        return Err(Box::new(failure::exited(status, &stderr, size)));
     }
     let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
     let out: Output = serde_json::from_str(line)
-        .with_context(|| format!("workload {} printed no valid JSON line at size {size}: {stdout:?}", w.name))?;
+        .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {stdout:?}")))?;
     if out.size != size {
-        bail!("workload {} reported size {} for size {size}", w.name, out.size);
+        return Err(setup_failed(format!("reported size {} for size {size}", out.size)));
     }
     if out.samples_ns.len() != reps as usize || out.samples_ns.iter().any(|&s| !(s.is_finite() && s > 0.0)) {
-        bail!("workload {} must print {reps} positive samples, printed {:?}", w.name, out.samples_ns);
+        return Err(setup_failed(format!("must print {reps} positive samples, printed {:?}", out.samples_ns)));
     }
     if out.instructions.as_ref().is_some_and(|i| i.len() != reps as usize) {
-        bail!("workload {} printed a wrong number of instruction counts", w.name);
+        return Err(setup_failed("printed a wrong number of instruction counts".to_string()));
     }
     progress.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
-    Ok(Some(out))
+    Ok(out)
+}
+
+/// Most of a workload's output kept: its JSON line with a thousand samples fits many times over.
+const MAX_OUTPUT_BYTES: u64 = 1 << 20;
+
+/// Reads a child's pipe to the end on a thread of its own, keeping the first [`MAX_OUTPUT_BYTES`].
+fn read_in_background(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            pipe.by_ref().take(MAX_OUTPUT_BYTES).read_to_end(&mut bytes).ok();
+            std::io::copy(&mut pipe, &mut std::io::sink()).ok();
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
-use slopewatch_core::wire::{RunSubmission, SizeUnit};
+use slopewatch_core::wire::{Failure, FailureKind, RunSubmission, SizeUnit};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -117,6 +117,8 @@ pub struct Row {
     pub largest: u64,
     pub unit: SizeUnit,
     pub largest_median_ns: f64,
+    /// Why the workload stopped early; its fit, if any, is of the sizes measured before.
+    pub failure: Option<Failure>,
 }
 
 /// Fits every workload of every run with the server's own fitting code.
@@ -134,50 +136,101 @@ pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
                     largest: largest.map_or(0, |m| m.size),
                     unit: w.size_unit,
                     largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
+                    failure: w.failure.clone(),
                 }
             })
         })
         .collect()
 }
 
-/// Whether a row breaks the limit; a workload that cannot be fitted counts as breaking it.
+/// Whether a measured row's slope breaks the limit; one that cannot be fitted counts as breaking
+/// it. A failed row is judged by its failure instead.
 pub fn over_limit(row: &Row, max_slope: f64) -> bool {
-    row.fit.as_ref().map_or(true, |f| f.slope > max_slope)
+    row.failure.is_none() && row.fit.as_ref().map_or(true, |f| f.slope > max_slope)
 }
 
-/// The slope table, one workload per line, with a verdict against `max_slope`.
+/// The slope table, one workload per line, with a verdict against `max_slope`: `ok`, `OVER`, or
+/// for a failed workload `✗`, the failure and the first line of what it printed. A failed
+/// workload's slope, when it has one, is of the sizes before the failure and marked `*`.
 pub fn table(rows: &[Row], max_slope: f64) -> String {
     let mut out = format!(
         "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
         "toolchain", "workload", "class", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
     );
+    let mut partial = false;
     for r in rows {
-        let (slope, ci, r2, n) = match &r.fit {
-            Ok(f) => (
-                format!("{:.2}", f.slope),
+        let mark = if r.failure.is_some() { "*" } else { "" };
+        let (slope, ci, r2, n) = match (&r.fit, &r.failure) {
+            (Ok(f), _) => (
+                format!("{:.2}{mark}", f.slope),
                 format!("[{:.2}, {:.2}]", f.ci_low, f.ci_high),
                 format!("{:.3}", f.r2),
                 f.n.to_string(),
             ),
-            Err(e) => (String::from("-"), e.clone(), String::new(), String::new()),
+            (Err(_), Some(_)) => ("-".into(), String::new(), String::new(), String::new()),
+            (Err(e), None) => (String::from("-"), e.clone(), String::new(), String::new()),
         };
-        let verdict = if over_limit(r, max_slope) { format!("OVER {max_slope}") } else { "ok".into() };
+        partial |= r.failure.is_some() && r.fit.is_ok();
+        let verdict = match &r.failure {
+            Some(f) => match first_line(f) {
+                Some(line) => format!("✗ {} — {line}", failure_summary(f, r.unit)),
+                None => format!("✗ {}", failure_summary(f, r.unit)),
+            },
+            None if over_limit(r, max_slope) => format!("OVER {max_slope}"),
+            None => "ok".into(),
+        };
+        let (largest, median) = if r.largest == 0 {
+            ("-".into(), "-".into())
+        } else {
+            (format_size(r.largest, r.unit), format_ns(r.largest_median_ns))
+        };
         let class = r.complexity.as_ref().map_or("-", |c| c.class.map_or(UNSURE, Class::label));
         out.push_str(&format!(
             "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
-            r.toolchain,
-            r.workload,
-            class,
-            slope,
-            ci,
-            r2,
-            n,
-            format_size(r.largest, r.unit),
-            format_ns(r.largest_median_ns),
-            verdict
+            r.toolchain, r.workload, class, slope, ci, r2, n, largest, median, verdict
         ));
     }
+    if partial {
+        out.push_str("* partial: fitted from the sizes measured before the failure\n");
+    }
     out
+}
+
+/// Every failure with all of its detail, for after the table; empty when nothing failed.
+pub fn failures(rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let Some(f) = &r.failure else { continue };
+        out.push_str(&format!("  {}/{}: {}\n", r.toolchain, r.workload, failure_summary(f, r.unit)));
+        for line in f.detail.lines() {
+            out.push_str(&format!("      {line}\n"));
+        }
+    }
+    out
+}
+
+/// `wrong result at 256 KiB: got -1, expected 37449`: the failure's summary with its size in the
+/// workload's unit.
+pub fn failure_summary(f: &Failure, unit: SizeUnit) -> String {
+    let label = f.kind.label();
+    let rest = Failure { size: None, ..f.clone() }.summary();
+    let at = f.size.map(|s| format!(" at {}", format_size(s, unit))).unwrap_or_default();
+    format!("{label}{at}{}", &rest[label.len()..])
+}
+
+/// The line of the detail worth a glance: a compiler's first error rather than its "In function"
+/// preamble, otherwise the first line that the summary does not already say. Long lines are cut.
+fn first_line(f: &Failure) -> Option<String> {
+    let line = match f.kind {
+        FailureKind::BuildFailed => f.detail.lines().find(|l| l.contains("error")),
+        _ => None,
+    }
+    .or_else(|| f.detail.lines().find(|l| !l.trim().is_empty() && !l.starts_with("wrong result: ")))?;
+    let line = line.trim();
+    Some(match line.char_indices().nth(100) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_string(),
+    })
 }
 
 pub fn format_size(size: u64, unit: SizeUnit) -> String {
@@ -231,6 +284,7 @@ mod tests {
             largest: 32768,
             unit: SizeUnit::Bytes,
             largest_median_ns: p[5].1,
+            failure: None,
         };
         let table = table(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], 1.5);
         let words: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Result};
 use serde::Deserialize;
+use slopewatch_core::wire::RunSubmission;
 use std::time::Duration;
 
 /// How hard to try before a run is left in the spool.
@@ -38,6 +39,9 @@ pub struct Accepted {
     pub created: bool,
     #[serde(default)]
     pub url: Option<String>,
+    /// The failed workloads left out for a server that predates failures, as `name (kind)`.
+    #[serde(skip)]
+    pub left_out: Vec<String>,
 }
 
 /// How one delivery ended.
@@ -55,6 +59,7 @@ pub enum Outcome {
 
 pub struct Client {
     agent: ureq::Agent,
+    server: String,
     url: String,
     token: String,
     retry: RetryPolicy,
@@ -75,11 +80,62 @@ impl Client {
             .user_agent(format!("slopewatch-agent/{}", crate::AGENT_VERSION))
             .build()
             .into();
-        Ok(Client { agent, url: format!("{server}/api/v1/runs"), token: token.trim().to_string(), retry })
+        Ok(Client {
+            agent,
+            server: server.to_string(),
+            url: format!("{server}/api/v1/runs"),
+            token: token.trim().to_string(),
+            retry,
+        })
     }
 
-    /// Delivers one serialized run, retrying what may succeed later.
+    /// The server's base URL.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Delivers one serialized run, retrying what may succeed later. A server that predates
+    /// failures refuses a run carrying them; the run is then sent once more without its failed
+    /// workloads, under the same id (what agents sent before failures were data), and the answer
+    /// names what was left out. When every workload failed, nothing is left to send: the run is
+    /// refused with the reason.
     pub fn deliver(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
+        let outcome = self.deliver_as_is(body, &mut on_retry);
+        let Outcome::Rejected { status, message } = &outcome else {
+            return outcome;
+        };
+        if !predates_failures(*status, message) {
+            return outcome;
+        }
+        let Ok(run) = RunSubmission::from_json(body) else {
+            return outcome;
+        };
+        let left_out: Vec<String> = run.failures().map(|(w, f)| format!("{} ({})", w.name, f.kind.label())).collect();
+        if left_out.is_empty() {
+            return outcome;
+        }
+        match run.without_failures() {
+            None => Outcome::Rejected {
+                status: *status,
+                message: format!(
+                    "run {} could not be stored at {}: the server does not accept failures (it is older than this \
+                     agent) and every workload of the run failed: {} ({message})",
+                    run.run_id,
+                    self.server,
+                    left_out.join(", ")
+                ),
+            },
+            Some(rest) => {
+                let body = serde_json::to_vec(&rest).expect("a run always serializes");
+                match self.deliver_as_is(&body, &mut on_retry) {
+                    Outcome::Stored(a) => Outcome::Stored(Accepted { left_out, ..a }),
+                    other => other,
+                }
+            }
+        }
+    }
+
+    fn deliver_as_is(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
         let mut last = String::new();
         for attempt in 1..=self.retry.attempts.max(1) {
             match self.post(body) {
@@ -150,6 +206,12 @@ fn jitter() -> f64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Whether a refusal is that of a server that predates failures: its strict parser names the
+/// `failure` field as unknown.
+fn predates_failures(status: u16, message: &str) -> bool {
+    status == 422 && message.contains("unknown field `failure`")
 }
 
 /// The server's `error.message`, or the raw body when it is not the server's error format.

@@ -5,6 +5,7 @@ use crate::config::ToolchainSpec;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use slopewatch_core::wire;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,7 +47,13 @@ impl DetectedToolchain {
     }
 
     /// Compiles and links `sources` into `out` with this toolchain.
-    pub fn compile(&self, sources: &[PathBuf], include: &Path, extra: &[String], out: &Path) -> Result<()> {
+    pub fn compile(
+        &self,
+        sources: &[PathBuf],
+        include: &Path,
+        extra: &[String],
+        out: &Path,
+    ) -> Result<(), CompileError> {
         let mut cmd = Command::new(&self.spec.command[0]);
         cmd.args(&self.spec.command[1..])
             .args(&self.spec.flags)
@@ -56,18 +63,56 @@ impl DetectedToolchain {
             .arg("-o")
             .arg(out)
             .args(extra);
-        let output = cmd.output().with_context(|| format!("cannot run compiler {:?}", self.spec.command[0]))?;
+        let failed = |exit_status, signal, output| CompileError {
+            toolchain: self.spec.name.clone(),
+            exit_status,
+            signal,
+            output,
+        };
+        let output = cmd
+            .output()
+            .map_err(|e| failed(None, None, format!("cannot run compiler {:?}: {e}", self.spec.command[0])))?;
         if !output.status.success() {
-            bail!(
-                "{} failed to compile {}:\n{}",
-                self.spec.name,
-                sources.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(" "),
-                tail(&String::from_utf8_lossy(&output.stderr), 40)
-            );
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            return Err(failed(output.status.code(), output.status.signal(), stderr));
         }
         Ok(())
     }
 }
+
+/// A compiler that did not produce its output: how it ended and what it said.
+#[derive(Debug, Clone)]
+pub struct CompileError {
+    pub toolchain: String,
+    /// The compiler's exit status; none when it was killed by a signal or could not be started.
+    pub exit_status: Option<i32>,
+    /// The signal that killed the compiler.
+    pub signal: Option<i32>,
+    /// What the compiler printed on stderr, or why it could not be started.
+    pub output: String,
+}
+
+impl CompileError {
+    /// The output with `dir/` removed from paths, so it names `main.c` rather than a build
+    /// directory of this host.
+    pub fn relative_to(mut self, dir: &Path) -> CompileError {
+        self.output = self.output.replace(&format!("{}/", dir.display()), "");
+        self
+    }
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match (self.exit_status, self.signal) {
+            (Some(code), _) => format!(" (exit status {code})"),
+            (None, Some(sig)) => format!(" (killed by signal {sig})"),
+            (None, None) => String::new(),
+        };
+        write!(f, "{} failed to compile{how}:\n{}", self.toolchain, tail(&self.output, 40))
+    }
+}
+
+impl std::error::Error for CompileError {}
 
 /// Detects everything the spec does not override. `scratch` is a directory for the probe.
 pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {

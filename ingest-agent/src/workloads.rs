@@ -1,7 +1,7 @@
 //! The workloads the agent ships (C sources compiled in) and those a team adds with
 //! `--workload-file`, and the per-toolchain build cache keyed by (toolchain fingerprint, source hash).
 
-use crate::toolchain::DetectedToolchain;
+use crate::toolchain::{CompileError, DetectedToolchain};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use slopewatch_core::wire::SizeUnit;
@@ -176,7 +176,7 @@ impl BuildCache {
     }
 
     /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
-    pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf> {
+    pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
         let hash = w.source_hash();
         let key = &hash["sha256:".len()..][..16];
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
@@ -211,14 +211,13 @@ impl BuildCache {
         }
         // Build under a temporary name so an interrupted build never leaves a binary to reuse.
         let tmp = tc_dir.join(format!(".{}-{key}.{}", w.name, std::process::id()));
-        tc.compile(&sources, &src_dir, &extra, &tmp)
-            .with_context(|| format!("building workload {} with toolchain {}", w.name, tc.spec.name))?;
+        tc.compile(&sources, &src_dir, &extra, &tmp).map_err(|e| e.relative_to(&src_dir))?;
         std::fs::rename(&tmp, &bin)?;
         Ok(bin)
     }
 
     /// SQLite compiled once per toolchain and shared by both SQLite workloads.
-    fn sqlite_object(&self, tc: &DetectedToolchain, tc_dir: &Path, src_dir: &Path) -> Result<PathBuf> {
+    fn sqlite_object(&self, tc: &DetectedToolchain, tc_dir: &Path, src_dir: &Path) -> Result<PathBuf, BuildError> {
         let key = &hex::encode(Sha256::digest(SQLITE_C_GZ))[..16];
         let obj = tc_dir.join(format!("sqlite3-{key}.o"));
         write(src_dir, ("sqlite3.h", &gunzip(SQLITE_H_GZ)?))?;
@@ -229,10 +228,46 @@ impl BuildCache {
         let tmp = tc_dir.join(format!(".sqlite3-{key}.{}.o", std::process::id()));
         let mut extra: Vec<String> = SQLITE_DEFINES.iter().map(|d| d.to_string()).collect();
         extra.push("-c".into());
-        tc.compile(&[c], src_dir, &extra, &tmp)
-            .with_context(|| format!("building SQLite with toolchain {}", tc.spec.name))?;
+        tc.compile(&[c], src_dir, &extra, &tmp).map_err(|e| e.relative_to(src_dir))?;
         std::fs::rename(&tmp, &obj)?;
         Ok(obj)
+    }
+}
+
+/// Why a workload has no binary.
+#[derive(Debug)]
+pub enum BuildError {
+    /// The toolchain could not build it: a failure of the toolchain, reported with the run.
+    Compiler(CompileError),
+    /// The build cache could not be used (a full disk, permissions): the host's problem, not the
+    /// toolchain's, so it is not reported as the workload's failure.
+    Cache(anyhow::Error),
+}
+
+impl From<CompileError> for BuildError {
+    fn from(e: CompileError) -> BuildError {
+        BuildError::Compiler(e)
+    }
+}
+
+impl From<anyhow::Error> for BuildError {
+    fn from(e: anyhow::Error) -> BuildError {
+        BuildError::Cache(e)
+    }
+}
+
+impl From<std::io::Error> for BuildError {
+    fn from(e: std::io::Error) -> BuildError {
+        BuildError::Cache(e.into())
+    }
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Compiler(e) => e.fmt(f),
+            BuildError::Cache(e) => write!(f, "{e:#}"),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 
 #[test]
 fn transient_failures_are_retried_until_the_run_is_stored() {
@@ -42,8 +42,7 @@ fn a_run_the_server_cannot_take_is_spooled_then_flushed_once() {
     let dir = tempfile::tempdir().unwrap();
     let (file, id) = run_file(dir.path());
     let spool = dir.path().join("spool");
-    // A port that was just free: connection refused.
-    let down = format!("http://{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
+    let down = unreachable_server();
     let out = submit(&down, &file, &spool);
     assert_eq!(out.status.code(), Some(75), "{}", text(&out));
     assert_eq!(spooled(&spool), [format!("{id}.json")]);
@@ -66,7 +65,7 @@ fn run_sends_the_spool_first_and_reads_the_token_from_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let (file, old_id) = run_file(dir.path());
     let spool = dir.path().join("spool");
-    let down = format!("http://{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
+    let down = unreachable_server();
     assert_eq!(submit(&down, &file, &spool).status.code(), Some(75));
 
     let (url, seen) = listener(vec![stored(&old_id, false), stored("new", true)]);
@@ -101,4 +100,78 @@ fn run_sends_the_spool_first_and_reads_the_token_from_a_file() {
     assert_eq!(new["toolchain"]["libc"].as_str().unwrap().split(' ').next(), Some("glibc"));
     assert_eq!(new["workloads"][0]["name"], "memchr");
     assert!(spooled(&spool).is_empty());
+}
+
+/// What a server from before failures answers a run that carries one.
+fn refused_for_its_failure() -> (u16, String) {
+    let message = "workloads[1].failure: unknown field `failure`, expected one of `name`, `size_unit`, `source_hash`, \
+                   `measurements`, `metadata`";
+    let body = serde_json::json!({"error": {"status": 422, "code": "invalid_field", "message": message,
+                                            "field": "workloads[1].failure"}});
+    (422, body.to_string())
+}
+
+/// A run file whose `failed` workloads counted wrong at their first size and whose others measured.
+fn run_file_with_failures(dir: &Path, failed: &[&str], measured: &[&str]) -> (PathBuf, String) {
+    let (path, id) = run_file(dir);
+    let mut run: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let template = run["workloads"][0].clone();
+    let mut workloads = Vec::new();
+    for name in measured {
+        let mut w = template.clone();
+        w["name"] = (*name).into();
+        workloads.push(w);
+    }
+    for name in failed {
+        let mut w = template.clone();
+        w["name"] = (*name).into();
+        w["measurements"] = serde_json::json!([]);
+        w["failure"] = serde_json::json!({"kind": "wrong_result", "size": 65536, "got": "-1", "expected": "9362",
+                                          "detail": "wrong result: -1 hits, expected 9362"});
+        workloads.push(w);
+    }
+    run["workloads"] = workloads.into();
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    (path, id)
+}
+
+#[test]
+fn a_server_that_predates_failures_is_sent_the_run_again_without_its_failed_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, id) = run_file_with_failures(dir.path(), &["strtol"], &["strchr", "memchr"]);
+    let (url, seen) = listener(vec![refused_for_its_failure(), stored(&id, true)]);
+    let spool = dir.path().join("spool");
+    let out = submit(&url, &file, &spool);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "sent once with the failure and once without, never more");
+    assert!(seen[0].body.contains("\"failure\""));
+    let second: serde_json::Value = serde_json::from_str(&seen[1].body).unwrap();
+    assert!(!seen[1].body.contains("failure"), "{}", seen[1].body);
+    assert_eq!(second["run_id"], id.as_str(), "the same run, so a server never stores it twice");
+    let names: Vec<&str> =
+        second["workloads"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["strchr", "memchr"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&format!("the server at {url} does not accept failures")), "{said}");
+    assert!(said.contains(&format!("sent run {id} without its 1 failed workload: strtol (wrong result)")), "{said}");
+    assert!(text(&out).contains(&format!("run {id} stored")));
+    assert!(spooled(&spool).is_empty() && !spool.join("rejected").exists());
+}
+
+#[test]
+fn a_run_whose_every_workload_failed_is_kept_when_a_server_that_predates_failures_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, id) = run_file_with_failures(dir.path(), &["strtol", "strchr"], &[]);
+    let (url, seen) = listener(vec![refused_for_its_failure()]);
+    let spool = dir.path().join("spool");
+    let out = submit(&url, &file, &spool);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(seen.lock().unwrap().len(), 1, "nothing is left to send without the failures");
+    let said = text(&out);
+    assert!(said.contains(&format!("run {id} could not be stored at {url}")), "{said}");
+    assert!(said.contains("every workload of the run failed: strtol (wrong result), strchr (wrong result)"), "{said}");
+    let kept = spool.join("rejected").join(format!("{id}.json"));
+    let kept: serde_json::Value = serde_json::from_slice(&std::fs::read(kept).unwrap()).unwrap();
+    assert_eq!(kept["workloads"][0]["failure"]["kind"], "wrong_result", "kept whole, failures and all");
 }

@@ -7,14 +7,8 @@
 mod common;
 use common::*;
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// A port nothing listens on: every delivery is refused.
-fn unreachable_server() -> String {
-    format!("http://{}", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap())
-}
 
 /// A tmpfs mounted on a temporary directory, unmounted when dropped.
 struct Tmpfs {

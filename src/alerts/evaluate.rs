@@ -22,12 +22,22 @@
 //! A workload *crosses* at a version when that version is over and the version before it (the
 //! highest measured version below it in the same lineage) was not, or there was none, or was over
 //! at a lower level only (O(n²) before, O(n³) now).
+//!
+//! # Failures
+//! Whether a workload runs correctly is judged beside its slope, as a track of its own: at a
+//! version it is **over** (failing) when every run of the version that measured it failed it,
+//! **under** (passing) when none did, and *unsure* when some runs failed and some passed, so a
+//! flaky host alone neither opens nor resolves anything. A version whose every run failed a
+//! workload the version before passed opens a regression for that failure; one that passes it
+//! again resolves it. A failed run's partial sizes never enter its version's slope, so a failure
+//! never opens or resolves a slope regression.
 
 use super::classes::{self, Standing};
 use super::config::{AlertRule, Rules};
 use crate::model::{SizeMedian, Slope};
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::version;
+use slopewatch_core::wire::Failure;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 
@@ -55,6 +65,110 @@ impl VersionFit {
     }
 }
 
+/// Why a workload is in a regression: its growth crossed the threshold, or it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    Slope,
+    Failure,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Slope => "slope",
+            Reason::Failure => "failure",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Reason> {
+        match s {
+            "slope" => Some(Reason::Slope),
+            "failure" => Some(Reason::Failure),
+            _ => None,
+        }
+    }
+}
+
+/// What the rules follow from version to version: one workload's slope, or whether it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Track {
+    pub workload_id: i64,
+    pub reason: Reason,
+}
+
+impl Track {
+    pub fn slope(workload_id: i64) -> Track {
+        Track { workload_id, reason: Reason::Slope }
+    }
+
+    pub fn failure(workload_id: i64) -> Track {
+        Track { workload_id, reason: Reason::Failure }
+    }
+}
+
+/// How the runs of a version fared with a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcomes {
+    /// Runs that measured it in full.
+    pub passed: usize,
+    /// Runs that failed it.
+    pub failed: usize,
+    /// Hosts it failed on, and hosts that measured it at all.
+    pub failed_hosts: usize,
+    pub hosts: usize,
+    /// The latest failure, when there was one.
+    pub failure: Option<Failure>,
+}
+
+impl Outcomes {
+    /// The outcomes of runs that passed on `passed_hosts` and failed on `failed_hosts`.
+    pub fn new(
+        passed: usize,
+        passed_hosts: &[i64],
+        failed: usize,
+        failed_hosts: &[i64],
+        failure: Option<Failure>,
+    ) -> Outcomes {
+        let mut hosts: Vec<i64> = passed_hosts.iter().chain(failed_hosts).copied().collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        Outcomes { passed, failed, failed_hosts: failed_hosts.len(), hosts: hosts.len(), failure }
+    }
+}
+
+/// What a version shows of a track: the slope summary, or how its runs fared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evidence {
+    Slope(VersionFit),
+    Outcomes(Outcomes),
+}
+
+impl Evidence {
+    pub fn slope(&self) -> Option<&VersionFit> {
+        match self {
+            Evidence::Slope(fit) => Some(fit),
+            Evidence::Outcomes(_) => None,
+        }
+    }
+
+    pub fn outcomes(&self) -> Option<&Outcomes> {
+        match self {
+            Evidence::Outcomes(o) => Some(o),
+            Evidence::Slope(_) => None,
+        }
+    }
+
+    /// The failure shown, for a failing version.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.outcomes().and_then(|o| o.failure.as_ref())
+    }
+
+    /// The sizes measured, for time ratios: a slope summary's.
+    pub fn sizes(&self) -> &[SizeMedian] {
+        self.slope().map_or(&[], |f| f.sizes.as_slice())
+    }
+}
+
 /// What the rules make of one version summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -67,6 +181,16 @@ impl Rules {
     /// The threshold for a workload: its own if configured, else the global one.
     pub fn threshold_for(&self, workload: &str) -> f64 {
         self.per_workload.get(workload).copied().unwrap_or(self.threshold)
+    }
+
+    /// The verdict on a track at a version: over means failing for a failure track.
+    pub fn judge(&self, workload: &str, evidence: &Evidence) -> Verdict {
+        match evidence {
+            Evidence::Slope(fit) => self.verdict(workload, fit),
+            Evidence::Outcomes(o) if o.failed > 0 && o.passed == 0 => Verdict::Over,
+            Evidence::Outcomes(o) if o.failed == 0 && o.passed > 0 => Verdict::Under,
+            Evidence::Outcomes(_) => Verdict::Unsure,
+        }
     }
 
     pub fn verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
@@ -103,6 +227,15 @@ impl Rules {
         verdict == Verdict::Over && level >= self.standing(workload, now).1
     }
 
+    /// Whether a track over at `now` was over at `before` already, at least as far (a class step
+    /// from O(n²) to O(n³) crosses again; a failing version after a failing one does not).
+    fn stays_over(&self, workload: &str, before: &Evidence, now: &Evidence) -> bool {
+        match (before, now) {
+            (Evidence::Slope(before), Evidence::Slope(now)) => self.was_over(workload, before, now),
+            _ => self.judge(workload, before) == Verdict::Over,
+        }
+    }
+
     /// The slope rule's verdict, with the noise rule.
     fn slope_verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
         let t = self.threshold_for(workload);
@@ -117,12 +250,12 @@ impl Rules {
     }
 }
 
-/// A workload of the run being stored, at the run's version.
+/// A track of the run being stored, at the run's version.
 #[derive(Debug, Clone)]
 pub struct Current {
-    pub workload_id: i64,
+    pub track: Track,
     pub workload: String,
-    pub fit: VersionFit,
+    pub evidence: Evidence,
 }
 
 /// A workload's membership in a regression of the lineage that is still open, or that was opened
@@ -132,25 +265,25 @@ pub struct Membership {
     pub regression_id: i64,
     pub version: String,
     pub open: bool,
-    pub workload_id: i64,
+    pub track: Track,
     pub fixed: bool,
 }
 
-/// Another version's summary of one workload in the lineage.
+/// Another version's summary of one track in the lineage.
 #[derive(Debug, Clone)]
 pub struct History {
-    pub workload_id: i64,
+    pub track: Track,
     pub version: String,
-    pub fit: VersionFit,
+    pub evidence: Evidence,
 }
 
 /// A workload that crossed the threshold at the run's version.
 #[derive(Debug, Clone)]
 pub struct Crossing {
-    pub workload_id: i64,
-    pub fit: VersionFit,
-    /// The version before, and the workload's summary there.
-    pub previous: Option<(String, VersionFit)>,
+    pub track: Track,
+    pub evidence: Evidence,
+    /// The version before, and the track's summary there.
+    pub previous: Option<(String, Evidence)>,
     /// An earlier open regression of the lineage that the workload joins instead, because it has
     /// not been under its threshold since that regression's version (it was unsure there).
     pub into: Option<i64>,
@@ -160,10 +293,10 @@ pub struct Crossing {
 #[derive(Debug, Clone)]
 pub struct Fix {
     pub regression_id: i64,
-    pub workload_id: i64,
-    pub fit: VersionFit,
-    /// The workload's summary at the regression's (bad) version, to measure the fix against.
-    pub bad: Option<VersionFit>,
+    pub track: Track,
+    pub evidence: Evidence,
+    /// The track's summary at the regression's (bad) version, to measure the fix against.
+    pub bad: Option<Evidence>,
 }
 
 /// What storing the run changes.
@@ -202,15 +335,10 @@ impl Plan {
 /// covers yet, or a workload under it while an older regression of it is open. Without either,
 /// the store skips reading the lineage's history.
 pub fn needs_history(rules: &Rules, version: &str, current: &[Current], members: &[Membership]) -> bool {
-    current.iter().any(|c| match rules.verdict(&c.workload, &c.fit) {
-        Verdict::Over => {
-            !members.iter().any(|m| m.workload_id == c.workload_id && (m.version == version || (m.open && !m.fixed)))
-        }
+    current.iter().any(|c| match rules.judge(&c.workload, &c.evidence) {
+        Verdict::Over => !members.iter().any(|m| m.track == c.track && (m.version == version || (m.open && !m.fixed))),
         Verdict::Under => members.iter().any(|m| {
-            m.workload_id == c.workload_id
-                && m.open
-                && !m.fixed
-                && version::compare(version, &m.version) == Ordering::Greater
+            m.track == c.track && m.open && !m.fixed && version::compare(version, &m.version) == Ordering::Greater
         }),
         Verdict::Unsure => false,
     })
@@ -220,35 +348,33 @@ pub fn needs_history(rules: &Rules, version: &str, current: &[Current], members:
 pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Membership], history: &[History]) -> Plan {
     let mut plan =
         Plan { join: members.iter().find(|m| m.version == version).map(|m| m.regression_id), ..Plan::default() };
-    let previous = |workload_id: i64| {
+    let previous = |track: Track| {
         history
             .iter()
-            .filter(|h| h.workload_id == workload_id && version::compare(&h.version, version) == Ordering::Less)
+            .filter(|h| h.track == track && version::compare(&h.version, version) == Ordering::Less)
             .max_by(|a, b| version::compare(&a.version, &b.version))
     };
-    let mut fixed_now: HashSet<(i64, i64)> = HashSet::new();
+    let mut fixed_now: HashSet<(i64, Track)> = HashSet::new();
     let mut crossing: Vec<(&Current, Option<&History>)> = Vec::new();
     for c in current {
-        let verdict = rules.verdict(&c.workload, &c.fit);
-        let open = members.iter().find(|m| m.workload_id == c.workload_id && m.open && !m.fixed);
+        let verdict = rules.judge(&c.workload, &c.evidence);
+        let open = members.iter().find(|m| m.track == c.track && m.open && !m.fixed);
         match (verdict, open) {
             (Verdict::Under, Some(m)) if version::compare(version, &m.version) == Ordering::Greater => {
-                let bad = history
-                    .iter()
-                    .find(|h| h.workload_id == c.workload_id && h.version == m.version)
-                    .map(|h| h.fit.clone());
-                fixed_now.insert((m.regression_id, c.workload_id));
+                let bad =
+                    history.iter().find(|h| h.track == c.track && h.version == m.version).map(|h| h.evidence.clone());
+                fixed_now.insert((m.regression_id, c.track));
                 plan.fixes.push(Fix {
                     regression_id: m.regression_id,
-                    workload_id: c.workload_id,
-                    fit: c.fit.clone(),
+                    track: c.track,
+                    evidence: c.evidence.clone(),
                     bad,
                 });
             }
             (Verdict::Over, None) => {
-                let seen_here = members.iter().any(|m| m.workload_id == c.workload_id && m.version == version);
-                let prev = previous(c.workload_id);
-                let was_over = prev.is_some_and(|p| rules.was_over(&c.workload, &p.fit, &c.fit));
+                let seen_here = members.iter().any(|m| m.track == c.track && m.version == version);
+                let prev = previous(c.track);
+                let was_over = prev.is_some_and(|p| rules.stays_over(&c.workload, &p.evidence, &c.evidence));
                 if !seen_here && !was_over {
                     crossing.push((c, prev));
                 }
@@ -258,7 +384,7 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
     }
     let mut open_members: BTreeMap<i64, bool> = BTreeMap::new();
     for m in members.iter().filter(|m| m.open) {
-        let done = m.fixed || fixed_now.contains(&(m.regression_id, m.workload_id));
+        let done = m.fixed || fixed_now.contains(&(m.regression_id, m.track));
         *open_members.entry(m.regression_id).or_insert(true) &= done;
     }
     plan.resolved = open_members
@@ -271,9 +397,9 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
     let still_open: Vec<&Membership> = members.iter().filter(|m| !plan.resolved.contains(&m.regression_id)).collect();
     for (c, prev) in crossing {
         plan.crossings.push(Crossing {
-            workload_id: c.workload_id,
-            fit: c.fit.clone(),
-            previous: prev.map(|p| (p.version.clone(), p.fit.clone())),
+            track: c.track,
+            evidence: c.evidence.clone(),
+            previous: prev.map(|p| (p.version.clone(), p.evidence.clone())),
             into: earlier_regression(rules, version, c, &still_open, history),
         });
     }
@@ -292,12 +418,12 @@ fn earlier_regression(
 ) -> Option<i64> {
     let mut before: Vec<&History> = history
         .iter()
-        .filter(|h| h.workload_id == c.workload_id && version::compare(&h.version, version) == Ordering::Less)
+        .filter(|h| h.track == c.track && version::compare(&h.version, version) == Ordering::Less)
         .collect();
     before.sort_by(|a, b| version::compare(&b.version, &a.version));
     let onset = before
         .iter()
-        .take_while(|h| rules.verdict(&c.workload, &h.fit) != Verdict::Under)
+        .take_while(|h| rules.judge(&c.workload, &h.evidence) != Verdict::Under)
         .last()
         .map_or(version, |h| h.version.as_str());
     members
@@ -351,15 +477,23 @@ mod tests {
     }
 
     fn current(id: i64, f: VersionFit) -> Current {
-        Current { workload_id: id, workload: format!("w{id}"), fit: f }
+        Current { track: Track::slope(id), workload: format!("w{id}"), evidence: Evidence::Slope(f) }
     }
 
     #[test]
     fn workloads_crossing_together_make_one_plan_and_a_version_already_over_does_not_cross() {
         let rules = Rules::default();
         let history = vec![
-            History { workload_id: 1, version: "0.15.0".into(), fit: fit(1.0, 0.02, 0.999, 8) },
-            History { workload_id: 2, version: "0.15.0".into(), fit: fit(2.0, 0.02, 0.999, 8) },
+            History {
+                track: Track::slope(1),
+                version: "0.15.0".into(),
+                evidence: Evidence::Slope(fit(1.0, 0.02, 0.999, 8)),
+            },
+            History {
+                track: Track::slope(2),
+                version: "0.15.0".into(),
+                evidence: Evidence::Slope(fit(2.0, 0.02, 0.999, 8)),
+            },
         ];
         let now = [current(1, fit(2.0, 0.02, 0.999, 8)), current(2, fit(2.0, 0.02, 0.999, 8))];
         let p = plan(&rules, "0.16.0", &now, &[], &history);
@@ -372,15 +506,32 @@ mod tests {
     fn a_workload_unsure_when_its_siblings_crossed_joins_their_regression_later() {
         let rules = Rules::default();
         let history = vec![
-            History { workload_id: 1, version: "1.3.0".into(), fit: fit(1.0, 0.02, 0.999, 8) },
-            History { workload_id: 1, version: "1.4.0".into(), fit: fit(1.9, 0.9, 0.95, 8) },
+            History {
+                track: Track::slope(1),
+                version: "1.3.0".into(),
+                evidence: Evidence::Slope(fit(1.0, 0.02, 0.999, 8)),
+            },
+            History {
+                track: Track::slope(1),
+                version: "1.4.0".into(),
+                evidence: Evidence::Slope(fit(1.9, 0.9, 0.95, 8)),
+            },
         ];
-        let members =
-            [Membership { regression_id: 4, version: "1.4.0".into(), open: true, workload_id: 2, fixed: false }];
+        let members = [Membership {
+            regression_id: 4,
+            version: "1.4.0".into(),
+            open: true,
+            track: Track::slope(2),
+            fixed: false,
+        }];
         let p = plan(&rules, "1.5.0", &[current(1, fit(2.0, 0.02, 0.999, 8))], &members, &history);
         assert_eq!(p.crossings.len(), 1);
         assert_eq!(p.crossings[0].into, Some(4));
-        let fresh = [History { workload_id: 1, version: "1.4.0".into(), fit: fit(1.0, 0.02, 0.999, 8) }];
+        let fresh = [History {
+            track: Track::slope(1),
+            version: "1.4.0".into(),
+            evidence: Evidence::Slope(fit(1.0, 0.02, 0.999, 8)),
+        }];
         let p = plan(&rules, "1.5.0", &[current(1, fit(2.0, 0.02, 0.999, 8))], &members, &fresh);
         assert_eq!(p.crossings[0].into, None, "under at 1.4.0: a new regression at 1.5.0");
     }
@@ -388,10 +539,19 @@ mod tests {
     #[test]
     fn a_workload_crossing_where_its_regression_resolves_opens_one_of_its_own() {
         let rules = Rules::default();
-        let members =
-            [Membership { regression_id: 4, version: "1.3.0".into(), open: true, workload_id: 1, fixed: false }];
+        let members = [Membership {
+            regression_id: 4,
+            version: "1.3.0".into(),
+            open: true,
+            track: Track::slope(1),
+            fixed: false,
+        }];
         // Workload 2 was unsure since before 1.3.0, so it would join #4, but #4 resolves here.
-        let history = [History { workload_id: 2, version: "1.3.0".into(), fit: fit(1.9, 0.9, 0.95, 8) }];
+        let history = [History {
+            track: Track::slope(2),
+            version: "1.3.0".into(),
+            evidence: Evidence::Slope(fit(1.9, 0.9, 0.95, 8)),
+        }];
         let now = [current(1, fit(1.0, 0.02, 0.999, 8)), current(2, fit(2.0, 0.02, 0.999, 8))];
         let p = plan(&rules, "1.4.0", &now, &members, &history);
         assert_eq!(p.resolved, vec![4]);
@@ -404,8 +564,8 @@ mod tests {
     fn a_fix_resolves_only_when_every_workload_is_back_under() {
         let rules = Rules::default();
         let members = [
-            Membership { regression_id: 7, version: "0.16.0".into(), open: true, workload_id: 1, fixed: false },
-            Membership { regression_id: 7, version: "0.16.0".into(), open: true, workload_id: 2, fixed: false },
+            Membership { regression_id: 7, version: "0.16.0".into(), open: true, track: Track::slope(1), fixed: false },
+            Membership { regression_id: 7, version: "0.16.0".into(), open: true, track: Track::slope(2), fixed: false },
         ];
         let p = plan(&rules, "0.17.0", &[current(1, fit(1.0, 0.02, 0.999, 8))], &members, &[]);
         assert_eq!(p.fixes.len(), 1);
@@ -413,6 +573,45 @@ mod tests {
         let both = [current(1, fit(1.0, 0.02, 0.999, 8)), current(2, fit(1.0, 0.02, 0.999, 8))];
         assert_eq!(plan(&rules, "0.17.0", &both, &members, &[]).resolved, vec![7]);
         assert!(plan(&rules, "0.15.0", &both, &members, &[]).fixes.is_empty(), "an older version fixes nothing");
+    }
+
+    fn outcomes(passed: usize, failed: usize) -> Evidence {
+        Evidence::Outcomes(Outcomes { passed, failed, failed_hosts: failed.min(1), hosts: 1, failure: None })
+    }
+
+    fn failing(id: i64, passed: usize, failed: usize) -> Current {
+        Current { track: Track::failure(id), workload: format!("w{id}"), evidence: outcomes(passed, failed) }
+    }
+
+    #[test]
+    fn a_version_fails_a_workload_only_when_every_run_failed_it() {
+        let rules = Rules::default();
+        assert_eq!(rules.judge("w", &outcomes(0, 2)), Verdict::Over);
+        assert_eq!(rules.judge("w", &outcomes(3, 0)), Verdict::Under);
+        assert_eq!(rules.judge("w", &outcomes(2, 1)), Verdict::Unsure, "a flaky host alone decides nothing");
+    }
+
+    #[test]
+    fn a_failure_after_a_pass_opens_and_a_later_pass_resolves_it_while_a_slope_regression_stays_apart() {
+        let rules = Rules::default();
+        let history = [History { track: Track::failure(1), version: "0.15.0".into(), evidence: outcomes(1, 0) }];
+        let p = plan(&rules, "0.16.0", &[failing(1, 0, 1), current(1, fit(1.0, 0.02, 0.999, 8))], &[], &history);
+        assert_eq!(p.crossings.len(), 1);
+        assert_eq!(p.crossings[0].track, Track::failure(1));
+        assert!(p.opens());
+        let members = [Membership {
+            regression_id: 3,
+            version: "0.16.0".into(),
+            open: true,
+            track: Track::failure(1),
+            fixed: false,
+        }];
+        let mixed = plan(&rules, "0.17.0", &[failing(1, 1, 1)], &members, &history);
+        assert!(mixed.is_empty(), "failing on one host of two neither fixes nor opens");
+        let fixed = plan(&rules, "0.17.0", &[failing(1, 2, 0)], &members, &history);
+        assert_eq!(fixed.resolved, vec![3]);
+        let slope_only = plan(&rules, "0.17.0", &[current(1, fit(1.0, 0.02, 0.999, 8))], &members, &history);
+        assert!(slope_only.is_empty(), "a good slope does not fix a failure");
     }
 
     /// `fit` with a named class (unsure for `None`) whose exponent interval starts at `low`.
@@ -435,8 +634,11 @@ mod tests {
     fn the_class_rule_opens_on_a_step_up_and_never_on_unsure() {
         use slopewatch_core::complexity::Class;
         let rules = Rules { rule: AlertRule::Class, ..Rules::default() };
-        let linear =
-            || History { workload_id: 1, version: "1.0.0".into(), fit: classed(1.0, Some(Class::Linear), 0.9) };
+        let linear = || History {
+            track: Track::slope(1),
+            version: "1.0.0".into(),
+            evidence: Evidence::Slope(classed(1.0, Some(Class::Linear), 0.9)),
+        };
         // A slope under the threshold does not hide a quadratic class.
         let p = plan(&rules, "1.1.0", &[current(1, classed(1.2, Some(Class::Quadratic), 1.8))], &[], &[linear()]);
         assert_eq!(p.crossings.len(), 1);
@@ -450,16 +652,28 @@ mod tests {
             plan(&rules, "1.1.0", &[current(1, classed(1.1, Some(Class::NLogN), 1.0))], &[], &[linear()]).is_empty()
         );
         // O(n²) to O(n³) steps up again, O(n³) to O(n³) does not.
-        let quadratic =
-            History { workload_id: 1, version: "1.0.0".into(), fit: classed(2.0, Some(Class::Quadratic), 1.9) };
+        let quadratic = History {
+            track: Track::slope(1),
+            version: "1.0.0".into(),
+            evidence: Evidence::Slope(classed(2.0, Some(Class::Quadratic), 1.9)),
+        };
         let cubic = |low| current(1, classed(3.0, Some(Class::Cubic), low));
         assert_eq!(plan(&rules, "1.1.0", &[cubic(2.9)], &[], std::slice::from_ref(&quadratic)).crossings.len(), 1);
         assert!(plan(&rules, "1.1.0", &[cubic(1.9)], &[], &[quadratic]).is_empty(), "not shown to be above 2");
-        let was_cubic = History { workload_id: 1, version: "1.0.0".into(), fit: classed(3.0, Some(Class::Cubic), 2.9) };
+        let was_cubic = History {
+            track: Track::slope(1),
+            version: "1.0.0".into(),
+            evidence: Evidence::Slope(classed(3.0, Some(Class::Cubic), 2.9)),
+        };
         assert!(plan(&rules, "1.1.0", &[cubic(2.9)], &[], &[was_cubic]).is_empty());
         // An unsure class does not resolve an open regression; a linear one does.
-        let members =
-            [Membership { regression_id: 3, version: "1.0.0".into(), open: true, workload_id: 1, fixed: false }];
+        let members = [Membership {
+            regression_id: 3,
+            version: "1.0.0".into(),
+            open: true,
+            track: Track::slope(1),
+            fixed: false,
+        }];
         assert!(plan(&rules, "1.1.0", &[current(1, classed(1.0, None, 0.9))], &members, &[]).fixes.is_empty());
         let p = plan(&rules, "1.1.0", &[current(1, classed(1.0, Some(Class::Linear), 0.9))], &members, &[]);
         assert_eq!(p.resolved, vec![3]);

@@ -60,19 +60,26 @@ fn announce<'n>(
         .members
         .iter()
         .map(|m| {
-            let name = name(m.workload_id);
-            let ratio = m.previous.as_ref().and_then(|(_, p)| time_ratio(&m.fit.sizes, &p.sizes));
+            let name = name(m.track.workload_id);
+            let fit = m.evidence.slope();
+            let ratio = m.previous.as_ref().and_then(|(_, p)| time_ratio(m.evidence.sizes(), p.sizes()));
             EventWorkload {
                 name: name.to_string(),
+                reason: m.track.reason.as_str(),
                 threshold: scene.rules.threshold_for(name),
-                slope: m.fit.slope,
-                ci_low: m.fit.ci_low,
-                ci_high: m.fit.ci_high,
-                previous_slope: m.previous.as_ref().map(|(_, p)| p.slope),
+                slope: fit.map(|f| f.slope),
+                ci_low: fit.map(|f| f.ci_low),
+                ci_high: fit.map(|f| f.ci_high),
+                failure: m.evidence.failure().cloned(),
+                previous_slope: m.previous.as_ref().and_then(|(_, p)| p.slope()).map(|p| p.slope),
                 time_ratio: ratio.map(|r| r.1),
                 ratio_size: ratio.map(|r| r.0 as i64),
-                class_before: m.previous.as_ref().and_then(|(_, p)| format::class_text(p.complexity.as_ref())),
-                class_after: format::class_text(m.fit.complexity.as_ref()),
+                class_before: m
+                    .previous
+                    .as_ref()
+                    .and_then(|(_, p)| p.slope())
+                    .and_then(|p| format::class_text(p.complexity.as_ref())),
+                class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
                 series_url: scene.series_url(name),
             }
         })
@@ -109,10 +116,12 @@ pub fn resolved<'c>(
         .into_iter()
         .map(|m| EventWorkload {
             threshold: scene.rules.threshold_for(&m.name),
-            slope: m.fixed_slope.unwrap_or(f64::NAN),
-            ci_low: m.fixed_ci_low.unwrap_or(f64::NAN),
-            ci_high: m.fixed_ci_high.unwrap_or(f64::NAN),
-            previous_slope: Some(m.slope),
+            reason: if m.reason == "failure" { "failure" } else { "slope" },
+            slope: m.fixed_slope,
+            ci_low: m.fixed_ci_low,
+            ci_high: m.fixed_ci_high,
+            failure: None,
+            previous_slope: m.slope,
             time_ratio: m.fixed_ratio,
             ratio_size: sizes_at_fix.get(&m.name).copied(),
             class_before: format::class_text(complexity(&m.name, &m.version)),

@@ -24,7 +24,7 @@
 //! No database here: `intake` reads the lineage, asks, and writes what changes.
 
 use super::config::Rules;
-use super::evaluate::{plan, Current, History, Membership, Verdict, VersionFit};
+use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdict};
 use slopewatch_core::version;
 use std::cmp::Ordering;
 use time::OffsetDateTime;
@@ -46,13 +46,13 @@ pub struct Derived {
 /// A workload of a derived regression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DerivedMember {
-    pub workload_id: i64,
+    pub track: Track,
     /// The version where it crossed: the regression's, or a later one when it joined late.
     pub crossed_at: String,
-    /// The workload's summary where it crossed.
-    pub fit: VersionFit,
-    /// The version measured before that, and the workload's summary there.
-    pub previous: Option<(String, VersionFit)>,
+    /// The track's summary where it crossed.
+    pub evidence: Evidence,
+    /// The version measured before that, and the track's summary there.
+    pub previous: Option<(String, Evidence)>,
     /// It crossed at a later version than the regression's, while unsure in between.
     pub joined_late: bool,
     pub fix: Option<MemberFix>,
@@ -62,9 +62,9 @@ pub struct DerivedMember {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemberFix {
     pub version: String,
-    pub fit: VersionFit,
-    /// The workload's summary at the regression's first bad version, to measure the fix against.
-    pub bad: Option<VersionFit>,
+    pub evidence: Evidence,
+    /// The track's summary at the regression's first bad version, to measure the fix against.
+    pub bad: Option<Evidence>,
     pub first_run_at: OffsetDateTime,
 }
 
@@ -88,14 +88,13 @@ pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
         let current: Vec<Current> = at_v
             .iter()
             .map(|s| Current {
-                workload_id: s.history.workload_id,
+                track: s.history.track,
                 workload: s.workload.clone(),
-                fit: s.history.fit.clone(),
+                evidence: s.history.evidence.clone(),
             })
             .collect();
-        let first_seen = |workload_id: i64| {
-            at_v.iter().find(|s| s.history.workload_id == workload_id).map(|s| s.first_seen).expect("measured here")
-        };
+        let first_seen =
+            |track: Track| at_v.iter().find(|s| s.history.track == track).map(|s| s.first_seen).expect("measured here");
         let members: Vec<Membership> = derived
             .iter()
             .enumerate()
@@ -104,14 +103,14 @@ pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
                     regression_id: i as i64,
                     version: d.version.clone(),
                     open: d.fixed_version.is_none(),
-                    workload_id: m.workload_id,
+                    track: m.track,
                     fixed: m.fix.is_some(),
                 })
             })
             .collect();
         let p = plan(rules, v, &current, &members, &history);
         let opened = p.opens().then(|| {
-            let first_run_at = p.crossings.iter().filter(|c| c.into.is_none()).map(|c| first_seen(c.workload_id)).min();
+            let first_run_at = p.crossings.iter().filter(|c| c.into.is_none()).map(|c| first_seen(c.track)).min();
             derived.push(Derived {
                 version: v.to_string(),
                 previous_version: p.last_good_version(),
@@ -124,9 +123,9 @@ pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
         for c in &p.crossings {
             let Some(i) = c.into.map(|id| id as usize).or(opened) else { continue };
             derived[i].members.push(DerivedMember {
-                workload_id: c.workload_id,
+                track: c.track,
                 crossed_at: v.to_string(),
-                fit: c.fit.clone(),
+                evidence: c.evidence.clone(),
                 previous: c.previous.clone(),
                 joined_late: c.into.is_some(),
                 fix: None,
@@ -134,12 +133,12 @@ pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
         }
         for f in &p.fixes {
             let d = &mut derived[f.regression_id as usize];
-            if let Some(m) = d.members.iter_mut().find(|m| m.workload_id == f.workload_id) {
+            if let Some(m) = d.members.iter_mut().find(|m| m.track == f.track) {
                 m.fix = Some(MemberFix {
                     version: v.to_string(),
-                    fit: f.fit.clone(),
+                    evidence: f.evidence.clone(),
                     bad: f.bad.clone(),
-                    first_run_at: first_seen(f.workload_id),
+                    first_run_at: first_seen(f.track),
                 });
             }
         }
@@ -166,7 +165,7 @@ pub struct Stored {
 
 #[derive(Debug, Clone)]
 pub struct StoredMember {
-    pub workload_id: i64,
+    pub track: Track,
     pub fixed_version: Option<String>,
 }
 
@@ -175,8 +174,8 @@ impl Stored {
         matches!(self.status.as_str(), "open" | "acknowledged")
     }
 
-    fn has(&self, workload_id: i64) -> bool {
-        self.members.iter().any(|m| m.workload_id == workload_id)
+    fn has(&self, track: Track) -> bool {
+        self.members.iter().any(|m| m.track == track)
     }
 }
 
@@ -198,7 +197,7 @@ pub enum Change<'d> {
     /// Bring a stored regression in line with the derived one it matched.
     Update(Update<'d>),
     /// Fix workloads of a stored regression that matched nothing, by the usual rule.
-    Fix { id: i64, fixes: Vec<(i64, MemberFix)>, resolve: Option<String> },
+    Fix { id: i64, fixes: Vec<(Track, MemberFix)>, resolve: Option<String> },
     /// Merge a stored regression that matched nothing into the derived one it is part of: the
     /// stored regression that one matched (`into_stored`), else the one opened for it.
     Merge { id: i64, into: &'d Derived, into_stored: Option<i64> },
@@ -213,12 +212,12 @@ pub struct Update<'d> {
     pub moved: Vec<Moved>,
     /// Workloads the stored regression lacks.
     pub added: Vec<&'d DerivedMember>,
-    /// Workloads that belong elsewhere (or nowhere), by id.
-    pub removed: Vec<i64>,
+    /// Tracks that belong elsewhere (or nowhere).
+    pub removed: Vec<Track>,
     /// Workloads whose fix is new or moved.
     pub fixed: Vec<&'d DerivedMember>,
-    /// Workloads the store has fixed that the derived regression does not, by id.
-    pub unfixed: Vec<i64>,
+    /// Tracks the store has fixed that the derived regression does not.
+    pub unfixed: Vec<Track>,
     /// The stored regression is open and the derived one is fixed.
     pub resolves: bool,
     /// Its range moved (first bad, last good or fixed-in version, or out of a merge): announce
@@ -273,7 +272,7 @@ pub fn reconcile<'d>(
             .enumerate()
             .filter(|(j, s)| {
                 !taken[*j]
-                    && d.members.iter().any(|m| s.has(m.workload_id))
+                    && d.members.iter().any(|m| s.has(m.track))
                     && overlaps(&s.version, s.fixed_version.as_deref(), &d.version, d.fixed_version.as_deref())
             })
             .min_by(|(_, a), (_, b)| version::compare(&a.version, &b.version))
@@ -303,7 +302,7 @@ pub fn reconcile<'d>(
             .iter()
             .zip(&matched)
             .filter(|(d, _)| {
-                d.members.iter().any(|m| s.has(m.workload_id))
+                d.members.iter().any(|m| s.has(m.track))
                     && overlaps(&s.version, s.fixed_version.as_deref(), &d.version, d.fixed_version.as_deref())
             })
             .min_by(|(a, _), (b, _)| version::compare(&a.version, &b.version));
@@ -339,28 +338,24 @@ fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
     if let Some(into) = s.merged_into {
         field("merged_into", Some(&into.to_string()), None);
     }
-    let added: Vec<&DerivedMember> = d.members.iter().filter(|m| !s.has(m.workload_id)).collect();
-    let removed: Vec<i64> = s
-        .members
-        .iter()
-        .filter(|m| !d.members.iter().any(|dm| dm.workload_id == m.workload_id))
-        .map(|m| m.workload_id)
-        .collect();
+    let added: Vec<&DerivedMember> = d.members.iter().filter(|m| !s.has(m.track)).collect();
+    let removed: Vec<Track> =
+        s.members.iter().filter(|m| !d.members.iter().any(|dm| dm.track == m.track)).map(|m| m.track).collect();
     let fixed: Vec<&DerivedMember> = d
         .members
         .iter()
         .filter(|m| {
-            let stored = s.members.iter().find(|sm| sm.workload_id == m.workload_id);
+            let stored = s.members.iter().find(|sm| sm.track == m.track);
             let stored_fix = stored.and_then(|sm| sm.fixed_version.as_deref());
             m.fix.as_ref().is_some_and(|f| stored_fix != Some(f.version.as_str()))
         })
         .collect();
-    let unfixed: Vec<i64> = s
+    let unfixed: Vec<Track> = s
         .members
         .iter()
         .filter(|sm| sm.fixed_version.is_some())
-        .filter(|sm| d.members.iter().any(|m| m.workload_id == sm.workload_id && m.fix.is_none()))
-        .map(|sm| sm.workload_id)
+        .filter(|sm| d.members.iter().any(|m| m.track == sm.track && m.fix.is_none()))
+        .map(|sm| sm.track)
         .collect();
     let resolves = s.is_open() && d.fixed_version.is_some();
     // Workloads joining or leaving without the range moving are noted on the timeline, not paged.
@@ -371,9 +366,7 @@ fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
 /// A stored open regression that no derived one matches is fixed as an in-order arrival fixes
 /// it: each workload at the first later version where it is under its threshold.
 fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Change<'d>> {
-    let bad = |workload_id: i64| {
-        summaries.iter().find(|x| x.history.workload_id == workload_id && x.history.version == s.version)
-    };
+    let bad = |track: Track| summaries.iter().find(|x| x.history.track == track && x.history.version == s.version);
     let mut fixes = Vec::new();
     let mut resolve: Option<String> = None;
     let mut all_fixed = true;
@@ -384,9 +377,9 @@ fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Cha
         }
         let first_under = summaries
             .iter()
-            .filter(|x| x.history.workload_id == m.workload_id)
+            .filter(|x| x.history.track == m.track)
             .filter(|x| version::compare(&x.history.version, &s.version) == Ordering::Greater)
-            .filter(|x| rules.verdict(&x.workload, &x.history.fit) == Verdict::Under)
+            .filter(|x| rules.judge(&x.workload, &x.history.evidence) == Verdict::Under)
             .min_by(|a, b| version::compare(&a.history.version, &b.history.version));
         let Some(x) = first_under else {
             all_fixed = false;
@@ -395,11 +388,11 @@ fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Cha
         resolve = max_version(resolve, Some(x.history.version.clone()));
         let fix = MemberFix {
             version: x.history.version.clone(),
-            fit: x.history.fit.clone(),
-            bad: bad(m.workload_id).map(|b| b.history.fit.clone()),
+            evidence: x.history.evidence.clone(),
+            bad: bad(m.track).map(|b| b.history.evidence.clone()),
             first_run_at: x.first_seen,
         };
-        fixes.push((m.workload_id, fix));
+        fixes.push((m.track, fix));
     }
     (!fixes.is_empty()).then(|| Change::Fix { id: s.id, fixes, resolve: resolve.filter(|_| all_fixed) })
 }
@@ -414,12 +407,14 @@ fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alerts::evaluate::VersionFit;
     use crate::model::SizeMedian;
 
     fn summary(workload_id: i64, version: &str, slope: f64) -> Summary {
         let sizes = (0..6).map(|i| SizeMedian { size: 1024 << i, median_ns: 1.0, runs: 1 }).collect();
         let fit = VersionFit { slope, ci_low: slope - 0.02, ci_high: slope + 0.02, r2: 0.999, sizes, complexity: None };
-        let history = History { workload_id, version: version.to_string(), fit };
+        let history =
+            History { track: Track::slope(workload_id), version: version.to_string(), evidence: Evidence::Slope(fit) };
         Summary { history, workload: format!("w{workload_id}"), first_seen: OffsetDateTime::UNIX_EPOCH }
     }
 
@@ -435,7 +430,7 @@ mod tests {
             status: if fixed.is_some() { "fixed" } else { "open" }.into(),
             fixed_version: fixed.map(Into::into),
             merged_into: None,
-            members: vec![StoredMember { workload_id: 1, fixed_version: fixed.map(Into::into) }],
+            members: vec![StoredMember { track: Track::slope(1), fixed_version: fixed.map(Into::into) }],
         }
     }
 
@@ -483,14 +478,19 @@ mod tests {
         // regression stays and 0.17.0 fixes it.
         let mut s = lineage(&[("0.15.0", 1.0), ("0.17.0", 1.0)]);
         let mut unsure = summary(1, "0.16.0", 2.0);
-        unsure.history.fit.ci_low = 1.0;
+        if let Evidence::Slope(fit) = &mut unsure.history.evidence {
+            fit.ci_low = 1.0;
+        }
         s.push(unsure);
         let d = derive(&Rules::default(), &s);
         assert!(d.is_empty());
         let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), None)], &d, &s);
         let [Change::Fix { id: 4, fixes, resolve }] = changes.as_slice() else { panic!("{changes:?}") };
         assert_eq!(resolve.as_deref(), Some("0.17.0"));
-        assert_eq!(fixes.iter().map(|(w, f)| (*w, f.version.as_str())).collect::<Vec<_>>(), [(1, "0.17.0")]);
+        assert_eq!(
+            fixes.iter().map(|(t, f)| (*t, f.version.as_str())).collect::<Vec<_>>(),
+            [(Track::slope(1), "0.17.0")]
+        );
     }
 
     #[test]

@@ -6,10 +6,12 @@
 use super::config::WebhookFormat;
 use crate::format;
 use serde::Serialize;
+use slopewatch_core::wire::Failure;
 
 /// A regression was opened at a version.
 pub const OPENED: &str = "regression.opened";
-/// A later version brought every workload of a regression back under its threshold.
+/// A later version brought every workload of a regression back under its threshold (and, for a
+/// failure, passing again).
 pub const RESOLVED: &str = "regression.resolved";
 /// A version measured out of order moved an announced regression: its first bad, last good or
 /// fixed-in version, or its workloads. Announced once instead of a second `regression.opened`.
@@ -50,13 +52,20 @@ pub struct FieldChange {
     pub to: Option<String>,
 }
 
+/// One workload of the event's regression, there for its `slope` or for a `failure`. A failure
+/// has no slope at the version it failed: `slope`, `ci_low` and `ci_high` are null, and `failure`
+/// says what broke (the version's latest failure, as the agent reported it).
 #[derive(Debug, Clone, Serialize)]
 pub struct EventWorkload {
     pub name: String,
+    /// `slope` or `failure`.
+    pub reason: &'static str,
     pub threshold: f64,
-    pub slope: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
+    pub slope: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
     pub previous_slope: Option<f64>,
     /// Time at `version` over time at `previous_version`, at the largest size both measured.
     pub time_ratio: Option<f64>,
@@ -89,10 +98,21 @@ impl Event {
         }
     }
 
+    /// What the regression is about: a slope, a failure, or both.
+    fn what(&self) -> &'static str {
+        let failures = self.workloads.iter().filter(|w| w.reason == "failure").count();
+        match failures {
+            0 => "Slope regression",
+            n if n == self.workloads.len() => "Failure",
+            _ => "Regression",
+        }
+    }
+
     fn slack_text(&self) -> String {
+        let what = self.what();
         let headline = match self.event {
             OPENED => format!(
-                ":rotating_light: *Slope regression in {} {}*{}",
+                ":rotating_light: *{what} in {} {}*{}",
                 slack_escape(&self.lineage),
                 slack_escape(&self.version),
                 self.previous_version.as_ref().map(|v| format!(" (after {})", slack_escape(v))).unwrap_or_default()
@@ -107,7 +127,7 @@ impl Event {
                     })
                     .collect();
                 format!(
-                    ":pencil2: *Slope regression in {} {} updated*: {}",
+                    ":pencil2: *{what} in {} {} updated*: {}",
                     slack_escape(&self.lineage),
                     slack_escape(&self.version),
                     moved.join("; ")
@@ -122,14 +142,21 @@ impl Event {
         };
         let mut lines = vec![headline];
         for w in &self.workloads {
-            let mut line = format!(
-                "• `{}`: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
-                slack_code(&w.name),
-                w.slope,
-                w.ci_low,
-                w.ci_high,
-                w.threshold
-            );
+            let name = slack_code(&w.name);
+            let mut line = match (&w.failure, w.slope, w.ci_low, w.ci_high) {
+                (Some(f), ..) => {
+                    let detail = f.detail.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+                    let detail: String = detail.chars().take(200).collect();
+                    let detail =
+                        if detail.is_empty() { String::new() } else { format!(" — {}", slack_escape(&detail)) };
+                    format!("• `{name}`: ✗ {}{detail}", slack_escape(&f.summary()))
+                }
+                (None, Some(slope), Some(low), Some(high)) => {
+                    format!("• `{name}`: slope {slope:.2} (95% CI {low:.2}–{high:.2}, threshold {:.2})", w.threshold)
+                }
+                (None, ..) if w.reason == "failure" => format!("• `{name}`: runs correctly again"),
+                (None, ..) => format!("• `{name}`"),
+            };
             if let Some(prev) = w.previous_slope {
                 line.push_str(&format!(", was {prev:.2}"));
             }
@@ -183,10 +210,12 @@ mod tests {
             magnitude: Some(9.5),
             workloads: vec![EventWorkload {
                 name: "strchr<scan>".into(),
+                reason: "slope",
                 threshold: 1.5,
-                slope: 2.01,
-                ci_low: 1.98,
-                ci_high: 2.04,
+                slope: Some(2.01),
+                ci_low: Some(1.98),
+                ci_high: Some(2.04),
+                failure: None,
                 previous_slope: Some(1.0),
                 time_ratio: Some(9.5),
                 ratio_size: Some(1 << 20),
@@ -224,6 +253,41 @@ mod tests {
         let line = text.lines().find(|l| l.starts_with('•')).unwrap();
         assert_eq!(line.matches('`').count(), 2, "one code span: {line}");
         assert!(line.starts_with("• `scan\u{2cb} *bold* &lt;!channel&gt;`:"), "{line}");
+    }
+
+    #[test]
+    fn a_failure_carries_its_kind_and_detail_in_json_and_escaped_in_slack() {
+        let mut e = event();
+        let failure: Failure = serde_json::from_value(serde_json::json!({
+            "kind": "wrong_result", "size": 65536, "got": "-1", "expected": "9362",
+            "detail": "wrong result: <b>-1</b> hits & more\nsecond line"
+        }))
+        .unwrap();
+        e.workloads[0] = EventWorkload {
+            reason: "failure",
+            slope: None,
+            ci_low: None,
+            ci_high: None,
+            failure: Some(failure),
+            previous_slope: Some(1.0),
+            time_ratio: None,
+            ratio_size: None,
+            ..e.workloads[0].clone()
+        };
+        let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
+        assert_eq!(json["workloads"][0]["reason"], "failure");
+        assert_eq!(json["workloads"][0]["failure"]["kind"], "wrong_result");
+        assert!(json["workloads"][0]["slope"].is_null());
+        let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
+        let text = slack["text"].as_str().unwrap();
+        assert!(text.starts_with(":rotating_light: *Failure in zig-cc-musl 0.16.0*"), "{text}");
+        assert!(
+            text.contains(
+                "✗ wrong result at 65536: got -1, expected 9362 — wrong result: &lt;b&gt;-1&lt;/b&gt; hits &amp; more"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("second line"), "one line of detail: {text}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `Export as Markdown`: a regression's postmortem document, with its timeline, numbers, alert
 //! deliveries, links and the team's notes.
 
-use crate::model::{RegressionDetail, RegressionStatus};
+use crate::model::{RegressionDetail, RegressionStatus, RegressionWorkload};
 use std::fmt::Write;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -123,23 +123,41 @@ pub fn export(d: &RegressionDetail) -> String {
         "| Workload | Class before | Class after | Slope before | Slope | 95% CI | R² | Time ratio | At size | Fixed slope |\n",
     );
     md.push_str("|---|---|---|---:|---:|---|---:|---:|---:|---:|\n");
-    for w in &d.workloads {
+    for w in d.workloads.iter().filter(|w| !w.is_failure()) {
         let class = |c: &Option<String>| c.as_deref().and_then(crate::format::class_label_of_text).unwrap_or("–");
+        let ci = match (w.ci_low, w.ci_high) {
+            (Some(low), Some(high)) => format!("{low:.2}–{high:.2}"),
+            _ => "–".to_string(),
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {:.2} | {:.2}–{:.2} | {:.3} | {}× | {} | {} |",
+            "| {} | {} | {} | {} | {} | {ci} | {} | {}× | {} | {} |",
             cell(&w.workload),
             class(&w.class_before),
             class(&w.class_after),
             num(w.previous_slope, 2),
-            w.slope,
-            w.ci_low,
-            w.ci_high,
-            w.r2,
+            num(w.slope, 2),
+            num(w.r2, 3),
             num(w.time_ratio, 1),
             w.ratio_size.map_or_else(|| "–".to_string(), |s| s.to_string()),
             num(w.fixed_slope, 2),
         );
+    }
+    let failures: Vec<&RegressionWorkload> = d.workloads.iter().filter(|w| w.is_failure()).collect();
+    if !failures.is_empty() {
+        md.push_str("\n## Failures\n\n");
+        for w in failures {
+            let what = w.failure.as_ref().map_or_else(|| "failed".to_string(), |f| f.summary());
+            let fixed = w.fixed_version.as_ref().map(|v| format!("; passes again at {}", text(v))).unwrap_or_default();
+            let _ = writeln!(md, "- {}: {}{fixed}", text(&w.workload), text(&what));
+            if let Some(detail) = w.failure.as_ref().map(|f| f.detail.as_str()).filter(|d| !d.trim().is_empty()) {
+                md.push('\n');
+                for line in detail.lines() {
+                    let _ = writeln!(md, "    {line}");
+                }
+                md.push('\n');
+            }
+        }
     }
 
     if !d.deliveries.is_empty() {

@@ -17,15 +17,20 @@ const LEGEND_ROW: i32 = 22;
 /// Draws the lines of median time against size.
 pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
     let points = || view.lines.iter().flat_map(|l| l.points.iter()).filter(|p| p.0 > 0 && p.1 > 0.0);
-    if points().next().is_none() {
+    let (min_size, max_size, min_ns, max_ns) = if points().next().is_some() {
+        let (min_size, max_size) = points().fold((u64::MAX, 0), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+        let (min_ns, max_ns) = points().fold((f64::INFINITY, 0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+        (min_size, max_size, min_ns, max_ns)
+    } else if !view.failed_every_run.is_empty() {
+        // Only versions every run failed: empty axes, and the legend says why.
+        (65536, 1 << 20, 1e4, 1e7)
+    } else {
         return Err(ChartError::Empty("no measured sizes"));
-    }
-    let (min_size, max_size) = points().fold((u64::MAX, 0), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
-    let (min_ns, max_ns) = points().fold((f64::INFINITY, 0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    };
     let x_range = (min_size as f64 / 1.25)..(max_size as f64 * 1.25);
     let y_range = (min_ns / 1.6)..(max_ns * 1.6);
 
-    let mut sizes: Vec<u64> = points().map(|p| p.0).collect();
+    let mut sizes: Vec<u64> = points().map(|p| p.0).chain([min_size, max_size]).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let x_keys: Vec<f64> = thin(&sizes, MAX_X_TICKS).into_iter().map(|s| s as f64).collect();
@@ -91,8 +96,15 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
         }
 
         // The legend sits in the lower right, where growing times rarely go.
-        let labels: Vec<String> =
-            view.lines.iter().map(|l| format!("{}  (k = {})", l.label, format::slope(l.slope))).collect();
+        let mut labels: Vec<String> = view
+            .lines
+            .iter()
+            .map(|l| {
+                let failed = l.failed.as_ref().map(|f| format!("  {f}")).unwrap_or_default();
+                format!("{}  (k = {}){failed}", l.label, format::slope(l.slope))
+            })
+            .collect();
+        labels.extend(view.failed_every_run.iter().cloned());
         let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as i32;
         let (width, height) = (widest * 8 + 48, labels.len() as i32 * LEGEND_ROW + 12);
         let corner = chart.backend_coord(&(x_range.end, y_range.start));
@@ -102,8 +114,13 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
         for (i, label) in labels.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let y = y0 + 6 + LEGEND_ROW / 2 + i as i32 * LEGEND_ROW;
-            root.draw(&PathElement::new([(x0 + 10, y), (x0 + 32, y)], color.stroke_width(2)))?;
-            draw_marker(&root, i, color, (x0 + 21, y))?;
+            if i >= view.lines.len() {
+                // A version every run failed: no line, a red cross.
+                root.draw(&Cross::new((x0 + 21, y), 6, ALERT.stroke_width(3)))?;
+            } else {
+                root.draw(&PathElement::new([(x0 + 10, y), (x0 + 32, y)], color.stroke_width(2)))?;
+                draw_marker(&root, i, color, (x0 + 21, y))?;
+            }
             root.draw(&Text::new(
                 label.as_str(),
                 (x0 + 40, y),
@@ -166,7 +183,16 @@ pub fn loglog_description(view: &LogLogView) -> String {
             ))
         })
         .collect();
-    format!("Median time against input size on log-log axes. {}.", lines.join("; "))
+    let mut text = format!("Median time against input size on log-log axes. {}.", lines.join("; "));
+    let partly: Vec<String> =
+        view.lines.iter().filter_map(|l| Some(format!("{}: {}", l.label, l.failed.as_ref()?))).collect();
+    if !partly.is_empty() {
+        text.push_str(&format!(" Some runs failed: {}.", partly.join("; ")));
+    }
+    if !view.failed_every_run.is_empty() {
+        text.push_str(&format!(" No line, every run failed: {}.", view.failed_every_run.join("; ")));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -188,6 +214,17 @@ mod tests {
         assert!(texts.iter().any(|t| t.ends_with(" ms") || t.ends_with(" s")), "times are human: {texts:?}");
         assert!(svg.contains("<desc>Median time against input size on log-log axes. 0.14.1: slope 1.00"));
         assert_eq!(elements(&svg, "circle").iter().filter(|c| c.contains("class=\"hit\"")).count(), 15);
+    }
+
+    #[test]
+    fn versions_every_run_failed_are_in_the_legend_even_with_no_line() {
+        let mut view = series(&[("1.2.5", 1.0)]).loglog(&[]);
+        view.lines.clear();
+        view.failed_every_run = vec!["1.2.5: ✗ wrong result, failed in every run (2 runs), on 2 hosts".into()];
+        let svg = loglog_chart(&view).unwrap();
+        assert_well_formed(&svg);
+        assert!(svg.contains("1.2.5: ✗ wrong result, failed in every run"), "the legend names it");
+        assert!(svg.contains("No line, every run failed: 1.2.5"), "and so does the text alternative");
     }
 
     #[test]

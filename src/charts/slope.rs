@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::format;
-use crate::views::{Band, SeriesView, ALERT_THRESHOLD};
+use crate::views::{failed_in, Band, SeriesView, ALERT_THRESHOLD};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -19,9 +19,11 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
     }
     let n = versions.len();
     let marked = series.first_over_threshold();
-    let low = versions.iter().map(|v| v.ci_low.min(v.slope)).fold(f64::INFINITY, f64::min);
-    let high = versions.iter().map(|v| v.ci_high.max(v.slope)).fold(f64::NEG_INFINITY, f64::max);
+    let low = series.measured().map(|(_, v)| v.ci_low.min(v.slope)).fold(f64::INFINITY, f64::min);
+    let high = series.measured().map(|(_, v)| v.ci_high.max(v.slope)).fold(f64::NEG_INFINITY, f64::max);
     let (y_lo, y_hi) = ((low - 0.15).min(0.6), (high + 0.15).max(2.4));
+    // Failed versions are marked along the top, above any slope.
+    let fail_y = y_hi - (y_hi - y_lo) * 0.05;
     let x_range = -0.6..(n as f64 - 0.4);
 
     let title = format!("Slope across versions: {} · {}", series.workload, series.lineage);
@@ -95,7 +97,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             ))?;
         }
 
-        for (i, v) in versions.iter().enumerate() {
+        for (i, v) in series.measured() {
             let x = i as f64;
             let style = MUTED.stroke_width(1);
             chart.draw_series([
@@ -105,10 +107,32 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             ])?;
         }
         chart.draw_series(LineSeries::new(
-            versions.iter().enumerate().map(|(i, v)| (i as f64, v.slope)),
+            series.measured().map(|(i, v)| (i as f64, v.slope)),
             PALETTE[0].stroke_width(2),
         ))?;
-        for (i, v) in versions.iter().enumerate() {
+        for (i, v, f) in series.failed() {
+            let at = (i as f64, fail_y);
+            // A cross, thicker where every run failed.
+            let width = if f.every_run() { 3 } else { 2 };
+            chart.draw_series([Cross::new(at, 7, ALERT.stroke_width(width))])?;
+            let c = chart.backend_coord(&at);
+            hits.push(Hit {
+                x: c.0,
+                y: c.1,
+                text: format!("{} {}: ✗ {}, {}", series.lineage, v.version, f.summary, failed_in(f)),
+            });
+        }
+        if series.failed().next().is_some() {
+            let corner = chart.backend_coord(&(x_range.start, y_hi));
+            let at = (corner.0 + 16, corner.1 + 34);
+            root.draw(&Cross::new(at, 6, ALERT.stroke_width(3)))?;
+            root.draw(&Text::new(
+                "failed: runs of the version failed the workload",
+                (at.0 + 12, at.1),
+                (FONT, 14).into_font().color(&ALERT).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
+        for (i, v) in series.measured() {
             let at = (i as f64, v.slope);
             match Band::of(v.slope) {
                 Band::Linear => chart.draw_series([Circle::new(at, 5, LINEAR.filled())])?,
@@ -151,8 +175,18 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
 
 /// The chart in words, its text alternative: the versions, the latest slope, where it crossed.
 pub fn slope_description(series: &SeriesView) -> String {
-    let Some(first) = series.versions.first() else { return "No versions measured.".into() };
-    let last = &series.versions[series.versions.len() - 1];
+    let mut measured = series.measured();
+    let Some((_, first)) = measured.next() else {
+        let mut text = format!(
+            "No slope of {} built with {}: every run of its {} versions failed.",
+            series.workload,
+            series.lineage,
+            series.versions.len()
+        );
+        push_failures(&mut text, series);
+        return text;
+    };
+    let last = measured.last().map_or(first, |(_, v)| v);
     let mut text = format!(
         "Log-log slope of {} built with {} across {} versions, from {} (k = {}) to {} (k = {}).",
         series.workload,
@@ -163,11 +197,11 @@ pub fn slope_description(series: &SeriesView) -> String {
         last.version,
         format::slope(last.slope),
     );
-    match series.first_over_threshold() {
+    match series.first_over_threshold().and_then(|m| series.versions[m].summary.as_ref()) {
         Some(m) => text.push_str(&format!(
             " First over the alert threshold of {ALERT_THRESHOLD}: {} (k = {}).",
-            series.versions[m].version,
-            format::slope(series.versions[m].slope)
+            m.version,
+            format::slope(m.slope)
         )),
         None => text.push_str(&format!(" No version is over the alert threshold of {ALERT_THRESHOLD}.")),
     }
@@ -176,7 +210,17 @@ pub fn slope_description(series: &SeriesView) -> String {
         (None, Some(class)) => text.push_str(&format!(" Complexity class at {}: {class}.", last.version)),
         (None, None) => {}
     }
+    push_failures(&mut text, series);
     text
+}
+
+/// Adds which versions failed, and how, to a chart's text alternative.
+fn push_failures(text: &mut String, series: &SeriesView) {
+    let failed: Vec<String> =
+        series.failed().map(|(_, v, f)| format!("{} ({}, {})", v.version, f.label, failed_in(f))).collect();
+    if !failed.is_empty() {
+        text.push_str(&format!(" Marked ✗ as failed: {}.", failed.join("; ")));
+    }
 }
 
 #[cfg(test)]
@@ -205,12 +249,28 @@ mod tests {
     }
 
     #[test]
+    fn failed_versions_are_crossed_along_the_top_and_said_in_words() {
+        let mut s = series(&[("1.2.3", 1.0), ("1.2.4", 1.0), ("1.2.5", 1.0)]);
+        s.versions[1].failures = Some(crate::views::tests::failures("1.2.4", 1, 3));
+        s.versions[2].summary = None;
+        s.versions[2].failures = Some(crate::views::tests::failures("1.2.5", 2, 2));
+        let svg = slope_chart(&s).unwrap();
+        assert_well_formed(&svg);
+        assert!(svg.contains("failed: runs of the version failed the workload"), "the legend says what ✗ is");
+        assert!(svg.contains("Marked ✗ as failed: 1.2.4 (wrong result, failed in 1 of the version"));
+        assert!(svg.contains("1.2.5 (wrong result, failed in every run (2 runs), on 2 hosts)."));
+        let hits: Vec<&str> = elements(&svg, "circle").into_iter().filter(|c| c.contains("class=\"hit\"")).collect();
+        assert_eq!(hits.len(), 4, "two measured points and two crosses");
+        assert!(texts(&svg).contains(&"1.2.5"), "a version every run failed keeps its place on the axis");
+    }
+
+    #[test]
     fn each_version_is_labelled_with_its_class_and_the_description_states_the_change() {
         use crate::views::tests::complexity;
         use slopewatch_core::complexity::Class;
         let mut s = series(&[("0.15.2", 1.0), ("0.16.0", 2.0)]);
-        s.versions[0].complexity = Some(complexity(Some(Class::Linear)));
-        s.versions[1].complexity = Some(complexity(Some(Class::Quadratic)));
+        s.versions[0].summary.as_mut().unwrap().complexity = Some(complexity(Some(Class::Linear)));
+        s.versions[1].summary.as_mut().unwrap().complexity = Some(complexity(Some(Class::Quadratic)));
         let svg = slope_chart(&s).unwrap();
         assert_well_formed(&svg);
         assert!(texts(&svg).contains(&"O(n)") && texts(&svg).contains(&"O(n²)"), "{:?}", texts(&svg));

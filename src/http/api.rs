@@ -6,9 +6,11 @@ use super::error::ErrorBody;
 use super::extract::AppQuery;
 use super::{AppState, Error};
 use crate::analysis;
+use crate::model::SizeMedian;
 use crate::store::{
-    FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionSummary, WorkloadRow,
+    FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionFailures, WorkloadRow,
 };
+use crate::views::SeriesView;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::header::CONTENT_TYPE;
@@ -17,6 +19,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::wire::RunSubmission;
+use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -210,7 +213,8 @@ async fn list_runs(State(state): State<AppState>, AppQuery(q): AppQuery<ListRuns
 )]
 async fn get_run(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<RunDetail>, Error> {
     let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
-    let run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
+    let mut run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
+    crate::views::fit_partial_slopes(&mut run, state.config.alerts.rules.min_sizes);
     Ok(Json(run))
 }
 
@@ -289,7 +293,59 @@ pub struct Series {
     workload: String,
     toolchain: String,
     /// In version order (semver-aware; other strings follow in first-seen order).
-    versions: Vec<VersionSummary>,
+    versions: Vec<SeriesVersion>,
+}
+
+/// One version of a series: its summary over the runs that passed the workload and, where runs
+/// failed it, the failures. A version every run failed has null slope numbers and no sizes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeriesVersion {
+    workload: String,
+    lineage: String,
+    version: String,
+    slope: Option<f64>,
+    slope_min: Option<f64>,
+    slope_max: Option<f64>,
+    ci_low: Option<f64>,
+    ci_high: Option<f64>,
+    r2: Option<f64>,
+    /// The runs that passed the workload, and their hosts.
+    runs: i64,
+    hosts: i64,
+    sizes: Vec<SizeMedian>,
+    #[serde(with = "time::serde::rfc3339")]
+    first_seen: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    last_run_at: OffsetDateTime,
+    /// How many of the version's runs and hosts failed the workload, and the latest failure;
+    /// null when none did.
+    failures: Option<VersionFailures>,
+}
+
+impl SeriesVersion {
+    fn of(workload: &str, lineage: &str, v: crate::views::SeriesVersion) -> SeriesVersion {
+        let s = v.summary.as_ref();
+        let f = v.failures.as_ref();
+        let first_seen = [s.map(|s| s.first_seen), f.map(|f| f.first_seen)].into_iter().flatten().min();
+        let last_run_at = [s.map(|s| s.last_run_at), f.map(|f| f.last_failed_at)].into_iter().flatten().max();
+        SeriesVersion {
+            workload: workload.to_string(),
+            lineage: lineage.to_string(),
+            slope: s.map(|s| s.slope),
+            slope_min: s.map(|s| s.slope_min),
+            slope_max: s.map(|s| s.slope_max),
+            ci_low: s.map(|s| s.ci_low),
+            ci_high: s.map(|s| s.ci_high),
+            r2: s.map(|s| s.r2),
+            runs: s.map_or(0, |s| s.runs),
+            hosts: s.map_or(0, |s| s.hosts),
+            first_seen: first_seen.unwrap_or(OffsetDateTime::UNIX_EPOCH),
+            last_run_at: last_run_at.unwrap_or(OffsetDateTime::UNIX_EPOCH),
+            sizes: v.summary.map(|s| s.sizes).unwrap_or_default(),
+            failures: v.failures,
+            version: v.version,
+        }
+    }
 }
 
 /// A workload's slope across a lineage's versions
@@ -306,9 +362,14 @@ pub struct Series {
     )
 )]
 async fn get_series(State(state): State<AppState>, AppQuery(q): AppQuery<SeriesQuery>) -> Result<Json<Series>, Error> {
-    let versions = state.store.series(&q.workload, &q.toolchain).await?;
-    if versions.is_empty() {
+    let (summaries, failures) = tokio::try_join!(
+        state.store.series(&q.workload, &q.toolchain),
+        state.store.series_failures(&q.workload, &q.toolchain)
+    )?;
+    if summaries.is_empty() && failures.is_empty() {
         return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));
     }
+    let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), String::new(), summaries, failures);
+    let versions = view.versions.into_iter().map(|v| SeriesVersion::of(&q.workload, &q.toolchain, v)).collect();
     Ok(Json(Series { workload: q.workload, toolchain: q.toolchain, versions }))
 }

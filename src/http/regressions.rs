@@ -131,7 +131,7 @@ async fn list(
             previous_version: r.previous_version.unwrap_or_else(|| "–".into()),
             version: r.version,
             workloads: members.iter().map(|m| m.workload.as_str()).collect::<Vec<_>>().join(", "),
-            max_slope: num(members.iter().map(|m| m.slope).reduce(f64::max), 2),
+            max_slope: num(members.iter().filter_map(|m| m.slope).reduce(f64::max), 2),
             magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
             opened: format::timestamp(r.opened_at),
             fixed_version: r.fixed_version.unwrap_or_default(),
@@ -156,6 +156,9 @@ struct NumberRow {
     ratio_size: String,
     fixed: String,
     joined_late: bool,
+    /// For a failure: what broke, in one line, and the detail the agent sent.
+    failure: String,
+    detail: String,
     /// `O(n) → O(n²)`, or empty.
     class_step: String,
 }
@@ -223,16 +226,26 @@ async fn detail(
             workload: w.workload.clone(),
             series_url: crate::links::absolute(public_url, &crate::links::series(&w.workload, &r.lineage)),
             previous_slope: num(w.previous_slope, 2),
-            slope: format!("{:.2}", w.slope),
-            ci: format!("{:.2}–{:.2}", w.ci_low, w.ci_high),
-            r2: format!("{:.3}", w.r2),
+            slope: num(w.slope, 2),
+            ci: match (w.ci_low, w.ci_high) {
+                (Some(low), Some(high)) => format!("{low:.2}–{high:.2}"),
+                _ => "–".into(),
+            },
+            r2: num(w.r2, 3),
             ratio: w.time_ratio.map_or_else(|| "–".into(), |t| format!("{t:.1}×")),
             ratio_size: w.ratio_size.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
             fixed: match (&w.fixed_version, w.fixed_slope) {
                 (Some(v), Some(s)) => format!("{s:.2} at {v}"),
+                (Some(v), None) if w.is_failure() => format!("passes at {v}"),
                 _ => "–".into(),
             },
             joined_late: w.joined_late,
+            failure: match (&w.failure, w.is_failure()) {
+                (Some(f), _) => f.summary(),
+                (None, true) => "failed".into(),
+                (None, false) => String::new(),
+            },
+            detail: w.failure.as_ref().map(|f| f.detail.clone()).unwrap_or_default(),
             class_step: w.class_step().unwrap_or_else(|| "–".into()),
         })
         .collect();

@@ -9,7 +9,7 @@
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{Settings, SummaryRow};
-use crate::alerts::evaluate::{self, Current, Verdict, VersionFit};
+use crate::alerts::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
 use crate::alerts::events::{self, Scene};
 use crate::alerts::lineage::{self, Change, Derived, DerivedMember, MemberFix, Summary, Update};
 use crate::alerts::payload::{Event, FieldChange};
@@ -25,6 +25,8 @@ pub(super) struct Judged<'a> {
     pub version: &'a str,
     /// The new summaries of the workloads the pass took runs of.
     pub rows: &'a [SummaryRow],
+    /// How the version's runs fared with each workload the pass took runs of, by workload id.
+    pub outcomes: &'a [(i64, Outcomes)],
     /// Those workloads' ids by name.
     pub workload_ids: &'a HashMap<String, i64>,
     /// The time of what the rules create: the latest arrival among the runs taken in.
@@ -32,20 +34,24 @@ pub(super) struct Judged<'a> {
 }
 
 impl Judged<'_> {
-    /// The judged workloads as the rules see them.
+    /// The judged tracks as the rules see them: each summary's slope, each workload's outcomes.
     fn current(&self) -> Vec<Current> {
-        self.rows
-            .iter()
-            .filter_map(|row| {
-                let name = self.workload_ids.iter().find(|(_, &id)| id == row.workload_id)?.0;
-                let s = &row.summary;
-                let sizes =
-                    s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
-                let slope = Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 };
-                let fit = VersionFit::new(slope, sizes, s.complexity.clone());
-                Some(Current { workload_id: row.workload_id, workload: name.clone(), fit })
+        let name = |id: i64| self.workload_ids.iter().find(|(_, &w)| w == id).map(|(n, _)| n.clone());
+        let slopes = self.rows.iter().filter_map(|row| {
+            let s = &row.summary;
+            let sizes = s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
+            let slope = Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 };
+            let fit = VersionFit::new(slope, sizes, s.complexity.clone());
+            Some(Current {
+                track: Track::slope(row.workload_id),
+                workload: name(row.workload_id)?,
+                evidence: Evidence::Slope(fit),
             })
-            .collect()
+        });
+        let outcomes = self.outcomes.iter().filter_map(|(id, o)| {
+            Some(Current { track: Track::failure(*id), workload: name(*id)?, evidence: Evidence::Outcomes(o.clone()) })
+        });
+        slopes.chain(outcomes).collect()
     }
 }
 
@@ -64,11 +70,11 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         // Nothing here changes what the rules decided at the versions before, so in version order
         // nothing changes: the version is the newest, or nothing is over its threshold in a
         // lineage without regressions (so nothing in it ever was).
-        let over = current.iter().any(|c| rules.verdict(&c.workload, &c.fit) == Verdict::Over);
+        let over = current.iter().any(|c| rules.judge(&c.workload, &c.evidence) == Verdict::Over);
         if !over && !tx.lineage_has_regressions(lineage).await? {
             return Ok(());
         }
-        let ids: Vec<i64> = current.iter().map(|c| c.workload_id).collect();
+        let ids: Vec<i64> = current.iter().map(|c| c.track.workload_id).collect();
         let versions = tx.lineage_versions(lineage, &ids).await?;
         if versions.iter().all(|v| slopewatch_core::version::compare(v, version).is_le()) {
             return Ok(());
@@ -95,7 +101,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
             Change::Update(u) => writer.update(u).await?,
             Change::Open(d) => writer.open(d).await?,
             Change::Fix { id, fixes, resolve } => {
-                let fixes: Vec<(i64, &MemberFix)> = fixes.iter().map(|(w, f)| (*w, f)).collect();
+                let fixes: Vec<(Track, &MemberFix)> = fixes.iter().map(|(t, f)| (*t, f)).collect();
                 writer.fix(*id, &fixes).await?;
                 if let Some(at) = resolve {
                     writer.resolve(*id, at).await?;
@@ -122,7 +128,8 @@ struct Writer<'t, 'c, 'j> {
 
 impl Writer<'_, '_, '_> {
     fn name(&self, workload_id: i64) -> &str {
-        self.summaries.iter().find(|s| s.history.workload_id == workload_id).map_or("", |s| s.workload.as_str())
+        let found = self.summaries.iter().find(|s| s.history.track.workload_id == workload_id);
+        found.map_or("", |s| s.workload.as_str())
     }
 
     fn scene<'s>(&'s self, version: &'s str) -> Scene<'s> {
@@ -153,8 +160,8 @@ impl Writer<'_, '_, '_> {
         self.tx.update_magnitude(id).await?;
         let event = events::opened(&self.scene(&d.version), id, d, |w| self.name(w));
         self.announced.push(event);
-        let fixes: Vec<(i64, &MemberFix)> =
-            d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.workload_id, f))).collect();
+        let fixes: Vec<(Track, &MemberFix)> =
+            d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
         self.fix(id, &fixes).await?;
         if let Some(at) = &d.fixed_version {
             self.resolve(id, at).await?;
@@ -195,10 +202,11 @@ impl Writer<'_, '_, '_> {
         }
         // The workloads it already had, as the derived regression numbers them now.
         let kept: Vec<&DerivedMember> =
-            d.members.iter().filter(|m| !u.added.iter().any(|a| a.workload_id == m.workload_id)).collect();
-        for &w in &u.removed {
-            self.tx.remove_regression_member(id, w).await?;
-            let detail = format!("{} left when {measured} was measured: it regressed elsewhere", self.name(w));
+            d.members.iter().filter(|m| !u.added.iter().any(|a| a.track == m.track)).collect();
+        for &t in &u.removed {
+            self.tx.remove_regression_member(id, t).await?;
+            let detail =
+                format!("{} left when {measured} was measured: it regressed elsewhere", self.name(t.workload_id));
             self.tx.append_event(id, now, "left", &detail).await?;
         }
         for m in &u.added {
@@ -221,13 +229,16 @@ impl Writer<'_, '_, '_> {
             if !u.added.is_empty() || !u.removed.is_empty() {
                 let mut before: Vec<String> = kept
                     .iter()
-                    .map(|m| m.workload_id)
+                    .map(|m| m.track)
                     .chain(u.removed.iter().copied())
-                    .map(|w| self.name(w).to_string())
+                    .map(|t| self.name(t.workload_id).to_string())
                     .collect();
                 before.sort();
-                let mut after: Vec<String> = d.members.iter().map(|m| self.name(m.workload_id).to_string()).collect();
+                before.dedup();
+                let mut after: Vec<String> =
+                    d.members.iter().map(|m| self.name(m.track.workload_id).to_string()).collect();
                 after.sort();
+                after.dedup();
                 changes.push(FieldChange {
                     field: "workloads".to_string(),
                     from: Some(before.join(", ")),
@@ -237,8 +248,8 @@ impl Writer<'_, '_, '_> {
             let event = events::updated(&self.scene(&d.version), id, d, changes, |w| self.name(w));
             self.announced.push(event);
         }
-        for &w in &u.unfixed {
-            self.tx.clear_fix(id, w).await?;
+        for &t in &u.unfixed {
+            self.tx.clear_fix(id, t).await?;
         }
         match u.moved.iter().find(|m| m.field == "fixed_version").map(|m| m.to.as_deref()) {
             Some(Some(fixed)) => {
@@ -248,8 +259,8 @@ impl Writer<'_, '_, '_> {
             Some(None) => self.tx.reopen_regression(id).await?,
             None => {}
         }
-        let fixes: Vec<(i64, &MemberFix)> =
-            u.fixed.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.workload_id, f))).collect();
+        let fixes: Vec<(Track, &MemberFix)> =
+            u.fixed.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
         self.fix(id, &fixes).await?;
         if u.resolves {
             if let Some(at) = &d.fixed_version {
@@ -281,46 +292,68 @@ impl Writer<'_, '_, '_> {
     async fn add_member(&mut self, id: i64, m: &DerivedMember, late: bool) -> Result<(), sqlx::Error> {
         let now = self.judged.now;
         self.tx.add_regression_member(&new_member(id, m, late, now)).await?;
-        let workload = self.name(m.workload_id).to_string();
-        let (kind, verb) = if late { ("joined", "joined") } else { ("opened", "crossed") };
-        let mut detail = format!(
-            "{workload} {verb} at {}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
-            m.crossed_at,
-            m.fit.slope,
-            m.fit.ci_low,
-            m.fit.ci_high,
-            self.settings.alerts.rules.threshold_for(&workload)
-        );
-        let before = m.previous.as_ref().and_then(|(_, p)| p.complexity.as_ref());
-        if let Some(step) = format::class_step(before, m.fit.complexity.as_ref()) {
-            detail.push_str(&format!(", {step}"));
-        }
+        let workload = self.name(m.track.workload_id).to_string();
+        let kind = if late { "joined" } else { "opened" };
+        let detail = match &m.evidence {
+            Evidence::Slope(fit) => {
+                let mut detail = format!(
+                    "{workload} {} at {}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
+                    if late { "joined" } else { "crossed" },
+                    m.crossed_at,
+                    fit.slope,
+                    fit.ci_low,
+                    fit.ci_high,
+                    self.settings.alerts.rules.threshold_for(&workload)
+                );
+                let before = m.previous.as_ref().and_then(|(_, p)| p.slope()).and_then(|p| p.complexity.as_ref());
+                if let Some(step) = format::class_step(before, fit.complexity.as_ref()) {
+                    detail.push_str(&format!(", {step}"));
+                }
+                detail
+            }
+            Evidence::Outcomes(o) => format!(
+                "{workload} failed at {}{}: {}",
+                m.crossed_at,
+                if late { " and joined" } else { "" },
+                failure_text(o)
+            ),
+        };
         self.tx.append_event(id, now, kind, &detail).await
     }
 
-    /// Records workloads of a regression back under their thresholds.
-    async fn fix(&mut self, id: i64, fixes: &[(i64, &MemberFix)]) -> Result<(), sqlx::Error> {
-        for &(workload_id, f) in fixes {
-            let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(&f.fit.sizes, &b.sizes));
-            let workload = self.name(workload_id).to_string();
+    /// Records members of a regression back under their thresholds, or passing again.
+    async fn fix(&mut self, id: i64, fixes: &[(Track, &MemberFix)]) -> Result<(), sqlx::Error> {
+        for &(track, f) in fixes {
+            let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(f.evidence.sizes(), b.sizes()));
+            let workload = self.name(track.workload_id).to_string();
             if let Some((size, _)) = ratio {
                 self.ratio_sizes.entry(id).or_default().insert(workload.clone(), size as i64);
             }
             let fix = crate::store::MemberFix {
                 regression_id: id,
-                workload_id,
+                track,
                 version: &f.version,
-                fit: f.fit.slope_fit(),
+                fit: f.evidence.slope().map(VersionFit::slope_fit),
                 time_ratio: ratio.map(|r| r.1),
                 first_run_at: f.first_run_at,
             };
             self.tx.record_fix(&fix).await?;
-            let detail = format!(
-                "{workload} back under {:.2} at {}: slope {:.2}",
-                self.settings.alerts.rules.threshold_for(&workload),
-                f.version,
-                f.fit.slope
-            );
+            let detail = match &f.evidence {
+                Evidence::Slope(fit) => format!(
+                    "{workload} back under {:.2} at {}: slope {:.2}",
+                    self.settings.alerts.rules.threshold_for(&workload),
+                    f.version,
+                    fit.slope
+                ),
+                Evidence::Outcomes(o) => {
+                    format!(
+                        "{workload} runs correctly again at {} ({} of {} runs passed)",
+                        f.version,
+                        o.passed,
+                        o.passed + o.failed
+                    )
+                }
+            };
             self.tx.append_event(id, self.judged.now, "fix_seen", &detail).await?;
         }
         Ok(())
@@ -337,8 +370,8 @@ impl Writer<'_, '_, '_> {
         let complexity = |workload: &str, at: &str| {
             summaries
                 .iter()
-                .find(|s| s.workload == workload && s.history.version == at)
-                .and_then(|s| s.history.fit.complexity.as_ref())
+                .find(|s| s.workload == workload && s.history.version == at && s.history.evidence.slope().is_some())
+                .and_then(|s| s.history.evidence.slope()?.complexity.as_ref())
         };
         let event = events::resolved(&self.scene(version), id, members, &sizes, complexity);
         self.announced.push(event);
@@ -368,11 +401,24 @@ impl Writer<'_, '_, '_> {
 fn new_member(regression_id: i64, m: &DerivedMember, late: bool, now: OffsetDateTime) -> NewMember {
     NewMember {
         regression_id,
-        workload_id: m.workload_id,
-        fit: m.fit.slope_fit(),
-        previous_slope: m.previous.as_ref().map(|(_, p)| p.slope),
-        time_ratio: m.previous.as_ref().and_then(|(_, p)| evaluate::time_ratio(&m.fit.sizes, &p.sizes)),
+        track: m.track,
+        fit: m.evidence.slope().map(VersionFit::slope_fit),
+        failure: m.evidence.failure().cloned(),
+        previous_slope: m.previous.as_ref().and_then(|(_, p)| p.slope()).map(|p| p.slope),
+        time_ratio: m.previous.as_ref().and_then(|(_, p)| evaluate::time_ratio(m.evidence.sizes(), p.sizes())),
         joined_at: now,
         joined_late: late,
     }
+}
+
+/// What a failing version shows: the latest failure, and on how many runs and hosts it failed.
+fn failure_text(o: &Outcomes) -> String {
+    let what = o.failure.as_ref().map_or_else(|| "failed".to_string(), |f| f.summary());
+    format!(
+        "{what} (failed in {} of {} runs, on {} of {} hosts)",
+        o.failed,
+        o.passed + o.failed,
+        o.failed_hosts,
+        o.hosts
+    )
 }

@@ -4,9 +4,10 @@
 
 use super::alerts::{self, Judged};
 use super::{Settings, SummaryRow};
+use crate::alerts::evaluate::Outcomes;
 use crate::analysis::{self, RunFit};
 use crate::metrics::Metrics;
-use crate::store::{NewSummary, Store, SummaryTotals, WindowFit};
+use crate::store::{add_failures, NewSummary, Store, SummaryTotals, WindowFit};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -71,6 +72,9 @@ pub(super) async fn summarize_pending(
     }
 }
 
+/// How many runs passed a workload at a version, and on which hosts.
+type PassedRuns = (usize, Vec<i64>);
+
 /// What one pass takes into one version.
 #[derive(Default)]
 struct VersionBatch {
@@ -106,6 +110,7 @@ async fn summarize_versions(
     }
 
     let fits = tx.claimed_fits(&claimed).await?;
+    let failures = tx.claimed_failures(&claimed).await?;
     let mut batches: BTreeMap<(String, String), VersionBatch> = BTreeMap::new();
     let mut claimed_runs: Vec<((String, String), Uuid, i64, OffsetDateTime)> = Vec::new();
     for f in fits {
@@ -115,8 +120,13 @@ async fn summarize_versions(
         b.workload_ids.insert(f.workload, f.workload_id);
         b.now = b.now.max(Some(f.received_at));
     }
+    for f in &failures {
+        let b = batches.entry((f.lineage.clone(), f.version.clone())).or_default();
+        b.workload_ids.insert(f.workload.clone(), f.workload_id);
+        b.now = b.now.max(Some(f.received_at));
+    }
     let touched: Vec<(String, String)> = batches.keys().cloned().collect();
-    let mut ids: Vec<i64> = batches.values().flat_map(|b| b.additions.keys().copied()).collect();
+    let mut ids: Vec<i64> = batches.values().flat_map(|b| b.workload_ids.values().copied()).collect();
     ids.sort_unstable();
     ids.dedup();
 
@@ -138,6 +148,16 @@ async fn summarize_versions(
     let run_ids: Vec<Uuid> = window_runs.keys().copied().collect();
     let window = tx.window_fits(&run_ids, &ids).await?;
     let mut totals = tx.summary_totals(&touched, &ids).await?;
+    let mut failure_totals = tx.failure_totals(&touched, &ids).await?;
+    add_failures(&mut failure_totals, &failures);
+    tx.upsert_failure_totals(&failure_totals).await?;
+    // The runs and hosts that passed each workload, before this pass's runs are added to them.
+    let mut passed: HashMap<(String, String), HashMap<i64, PassedRuns>> = totals
+        .iter()
+        .map(|(k, by_workload)| {
+            (k.clone(), by_workload.iter().map(|(w, t)| (*w, (t.runs, t.host_ids.clone()))).collect())
+        })
+        .collect();
 
     // Per version and workload, the fits of its latest `SUMMARY_WINDOW` runs.
     let mut candidates: HashMap<(usize, i64), Vec<Candidate>> = HashMap::new();
@@ -173,10 +193,30 @@ async fn summarize_versions(
     // Versions in sorted order, each taking its lineage's lock after every version lock is held:
     // no pass waits for a version lock while holding a lineage lock.
     for (((lineage, version), batch), rows) in batches.iter().zip(&summaries) {
+        let key = (lineage.clone(), version.clone());
+        let mut passed = passed.remove(&key).unwrap_or_default();
+        for row in rows {
+            passed.insert(row.workload_id, (row.summary.runs, row.host_ids.clone()));
+        }
+        let failed = failure_totals.remove(&key).unwrap_or_default();
+        let mut outcomes: Vec<(i64, Outcomes)> = batch
+            .workload_ids
+            .values()
+            .map(|&id| {
+                let (runs, hosts) = passed.get(&id).cloned().unwrap_or_default();
+                let o = match failed.get(&id) {
+                    Some(f) => Outcomes::new(runs, &hosts, f.runs, &f.host_ids, Some(f.failure.clone())),
+                    None => Outcomes::new(runs, &hosts, 0, &[], None),
+                };
+                (id, o)
+            })
+            .collect();
+        outcomes.sort_by_key(|(id, _)| *id);
         let judged = Judged {
             lineage,
             version,
             rows,
+            outcomes: &outcomes,
             workload_ids: &batch.workload_ids,
             now: batch.now.unwrap_or_else(OffsetDateTime::now_utc),
         };

@@ -3,6 +3,7 @@
 
 use super::{DeliveryDetail, SizeMedian};
 use serde::Serialize;
+use slopewatch_core::wire::Failure;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -92,15 +93,19 @@ pub struct RegressionRow {
     pub merged_into: Option<i64>,
 }
 
-/// One workload of a regression, with its numbers before, at and after.
+/// One workload of a regression, there for its slope or for a failure, with its numbers before,
+/// at and after.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionWorkload {
     pub regression_id: i64,
     pub workload: String,
-    pub slope: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-    pub r2: f64,
+    /// `slope` or `failure`.
+    pub reason: String,
+    /// The slope at the regression's version; none for a failure.
+    pub slope: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub r2: Option<f64>,
     pub previous_slope: Option<f64>,
     pub time_ratio: Option<f64>,
     pub ratio_size: Option<i64>,
@@ -108,6 +113,18 @@ pub struct RegressionWorkload {
     pub fixed_version: Option<String>,
     pub fixed_slope: Option<f64>,
     pub fixed_ratio: Option<f64>,
+    #[serde(skip)]
+    pub failure_kind: Option<String>,
+    #[serde(skip)]
+    pub failure_size: Option<i64>,
+    #[serde(skip)]
+    pub failure_detail: Option<String>,
+    #[serde(skip)]
+    pub failure_facts: Option<String>,
+    /// What broke at the regression's version, for a failure (the version's latest failure).
+    #[sqlx(skip)]
+    #[schema(value_type = Option<Object>)]
+    pub failure: Option<Failure>,
     /// The complexity class at the last good version and at the first bad one, as the version
     /// summaries hold them now (`"n"`, `"n^2"`, … or `"unsure"`); `null` where a version has no
     /// class.
@@ -118,6 +135,19 @@ pub struct RegressionWorkload {
 }
 
 impl RegressionWorkload {
+    /// Fills `failure` from the stored columns.
+    pub fn with_failure(mut self) -> RegressionWorkload {
+        if let Some(kind) = &self.failure_kind {
+            let (detail, facts) = (self.failure_detail.as_deref().unwrap_or(""), self.failure_facts.as_deref());
+            self.failure = super::stored_failure(kind, self.failure_size, detail, facts.unwrap_or("{}"));
+        }
+        self
+    }
+
+    pub fn is_failure(&self) -> bool {
+        self.reason == "failure"
+    }
+
     /// The class step as people read it, `O(n) → O(n²)`, when both classes are known.
     pub fn class_step(&self) -> Option<String> {
         crate::format::class_step_of_text(self.class_before.as_deref(), self.class_after.as_deref())
@@ -156,11 +186,13 @@ pub struct RegressionLink {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ResolvedMember {
     pub name: String,
+    /// `slope` or `failure`.
+    pub reason: String,
     /// The regression's version, and the last good one before it.
     pub version: String,
     pub previous_version: Option<String>,
-    /// The slope at the regression's version.
-    pub slope: f64,
+    /// The slope at the regression's version; none for a failure.
+    pub slope: Option<f64>,
     pub fixed_slope: Option<f64>,
     pub fixed_ci_low: Option<f64>,
     pub fixed_ci_high: Option<f64>,

@@ -2,7 +2,7 @@
 //! (`NewRuns`), as the backends' batch inserts bind them.
 
 use crate::analysis::WorkloadFit;
-use slopewatch_core::wire::{FieldError, Host, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Failure, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -54,6 +54,21 @@ pub(super) struct PendingRun {
     /// knows the ids.
     pub fits: FitColumns,
     pub measurements: MeasurementColumns,
+    pub failures: FailureColumns,
+}
+
+/// Failure rows (one per failed workload), column by column for batch inserts.
+#[derive(Default)]
+pub(super) struct FailureColumns {
+    pub run_id: Vec<Uuid>,
+    pub workload_id: Vec<i64>,
+    pub source_hash: Vec<String>,
+    pub kind: Vec<&'static str>,
+    pub size: Vec<Option<i64>>,
+    pub detail: Vec<String>,
+    /// What the kind adds (exit status, signal, limit, got and expected), a JSON object.
+    pub facts: Vec<String>,
+    pub metadata: Vec<String>,
 }
 
 /// Fit rows, column by column for batch inserts.
@@ -116,6 +131,7 @@ pub(super) struct NewRuns<'a> {
     pub runs: RunColumns<'a>,
     pub fits: FitColumns,
     pub measurements: MeasurementColumns,
+    pub failures: FailureColumns,
 }
 
 impl<'a> NewRuns<'a> {
@@ -135,6 +151,32 @@ impl<'a> NewRuns<'a> {
         r.version.push(&run.toolchain.version);
         self.fits.append(&run.fits, workload_ids);
         self.measurements.append(&run.measurements, workload_ids);
+        self.failures.append(&run.failures, workload_ids);
+    }
+}
+
+impl FailureColumns {
+    /// Appends a pending run's rows, with `ids` for its workloads' indexes.
+    fn append(&mut self, run: &FailureColumns, ids: &[i64]) {
+        self.run_id.extend_from_slice(&run.run_id);
+        self.workload_id.extend(run.workload_id.iter().map(|&i| ids[i as usize]));
+        self.source_hash.extend_from_slice(&run.source_hash);
+        self.kind.extend_from_slice(&run.kind);
+        self.size.extend_from_slice(&run.size);
+        self.detail.extend_from_slice(&run.detail);
+        self.facts.extend_from_slice(&run.facts);
+        self.metadata.extend_from_slice(&run.metadata);
+    }
+
+    fn push(&mut self, run_id: Uuid, index: i64, source_hash: &str, f: &Failure, metadata: String) {
+        self.run_id.push(run_id);
+        self.workload_id.push(index);
+        self.source_hash.push(source_hash.to_string());
+        self.kind.push(f.kind.as_str());
+        self.size.push(f.size.map(|s| s as i64));
+        self.detail.push(f.detail.clone());
+        self.facts.push(crate::model::failure_facts(f));
+        self.metadata.push(metadata);
     }
 }
 
@@ -161,6 +203,23 @@ impl FitColumns {
 }
 
 impl MeasurementColumns {
+    /// Adds the row of one size, with its median and number of samples (which a run carried over
+    /// after pruning gives instead of its raw samples).
+    fn push(&mut self, run_id: Uuid, index: i64, raw: &Measurement, median: f64, samples: usize) {
+        self.run_id.push(run_id);
+        self.workload_id.push(index);
+        self.size.push(raw.size as i64);
+        self.median_ns.push(median);
+        self.samples.push(samples as i32);
+        let samples_ns = Some(&raw.samples_ns).filter(|ns| !ns.is_empty());
+        self.samples_ns.push(samples_ns.map(|ns| serde_json::to_string(ns).expect("samples serialize")));
+        let instructions = raw.instructions.as_ref().filter(|i| !i.is_empty()).map(|i| {
+            let counts: Vec<i64> = i.iter().map(|&n| n.min(i64::MAX as u64) as i64).collect();
+            serde_json::to_string(&counts).expect("counts serialize")
+        });
+        self.instructions.push(instructions);
+    }
+
     /// Appends a pending run's rows, with `ids` for its workloads' indexes.
     fn append(&mut self, run: &MeasurementColumns, ids: &[i64]) {
         self.run_id.extend_from_slice(&run.run_id);
@@ -188,9 +247,24 @@ impl PendingRun {
             samples_pruned_at: arrival.pruned.map(|p| p.at),
             fits: FitColumns::default(),
             measurements: MeasurementColumns::default(),
+            failures: FailureColumns::default(),
         };
-        for (index, (w, wf)) in run.workloads.iter().zip(fits).enumerate() {
+        for (index, w) in run.workloads.iter().enumerate() {
             let index = index as i64;
+            let metadata = serde_json::to_string(&w.metadata).expect("metadata serializes");
+            if let Some(failure) = &w.failure {
+                pending.failures.push(run.run_id, index, &w.source_hash, failure, metadata);
+                // The sizes measured before the failure, kept for the run's page; no fit row, so no
+                // summary takes a partial slope in.
+                // A run carried over after pruning brings each size's median as its one sample.
+                for m in &w.measurements {
+                    let pruned = Measurement { size: m.size, samples_ns: Vec::new(), instructions: None };
+                    let raw = if arrival.pruned.is_some() { &pruned } else { m };
+                    pending.measurements.push(run.run_id, index, raw, m.median_ns(), m.samples_ns.len());
+                }
+                continue;
+            }
+            let wf = fits.iter().find(|f| f.workload == w.name).expect("every workload that did not fail is fitted");
             let f = &mut pending.fits;
             f.run_id.push(run.run_id);
             f.workload_id.push(index);
@@ -205,25 +279,14 @@ impl PendingRun {
             f.min_size.push(wf.medians.first().map_or(0, |m| m.0 as i64));
             f.max_size.push(wf.medians.last().map_or(0, |m| m.0 as i64));
             f.local_slopes.push(serde_json::to_string(&wf.fit.local_slopes).expect("local slopes serialize"));
-            f.metadata.push(serde_json::to_string(&w.metadata).expect("metadata serializes"));
+            f.metadata.push(metadata);
             let medians: Vec<(u64, f64)> = wf.medians.iter().map(|&(size, median, _)| (size, median)).collect();
             f.medians.push(serde_json::to_string(&medians).expect("medians serialize"));
             f.complexity.push(serde_json::to_string(&wf.complexity).expect("complexity serializes"));
             for &(size, median, n) in &wf.medians {
                 let raw = w.measurements.iter().find(|m| m.size == size);
-                let m = &mut pending.measurements;
-                m.run_id.push(run.run_id);
-                m.workload_id.push(index);
-                m.size.push(size as i64);
-                m.median_ns.push(median);
-                m.samples.push(n as i32);
-                let samples_ns = raw.map(|r| &r.samples_ns).filter(|ns| !ns.is_empty());
-                m.samples_ns.push(samples_ns.map(|ns| serde_json::to_string(ns).expect("samples serialize")));
-                let instructions = raw.and_then(|r| r.instructions.as_ref()).filter(|i| !i.is_empty()).map(|i| {
-                    let counts: Vec<i64> = i.iter().map(|&n| n.min(i64::MAX as u64) as i64).collect();
-                    serde_json::to_string(&counts).expect("counts serialize")
-                });
-                m.instructions.push(instructions);
+                let empty = Measurement { size, samples_ns: Vec::new(), instructions: None };
+                pending.measurements.push(run.run_id, index, raw.unwrap_or(&empty), median, n);
             }
         }
         pending

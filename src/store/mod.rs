@@ -1,8 +1,9 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
-//! One file per resource (`runs/`, `summaries.rs`, `regressions.rs`, `outbox.rs`, `tokens.rs`,
-//! `series.rs`, `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic
-//! work replicas share), each holding that resource's queries as methods named after the domain.
+//! One file per resource (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
+//! for what the alert rules read of a lineage, `outbox.rs`, `tokens.rs`, `series.rs`,
+//! `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic work replicas
+//! share), each holding that resource's queries as methods named after the domain.
 //! The store reads and writes; it never decides. Most SQL is written once for both databases
 //! (`db.rs`); what differs is the `Backend` trait (`backend.rs`), implemented in `postgres.rs` and
 //! `sqlite.rs`. SQLite's one writer has a file of its own (`sqlite_writer.rs`), and so does the
@@ -13,7 +14,9 @@ mod claims;
 mod columns;
 mod complexity;
 mod db;
+mod failures;
 mod inventory;
+mod lineage;
 mod outbox;
 mod postgres;
 mod regressions;
@@ -32,6 +35,7 @@ mod transfer;
 pub use columns::{Arrival, PrunedSamples};
 pub use complexity::Classified;
 pub use db::Tx;
+pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewDelivery};
 pub use regressions::{MemberFix, NewMember, NewRegression};

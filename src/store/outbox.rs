@@ -60,7 +60,9 @@ impl Store {
 
     /// Claims up to `limit` due deliveries for one attempt each: they are pushed to `lease_until`,
     /// so no other sender takes them while this one sends, and a sender that dies mid-send only
-    /// delays them until then.
+    /// delays them until then. A target hears of a regression in the order its events happened:
+    /// a delivery waits while an earlier one of its regression to its target is still pending
+    /// (opened before resolved, even when one pass decides both).
     pub async fn claim_due_deliveries(
         &self,
         now: OffsetDateTime,
@@ -69,8 +71,11 @@ impl Store {
     ) -> Result<Vec<ClaimedDelivery>, sqlx::Error> {
         let q = sql(format!(
             "UPDATE deliveries SET next_attempt_at = $1, attempts = attempts + 1
-             WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= $2
-                          ORDER BY next_attempt_at LIMIT $3{})
+             WHERE id IN (SELECT id FROM deliveries d WHERE status = 'pending' AND next_attempt_at <= $2
+                            AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.regression_id = d.regression_id
+                                            AND e.target = d.target AND e.status = 'pending'
+                                            AND e.created_at < d.created_at)
+                          ORDER BY next_attempt_at, created_at LIMIT $3{})
              RETURNING id, event, target, body, attempts, created_at",
             self.pool.skip_locked()
         ));
@@ -116,13 +121,15 @@ impl Store {
 }
 
 impl Tx<'_> {
-    /// Writes deliveries to the outbox, due at once.
+    /// Writes deliveries to the outbox, due at once, in the order given: each is created a
+    /// microsecond after the one before, so the order holds among the deliveries of one pass.
     pub async fn enqueue_deliveries(
         &mut self,
         deliveries: &[NewDelivery<'_>],
         now: OffsetDateTime,
     ) -> Result<(), sqlx::Error> {
-        for d in deliveries {
+        for (i, d) in deliveries.iter().enumerate() {
+            let now = now + time::Duration::microseconds(i as i64);
             let q = sql("INSERT INTO deliveries (id, regression_id, event, target, body, status, created_at, next_attempt_at, attempts)
                  VALUES ($1, $2, $3, $4, $5, 'pending', $6, $6, 0)")
             .bind(Uuid::new_v4())

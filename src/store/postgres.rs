@@ -17,7 +17,7 @@ impl Backend for Postgres {
 
     /// In one statement: a run whose id a concurrent writer took leaves no rows.
     async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
-        let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
+        let (r, f, m, x) = (&new.runs, &new.fits, &new.measurements, &new.failures);
         let (stored,): (i64,) = sqlx::query_as(
             "WITH run AS (
              INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
@@ -35,7 +35,7 @@ impl Backend for Postgres {
                                n_sizes, min_size, max_size, local_slopes, metadata, medians, complexity)
              SELECT * FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::float8[], $16::float8[],
                                   $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::int[],
-                                  $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[], $34::text[])
+                                  $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[], $42::text[])
                  AS f (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
                        n_sizes, min_size, max_size, local_slopes, metadata, medians, complexity)
              WHERE f.run_id IN (SELECT id FROM run)
@@ -45,6 +45,12 @@ impl Backend for Postgres {
                                   $32::text[], $33::text[])
                  AS m (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
              WHERE m.run_id IN (SELECT id FROM run)
+         ), failure AS (
+             INSERT INTO failures (run_id, workload_id, source_hash, kind, size, detail, facts, metadata)
+             SELECT * FROM UNNEST($34::uuid[], $35::bigint[], $36::text[], $37::text[], $38::bigint[],
+                                  $39::text[], $40::text[], $41::text[])
+                 AS x (run_id, workload_id, source_hash, kind, size, detail, facts, metadata)
+             WHERE x.run_id IN (SELECT id FROM run)
          )
          SELECT COUNT(*) FROM run",
         )
@@ -81,6 +87,14 @@ impl Backend for Postgres {
         .bind(&m.samples)
         .bind(&m.samples_ns)
         .bind(&m.instructions)
+        .bind(&x.run_id)
+        .bind(&x.workload_id)
+        .bind(&x.source_hash)
+        .bind(&x.kind)
+        .bind(&x.size)
+        .bind(&x.detail)
+        .bind(&x.facts)
+        .bind(&x.metadata)
         .bind(&f.complexity)
         .fetch_one(conn)
         .await?;

@@ -5,12 +5,12 @@ use super::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
-use crate::alerts::evaluate::{History, Membership, VersionFit};
-use crate::alerts::lineage::{Stored, StoredMember, Summary};
+use crate::alerts::evaluate::Track;
 use crate::model::{
     RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
-    RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
+    RegressionWorkload, ResolvedMember, Slope, VersionSizes,
 };
+use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -19,8 +19,9 @@ const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version,
 
 /// A regression's workloads, with their version summaries' complexity at its last good and first
 /// bad versions.
-const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.slope, rw.ci_low, rw.ci_high, rw.r2,
-     rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version, rw.fixed_slope, rw.fixed_ratio,
+const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.reason, rw.slope, rw.ci_low,
+     rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
+     rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
      sb.complexity AS complexity_before, sa.complexity AS complexity_after
      FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
      JOIN regressions rr ON rr.id = rw.regression_id
@@ -45,7 +46,7 @@ impl WorkloadRecord {
         Ok(RegressionWorkload {
             class_before: class(self.complexity_before)?,
             class_after: class(self.complexity_after)?,
-            ..self.member
+            ..self.member.with_failure()
         })
     }
 }
@@ -64,42 +65,6 @@ struct SizesRow {
     sizes: String,
 }
 
-/// A workload of a regression still open, or opened at the version being summarised.
-#[derive(sqlx::FromRow)]
-struct MemberRow {
-    regression_id: i64,
-    version: String,
-    status: String,
-    workload_id: i64,
-    fixed_version: Option<String>,
-}
-
-/// A version summary of a workload, as the alert rules read it.
-#[derive(sqlx::FromRow)]
-struct SummaryRow {
-    workload_id: i64,
-    workload: String,
-    version: String,
-    #[sqlx(flatten)]
-    slope: Slope,
-    sizes: String,
-    first_seen: OffsetDateTime,
-    complexity: Option<String>,
-}
-
-/// A regression of a lineage with one of its workloads, as the alert rules read it.
-#[derive(sqlx::FromRow)]
-struct StoredRow {
-    id: i64,
-    version: String,
-    previous_version: Option<String>,
-    status: String,
-    fixed_version: Option<String>,
-    merged_into: Option<i64>,
-    workload_id: Option<i64>,
-    member_fixed_version: Option<String>,
-}
-
 /// A regression opened by a summary pass.
 pub struct NewRegression<'a> {
     pub lineage: &'a str,
@@ -109,11 +74,15 @@ pub struct NewRegression<'a> {
     pub opened_at: OffsetDateTime,
 }
 
-/// A workload joining a regression, with its numbers at the regression's version and before.
+/// A workload joining a regression for its slope or a failure, with its numbers at the
+/// regression's version and before.
 pub struct NewMember {
     pub regression_id: i64,
-    pub workload_id: i64,
-    pub fit: Slope,
+    pub track: Track,
+    /// The slope at the regression's version; none for a failure.
+    pub fit: Option<Slope>,
+    /// What broke, for a failure.
+    pub failure: Option<Failure>,
     pub previous_slope: Option<f64>,
     /// (size, ratio) of the time now over the time before, at the largest common size.
     pub time_ratio: Option<(u64, f64)>,
@@ -122,27 +91,34 @@ pub struct NewMember {
 }
 
 impl NewMember {
-    /// Binds `$1`–`$9`: the regression and workload, then the numbers at the regression's version
-    /// and the one before.
+    /// Binds `$1`–`$14`: the regression, workload and reason, then the numbers at the regression's
+    /// version and the one before, then the failure.
     fn bind_numbers<'q>(&self, q: Sql<'q>) -> Sql<'q> {
+        let f = self.failure.as_ref();
         q.bind(self.regression_id)
-            .bind(self.workload_id)
-            .bind(self.fit.slope)
-            .bind(self.fit.ci_low)
-            .bind(self.fit.ci_high)
-            .bind(self.fit.r2)
+            .bind(self.track.workload_id)
+            .bind(self.track.reason.as_str())
+            .bind(self.fit.map(|f| f.slope))
+            .bind(self.fit.map(|f| f.ci_low))
+            .bind(self.fit.map(|f| f.ci_high))
+            .bind(self.fit.map(|f| f.r2))
             .bind(self.previous_slope)
             .bind(self.time_ratio.map(|r| r.1))
             .bind(self.time_ratio.map(|r| r.0 as i64))
+            .bind(f.map(|f| f.kind.as_str()))
+            .bind(f.and_then(|f| f.size).map(|s| s as i64))
+            .bind(f.map(|f| f.detail.clone()))
+            .bind(f.map(crate::model::failure_facts))
     }
 }
 
-/// A workload of a regression back under its threshold at a later version.
+/// A workload of a regression back under its threshold (or passing again) at a later version.
 pub struct MemberFix<'a> {
     pub regression_id: i64,
-    pub workload_id: i64,
+    pub track: Track,
     pub version: &'a str,
-    pub fit: Slope,
+    /// The slope at the fixing version; none for a failure.
+    pub fit: Option<Slope>,
     pub time_ratio: Option<f64>,
     /// When the fixing version was first measured.
     pub first_run_at: OffsetDateTime,
@@ -186,7 +162,7 @@ impl Store {
         let mut conn = self.pool.acquire().await?;
         let q = sql(format!("{REGRESSION_COLUMNS} WHERE id = $1")).bind(id);
         let Some(regression) = conn.exec().optional::<RegressionRow>(&q).await? else { return Ok(None) };
-        let q = sql(format!("{WORKLOAD_COLUMNS} WHERE rw.regression_id = $1 ORDER BY w.name")).bind(id);
+        let q = sql(format!("{WORKLOAD_COLUMNS} WHERE rw.regression_id = $1 ORDER BY w.name, rw.reason DESC")).bind(id);
         let workloads = read_members(conn.exec(), &q).await?;
         let q = sql("SELECT at, kind, detail, actor FROM regression_events WHERE regression_id = $1 ORDER BY at, id");
         let events: Vec<RegressionEvent> = conn.exec().all(&q.bind(id)).await?;
@@ -297,85 +273,6 @@ async fn append_event(
 }
 
 impl Tx<'_> {
-    /// The workloads of the lineage's open regressions, and of any regression opened at
-    /// `version` (repeated runs of that version must not alert again).
-    pub async fn lineage_members(&mut self, lineage: &str, version: &str) -> Result<Vec<Membership>, sqlx::Error> {
-        let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.fixed_version
-             FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
-             WHERE r.lineage = $1 AND r.merged_into IS NULL AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
-        let rows: Vec<MemberRow> = self.exec().all(&q.bind(lineage).bind(version)).await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| Membership {
-                regression_id: row.regression_id,
-                version: row.version,
-                open: matches!(row.status.as_str(), "open" | "acknowledged"),
-                workload_id: row.workload_id,
-                fixed: row.fixed_version.is_some(),
-            })
-            .collect())
-    }
-
-    /// Whether the lineage has any regression, whatever its status.
-    pub async fn lineage_has_regressions(&mut self, lineage: &str) -> Result<bool, sqlx::Error> {
-        let q = sql("SELECT 1 FROM regressions WHERE lineage = $1 LIMIT 1").bind(lineage);
-        Ok(self.exec().value::<i32>(&q).await?.is_some())
-    }
-
-    /// The versions of the lineage at which these workloads have summaries.
-    pub async fn lineage_versions(&mut self, lineage: &str, workload_ids: &[i64]) -> Result<Vec<String>, sqlx::Error> {
-        let mut q = sql("SELECT DISTINCT version FROM version_summaries WHERE workload_id IN ");
-        q.push_tuple(workload_ids.iter().copied()).push(" AND lineage = ").push_bind(lineage);
-        self.exec().column(&q).await
-    }
-
-    /// Every version summary of the lineage, with its workload's name, by name: the rules then
-    /// record a version's fixes in the same order whatever the table's physical order (which
-    /// differs between the backends, and after an export and import).
-    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
-        let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
-                    s.first_seen, s.complexity
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1
-             ORDER BY w.name, s.version");
-        let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
-        rows.into_iter()
-            .map(|row| {
-                let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
-                let fit = VersionFit::new(row.slope, sizes, decode_complexity(row.complexity.as_deref())?);
-                let history = History { workload_id: row.workload_id, version: row.version, fit };
-                Ok(Summary { history, workload: row.workload, first_seen: row.first_seen })
-            })
-            .collect()
-    }
-
-    /// Every regression of the lineage, whatever its status, with its workloads.
-    pub async fn lineage_regressions(&mut self, lineage: &str) -> Result<Vec<Stored>, sqlx::Error> {
-        let q =
-            sql("SELECT r.id, r.version, r.previous_version, r.status, r.fixed_version, r.merged_into, rw.workload_id,
-                    rw.fixed_version AS member_fixed_version
-             FROM regressions r LEFT JOIN regression_workloads rw ON rw.regression_id = r.id
-             WHERE r.lineage = $1 ORDER BY r.id");
-        let rows: Vec<StoredRow> = self.exec().all(&q.bind(lineage)).await?;
-        let mut stored: Vec<Stored> = Vec::new();
-        for row in rows {
-            if stored.last().is_none_or(|s| s.id != row.id) {
-                stored.push(Stored {
-                    id: row.id,
-                    version: row.version,
-                    previous_version: row.previous_version,
-                    status: row.status,
-                    fixed_version: row.fixed_version,
-                    merged_into: row.merged_into,
-                    members: Vec::new(),
-                });
-            }
-            if let (Some(workload_id), Some(s)) = (row.workload_id, stored.last_mut()) {
-                s.members.push(StoredMember { workload_id, fixed_version: row.member_fixed_version });
-            }
-        }
-        Ok(stored)
-    }
-
     /// Moves a regression's first bad and last good versions.
     pub async fn move_regression(
         &mut self,
@@ -407,23 +304,25 @@ impl Tx<'_> {
         self.exec().execute(&q.bind(id)).await.map(drop)
     }
 
-    /// Forgets a workload's fix.
-    pub async fn clear_fix(&mut self, id: i64, workload_id: i64) -> Result<(), sqlx::Error> {
+    /// Forgets a member's fix.
+    pub async fn clear_fix(&mut self, id: i64, track: Track) -> Result<(), sqlx::Error> {
         let q = sql("UPDATE regression_workloads SET fixed_version = NULL, fixed_slope = NULL, fixed_ci_low = NULL,
-             fixed_ci_high = NULL, fixed_ratio = NULL WHERE regression_id = $1 AND workload_id = $2");
-        self.exec().execute(&q.bind(id).bind(workload_id)).await.map(drop)
+             fixed_ci_high = NULL, fixed_ratio = NULL WHERE regression_id = $1 AND workload_id = $2 AND reason = $3");
+        self.exec().execute(&q.bind(id).bind(track.workload_id).bind(track.reason.as_str())).await.map(drop)
     }
 
-    /// Takes a workload out of a regression.
-    pub async fn remove_regression_member(&mut self, id: i64, workload_id: i64) -> Result<(), sqlx::Error> {
-        let q = sql("DELETE FROM regression_workloads WHERE regression_id = $1 AND workload_id = $2");
-        self.exec().execute(&q.bind(id).bind(workload_id)).await.map(drop)
+    /// Takes a member out of a regression.
+    pub async fn remove_regression_member(&mut self, id: i64, track: Track) -> Result<(), sqlx::Error> {
+        let q = sql("DELETE FROM regression_workloads WHERE regression_id = $1 AND workload_id = $2 AND reason = $3");
+        self.exec().execute(&q.bind(id).bind(track.workload_id).bind(track.reason.as_str())).await.map(drop)
     }
 
     /// Sets a member's numbers at the regression's (moved) version and the one before.
     pub async fn refresh_regression_member(&mut self, m: &NewMember) -> Result<(), sqlx::Error> {
-        let q = sql("UPDATE regression_workloads SET slope = $3, ci_low = $4, ci_high = $5, r2 = $6,
-             previous_slope = $7, time_ratio = $8, ratio_size = $9 WHERE regression_id = $1 AND workload_id = $2");
+        let q = sql("UPDATE regression_workloads SET slope = $4, ci_low = $5, ci_high = $6, r2 = $7,
+             previous_slope = $8, time_ratio = $9, ratio_size = $10, failure_kind = $11, failure_size = $12,
+             failure_detail = $13, failure_facts = $14
+             WHERE regression_id = $1 AND workload_id = $2 AND reason = $3");
         self.exec().execute(&m.bind_numbers(q)).await.map(drop)
     }
 
@@ -441,9 +340,10 @@ impl Tx<'_> {
 
     /// Adds a workload to a regression.
     pub async fn add_regression_member(&mut self, m: &NewMember) -> Result<(), sqlx::Error> {
-        let q = sql("INSERT INTO regression_workloads (regression_id, workload_id, slope, ci_low, ci_high, r2,
-             previous_slope, time_ratio, ratio_size, joined_at, joined_late)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
+        let q = sql("INSERT INTO regression_workloads (regression_id, workload_id, reason, slope, ci_low, ci_high, r2,
+             previous_slope, time_ratio, ratio_size, failure_kind, failure_size, failure_detail, failure_facts,
+             joined_at, joined_late)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)");
         self.exec().execute(&m.bind_numbers(q).bind(m.joined_at).bind(m.joined_late)).await.map(drop)
     }
 
@@ -456,14 +356,15 @@ impl Tx<'_> {
 
     /// Records that a workload of a regression is back under its threshold.
     pub async fn record_fix(&mut self, f: &MemberFix<'_>) -> Result<(), sqlx::Error> {
-        let q = sql("UPDATE regression_workloads SET fixed_version = $3, fixed_slope = $4, fixed_ci_low = $5,
-             fixed_ci_high = $6, fixed_ratio = $7 WHERE regression_id = $1 AND workload_id = $2")
+        let q = sql("UPDATE regression_workloads SET fixed_version = $4, fixed_slope = $5, fixed_ci_low = $6,
+             fixed_ci_high = $7, fixed_ratio = $8 WHERE regression_id = $1 AND workload_id = $2 AND reason = $3")
         .bind(f.regression_id)
-        .bind(f.workload_id)
+        .bind(f.track.workload_id)
+        .bind(f.track.reason.as_str())
         .bind(f.version)
-        .bind(f.fit.slope)
-        .bind(f.fit.ci_low)
-        .bind(f.fit.ci_high)
+        .bind(f.fit.map(|f| f.slope))
+        .bind(f.fit.map(|f| f.ci_low))
+        .bind(f.fit.map(|f| f.ci_high))
         .bind(f.time_ratio);
         self.exec().execute(&q).await?;
         let q = sql("UPDATE regressions SET fix_first_run_at = $2 WHERE id = $1 AND fix_first_run_at IS NULL");
@@ -478,7 +379,8 @@ impl Tx<'_> {
 
     /// The workloads of a regression, as its resolved event lists them, by name.
     pub async fn resolved_members(&mut self, regression_id: i64) -> Result<Vec<ResolvedMember>, sqlx::Error> {
-        let q = sql("SELECT w.name, r.version, r.previous_version, rw.slope, rw.fixed_slope, rw.fixed_ci_low,
+        let q =
+            sql("SELECT w.name, rw.reason, r.version, r.previous_version, rw.slope, rw.fixed_slope, rw.fixed_ci_low,
                     rw.fixed_ci_high, rw.fixed_ratio, r.magnitude
              FROM regression_workloads rw JOIN regressions r ON r.id = rw.regression_id
              JOIN workloads w ON w.id = rw.workload_id

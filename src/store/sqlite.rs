@@ -21,7 +21,7 @@ impl Backend for Sqlite {
     /// A statement per table, in the caller's transaction. The one writer looked the run ids up
     /// just before, so a taken id is an error here, not a run to skip.
     async fn insert_runs(conn: &mut SqliteConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
-        let (r, f, m) = (&new.runs, &new.fits, &new.measurements);
+        let (r, f, m, x) = (&new.runs, &new.fits, &new.measurements, &new.failures);
         let head = "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
                 sample_count, samples_pruned_at) ";
         let stored = insert_chunked(conn, head, r.id.len(), |b, i| {
@@ -67,6 +67,18 @@ impl Backend for Sqlite {
                 .push_bind(m.samples[i])
                 .push_bind(m.samples_ns[i].as_deref())
                 .push_bind(m.instructions[i].as_deref());
+        })
+        .await?;
+        let head = "INSERT INTO failures (run_id, workload_id, source_hash, kind, size, detail, facts, metadata) ";
+        insert_chunked(conn, head, x.run_id.len(), |b, i| {
+            b.push_bind(x.run_id[i])
+                .push_bind(x.workload_id[i])
+                .push_bind(x.source_hash[i].as_str())
+                .push_bind(x.kind[i])
+                .push_bind(x.size[i])
+                .push_bind(x.detail[i].as_str())
+                .push_bind(x.facts[i].as_str())
+                .push_bind(x.metadata[i].as_str());
         })
         .await?;
         let head = "INSERT INTO pending_summaries (run_id, lineage, version) ";

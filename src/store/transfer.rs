@@ -4,8 +4,8 @@
 use super::db::sql;
 use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
-use crate::model::RegressionStatus;
-use slopewatch_core::wire::{Host, Toolchain};
+use crate::model::{stored_failure, RegressionStatus};
+use slopewatch_core::wire::{Failure, Host, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -38,8 +38,10 @@ pub struct StoredWorkload {
     pub size_unit: String,
     pub source_hash: String,
     pub metadata: BTreeMap<String, String>,
-    /// By size.
+    /// By size; for a failed workload, those measured before it failed.
     pub measurements: Vec<StoredMeasurement>,
+    /// Why the workload stopped before it was measured fully.
+    pub failure: Option<Failure>,
 }
 
 #[derive(Debug, Clone)]
@@ -110,6 +112,21 @@ struct FitRow {
     metadata: String,
 }
 
+/// A failed workload of a run as an export carries it, its failure and metadata still as stored.
+#[derive(sqlx::FromRow)]
+struct FailureRow {
+    run_id: Uuid,
+    workload_id: i64,
+    name: String,
+    size_unit: String,
+    source_hash: String,
+    metadata: String,
+    kind: String,
+    size: Option<i64>,
+    detail: String,
+    facts: String,
+}
+
 /// A measurement of a run as stored: its samples and instruction counts still JSON.
 #[derive(sqlx::FromRow)]
 struct MeasurementRow {
@@ -176,12 +193,18 @@ impl Store {
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
         let fits: Vec<FitRow> = tx.exec().all(&q).await?;
+        let mut q =
+            sql("SELECT x.run_id, x.workload_id, w.name, w.size_unit, x.source_hash, x.metadata, x.kind, x.size,
+                    x.detail, x.facts
+             FROM failures x JOIN workloads w ON w.id = x.workload_id WHERE x.run_id IN ");
+        q.push_tuple(ids()).push(" ORDER BY x.run_id, x.workload_id");
+        let failures: Vec<FailureRow> = tx.exec().all(&q).await?;
         let mut q = sql("SELECT run_id, workload_id, size, median_ns, samples, samples_ns, instructions
              FROM measurements WHERE run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY run_id, workload_id, size");
         let measurements: Vec<MeasurementRow> = tx.exec().all(&q).await?;
         tx.commit().await?;
-        assemble(heads, fits, measurements)
+        assemble(heads, fits, failures, measurements)
     }
 
     /// Every change editors made to regressions (statuses, notes, links), oldest first. There are
@@ -289,6 +312,7 @@ impl Store {
 fn assemble(
     heads: Vec<RunHead>,
     fits: Vec<FitRow>,
+    failures: Vec<FailureRow>,
     measurements: Vec<MeasurementRow>,
 ) -> Result<Vec<StoredRun>, sqlx::Error> {
     let mut sizes: HashMap<(Uuid, i64), Vec<StoredMeasurement>> = HashMap::new();
@@ -301,15 +325,38 @@ fn assemble(
             instructions: m.instructions.as_deref().map(decode_json).transpose()?,
         });
     }
-    let mut workloads: HashMap<Uuid, Vec<StoredWorkload>> = HashMap::new();
+    let mut workloads: HashMap<Uuid, Vec<(i64, StoredWorkload)>> = HashMap::new();
     for f in fits {
-        workloads.entry(f.run_id).or_default().push(StoredWorkload {
-            metadata: decode_json(&f.metadata)?,
-            measurements: sizes.remove(&(f.run_id, f.workload_id)).unwrap_or_default(),
-            name: f.name,
-            size_unit: f.size_unit,
-            source_hash: f.source_hash,
-        });
+        workloads.entry(f.run_id).or_default().push((
+            f.workload_id,
+            StoredWorkload {
+                metadata: decode_json(&f.metadata)?,
+                measurements: sizes.remove(&(f.run_id, f.workload_id)).unwrap_or_default(),
+                name: f.name,
+                size_unit: f.size_unit,
+                source_hash: f.source_hash,
+                failure: None,
+            },
+        ));
+    }
+    for x in failures {
+        // A kind this server does not know cannot be written back as a failure; leaving the
+        // workload out keeps the rest of the run.
+        let Some(failure) = stored_failure(&x.kind, x.size, &x.detail, &x.facts) else { continue };
+        workloads.entry(x.run_id).or_default().push((
+            x.workload_id,
+            StoredWorkload {
+                metadata: decode_json(&x.metadata)?,
+                measurements: sizes.remove(&(x.run_id, x.workload_id)).unwrap_or_default(),
+                name: x.name,
+                size_unit: x.size_unit,
+                source_hash: x.source_hash,
+                failure: Some(failure),
+            },
+        ));
+    }
+    for list in workloads.values_mut() {
+        list.sort_by_key(|(id, _)| *id);
     }
     Ok(heads
         .into_iter()
@@ -317,7 +364,7 @@ fn assemble(
             let (host, toolchain) = h.header.origin.into_parts();
             StoredRun {
                 run_id: h.id,
-                workloads: workloads.remove(&h.id).unwrap_or_default(),
+                workloads: workloads.remove(&h.id).unwrap_or_default().into_iter().map(|(_, w)| w).collect(),
                 content_hash: h.content_hash,
                 agent_version: h.header.agent_version,
                 started_at: h.header.started_at,

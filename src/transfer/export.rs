@@ -159,6 +159,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                     name: w.name,
                     source_hash: w.source_hash,
                     metadata: w.metadata,
+                    failure: w.failure,
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -191,6 +192,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                 name: w.name,
                 source_hash: w.source_hash,
                 metadata: w.metadata,
+                failure: w.failure,
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;

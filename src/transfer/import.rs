@@ -301,6 +301,7 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::
                 size_unit: w.size_unit,
                 source_hash: w.source_hash.clone(),
                 metadata: w.metadata.clone(),
+                failure: w.failure.clone(),
                 measurements: w
                     .measurements
                     .iter()
@@ -338,14 +339,19 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::
         .workloads
         .iter()
         .enumerate()
+        .filter(|(_, w)| w.failure.is_none())
         .map(|(i, w)| {
             let medians = w.measurements.iter().map(|m| (m.size, m.median_ns, m.samples as usize)).collect();
             analysis::fit_medians(i, &w.name, medians)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    for w in &mut run.workloads {
-        for m in &mut w.measurements {
-            m.samples_ns.clear();
+    for (w, pruned) in run.workloads.iter_mut().zip(&r.workloads) {
+        for (m, median) in w.measurements.iter_mut().zip(&pruned.measurements) {
+            // A fitted workload's sizes are stored from its fit's medians. A failed one has no fit:
+            // each size carries its median once per sample it was taken over, which the store
+            // keeps as that median and that count, never as samples.
+            m.samples_ns =
+                if w.failure.is_some() { vec![median.median_ns; median.samples as usize] } else { Vec::new() };
         }
     }
     Ok((run, fits))

@@ -14,7 +14,7 @@
 use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use slopewatch_core::wire::{Host, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Failure, Host, RunSubmission, SizeUnit, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -132,7 +132,11 @@ pub struct PrunedWorkload {
     pub source_hash: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
+    /// For a failed workload, the sizes measured before it failed.
     pub measurements: Vec<Median>,
+    /// Why the workload stopped; absent in files written before failures were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -3,7 +3,9 @@
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
+use slopewatch::alerts::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
 use slopewatch::alerts::signing;
+use slopewatch::config::Config;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -83,6 +85,28 @@ impl Receiver {
 }
 
 /// Waits until `done` holds, for at most `limit`.
+/// A server configuration that sends every alert to `receiver`, once per format, retrying fast.
+pub fn config(receiver: &Receiver, formats: &[WebhookFormat]) -> Config {
+    let webhooks = formats
+        .iter()
+        .enumerate()
+        .map(|(i, &format)| Webhook {
+            name: format!("target-{i}"),
+            url: receiver.url().parse().unwrap(),
+            secret: SECRET.into(),
+            format,
+        })
+        .collect();
+    let retry = RetryPolicy {
+        base: Duration::from_millis(100),
+        max_delay: Duration::from_millis(300),
+        give_up_after: Duration::from_secs(60),
+        poll: Duration::from_millis(40),
+        timeout: Duration::from_secs(2),
+    };
+    Config { alerts: AlertSettings { webhooks, retry, ..AlertSettings::default() }, ..Config::default() }
+}
+
 pub async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {

@@ -133,6 +133,13 @@ pub fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>
     (url, seen)
 }
 
+/// A server that is down: a port nothing listens on, so every delivery is refused. It is below the
+/// ephemeral range on purpose: a port just freed by `bind(":0")` can be handed to the listener of a
+/// test running beside, which would then answer a request meant to be refused.
+pub fn unreachable_server() -> String {
+    "http://127.0.0.1:9".to_string()
+}
+
 pub fn stored(run_id: &str, created: bool) -> (u16, String) {
     let status = if created { 201 } else { 200 };
     (status, format!(r#"{{"run_id":"{run_id}","created":{created},"fits":[],"url":"/runs/{run_id}"}}"#))

@@ -22,15 +22,16 @@ struct OverviewPage {
 }
 
 pub(super) async fn page(State(state): State<AppState>) -> PageResult {
-    let (history, runs, open, acknowledged) = tokio::try_join!(
+    let (history, failures, runs, open, acknowledged) = tokio::try_join!(
         state.store.slope_history(),
+        state.store.failure_history(),
         state.store.recent_runs(LATEST_RUNS),
         state.store.regressions(Some(RegressionStatus::Open)),
         state.store.regressions(Some(RegressionStatus::Acknowledged)),
     )?;
     let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();
     let page = OverviewPage {
-        overview: Overview::from_history(&history),
+        overview: Overview::from_history(&history, &failures),
         regressions: open_regressions(&stored, &history),
         runs,
     };

@@ -6,15 +6,18 @@ use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};
-use crate::views::Band;
+use crate::views::{fit_partial_slopes, Band};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use slopewatch_core::wire::Failure;
 use uuid::Uuid;
 
 #[derive(askama::Template)]
 #[template(path = "dashboard/run.html")]
 struct RunPage {
     run: RunDetail,
+    /// Sizes a failed workload needs before its partial slope is shown.
+    min_sizes: usize,
 }
 
 /// One measured size of a workload, as the table shows it.
@@ -27,6 +30,39 @@ struct SizeRow {
 }
 
 impl RunPage {
+    /// What a failure adds to its kind: got and expected, the signal or exit status, the limit.
+    fn failure_facts(&self, f: &Failure) -> Vec<(&'static str, String)> {
+        let mut facts = Vec::new();
+        if let Some(got) = &f.got {
+            facts.push(("Got", got.clone()));
+        }
+        if let Some(expected) = &f.expected {
+            facts.push(("Expected", expected.clone()));
+        }
+        if let Some(signal) = f.signal {
+            facts.push(("Signal", signal.to_string()));
+        }
+        if let Some(code) = f.exit_status {
+            facts.push(("Exit status", code.to_string()));
+        }
+        if let Some(ms) = f.limit_ms {
+            facts.push(("Time limit", format::duration(ms as f64 * 1e6)));
+        }
+        facts
+    }
+
+    fn failed(&self) -> usize {
+        self.run.workloads.iter().filter(|w| w.failure.is_some()).count()
+    }
+
+    /// Where a failed workload stopped, e.g. `at 128 KiB`, or before its first size.
+    fn failed_at(&self, w: &WorkloadDetail, f: &Failure) -> String {
+        match f.size {
+            Some(size) => format!("at {}", format::size(size, &w.size_unit)),
+            None => "before any size ran".into(),
+        }
+    }
+
     /// When the raw samples were pruned, for the note that says so.
     fn pruned_on(&self) -> Option<String> {
         self.run.samples_pruned_at.map(format::timestamp)
@@ -52,6 +88,8 @@ impl RunPage {
 
 pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>) -> PageResult {
     let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
-    let run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
-    Ok(render(StatusCode::OK, &RunPage { run }))
+    let mut run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
+    let min_sizes = state.config.alerts.rules.min_sizes;
+    fit_partial_slopes(&mut run, min_sizes);
+    Ok(render(StatusCode::OK, &RunPage { run, min_sizes }))
 }

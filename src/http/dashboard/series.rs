@@ -8,7 +8,7 @@ use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::VersionChoice;
-use crate::views::{SeriesView, VersionRow, ALERT_THRESHOLD};
+use crate::views::{self, Band, SeriesView, VersionRow, ALERT_THRESHOLD};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -17,12 +17,16 @@ use serde_json::{json, Value};
 
 /// Reads the series, or says which part of it is unknown.
 async fn load(state: &AppState, workload: &str, lineage: &str) -> Result<SeriesView, Error> {
-    let (found, versions) = tokio::try_join!(state.store.workload(workload), state.store.series(workload, lineage))?;
+    let (found, summaries, failures) = tokio::try_join!(
+        state.store.workload(workload),
+        state.store.series(workload, lineage),
+        state.store.series_failures(workload, lineage)
+    )?;
     let found = found.ok_or_else(|| Error::NotFound(format!("no workload named {workload:?} has reported")))?;
-    if versions.is_empty() {
+    if summaries.is_empty() && failures.is_empty() {
         return Err(Error::NotFound(format!("workload {workload:?} has no runs with toolchain {lineage:?}")));
     }
-    Ok(SeriesView { workload: found.name, lineage: lineage.to_string(), size_unit: found.size_unit, versions })
+    Ok(SeriesView::new(found.name, lineage.to_string(), found.size_unit, summaries, failures))
 }
 
 /// A link to compare two toolchain versions, with what it shows.
@@ -51,6 +55,11 @@ struct SeriesPage {
 impl SeriesPage {
     fn latest(&self) -> &VersionRow {
         self.rows.last().expect("a series has a version")
+    }
+
+    /// The rows with failures, latest version first, for the list of failures.
+    fn failed_rows(&self) -> Vec<&VersionRow> {
+        self.rows.iter().rev().filter(|r| r.failures.is_some()).collect()
     }
 }
 
@@ -84,10 +93,16 @@ pub(super) async fn page(
 /// of each other lineage that measured this workload.
 fn compare_links(series: &SeriesView, choices: &[VersionChoice]) -> Vec<CompareLink> {
     let (w, l) = (series.workload.as_str(), series.lineage.as_str());
-    let version = |i: usize| series.versions[i].version.as_str();
-    let n = series.versions.len();
+    // Only versions some run measured compare: one every run failed has no times.
+    let measured: Vec<usize> = series.measured().map(|(i, _)| i).collect();
+    let version = |j: usize| series.versions[measured[j]].version.as_str();
+    let n = measured.len();
     let mut out = Vec::new();
-    if let Some(m) = series.first_over_threshold().filter(|&m| m > 0) {
+    if n == 0 {
+        return out;
+    }
+    let crossed = series.first_over_threshold().and_then(|m| measured.iter().position(|&i| i == m));
+    if let Some(m) = crossed.filter(|&m| m > 0) {
         out.push(CompareLink {
             text: format!("{} → {} (where it crossed {ALERT_THRESHOLD})", version(m - 1), version(m)),
             href: links::compare(w, l, version(m - 1), l, version(m)),
@@ -157,24 +172,37 @@ pub(super) async fn csv(
             "ratio_to_previous",
             "runs",
             "hosts",
+            "failed_runs",
+            "failed_hosts",
+            "failure_kind",
+            "failure_size",
+            "failure",
+            "failure_detail",
         ]
         .map(String::from),
     );
     for row in series.rows() {
+        let f = row.failures.as_ref();
         body.push_str(&csv_line(&[
             series.workload.clone(),
             series.lineage.clone(),
-            row.version,
-            row.slope.to_string(),
-            row.ci_low.to_string(),
-            row.ci_high.to_string(),
-            row.r2.to_string(),
-            row.band.name().to_string(),
+            row.version.clone(),
+            csv_number(row.slope),
+            csv_number(row.ci_low),
+            csv_number(row.ci_high),
+            csv_number(row.r2),
+            row.band.map_or(if f.is_some() { "failed" } else { "" }, Band::name).to_string(),
             shared.map(|s| s.to_string()).unwrap_or_default(),
             csv_number(row.median_ns_at_shared_size),
             csv_number(row.ratio_to_previous),
             row.runs.to_string(),
             row.hosts.to_string(),
+            f.map_or(0, |f| f.failed_runs).to_string(),
+            f.map_or(0, |f| f.failed_hosts).to_string(),
+            f.map(|f| f.kind.as_str().to_string()).unwrap_or_default(),
+            f.and_then(|f| f.size).map(|s| s.to_string()).unwrap_or_default(),
+            f.map(|f| f.summary.clone()).unwrap_or_default(),
+            f.map(|f| f.detail.clone()).unwrap_or_default(),
         ]));
     }
     Ok(csv_response(&format!("{}-{}", series.workload, series.lineage), body))
@@ -191,7 +219,8 @@ pub(super) async fn json(
         .zip(&series.versions)
         .map(|(row, v)| {
             let mut value = serde_json::to_value(row).expect("rows serialize");
-            value["sizes"] = serde_json::to_value(&v.sizes).expect("sizes serialize");
+            let sizes = v.summary.as_ref().map(|s| s.sizes.as_slice()).unwrap_or_default();
+            value["sizes"] = serde_json::to_value(sizes).expect("sizes serialize");
             value
         })
         .collect();

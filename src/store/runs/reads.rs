@@ -1,12 +1,13 @@
 //! Reading runs back: the latest runs, and one run whole with its fits and samples.
 
+use crate::model::stored_failure;
 use crate::store::complexity::decode_complexity;
 use crate::store::db::sql;
 use crate::store::{decode_json, Store};
 use serde::Serialize;
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::fit::LocalSlope;
-use slopewatch_core::wire::{Host, Toolchain};
+use slopewatch_core::wire::{Failure, Host, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -44,17 +45,20 @@ pub struct RunDetail {
     pub workloads: Vec<WorkloadDetail>,
 }
 
+/// A workload of a run: its fit, or its failure with the sizes measured before it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WorkloadDetail {
     pub name: String,
     pub size_unit: String,
     pub source_hash: String,
-    pub slope: f64,
-    pub intercept: f64,
-    pub r2: f64,
-    pub stderr: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
+    /// The log-log fit's numbers. For a failed workload they are those of a partial fit over the
+    /// sizes measured before the failure (`partial`), or null when it measured too few sizes.
+    pub slope: Option<f64>,
+    pub intercept: Option<f64>,
+    pub r2: Option<f64>,
+    pub stderr: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
     pub n_sizes: i32,
     /// The complexity class of the medians; `null` only while a store upgraded from before
     /// classes is still classifying its history.
@@ -63,6 +67,11 @@ pub struct WorkloadDetail {
     /// Facts the agent reported about the workload, e.g. `sqlite_version`.
     pub metadata: BTreeMap<String, String>,
     pub measurements: Vec<MeasurementDetail>,
+    /// The fit was made on read from a failed workload's sizes: shown, never summarised or
+    /// alerted on.
+    pub partial: bool,
+    /// Why the workload stopped before it was measured fully; null when it passed.
+    pub failure: Option<Failure>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -154,6 +163,20 @@ struct FitRecord {
     complexity: Option<String>,
 }
 
+/// A failed workload of a run, its failure still as stored.
+#[derive(sqlx::FromRow)]
+struct FailureRecord {
+    workload_id: i64,
+    name: String,
+    size_unit: String,
+    source_hash: String,
+    kind: String,
+    size: Option<i64>,
+    detail: String,
+    facts: String,
+    metadata: String,
+}
+
 impl Store {
     /// The most recently received runs.
     pub async fn recent_runs(&self, limit: i64) -> Result<Vec<RunListRow>, sqlx::Error> {
@@ -165,7 +188,8 @@ impl Store {
         self.all(&q.bind(limit)).await
     }
 
-    /// One run with its host, toolchain, fits, medians and raw samples; `None` if unknown.
+    /// One run with its host, toolchain, fits, failures, medians and raw samples; `None` if unknown.
+    /// A failed workload comes without a fit: the store keeps none for it.
     pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
         let q = sql(format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1")).bind(run_id);
@@ -174,16 +198,19 @@ impl Store {
                     f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata, f.complexity
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name");
         let fits: Vec<FitRecord> = conn.exec().all(&q.bind(run_id)).await?;
+        let q = sql("SELECT x.workload_id, w.name, w.size_unit, x.source_hash, x.kind, x.size, x.detail, x.facts,
+                    x.metadata
+             FROM failures x JOIN workloads w ON w.id = x.workload_id WHERE x.run_id = $1");
+        let failures: Vec<FailureRecord> = conn.exec().all(&q.bind(run_id)).await?;
         let q = sql("SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
              WHERE run_id = $1 ORDER BY workload_id, size");
         let medians: Vec<MeasurementRow> = conn.exec().all(&q.bind(run_id)).await?;
         drop(conn);
 
-        let mut workloads = Vec::with_capacity(fits.len());
-        for f in fits {
-            let measurements = medians
+        let measured = |workload_id: i64| {
+            medians
                 .iter()
-                .filter(|m| m.workload_id == f.workload_id)
+                .filter(|m| m.workload_id == workload_id)
                 .map(|m| {
                     Ok(MeasurementDetail {
                         size: m.size,
@@ -194,24 +221,51 @@ impl Store {
                         instructions: m.instructions.as_deref().map(decode_json).transpose()?,
                     })
                 })
-                .collect::<Result<_, sqlx::Error>>()?;
+                .collect::<Result<Vec<_>, sqlx::Error>>()
+        };
+        let mut workloads = Vec::with_capacity(fits.len() + failures.len());
+        for f in fits {
             workloads.push(WorkloadDetail {
                 complexity: decode_complexity(f.complexity.as_deref())?,
                 local_slopes: decode_json(&f.local_slopes)?,
                 metadata: decode_json(&f.metadata)?,
+                measurements: measured(f.workload_id)?,
                 name: f.name,
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,
-                slope: f.slope,
-                intercept: f.intercept,
-                r2: f.r2,
-                stderr: f.stderr,
-                ci_low: f.ci_low,
-                ci_high: f.ci_high,
+                slope: Some(f.slope),
+                intercept: Some(f.intercept),
+                r2: Some(f.r2),
+                stderr: Some(f.stderr),
+                ci_low: Some(f.ci_low),
+                ci_high: Some(f.ci_high),
                 n_sizes: f.n_sizes,
-                measurements,
+                partial: false,
+                failure: None,
             });
         }
+        for x in failures {
+            let measurements = measured(x.workload_id)?;
+            workloads.push(WorkloadDetail {
+                complexity: None,
+                failure: stored_failure(&x.kind, x.size, &x.detail, &x.facts),
+                metadata: decode_json(&x.metadata)?,
+                n_sizes: measurements.len() as i32,
+                measurements,
+                name: x.name,
+                size_unit: x.size_unit,
+                source_hash: x.source_hash,
+                slope: None,
+                intercept: None,
+                r2: None,
+                stderr: None,
+                ci_low: None,
+                ci_high: None,
+                local_slopes: Vec::new(),
+                partial: false,
+            });
+        }
+        workloads.sort_by(|a, b| a.name.cmp(&b.name));
         let (host, toolchain) = header.origin.into_parts();
         Ok(Some(RunDetail {
             run_id,

@@ -2,10 +2,16 @@
 //! per-version table, the overview matrix, open regressions and comparisons. Pages, charts and
 //! exports all read these, so a page, its charts and its CSV carry the same numbers.
 
+mod overview;
+
+pub use overview::{open_regressions, CellFailure, OpenRegression, Overview, OverviewCell, OverviewRow};
+
 use crate::format;
-use crate::store::{SlopeRow, VersionSummary};
+use crate::store::{RunDetail, VersionFailures, VersionSummary};
 use serde::Serialize;
+use slopewatch_core::version::sort_versions;
 use std::collections::BTreeMap;
+use time::OffsetDateTime;
 
 /// Slopes above this raise an alert: doubling the input costs more than 2^1.5 ≈ 2.8× the time.
 pub const ALERT_THRESHOLD: f64 = 1.5;
@@ -53,30 +59,88 @@ impl Band {
     }
 }
 
+/// Fits each failed workload of `run` over the sizes it measured before failing, when they are at
+/// least `min_sizes` (the alert rules' minimum), and marks the fit partial. Such a slope is shown
+/// with its run only: the store keeps no fit of a failed workload, so no summary or alert sees it.
+pub fn fit_partial_slopes(run: &mut RunDetail, min_sizes: usize) {
+    for w in run.workloads.iter_mut().filter(|w| w.failure.is_some() && w.slope.is_none()) {
+        if w.measurements.len() < min_sizes {
+            continue;
+        }
+        let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns)).collect();
+        let Ok(fit) = slopewatch_core::fit::fit(&points) else { continue };
+        w.slope = Some(fit.slope);
+        w.intercept = Some(fit.intercept);
+        w.r2 = Some(fit.r2);
+        w.stderr = Some(fit.stderr);
+        w.ci_low = Some(fit.ci_low);
+        w.ci_high = Some(fit.ci_high);
+        w.n_sizes = fit.n as i32;
+        w.local_slopes = fit.local_slopes;
+        w.partial = true;
+    }
+}
+
 /// One workload in one toolchain lineage across its versions, in version order.
 #[derive(Debug, Clone, Serialize)]
 pub struct SeriesView {
     pub workload: String,
     pub lineage: String,
     pub size_unit: String,
-    pub versions: Vec<VersionSummary>,
+    /// Every version: those some run passed, with their summary, and those every run failed.
+    pub versions: Vec<SeriesVersion>,
+}
+
+/// One version of a series: its summary over the runs that passed, its failures, or both.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesVersion {
+    pub version: String,
+    /// `None` when every run of the version failed the workload.
+    pub summary: Option<VersionSummary>,
+    pub failures: Option<VersionFailures>,
+}
+
+impl SeriesVersion {
+    pub fn slope(&self) -> Option<f64> {
+        self.summary.as_ref().map(|s| s.slope)
+    }
+}
+
+/// "failed in 2 of the version's 3 runs, on 1 of 2 hosts", or "in every run" when all did.
+pub fn failed_in(f: &VersionFailures) -> String {
+    let plural = |n: i64, one: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {one}s") };
+    if f.every_run() {
+        format!("failed in every run ({}), on {}", plural(f.runs, "run"), plural(f.hosts, "host"))
+    } else {
+        format!(
+            "failed in {} of the version's {}, on {} of {}",
+            f.failed_runs,
+            plural(f.runs, "run"),
+            f.failed_hosts,
+            plural(f.hosts, "host")
+        )
+    }
 }
 
 /// A version's line of the series table, in raw numbers (pages format them, exports keep them).
 #[derive(Debug, Clone, Serialize)]
 pub struct VersionRow {
     pub version: String,
-    pub slope: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-    pub r2: f64,
-    pub band: Band,
+    /// The slope and its numbers over the runs that passed; null where every run failed.
+    pub slope: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub r2: Option<f64>,
+    pub band: Option<Band>,
     /// Median time at the series' shared size, if this version measured it.
     pub median_ns_at_shared_size: Option<f64>,
     /// This version's time at the shared size over the previous version's.
     pub ratio_to_previous: Option<f64>,
+    /// The version's runs and hosts, passed or failed.
     pub runs: i64,
     pub hosts: i64,
+    /// Where some runs failed the workload: how many, and the latest failure.
+    pub failures: Option<VersionFailures>,
     /// The complexity class, `O(n²)` or `unsure`; `None` where not worked out.
     pub class: Option<&'static str>,
 }
@@ -88,7 +152,9 @@ impl SeriesView {
     pub fn class_change(&self) -> Option<String> {
         let mut spans: Vec<(&'static str, &str, &str)> = Vec::new();
         for v in &self.versions {
-            let Some(class) = v.complexity.as_ref().and_then(|c| c.class) else { continue };
+            let Some(class) = v.summary.as_ref().and_then(|s| s.complexity.as_ref()).and_then(|c| c.class) else {
+                continue;
+            };
             match spans.last_mut() {
                 Some(span) if span.0 == class.label() => span.2 = &v.version,
                 _ => spans.push((class.label(), &v.version, &v.version)),
@@ -111,10 +177,46 @@ impl SeriesView {
         Some(parts.join(", "))
     }
 
+    /// The series from its summaries (in version order) and the failures of its versions.
+    pub fn new(
+        workload: String,
+        lineage: String,
+        size_unit: String,
+        summaries: Vec<VersionSummary>,
+        failures: Vec<VersionFailures>,
+    ) -> SeriesView {
+        let mut failures: BTreeMap<String, VersionFailures> =
+            failures.into_iter().map(|f| (f.version.clone(), f)).collect();
+        let mut versions: Vec<(SeriesVersion, OffsetDateTime)> = summaries
+            .into_iter()
+            .map(|s| {
+                let failed = failures.remove(&s.version);
+                let first_seen = failed.as_ref().map_or(s.first_seen, |f| f.first_seen.min(s.first_seen));
+                (SeriesVersion { version: s.version.clone(), summary: Some(s), failures: failed }, first_seen)
+            })
+            .collect();
+        versions.extend(failures.into_values().map(|f| {
+            let first_seen = f.first_seen;
+            (SeriesVersion { version: f.version.clone(), summary: None, failures: Some(f) }, first_seen)
+        }));
+        sort_versions(&mut versions, |(v, _)| &v.version, |(_, first_seen)| *first_seen);
+        SeriesView { workload, lineage, size_unit, versions: versions.into_iter().map(|(v, _)| v).collect() }
+    }
+
+    /// The versions some run passed, with their places among all versions.
+    pub fn measured(&self) -> impl Iterator<Item = (usize, &VersionSummary)> {
+        self.versions.iter().enumerate().filter_map(|(i, v)| Some((i, v.summary.as_ref()?)))
+    }
+
+    /// The versions with failures, with their places among all versions.
+    pub fn failed(&self) -> impl Iterator<Item = (usize, &SeriesVersion, &VersionFailures)> {
+        self.versions.iter().enumerate().filter_map(|(i, v)| Some((i, v, v.failures.as_ref()?)))
+    }
+
     /// The version where the slope went over the threshold and stayed there up to the latest
     /// version, or else the first version ever over it: the one a reader needs to find.
     pub fn first_over_threshold(&self) -> Option<usize> {
-        let over = |i: usize| self.versions[i].slope > ALERT_THRESHOLD;
+        let over = |i: usize| self.versions[i].slope().is_some_and(|k| k > ALERT_THRESHOLD);
         let n = self.versions.len();
         if n > 0 && over(n - 1) {
             let mut i = n - 1;
@@ -128,14 +230,13 @@ impl SeriesView {
 
     /// The largest size every version measured, where their times compare like for like.
     pub fn shared_size(&self) -> Option<u64> {
-        let mut versions = self.versions.iter();
-        let first = versions.next()?;
+        let (_, first) = self.measured().next()?;
         first
             .sizes
             .iter()
             .rev()
             .map(|s| s.size)
-            .find(|&size| self.versions.iter().all(|v| v.sizes.iter().any(|s| s.size == size)))
+            .find(|&size| self.measured().all(|(_, v)| v.sizes.iter().any(|s| s.size == size)))
     }
 
     pub fn rows(&self) -> Vec<VersionRow> {
@@ -144,32 +245,37 @@ impl SeriesView {
         self.versions
             .iter()
             .map(|v| {
-                let median = shared.and_then(|size| median_at(v, size));
+                let s = v.summary.as_ref();
+                let median = s.zip(shared).and_then(|(s, size)| median_at(s, size));
                 let ratio = match (previous, median) {
                     (Some(p), Some(m)) if p > 0.0 => Some(m / p),
                     _ => None,
                 };
-                previous = median;
+                if median.is_some() {
+                    previous = median;
+                }
+                let f = v.failures.as_ref();
                 VersionRow {
                     version: v.version.clone(),
-                    slope: v.slope,
-                    ci_low: v.ci_low,
-                    ci_high: v.ci_high,
-                    r2: v.r2,
-                    band: Band::of(v.slope),
+                    slope: s.map(|s| s.slope),
+                    ci_low: s.map(|s| s.ci_low),
+                    ci_high: s.map(|s| s.ci_high),
+                    r2: s.map(|s| s.r2),
+                    band: s.map(|s| Band::of(s.slope)),
                     median_ns_at_shared_size: median,
                     ratio_to_previous: ratio,
-                    runs: v.runs,
-                    hosts: v.hosts,
-                    class: format::class_label(v.complexity.as_ref()),
+                    runs: f.map_or_else(|| s.map_or(0, |s| s.runs), |f| f.runs),
+                    hosts: f.map_or_else(|| s.map_or(0, |s| s.hosts), |f| f.hosts),
+                    failures: v.failures.clone(),
+                    class: format::class_label(s.and_then(|s| s.complexity.as_ref())),
                 }
             })
             .collect()
     }
 
     /// The versions the log-log chart draws: those asked for that exist, or the latest few.
-    pub fn chosen_versions(&self, asked: &[String]) -> Vec<&VersionSummary> {
-        let chosen: Vec<&VersionSummary> = self.versions.iter().filter(|v| asked.contains(&v.version)).collect();
+    pub fn chosen_versions(&self, asked: &[String]) -> Vec<&SeriesVersion> {
+        let chosen: Vec<&SeriesVersion> = self.versions.iter().filter(|v| asked.contains(&v.version)).collect();
         if chosen.is_empty() {
             let skip = self.versions.len().saturating_sub(DEFAULT_LOGLOG_VERSIONS);
             self.versions.iter().skip(skip).collect()
@@ -178,12 +284,30 @@ impl SeriesView {
         }
     }
 
-    /// The log-log chart of the chosen versions.
+    /// The log-log chart of the chosen versions: a line for each that some run measured, marked
+    /// where runs failed, and a note for each that every run failed.
     pub fn loglog(&self, asked: &[String]) -> LogLogView {
+        let chosen = self.chosen_versions(asked);
+        let failed_every_run = chosen
+            .iter()
+            .filter(|v| v.summary.is_none())
+            .filter_map(|v| {
+                Some(format!("{}: ✗ {}, {}", v.version, v.failures.as_ref()?.label, failed_in(v.failures.as_ref()?)))
+            })
+            .collect();
         LogLogView {
             title: format!("Time vs size: {} · {}", self.workload, self.lineage),
             size_unit: self.size_unit.clone(),
-            lines: self.chosen_versions(asked).into_iter().map(|v| LogLogLine::of(&v.version, v)).collect(),
+            lines: chosen
+                .into_iter()
+                .filter_map(|v| {
+                    let mut line = LogLogLine::of(&v.version, v.summary.as_ref()?);
+                    line.failed =
+                        v.failures.as_ref().map(|f| format!("✗ {} in {} of {} runs", f.label, f.failed_runs, f.runs));
+                    Some(line)
+                })
+                .collect(),
+            failed_every_run,
         }
     }
 }
@@ -198,6 +322,8 @@ pub struct LogLogView {
     pub title: String,
     pub size_unit: String,
     pub lines: Vec<LogLogLine>,
+    /// Chosen versions every run failed, which have no line: what the legend says of each.
+    pub failed_every_run: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -206,6 +332,8 @@ pub struct LogLogLine {
     pub slope: f64,
     /// (size, median ns), by size.
     pub points: Vec<(u64, f64)>,
+    /// Where some of the version's runs failed, what the legend adds, e.g. `✗ crashed in 1 of 3 runs`.
+    pub failed: Option<String>,
 }
 
 impl LogLogLine {
@@ -214,117 +342,9 @@ impl LogLogLine {
             label: label.to_string(),
             slope: v.slope,
             points: v.sizes.iter().map(|s| (s.size, s.median_ns)).collect(),
+            failed: None,
         }
     }
-}
-
-/// The overview: a row per workload, a column per lineage at its latest version.
-#[derive(Debug, Clone, Default)]
-pub struct Overview {
-    pub lineages: Vec<String>,
-    pub rows: Vec<OverviewRow>,
-}
-
-#[derive(Debug, Clone)]
-pub struct OverviewRow {
-    pub workload: String,
-    pub size_unit: String,
-    /// One cell per lineage, in the order of `Overview::lineages`; `None` where never measured.
-    pub cells: Vec<Option<OverviewCell>>,
-}
-
-#[derive(Debug, Clone)]
-pub struct OverviewCell {
-    pub lineage: String,
-    pub version: String,
-    pub slope: f64,
-    /// The complexity class at the latest version, `O(n²)` or `unsure`.
-    pub class: Option<&'static str>,
-    pub band: Band,
-    pub versions: usize,
-}
-
-/// A series whose latest version is over the threshold.
-#[derive(Debug, Clone, Serialize)]
-pub struct OpenRegression {
-    /// The stored regression this belongs to, with the team's notes.
-    pub id: Option<i64>,
-    pub workload: String,
-    pub lineage: String,
-    /// The version where the slope went over the threshold and stayed.
-    pub first_bad_version: String,
-    /// The version just before it, if there is one.
-    pub last_good_version: Option<String>,
-    pub latest_version: String,
-    pub latest_slope: f64,
-    pub good_slope: Option<f64>,
-}
-
-/// Groups the slope history (version-ordered within each workload and lineage) into series.
-fn group(history: &[SlopeRow]) -> BTreeMap<(&str, &str), Vec<&SlopeRow>> {
-    let mut series: BTreeMap<(&str, &str), Vec<&SlopeRow>> = BTreeMap::new();
-    for row in history {
-        series.entry((&row.workload, &row.lineage)).or_default().push(row);
-    }
-    series
-}
-
-impl Overview {
-    pub fn from_history(history: &[SlopeRow]) -> Overview {
-        let series = group(history);
-        let mut lineages: Vec<String> = series.keys().map(|(_, l)| l.to_string()).collect();
-        lineages.sort();
-        lineages.dedup();
-        let mut rows: Vec<OverviewRow> = Vec::new();
-        for ((workload, lineage), versions) in &series {
-            let latest = versions.last().expect("a series has a version");
-            if rows.last().is_none_or(|r| r.workload != *workload) {
-                rows.push(OverviewRow {
-                    workload: workload.to_string(),
-                    size_unit: latest.size_unit.clone(),
-                    cells: vec![None; lineages.len()],
-                });
-            }
-            let column = lineages.iter().position(|l| l.as_str() == *lineage).expect("lineage listed");
-            rows.last_mut().expect("row pushed").cells[column] = Some(OverviewCell {
-                lineage: lineage.to_string(),
-                version: latest.version.clone(),
-                slope: latest.slope,
-                class: latest.class.map(format::label),
-                band: Band::of(latest.slope),
-                versions: versions.len(),
-            });
-        }
-        Overview { lineages, rows }
-    }
-}
-
-/// The stored open regressions, one line per workload, with each series' latest version from
-/// the history; worst first.
-pub fn open_regressions(
-    stored: &[(crate::model::RegressionRow, Vec<crate::model::RegressionWorkload>)],
-    history: &[SlopeRow],
-) -> Vec<OpenRegression> {
-    let series = group(history);
-    let mut open: Vec<OpenRegression> = stored
-        .iter()
-        .flat_map(|(r, members)| members.iter().map(move |m| (r, m)))
-        .map(|(r, m)| {
-            let latest = series.get(&(m.workload.as_str(), r.lineage.as_str())).and_then(|v| v.last());
-            OpenRegression {
-                id: Some(r.id),
-                workload: m.workload.clone(),
-                lineage: r.lineage.clone(),
-                first_bad_version: r.version.clone(),
-                last_good_version: r.previous_version.clone(),
-                latest_version: latest.map_or_else(|| r.version.clone(), |l| l.version.clone()),
-                latest_slope: latest.map_or(m.slope, |l| l.slope),
-                good_slope: m.previous_slope,
-            }
-        })
-        .collect();
-    open.sort_by(|a, b| b.latest_slope.total_cmp(&a.latest_slope));
-    open
 }
 
 /// Two toolchain versions of one workload side by side; of one lineage or of two.
@@ -381,6 +401,7 @@ impl CompareView {
             title: format!("{}: {} vs {}", self.workload, self.label_a(), self.label_b()),
             size_unit: self.size_unit.clone(),
             lines: vec![LogLogLine::of(&self.label_a(), &self.a), LogLogLine::of(&self.label_b(), &self.b)],
+            failed_every_run: Vec::new(),
         }
     }
 }
@@ -389,6 +410,8 @@ impl CompareView {
 pub(crate) mod tests {
     use super::*;
     use crate::model::SizeMedian;
+    use crate::store::{FailureRow, SlopeRow};
+    use slopewatch_core::wire::FailureKind;
     use time::OffsetDateTime;
 
     /// A version whose time is `size^slope` at sizes doubling from 64 KiB.
@@ -422,7 +445,14 @@ pub(crate) mod tests {
             workload: "strchr".into(),
             lineage: "zig-cc-musl".into(),
             size_unit: "bytes".into(),
-            versions: slopes.iter().map(|&(v, k)| summary("zig-cc-musl", v, k, 5)).collect(),
+            versions: slopes
+                .iter()
+                .map(|&(v, k)| SeriesVersion {
+                    version: v.into(),
+                    summary: Some(summary("zig-cc-musl", v, k, 5)),
+                    failures: None,
+                })
+                .collect(),
         }
     }
 
@@ -461,14 +491,14 @@ pub(crate) mod tests {
         let mut s = series(&[("0.14.0", 1.0), ("0.15.0", 1.0), ("0.15.2", 1.0), ("0.16.0", 2.0), ("0.17.0", 2.0)]);
         let classes = [Some(Class::Linear), None, Some(Class::Linear), Some(Class::Quadratic), Some(Class::Quadratic)];
         for (v, c) in s.versions.iter_mut().zip(classes) {
-            v.complexity = Some(complexity(c));
+            v.summary.as_mut().unwrap().complexity = Some(complexity(c));
         }
         assert_eq!(s.class_change().as_deref(), Some("O(n) through 0.15.2, O(n²) from 0.16.0"));
         assert_eq!(s.rows()[1].class, Some("unsure"));
-        s.versions[4].complexity = Some(complexity(Some(Class::Linear)));
+        s.versions[4].summary.as_mut().unwrap().complexity = Some(complexity(Some(Class::Linear)));
         assert_eq!(s.class_change().as_deref(), Some("O(n) through 0.15.2, O(n²) at 0.16.0, O(n) from 0.17.0"));
         for v in &mut s.versions {
-            v.complexity = Some(complexity(Some(Class::Linear)));
+            v.summary.as_mut().unwrap().complexity = Some(complexity(Some(Class::Linear)));
         }
         assert_eq!(s.class_change(), None, "no change to state");
     }
@@ -495,14 +525,14 @@ pub(crate) mod tests {
     #[test]
     fn rows_compare_each_version_at_the_largest_shared_size() {
         let mut s = series(&[("1", 1.0), ("2", 2.0)]);
-        s.versions[1].sizes.pop();
+        s.versions[1].summary.as_mut().unwrap().sizes.pop();
         let shared = s.shared_size().unwrap();
         assert_eq!(shared, 65536 << 3);
         let rows = s.rows();
         assert_eq!(rows[0].ratio_to_previous, None);
         let expected = (shared as f64).powf(2.0) / shared as f64;
         assert!((rows[1].ratio_to_previous.unwrap() / expected - 1.0).abs() < 1e-9);
-        assert_eq!(rows[1].band, Band::Regression);
+        assert_eq!(rows[1].band, Some(Band::Regression));
     }
 
     #[test]
@@ -524,12 +554,91 @@ pub(crate) mod tests {
             slope_row("strchr", "zig-cc-musl", "0.15.2", 1.05),
             slope_row("strchr", "zig-cc-musl", "0.16.0", 2.0),
         ];
-        let o = Overview::from_history(&history);
+        let o = Overview::from_history(&history, &[]);
         assert_eq!(o.lineages, ["gcc-glibc", "zig-cc-musl"]);
         assert_eq!(o.rows.len(), 2);
         assert!(o.rows[0].cells[1].is_none(), "memchr was never built with zig");
         let cell = o.rows[1].cells[1].as_ref().unwrap();
-        assert_eq!((cell.version.as_str(), cell.band, cell.versions), ("0.16.0", Band::Regression, 3));
+        assert_eq!((cell.version.as_str(), cell.band, cell.versions), ("0.16.0", Some(Band::Regression), 3));
+    }
+
+    pub(crate) fn failures(version: &str, failed_runs: i64, runs: i64) -> VersionFailures {
+        VersionFailures {
+            version: version.into(),
+            runs,
+            failed_runs,
+            hosts: 2,
+            failed_hosts: 1,
+            kind: FailureKind::WrongResult,
+            label: "wrong result".into(),
+            size: Some(65536),
+            detail: "<b>end pointer</b>".into(),
+            exit_status: None,
+            signal: None,
+            limit_ms: None,
+            got: Some("-1".into()),
+            expected: Some("9362".into()),
+            summary: "wrong result at 65536: got -1, expected 9362".into(),
+            run_id: uuid::Uuid::nil(),
+            first_seen: OffsetDateTime::UNIX_EPOCH,
+            last_failed_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn failure_row(lineage: &str, version: &str, failed_runs: i32, passed_runs: i32) -> FailureRow {
+        FailureRow {
+            workload: "strchr".into(),
+            size_unit: "bytes".into(),
+            lineage: lineage.into(),
+            version: version.into(),
+            kind: "wrong_result".into(),
+            failed_runs,
+            passed_runs,
+            first_seen: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn the_overview_shows_a_version_every_run_failed_instead_of_its_slope() {
+        let history = vec![
+            slope_row("strchr", "gcc-glibc", "12", 1.0),
+            slope_row("strchr", "gcc-glibc", "13", 1.0),
+            slope_row("strchr", "musl-gcc", "1.2.4", 1.0),
+        ];
+        let failures = [failure_row("gcc-glibc", "13", 1, 2), failure_row("musl-gcc", "1.2.5", 2, 0)];
+        let o = Overview::from_history(&history, &failures);
+        let gcc = o.rows[0].cells[0].as_ref().unwrap();
+        assert_eq!((gcc.slope, gcc.class()), (Some(1.0), "linear"));
+        assert_eq!(gcc.failure.as_ref().unwrap().marker(), "failed in 1 of 3 runs");
+        let musl = o.rows[0].cells[1].as_ref().unwrap();
+        assert_eq!((musl.version.as_str(), musl.slope, musl.class(), musl.versions), ("1.2.5", None, "failed", 2));
+        assert_eq!(musl.failure.as_ref().unwrap().kind.label(), "wrong result");
+    }
+
+    #[test]
+    fn a_series_holds_versions_every_run_failed_in_version_order() {
+        let summaries = vec![summary("zig-cc-musl", "0.14.1", 1.0, 5), summary("zig-cc-musl", "0.16.0", 1.0, 5)];
+        let s = SeriesView::new(
+            "strchr".into(),
+            "zig-cc-musl".into(),
+            "bytes".into(),
+            summaries,
+            vec![failures("0.15.2", 2, 2), failures("0.16.0", 1, 4)],
+        );
+        let order: Vec<&str> = s.versions.iter().map(|v| v.version.as_str()).collect();
+        assert_eq!(order, ["0.14.1", "0.15.2", "0.16.0"]);
+        let rows = s.rows();
+        assert_eq!((rows[1].slope, rows[1].band, rows[1].runs), (None, None, 2));
+        assert_eq!(failed_in(rows[1].failures.as_ref().unwrap()), "failed in every run (2 runs), on 2 hosts");
+        assert_eq!(
+            failed_in(rows[2].failures.as_ref().unwrap()),
+            "failed in 1 of the version's 4 runs, on 1 of 2 hosts"
+        );
+        assert!(rows[2].ratio_to_previous.is_some(), "compared with the last version that measured it");
+        let view = s.loglog(&[]);
+        assert_eq!(view.lines.len(), 2);
+        assert_eq!(view.lines[1].failed.as_deref(), Some("✗ wrong result in 1 of 4 runs"));
+        assert_eq!(view.failed_every_run, ["0.15.2: ✗ wrong result, failed in every run (2 runs), on 2 hosts"]);
     }
 
     #[test]

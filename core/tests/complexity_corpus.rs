@@ -1,0 +1,111 @@
+//! The labelled corpus (tests/corpus) classified: the confusion matrix, and the targets of
+//! docs/complexity.md held at the fixed seed. `SLOPEWATCH_CORPUS_SEED=<n>` also runs a held-out
+//! seed; `-- --nocapture` prints the matrices.
+
+mod corpus;
+
+use corpus::{Series, Shape};
+use slopewatch_core::complexity::{classify, Class};
+
+/// Rows the shapes, columns the six classes and unsure last.
+struct Confusion {
+    counts: Vec<[usize; 7]>,
+}
+
+impl Confusion {
+    fn of(corpus: &[Series]) -> Confusion {
+        let mut counts = vec![[0; 7]; Shape::ALL.len()];
+        for series in corpus {
+            let row = Shape::ALL.iter().position(|&s| s == series.shape).unwrap();
+            let column = classify(&series.points).unwrap().class.map_or(6, |c| c as usize);
+            counts[row][column] += 1;
+        }
+        Confusion { counts }
+    }
+
+    fn cells(&self) -> impl Iterator<Item = (Shape, Option<Class>, usize)> + '_ {
+        Shape::ALL.into_iter().zip(&self.counts).flat_map(|(shape, row)| {
+            row.iter().enumerate().map(move |(i, &count)| (shape, Class::ALL.get(i).copied(), count))
+        })
+    }
+
+    fn total(&self) -> usize {
+        self.cells().map(|c| c.2).sum()
+    }
+
+    fn unsure(&self) -> usize {
+        self.cells().filter(|c| c.1.is_none()).map(|c| c.2).sum()
+    }
+
+    fn decided(&self) -> usize {
+        self.total() - self.unsure()
+    }
+
+    fn right(&self) -> usize {
+        self.cells().filter(|&(shape, class, _)| class.is_some_and(|c| shape.accepts().contains(&c))).map(|c| c.2).sum()
+    }
+
+    /// Linear shapes named O(n²) or worse, and quadratic ones named O(n) or better.
+    fn gross_errors(&self) -> usize {
+        self.cells()
+            .filter(|&(shape, class, _)| match class {
+                Some(c) => shape.is_linear() && c >= Class::Quadratic || shape.is_quadratic() && c <= Class::Linear,
+                None => false,
+            })
+            .map(|c| c.2)
+            .sum()
+    }
+
+    /// The matrix as a Markdown table; accepted cells are starred.
+    fn table(&self) -> String {
+        let mut out = String::from("| shape | O(1) | O(log n) | O(n) | O(n log n) | O(n²) | O(n³) | unsure |\n");
+        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (shape, row) in Shape::ALL.into_iter().zip(&self.counts) {
+            out.push_str(&format!("| {} |", shape.name()));
+            for (i, count) in row.iter().enumerate() {
+                let accepted = Class::ALL.get(i).is_some_and(|c| shape.accepts().contains(c));
+                out.push_str(&format!(" {count}{} |", if accepted { "*" } else { "" }));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "\n{} series: {} decided, {} right ({:.1}%), {} unsure ({:.1}%), {} gross errors\n",
+            self.total(),
+            self.decided(),
+            self.right(),
+            100.0 * self.right() as f64 / self.decided() as f64,
+            self.unsure(),
+            100.0 * self.unsure() as f64 / self.total() as f64,
+            self.gross_errors(),
+        ));
+        out
+    }
+}
+
+fn assert_targets(seed: u64) {
+    let confusion = Confusion::of(&corpus::corpus(seed));
+    println!("seed {seed}\n{}", confusion.table());
+    assert!(confusion.total() >= 300);
+    assert!(
+        confusion.right() as f64 >= 0.95 * confusion.decided() as f64,
+        "under 95% of decided series right at seed {seed}"
+    );
+    assert!((confusion.unsure() as f64) < 0.15 * confusion.total() as f64, "unsure on 15% or more at seed {seed}");
+    assert_eq!(confusion.gross_errors(), 0, "a linear shape named O(n²)+ or a quadratic one O(n)- at seed {seed}");
+}
+
+#[test]
+fn the_corpus_is_named_right_with_few_unsure_and_no_gross_errors() {
+    assert_targets(corpus::SEED);
+    if let Some(seed) = std::env::var("SLOPEWATCH_CORPUS_SEED").ok().and_then(|s| s.parse().ok()) {
+        assert_targets(seed);
+    }
+}
+
+#[test]
+fn the_corpus_is_the_same_every_time() {
+    let a = corpus::corpus(corpus::SEED);
+    let b = corpus::corpus(corpus::SEED);
+    assert!(a.iter().zip(&b).all(|(a, b)| a.shape == b.shape && a.points == b.points));
+    assert!(a.iter().all(|s| (6..=8).contains(&s.points.len())));
+}

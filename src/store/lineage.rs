@@ -1,0 +1,198 @@
+//! What the alert rules read of a lineage in a summary pass: its open regressions' members, its
+//! versions, every version summary as slope and failure tracks, and every regression it has.
+
+use super::complexity::decode_complexity;
+use super::db::{sql, Tx};
+use super::decode_json;
+use crate::alerts::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
+use crate::alerts::lineage::{Stored, StoredMember, Summary};
+use crate::model::{SizeMedian, Slope};
+use slopewatch_core::wire::Failure;
+use std::collections::HashMap;
+use time::OffsetDateTime;
+
+/// A workload of a regression still open, or opened at the version being summarised.
+#[derive(sqlx::FromRow)]
+struct MemberRow {
+    regression_id: i64,
+    version: String,
+    status: String,
+    workload_id: i64,
+    reason: String,
+    fixed_version: Option<String>,
+}
+
+/// A version summary of a workload, as the alert rules read it.
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    workload_id: i64,
+    workload: String,
+    version: String,
+    #[sqlx(flatten)]
+    slope: Slope,
+    sizes: String,
+    runs: i32,
+    host_ids: String,
+    first_seen: OffsetDateTime,
+    complexity: Option<String>,
+}
+
+/// A version's failures of a workload, as the alert rules read them.
+#[derive(sqlx::FromRow)]
+struct FailureRow {
+    workload_id: i64,
+    workload: String,
+    version: String,
+    runs: i32,
+    host_ids: String,
+    kind: String,
+    size: Option<i64>,
+    detail: String,
+    facts: String,
+    first_seen: OffsetDateTime,
+}
+
+/// A regression of a lineage with one of its workloads, as the alert rules read it.
+#[derive(sqlx::FromRow)]
+struct StoredRow {
+    id: i64,
+    version: String,
+    previous_version: Option<String>,
+    status: String,
+    fixed_version: Option<String>,
+    merged_into: Option<i64>,
+    workload_id: Option<i64>,
+    reason: Option<String>,
+    member_fixed_version: Option<String>,
+}
+
+impl Tx<'_> {
+    /// The workloads of the lineage's open regressions, and of any regression opened at
+    /// `version` (repeated runs of that version must not alert again).
+    pub async fn lineage_members(&mut self, lineage: &str, version: &str) -> Result<Vec<Membership>, sqlx::Error> {
+        let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.reason, rw.fixed_version
+             FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
+             WHERE r.lineage = $1 AND r.merged_into IS NULL AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
+        let rows: Vec<MemberRow> = self.exec().all(&q.bind(lineage).bind(version)).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                Some(Membership {
+                    regression_id: row.regression_id,
+                    version: row.version,
+                    open: matches!(row.status.as_str(), "open" | "acknowledged"),
+                    track: Track { workload_id: row.workload_id, reason: Reason::parse(&row.reason)? },
+                    fixed: row.fixed_version.is_some(),
+                })
+            })
+            .collect())
+    }
+
+    /// Whether the lineage has any regression, whatever its status.
+    pub async fn lineage_has_regressions(&mut self, lineage: &str) -> Result<bool, sqlx::Error> {
+        let q = sql("SELECT 1 FROM regressions WHERE lineage = $1 LIMIT 1").bind(lineage);
+        Ok(self.exec().value::<i32>(&q).await?.is_some())
+    }
+
+    /// The versions of the lineage at which these workloads have summaries or failures.
+    pub async fn lineage_versions(&mut self, lineage: &str, workload_ids: &[i64]) -> Result<Vec<String>, sqlx::Error> {
+        let mut q = sql("SELECT version FROM version_summaries WHERE workload_id IN ");
+        q.push_tuple(workload_ids.iter().copied()).push(" AND lineage = ").push_bind(lineage);
+        q.push(" UNION SELECT version FROM version_failures WHERE workload_id IN ");
+        q.push_tuple(workload_ids.iter().copied()).push(" AND lineage = ").push_bind(lineage);
+        self.exec().column(&q).await
+    }
+
+    /// Every version summary of the lineage, with its workload's name: a slope track for each
+    /// summary, and a failure track for each version that measured a workload at all.
+    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
+        let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
+                    s.runs, s.host_ids, s.first_seen, s.complexity
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1");
+        let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
+        let q =
+            sql("SELECT f.workload_id, w.name AS workload, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
+                    f.facts, f.first_seen
+             FROM version_failures f JOIN workloads w ON w.id = f.workload_id WHERE f.lineage = $1");
+        let failures: Vec<FailureRow> = self.exec().all(&q.bind(lineage)).await?;
+        // Per (workload, version), how its runs fared.
+        struct Tally {
+            workload: String,
+            first_seen: OffsetDateTime,
+            passed: (usize, Vec<i64>),
+            failed: (usize, Vec<i64>),
+            failure: Option<Failure>,
+        }
+        let mut tallies: HashMap<(i64, String), Tally> = HashMap::new();
+        let mut summaries = Vec::with_capacity(rows.len() * 2);
+        for row in rows {
+            let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
+            let passed = (row.runs as usize, decode_json(&row.host_ids)?);
+            let tally = Tally {
+                workload: row.workload.clone(),
+                first_seen: row.first_seen,
+                passed,
+                failed: (0, Vec::new()),
+                failure: None,
+            };
+            tallies.insert((row.workload_id, row.version.clone()), tally);
+            let complexity = decode_complexity(row.complexity.as_deref())?;
+            let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity));
+            let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
+            summaries.push(Summary { history, workload: row.workload, first_seen: row.first_seen });
+        }
+        for row in failures {
+            let failed = (row.runs as usize, decode_json(&row.host_ids)?);
+            let failure = crate::model::stored_failure(&row.kind, row.size, &row.detail, &row.facts);
+            let t = tallies.entry((row.workload_id, row.version)).or_insert_with(|| Tally {
+                workload: row.workload,
+                first_seen: row.first_seen,
+                passed: (0, Vec::new()),
+                failed: (0, Vec::new()),
+                failure: None,
+            });
+            t.first_seen = t.first_seen.min(row.first_seen);
+            t.failed = failed;
+            t.failure = failure;
+        }
+        for ((workload_id, version), t) in tallies {
+            let outcomes = Outcomes::new(t.passed.0, &t.passed.1, t.failed.0, &t.failed.1, t.failure);
+            let history =
+                History { track: Track::failure(workload_id), version, evidence: Evidence::Outcomes(outcomes) };
+            summaries.push(Summary { history, workload: t.workload, first_seen: t.first_seen });
+        }
+        // In a fixed order, so a regression lists its workloads by name whatever the maps did.
+        summaries.sort_by(|a, b| (&a.workload, a.history.track).cmp(&(&b.workload, b.history.track)));
+        Ok(summaries)
+    }
+
+    /// Every regression of the lineage, whatever its status, with its workloads.
+    pub async fn lineage_regressions(&mut self, lineage: &str) -> Result<Vec<Stored>, sqlx::Error> {
+        let q =
+            sql("SELECT r.id, r.version, r.previous_version, r.status, r.fixed_version, r.merged_into, rw.workload_id,
+                    rw.reason, rw.fixed_version AS member_fixed_version
+             FROM regressions r LEFT JOIN regression_workloads rw ON rw.regression_id = r.id
+             WHERE r.lineage = $1 ORDER BY r.id");
+        let rows: Vec<StoredRow> = self.exec().all(&q.bind(lineage)).await?;
+        let mut stored: Vec<Stored> = Vec::new();
+        for row in rows {
+            if stored.last().is_none_or(|s| s.id != row.id) {
+                stored.push(Stored {
+                    id: row.id,
+                    version: row.version,
+                    previous_version: row.previous_version,
+                    status: row.status,
+                    fixed_version: row.fixed_version,
+                    merged_into: row.merged_into,
+                    members: Vec::new(),
+                });
+            }
+            let reason = row.reason.as_deref().and_then(Reason::parse);
+            if let (Some(workload_id), Some(reason), Some(s)) = (row.workload_id, reason, stored.last_mut()) {
+                let track = Track { workload_id, reason };
+                s.members.push(StoredMember { track, fixed_version: row.member_fixed_version });
+            }
+        }
+        Ok(stored)
+    }
+}

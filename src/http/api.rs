@@ -320,6 +320,9 @@ pub struct SeriesVersion {
     /// How many of the version's runs and hosts failed the workload, and the latest failure;
     /// null when none did.
     failures: Option<VersionFailures>,
+    /// The complexity class of `sizes`' medians; null where every run failed, or while a store
+    /// upgraded from before classes is still classifying its history.
+    complexity: Option<slopewatch_core::complexity::Complexity>,
 }
 
 impl SeriesVersion {
@@ -341,6 +344,7 @@ impl SeriesVersion {
             hosts: s.map_or(0, |s| s.hosts),
             first_seen: first_seen.unwrap_or(OffsetDateTime::UNIX_EPOCH),
             last_run_at: last_run_at.unwrap_or(OffsetDateTime::UNIX_EPOCH),
+            complexity: s.and_then(|s| s.complexity.clone()),
             sizes: v.summary.map(|s| s.sizes).unwrap_or_default(),
             failures: v.failures,
             version: v.version,

@@ -137,21 +137,29 @@ fn migrator_until(mut migrator: sqlx::migrate::Migrator, last: i64) -> sqlx::mig
     migrator
 }
 
+/// Migrates `db` up to and including migration `$last`, then seeds it with `$seed!` on a pool of
+/// its backend.
+macro_rules! seed_at {
+    ($db:expr, $last:expr, $seed:ident) => {{
+        match $db.backend {
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&$db.url).await.unwrap();
+                migrator_until(sqlx::migrate!("./migrations/postgres"), $last).run(&pool).await.unwrap();
+                $seed!(&pool);
+                pool.close().await;
+            }
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&$db.url).await.unwrap();
+                migrator_until(sqlx::migrate!("./migrations/sqlite"), $last).run(&pool).await.unwrap();
+                $seed!(&pool);
+                pool.close().await;
+            }
+        }
+    }};
+}
+
 async fn seed_at_0004(db: &TestDb) {
-    match db.backend {
-        Backend::Postgres => {
-            let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-            migrator_until(sqlx::migrate!("./migrations/postgres"), 4).run(&pool).await.unwrap();
-            seed_schema_0004!(&pool);
-            pool.close().await;
-        }
-        Backend::Sqlite => {
-            let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-            migrator_until(sqlx::migrate!("./migrations/sqlite"), 4).run(&pool).await.unwrap();
-            seed_schema_0004!(&pool);
-            pool.close().await;
-        }
-    }
+    seed_at!(db, 4, seed_schema_0004);
 }
 
 #[tokio::test]
@@ -290,20 +298,7 @@ async fn fits_and_summaries_stored_before_classes_are_classified_on_upgrade() {
     for backend in [Backend::Postgres, Backend::Sqlite] {
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
-        match db.backend {
-            Backend::Postgres => {
-                let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-                migrator_until(sqlx::migrate!("./migrations/postgres"), 9).run(&pool).await.unwrap();
-                seed_schema_0009!(&pool);
-                pool.close().await;
-            }
-            Backend::Sqlite => {
-                let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-                migrator_until(sqlx::migrate!("./migrations/sqlite"), 9).run(&pool).await.unwrap();
-                seed_schema_0009!(&pool);
-                pool.close().await;
-            }
-        }
+        seed_at!(db, 9, seed_schema_0009);
         db.store.migrate().await.unwrap();
         assert_eq!(db.store.classify_unclassified().await.unwrap(), Default::default(), "nothing is left to classify");
 
@@ -357,20 +352,7 @@ async fn regressions_from_before_failures_keep_their_workloads_as_slope_members(
     for backend in [Backend::Postgres, Backend::Sqlite] {
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
-        match db.backend {
-            Backend::Postgres => {
-                let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-                migrator_until(sqlx::migrate!("./migrations/postgres"), 9).run(&pool).await.unwrap();
-                seed_regression_0009!(&pool);
-                pool.close().await;
-            }
-            Backend::Sqlite => {
-                let pool = sqlx::SqlitePool::connect(&db.url).await.unwrap();
-                migrator_until(sqlx::migrate!("./migrations/sqlite"), 9).run(&pool).await.unwrap();
-                seed_regression_0009!(&pool);
-                pool.close().await;
-            }
-        }
+        seed_at!(db, 9, seed_regression_0009);
         db.store.migrate().await.unwrap();
         let detail = db.store.regression(7).await.unwrap().unwrap();
         let w = &detail.workloads[0];

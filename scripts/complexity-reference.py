@@ -27,7 +27,6 @@ GROWTH = {
     "n^3": lambda n: n**3,
 }
 SIGMA_FLOOR = 1e-3
-CHI2_1_95 = 3.841458820694124
 K_RANGE = (0.0, 4.0)
 
 
@@ -100,6 +99,18 @@ def classify(n, t):
     }
     if distinct >= 5:
         out.update(exponent(n, t))
+        # A named class must agree with the exponent's interval: O(1) only where it reaches down to
+        # 0.25, O(n^2) only above 1 and O(n^3) only above 2, for the steep two also without the
+        # largest size.
+        low = out["exponent_ci_low"]
+        floor = {"n^2": 1.0, "n^3": 2.0}.get(cls)
+        if cls == "1" and low > 0.25:
+            out["class"] = "unsure"
+        elif floor is not None:
+            order_n = np.argsort(n, kind="stable")
+            without = exponent(n[order_n][:-1], t[order_n][:-1])["exponent_ci_low"]
+            if low <= floor or without <= floor:
+                out["class"] = "unsure"
     return out
 
 
@@ -117,8 +128,12 @@ def exponent(n, t):
     k_hat, sse_hat = (r.x, r.fun) if r.fun < values[i] else (grid[i], values[i])
     ll_hat = log_likelihood(sse_hat, count)
 
+    # Bates and Watts' profile-t region: the variance counts as estimated, on count - 3 degrees
+    # of freedom (a, b and k fitted), so the cut is count * ln(1 + F(1, count - 3) / (count - 3)).
+    cut = count * math.log(1 + f_dist.ppf(0.95, 1, count - 3) / (count - 3))
+
     def over(k):
-        return 2 * (ll_hat - log_likelihood(profile(k), count)) - CHI2_1_95
+        return 2 * (ll_hat - log_likelihood(profile(k), count)) - cut
 
     # The interval is the stretch around k_hat where the profile stays under the cut.
     def end(outward, edge):

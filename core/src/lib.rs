@@ -1,7 +1,8 @@
 //! What the slopewatch server and agent share: the wire format and its rules, slope fitting,
-//! complexity classes, and toolchain version ordering.
+//! complexity classes, the noise rule verdicts are reached by, and toolchain version ordering.
 
 pub mod complexity;
 pub mod fit;
+pub mod verdict;
 pub mod version;
 pub mod wire;

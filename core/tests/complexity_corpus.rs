@@ -109,3 +109,20 @@ fn the_corpus_is_the_same_every_time() {
     assert!(a.iter().zip(&b).all(|(a, b)| a.shape == b.shape && a.points == b.points));
     assert!(a.iter().all(|s| (6..=8).contains(&s.points.len())));
 }
+
+/// Where a fixed cost hides most of the growth, or there is none, the few sizes that rise look
+/// like one raised end, which a fixed cost plus steep growth fits; the exponent's interval shows
+/// that linear growth (or none) is not ruled out, and the class must not be O(n²) or O(n³).
+#[test]
+fn hidden_growth_is_never_named_quadratic_or_cubic() {
+    let series = corpus::hidden_growth(corpus::SEED, 2000);
+    let mut named = [[0usize; 7]; 2];
+    for (flat, points) in &series {
+        let class = classify(points).unwrap().class;
+        named[usize::from(*flat)][class.map_or(6, |c| c as usize)] += 1;
+    }
+    for (label, row) in ["fixed 64–256× + n", "flat"].iter().zip(&named) {
+        println!("{label}: {:?} (O(1), O(log n), O(n), O(n log n), O(n²), O(n³), unsure)", row);
+        assert_eq!(row[Class::Quadratic as usize] + row[Class::Cubic as usize], 0, "{label} named O(n²) or O(n³)");
+    }
+}

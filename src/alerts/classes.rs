@@ -14,12 +14,13 @@ pub enum Standing {
     Unsure,
 }
 
-/// Where `complexity` stands. A named class counts only as far as the exponent of its power law
-/// with a fixed cost bears it out: O(n²) or O(n³) is over only when the exponent's 95% interval
-/// lies above 1 (linear growth is ruled out), and O(n³) is a level above O(n²) only when it lies
-/// above 2. Otherwise a quadratic or cubic class is unsure: a flat series whose largest size came
-/// out high can read as O(n²) with an interval reaching down below 1, and waits for more runs.
-/// No complexity (a summary not classified) is unsure too.
+/// Where `complexity` stands: a named O(n²) is over, a named O(n³) a level further, a simpler
+/// class under. `classify` names O(n²) only where the exponent's interval rules out linear growth
+/// and O(n³) only where it rules out quadratic (docs/complexity.md), so a flat series whose
+/// largest size came out high is unsure rather than over. Summaries classified before that rule
+/// carry their class unchecked, so the same bounds are held here too: a steep class whose
+/// interval reaches down to 1 is unsure, and an O(n³) reaching down to 2 counts as O(n²).
+/// No complexity (a summary not classified) is unsure.
 pub fn standing(complexity: Option<&Complexity>) -> Standing {
     let Some(c) = complexity else { return Standing::Unsure };
     let Some(class) = c.class else { return Standing::Unsure };

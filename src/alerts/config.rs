@@ -4,6 +4,7 @@
 
 use crate::session_key::SessionKey;
 use serde::Deserialize;
+use slopewatch_core::verdict::NoiseRule;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -45,9 +46,9 @@ impl Default for AlertsSection {
             rule: AlertRule::default(),
             threshold: 1.5,
             workloads: BTreeMap::new(),
-            min_sizes: 4,
-            min_r2: 0.9,
-            ci_margin: 0.2,
+            min_sizes: NoiseRule::default().min_sizes,
+            min_r2: NoiseRule::default().min_r2,
+            ci_margin: NoiseRule::default().ci_margin,
             retry_base_ms: 5_000,
             retry_max_ms: 3_600_000,
             retry_for_secs: 24 * 3600,

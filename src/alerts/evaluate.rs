@@ -36,6 +36,7 @@ use super::classes::{self, Standing};
 use super::config::{AlertRule, Rules};
 use crate::model::{SizeMedian, Slope};
 use slopewatch_core::complexity::Complexity;
+use slopewatch_core::verdict::{NoiseRule, SlopeEvidence};
 use slopewatch_core::version;
 use slopewatch_core::wire::Failure;
 use std::cmp::Ordering;
@@ -169,13 +170,8 @@ impl Evidence {
     }
 }
 
-/// What the rules make of one version summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Over,
-    Under,
-    Unsure,
-}
+/// What the rules make of one version summary: core's, shared with the agent's gate.
+pub use slopewatch_core::verdict::Verdict;
 
 impl Rules {
     /// The threshold for a workload: its own if configured, else the global one.
@@ -236,17 +232,21 @@ impl Rules {
         }
     }
 
-    /// The slope rule's verdict, with the noise rule.
+    /// The slope rule's verdict, with the noise rule (core's, which the agent's gate applies too).
     fn slope_verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
-        let t = self.threshold_for(workload);
-        let trusted = fit.sizes.len() >= self.min_sizes && fit.r2 >= self.min_r2;
-        if trusted && fit.slope > t && fit.ci_low > t - self.ci_margin {
-            Verdict::Over
-        } else if trusted && fit.slope <= t && fit.ci_high < t + self.ci_margin {
-            Verdict::Under
-        } else {
-            Verdict::Unsure
-        }
+        let evidence = SlopeEvidence {
+            slope: fit.slope,
+            ci_low: fit.ci_low,
+            ci_high: fit.ci_high,
+            r2: fit.r2,
+            sizes: fit.sizes.len(),
+        };
+        self.noise().slope(&evidence, self.threshold_for(workload))
+    }
+
+    /// The noise rule as configured.
+    pub fn noise(&self) -> NoiseRule {
+        NoiseRule { min_sizes: self.min_sizes, min_r2: self.min_r2, ci_margin: self.ci_margin }
     }
 }
 

@@ -178,3 +178,27 @@ fn median_of_samples(t: f64, rng: &mut Rng) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples[SAMPLES_PER_SIZE / 2]
 }
+
+/// Beyond the corpus, where it is weakest: a fixed cost 64 to 256 times the linear part at the
+/// smallest size (the time grows only 1.25–2× over 64×), or none of the growth at all (a flat
+/// series), made like the corpus's series at 6–8 sizes. Neither may ever be named O(n²) or O(n³).
+pub fn hidden_growth(seed: u64, count: usize) -> Vec<(bool, Vec<(f64, f64)>)> {
+    let mut rng = Rng::new(seed);
+    (0..count)
+        .map(|i| {
+            let flat = i % 2 == 1;
+            let sizes = rng.between(6, 8);
+            let smallest = 2f64.powi(rng.between(6, 12) as i32);
+            let scale = 10f64.powf(rng.uniform(0.0, 3.0));
+            let fixed = if flat { scale } else { scale * 64f64 * 4f64.powf(rng.uniform(0.0, 1.0)) };
+            let b = if flat { 0.0 } else { scale / smallest };
+            let points = (0..sizes)
+                .map(|k| {
+                    let n = (smallest * SPAN.powf(k as f64 / (sizes - 1) as f64)).round();
+                    (n, median_of_samples(fixed + b * n, &mut rng))
+                })
+                .collect();
+            (flat, points)
+        })
+        .collect()
+}

@@ -12,8 +12,6 @@ use std::collections::{BTreeMap, HashSet};
 pub struct WorkloadFit {
     pub workload: String,
     pub fit: Fit,
-    /// The class of growth of the same medians.
-    pub complexity: Complexity,
     /// (size, median ns, number of samples), by size.
     pub medians: Vec<(u64, f64, usize)>,
 }
@@ -44,8 +42,7 @@ pub fn fit_medians(
     let invalid =
         |e: fit::FitError| FieldError { field: format!("workloads[{index}].measurements"), reason: e.to_string() };
     let fit = fit::fit(&points).map_err(invalid)?;
-    let complexity = complexity::classify(&points).map_err(invalid)?;
-    Ok(WorkloadFit { workload: workload.to_string(), fit, complexity, medians })
+    Ok(WorkloadFit { workload: workload.to_string(), fit, medians })
 }
 
 /// The complexity class of (size, median ns) points, as a run's fit or a version's summary holds
@@ -78,11 +75,25 @@ pub struct Summary {
     pub hosts: usize,
     /// (size, median over runs of the run's median ns, runs at that size), by size.
     pub sizes: Vec<(u64, f64, usize)>,
-    /// The class of growth of `sizes`' medians.
+    /// The class of growth of `sizes`' medians (`classify_summary`).
     pub complexity: Option<Complexity>,
 }
 
-/// Summarises the fits and per-size medians of every run of one workload at one version.
+impl Summary {
+    /// Works out the class of the summary's medians, unless `stored` holds the class of these
+    /// very medians already: a pass that adds a run without moving them (or takes in only a
+    /// failure) keeps the stored class, and classifying stays the work of summaries that moved.
+    pub fn classify(&mut self, stored: Option<(Vec<(u64, f64)>, Option<Complexity>)>) {
+        let medians: Vec<(u64, f64)> = self.sizes.iter().map(|&(s, t, _)| (s, t)).collect();
+        self.complexity = match stored {
+            Some((classified, complexity)) if classified == medians => complexity,
+            _ => classify(&medians),
+        };
+    }
+}
+
+/// Summarises the fits and per-size medians of every run of one workload at one version; the
+/// summary is not classified yet (`Summary::classify`).
 pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
     let slopes: Vec<f64> = fits.iter().map(|f| f.fit.slope).collect();
     let spread = fit::spread(&slopes)?;
@@ -92,9 +103,8 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
         by_size.entry(size).or_default().push(ns);
     }
     let sizes: Vec<(u64, f64, usize)> = by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect();
-    let medians: Vec<(u64, f64)> = sizes.iter().map(|&(s, t, _)| (s, t)).collect();
     Some(Summary {
-        complexity: classify(&medians),
+        complexity: None,
         slope: spread.median,
         slope_min: spread.min,
         slope_max: spread.max,
@@ -125,8 +135,7 @@ mod tests {
         assert!((s.ci_low - 1.0).abs() < 1e-12 && (s.ci_high - 1.2).abs() < 1e-12);
         assert_eq!((s.runs, s.hosts), (3, 2));
         assert_eq!(s.sizes, vec![(1024, 11.0, 2), (2048, 25.0, 2), (4096, 40.0, 1)]);
-        let c = s.complexity.expect("three sizes are classified");
-        assert_eq!(c.class, None, "unsure below five sizes");
+        assert_eq!(s.complexity, None, "not classified until asked");
         assert!(summarize(&[], &[]).is_none());
     }
 
@@ -136,11 +145,20 @@ mod tests {
         let medians: Vec<(u64, f64)> =
             (0..7).flat_map(|i| [(1024u64 << i, (1024f64 * (1 << i) as f64).powi(2)), (1024 << i, 1e9)]).collect();
         // Per size, one run quadratic and one flat at 1e9: the summary classifies their medians.
-        let s = summarize(&fits, &medians).unwrap();
-        let expected = classify(&s.sizes.iter().map(|&(size, t, _)| (size, t)).collect::<Vec<_>>());
-        assert_eq!(s.complexity, expected);
+        let mut s = summarize(&fits, &medians).unwrap();
+        let across: Vec<(u64, f64)> = s.sizes.iter().map(|&(size, t, _)| (size, t)).collect();
+        s.classify(None);
+        assert_eq!(s.complexity, classify(&across));
         let quadratic: Vec<(u64, f64)> = (0..7).map(|i| (1024u64 << i, ((1024u64 << i) as f64).powi(2))).collect();
-        let c = summarize(&fits, &quadratic).unwrap().complexity.unwrap();
-        assert_eq!(c.class, Some(slopewatch_core::complexity::Class::Quadratic));
+        let mut q = summarize(&fits, &quadratic).unwrap();
+        q.classify(None);
+        assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
+
+        // A stored class of the same medians is kept, whatever it says; one of other medians is not.
+        let stored = classify(&across);
+        q.classify(Some((quadratic.clone(), stored.clone())));
+        assert_eq!(q.complexity, stored, "kept: the medians did not move");
+        q.classify(Some((across, stored.clone())));
+        assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
     }
 }

@@ -17,7 +17,6 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use slopewatch_core::complexity::Complexity;
 use slopewatch_core::wire::RunSubmission;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
@@ -60,11 +59,9 @@ pub struct WorkloadSlope {
     ci_high: f64,
     /// Coefficient of determination of the log-log fit.
     r2: f64,
-    /// Number of sizes fitted.
+    /// Number of sizes fitted. Complexity classes are worked out where a run is read
+    /// (`GET /api/v1/runs/{id}`), not in this answer: storing a run does not wait for them.
     n_sizes: i32,
-    /// The complexity class of the same medians (docs/complexity.md); `null` only for a run
-    /// stored before classes while its store is still classifying its history.
-    complexity: Option<Complexity>,
 }
 
 impl From<FitReceipt> for WorkloadSlope {
@@ -76,7 +73,6 @@ impl From<FitReceipt> for WorkloadSlope {
             ci_high: f.ci_high,
             r2: f.r2,
             n_sizes: f.n_sizes,
-            complexity: f.complexity,
         }
     }
 }

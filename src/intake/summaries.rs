@@ -254,13 +254,15 @@ fn summary_rows(
     for (workload_id, w) in by_workload {
         let Some(mut summary) = analysis::summarize(&w.fits, &w.medians) else { continue };
         let Some(added) = additions.get(&workload_id).filter(|a| !a.is_empty()) else { continue };
-        let SummaryTotals { mut runs, mut host_ids, mut first_seen, mut last_run_at } =
+        let SummaryTotals { mut runs, mut host_ids, mut first_seen, mut last_run_at, classified } =
             totals.remove(&workload_id).unwrap_or(SummaryTotals {
                 runs: 0,
                 host_ids: Vec::new(),
                 first_seen: added[0].1,
                 last_run_at: added[0].1,
+                classified: None,
             });
+        summary.classify(classified);
         for &(host_id, started_at) in added {
             runs += 1;
             if let Err(at) = host_ids.binary_search(&host_id) {

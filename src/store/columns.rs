@@ -90,8 +90,6 @@ pub(super) struct FitColumns {
     pub metadata: Vec<String>,
     /// `[[size, median_ns], …]` by size, which version summaries read.
     pub medians: Vec<String>,
-    /// The complexity class of the medians, as JSON.
-    pub complexity: Vec<String>,
 }
 
 /// Measurement rows (one per workload and size), column by column for batch inserts.
@@ -198,7 +196,6 @@ impl FitColumns {
         self.local_slopes.extend_from_slice(&run.local_slopes);
         self.metadata.extend_from_slice(&run.metadata);
         self.medians.extend_from_slice(&run.medians);
-        self.complexity.extend_from_slice(&run.complexity);
     }
 }
 
@@ -282,7 +279,6 @@ impl PendingRun {
             f.metadata.push(metadata);
             let medians: Vec<(u64, f64)> = wf.medians.iter().map(|&(size, median, _)| (size, median)).collect();
             f.medians.push(serde_json::to_string(&medians).expect("medians serialize"));
-            f.complexity.push(serde_json::to_string(&wf.complexity).expect("complexity serializes"));
             for &(size, median, n) in &wf.medians {
                 let raw = w.measurements.iter().find(|m| m.size == size);
                 let empty = Measurement { size, samples_ns: Vec::new(), instructions: None };

@@ -1,6 +1,8 @@
-//! Complexity classes as stored: a JSON column on each fit and each version summary, and the pass
-//! that classifies the rows stored before there were classes (migration 0011), from the medians
-//! they already hold, so history gains classes without being measured again.
+//! Complexity classes as stored: a JSON column on each version summary, and the pass that
+//! classifies the summaries stored without one (before classes, migration 0011, or before the
+//! model last changed, 0012), from the medians they already hold, so history gains classes without
+//! being measured again. A run's fits are classified where they are read (`analysis::classify`),
+//! so storing a run does not pay for it.
 //!
 //! A NULL column has not been classified yet; the text `null` could not be (fewer than three
 //! sizes or a time that is not positive, which an accepted run never has).
@@ -10,7 +12,6 @@ use super::{decode_json, Store};
 use crate::analysis;
 use crate::model::SizeMedian;
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
-use uuid::Uuid;
 
 /// How many rows one transaction of the pass classifies.
 const CHUNK: i64 = 500;
@@ -43,13 +44,6 @@ pub(super) fn decode_class(text: Option<&str>) -> Result<Option<Option<Class>>, 
 }
 
 #[derive(sqlx::FromRow)]
-struct UnclassifiedFit {
-    run_id: Uuid,
-    workload_id: i64,
-    medians: String,
-}
-
-#[derive(sqlx::FromRow)]
 struct UnclassifiedSummary {
     workload_id: i64,
     lineage: String,
@@ -57,40 +51,12 @@ struct UnclassifiedSummary {
     sizes: String,
 }
 
-/// How many rows a pass classified.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Classified {
-    pub fits: u64,
-    pub summaries: u64,
-}
-
 impl Store {
-    /// Classifies every fit and version summary that has no class yet, a chunk per transaction;
-    /// rows written meanwhile by this server already have theirs. Several servers may run it at
-    /// once: each row gets the same class whoever writes it.
-    pub async fn classify_unclassified(&self) -> Result<Classified, sqlx::Error> {
-        let mut done = Classified::default();
-        loop {
-            let mut tx = self.begin_writing().await?;
-            let q = sql("SELECT run_id, workload_id, medians FROM fits WHERE complexity IS NULL LIMIT $1").bind(CHUNK);
-            let rows: Vec<UnclassifiedFit> = tx.exec().all(&q).await?;
-            if rows.is_empty() {
-                break;
-            }
-            for row in &rows {
-                let medians: Vec<(u64, f64)> = decode_json(&row.medians)?;
-                let text = encode_complexity(analysis::classify(&medians).as_ref());
-                let q = sql(
-                    "UPDATE fits SET complexity = $1 WHERE run_id = $2 AND workload_id = $3 AND complexity IS NULL",
-                )
-                .bind(text)
-                .bind(row.run_id)
-                .bind(row.workload_id);
-                tx.exec().execute(&q).await?;
-            }
-            tx.commit().await?;
-            done.fits += rows.len() as u64;
-        }
+    /// Classifies every version summary that has no class yet, a chunk per transaction, and
+    /// returns how many; summaries written meanwhile by this server already have theirs. Several
+    /// servers may run it at once: each row gets the same class whoever writes it.
+    pub async fn classify_unclassified(&self) -> Result<u64, sqlx::Error> {
+        let mut done = 0;
         loop {
             let mut tx = self.begin_writing().await?;
             let q = sql(
@@ -114,7 +80,7 @@ impl Store {
                 tx.exec().execute(&q).await?;
             }
             tx.commit().await?;
-            done.summaries += rows.len() as u64;
+            done += rows.len() as u64;
         }
         Ok(done)
     }

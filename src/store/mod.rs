@@ -33,7 +33,6 @@ mod tokens;
 mod transfer;
 
 pub use columns::{Arrival, PrunedSamples};
-pub use complexity::Classified;
 pub use db::Tx;
 pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
@@ -189,8 +188,8 @@ impl Store {
         Ok(store)
     }
 
-    /// Applies the migrations not applied yet, then classifies the fits and summaries stored
-    /// before there were complexity classes (`classify_unclassified`). On Postgres the migrator
+    /// Applies the migrations not applied yet, then classifies the version summaries stored
+    /// without a class (`classify_unclassified`). On Postgres the migrator
     /// holds an advisory lock (`pg_advisory_lock`, keyed by the database's name) from before it
     /// reads what is applied until it is done, so replicas starting at once on a new database
     /// migrate one after the other: the first applies everything, the others find nothing left
@@ -201,13 +200,12 @@ impl Store {
             Pool::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
         }?;
         let started = std::time::Instant::now();
-        let classified = self.classify_unclassified().await.map_err(sqlx::migrate::MigrateError::Execute)?;
-        if classified != Classified::default() {
+        let summaries = self.classify_unclassified().await.map_err(sqlx::migrate::MigrateError::Execute)?;
+        if summaries > 0 {
             tracing::info!(
-                fits = classified.fits,
-                summaries = classified.summaries,
+                summaries,
                 elapsed_ms = started.elapsed().as_millis() as u64,
-                "classified the complexity of stored fits and version summaries"
+                "classified the complexity of stored version summaries"
             );
         }
         Ok(())

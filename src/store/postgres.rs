@@ -32,12 +32,12 @@ impl Backend for Postgres {
              WHERE p.run_id IN (SELECT id FROM run)
          ), fit AS (
              INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                               n_sizes, min_size, max_size, local_slopes, metadata, medians, complexity)
+                               n_sizes, min_size, max_size, local_slopes, metadata, medians)
              SELECT * FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::float8[], $16::float8[],
                                   $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::int[],
-                                  $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[], $42::text[])
+                                  $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[])
                  AS f (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                       n_sizes, min_size, max_size, local_slopes, metadata, medians, complexity)
+                       n_sizes, min_size, max_size, local_slopes, metadata, medians)
              WHERE f.run_id IN (SELECT id FROM run)
          ), measurement AS (
              INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
@@ -95,7 +95,6 @@ impl Backend for Postgres {
         .bind(&x.detail)
         .bind(&x.facts)
         .bind(&x.metadata)
-        .bind(&f.complexity)
         .fetch_one(conn)
         .await?;
         Ok(stored as u64)

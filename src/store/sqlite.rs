@@ -37,7 +37,7 @@ impl Backend for Sqlite {
         })
         .await?;
         let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                n_sizes, min_size, max_size, local_slopes, metadata, medians, complexity) ";
+                n_sizes, min_size, max_size, local_slopes, metadata, medians) ";
         insert_chunked(conn, head, f.run_id.len(), |b, i| {
             b.push_bind(f.run_id[i])
                 .push_bind(f.workload_id[i])
@@ -53,8 +53,7 @@ impl Backend for Sqlite {
                 .push_bind(f.max_size[i])
                 .push_bind(f.local_slopes[i].as_str())
                 .push_bind(f.metadata[i].as_str())
-                .push_bind(f.medians[i].as_str())
-                .push_bind(f.complexity[i].as_str());
+                .push_bind(f.medians[i].as_str());
         })
         .await?;
         let head =

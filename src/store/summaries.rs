@@ -2,10 +2,12 @@
 //! version's latest runs, the totals kept across runs, and the summaries written back. What a
 //! summary holds is decided in `analysis` and `intake`, never here.
 
-use super::complexity::encode_complexity;
+use super::complexity::{decode_complexity, encode_complexity};
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
 use crate::analysis::Summary;
+use crate::model::SizeMedian;
+use slopewatch_core::complexity::Complexity;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -50,6 +52,9 @@ pub struct SummaryTotals {
     pub host_ids: Vec<i64>,
     pub first_seen: OffsetDateTime,
     pub last_run_at: OffsetDateTime,
+    /// The stored summary's class and the medians it was worked out on, so a pass that leaves the
+    /// medians where they were keeps it rather than classifying them again.
+    pub classified: Option<(Vec<(u64, f64)>, Option<Complexity>)>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -61,6 +66,8 @@ struct TotalsRow {
     host_ids: String,
     first_seen: OffsetDateTime,
     last_run_at: OffsetDateTime,
+    sizes: String,
+    complexity: Option<String>,
 }
 
 /// A workload's summary at a version, to write.
@@ -146,17 +153,26 @@ impl Tx<'_> {
         versions: &[(String, String)],
         workload_ids: &[i64],
     ) -> Result<HashMap<(String, String), HashMap<i64, SummaryTotals>>, sqlx::Error> {
-        let mut q = sql("SELECT lineage, version, workload_id, runs, host_ids, first_seen, last_run_at
+        let mut q =
+            sql("SELECT lineage, version, workload_id, runs, host_ids, first_seen, last_run_at, sizes, complexity
              FROM version_summaries WHERE (lineage, version) IN ");
         q.push_versions(versions).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
         let rows: Vec<TotalsRow> = self.exec().all(&q).await?;
         let mut totals: HashMap<(String, String), HashMap<i64, SummaryTotals>> = HashMap::new();
         for row in rows {
+            let classified = match row.complexity.as_deref() {
+                Some(text) => {
+                    let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
+                    Some((sizes.iter().map(|s| (s.size, s.median_ns)).collect(), decode_complexity(Some(text))?))
+                }
+                None => None,
+            };
             let stored = SummaryTotals {
                 runs: row.runs as usize,
                 host_ids: decode_json(&row.host_ids)?,
                 first_seen: row.first_seen,
                 last_run_at: row.last_run_at,
+                classified,
             };
             totals.entry((row.lineage, row.version)).or_default().insert(row.workload_id, stored);
         }

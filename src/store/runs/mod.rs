@@ -12,7 +12,6 @@ pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 
 use super::columns::{unit_clash, Arrival, PendingRun, SizeUnitText, Step};
-use super::complexity::decode_complexity;
 use super::db::sql;
 use super::Store;
 use crate::analysis::WorkloadFit;
@@ -20,7 +19,6 @@ use lookup::{
     first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, Key, Stored, HOST_KEY, TOOLCHAIN_KEY,
 };
 use serde::Serialize;
-use slopewatch_core::complexity::Complexity;
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
@@ -47,7 +45,7 @@ pub struct RunReceipt {
     pub fits: Vec<FitReceipt>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct FitReceipt {
     pub workload: String,
     pub slope: f64,
@@ -55,19 +53,6 @@ pub struct FitReceipt {
     pub ci_high: f64,
     pub r2: f64,
     pub n_sizes: i32,
-    pub complexity: Option<Complexity>,
-}
-
-/// A stored fit as its receipt reads it, its complexity still JSON.
-#[derive(sqlx::FromRow)]
-struct FitReceiptRecord {
-    workload: String,
-    slope: f64,
-    ci_low: f64,
-    ci_high: f64,
-    r2: f64,
-    n_sizes: i32,
-    complexity: Option<String>,
 }
 
 impl RunReceipt {
@@ -82,7 +67,6 @@ impl RunReceipt {
                 ci_high: f.fit.ci_high,
                 r2: f.fit.r2,
                 n_sizes: f.fit.n as i32,
-                complexity: Some(f.complexity.clone()),
             })
             .collect();
         fits.sort_by(|a, b| a.workload.cmp(&b.workload));
@@ -275,25 +259,10 @@ impl Store {
 
     /// The fits of a stored run, as answered to the agent.
     pub async fn run_receipt(&self, run_id: Uuid) -> Result<RunReceipt, sqlx::Error> {
-        let q = sql("SELECT w.name AS workload, f.slope, f.ci_low, f.ci_high, f.r2, f.n_sizes, f.complexity
+        let q = sql("SELECT w.name AS workload, f.slope, f.ci_low, f.ci_high, f.r2, f.n_sizes
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name")
         .bind(run_id);
-        let records: Vec<FitReceiptRecord> = self.all(&q).await?;
-        let fits = records
-            .into_iter()
-            .map(|f| {
-                Ok(FitReceipt {
-                    complexity: decode_complexity(f.complexity.as_deref())?,
-                    workload: f.workload,
-                    slope: f.slope,
-                    ci_low: f.ci_low,
-                    ci_high: f.ci_high,
-                    r2: f.r2,
-                    n_sizes: f.n_sizes,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()?;
-        Ok(RunReceipt { run_id, fits })
+        Ok(RunReceipt { run_id, fits: self.all(&q).await? })
     }
 }
 

@@ -1,7 +1,6 @@
 //! Reading runs back: the latest runs, and one run whole with its fits and samples.
 
 use crate::model::stored_failure;
-use crate::store::complexity::decode_complexity;
 use crate::store::db::sql;
 use crate::store::{decode_json, Store};
 use serde::Serialize;
@@ -60,8 +59,8 @@ pub struct WorkloadDetail {
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
     pub n_sizes: i32,
-    /// The complexity class of the medians; `null` only while a store upgraded from before
-    /// classes is still classifying its history.
+    /// The complexity class of the medians, worked out as the run is read; `null` for a failed
+    /// workload.
     pub complexity: Option<Complexity>,
     pub local_slopes: Vec<LocalSlope>,
     /// Facts the agent reported about the workload, e.g. `sqlite_version`.
@@ -160,7 +159,6 @@ struct FitRecord {
     n_sizes: i32,
     local_slopes: String,
     metadata: String,
-    complexity: Option<String>,
 }
 
 /// A failed workload of a run, its failure still as stored.
@@ -195,7 +193,7 @@ impl Store {
         let q = sql(format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1")).bind(run_id);
         let Some(header) = conn.exec().optional::<RunHeader>(&q).await? else { return Ok(None) };
         let q = sql("SELECT f.workload_id, w.name, w.size_unit, f.source_hash, f.slope, f.intercept, f.r2, f.stderr,
-                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata, f.complexity
+                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name");
         let fits: Vec<FitRecord> = conn.exec().all(&q.bind(run_id)).await?;
         let q = sql("SELECT x.workload_id, w.name, w.size_unit, x.source_hash, x.kind, x.size, x.detail, x.facts,
@@ -225,11 +223,13 @@ impl Store {
         };
         let mut workloads = Vec::with_capacity(fits.len() + failures.len());
         for f in fits {
+            let measurements = measured(f.workload_id)?;
+            let medians: Vec<(u64, f64)> = measurements.iter().map(|m| (m.size as u64, m.median_ns)).collect();
             workloads.push(WorkloadDetail {
-                complexity: decode_complexity(f.complexity.as_deref())?,
+                complexity: crate::analysis::classify(&medians),
                 local_slopes: decode_json(&f.local_slopes)?,
                 metadata: decode_json(&f.metadata)?,
-                measurements: measured(f.workload_id)?,
+                measurements,
                 name: f.name,
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,

@@ -79,11 +79,14 @@ pub struct Summary {
     pub complexity: Option<Complexity>,
 }
 
+/// A stored summary's class with the medians it was worked out on.
+pub type Classified = (Vec<(u64, f64)>, Option<Complexity>);
+
 impl Summary {
     /// Works out the class of the summary's medians, unless `stored` holds the class of these
     /// very medians already: a pass that adds a run without moving them (or takes in only a
     /// failure) keeps the stored class, and classifying stays the work of summaries that moved.
-    pub fn classify(&mut self, stored: Option<(Vec<(u64, f64)>, Option<Complexity>)>) {
+    pub fn classify(&mut self, stored: Option<Classified>) {
         let medians: Vec<(u64, f64)> = self.sizes.iter().map(|&(s, t, _)| (s, t)).collect();
         self.complexity = match stored {
             Some((classified, complexity)) if classified == medians => complexity,

@@ -5,9 +5,8 @@
 use super::complexity::{decode_complexity, encode_complexity};
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
-use crate::analysis::Summary;
+use crate::analysis::{Classified, Summary};
 use crate::model::SizeMedian;
-use slopewatch_core::complexity::Complexity;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -54,7 +53,7 @@ pub struct SummaryTotals {
     pub last_run_at: OffsetDateTime,
     /// The stored summary's class and the medians it was worked out on, so a pass that leaves the
     /// medians where they were keeps it rather than classifying them again.
-    pub classified: Option<(Vec<(u64, f64)>, Option<Complexity>)>,
+    pub classified: Option<Classified>,
 }
 
 #[derive(sqlx::FromRow)]

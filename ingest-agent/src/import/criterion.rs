@@ -2,7 +2,7 @@
 //! (`<group>[/<function>]/<size>/new/`) is one size of a workload; each of its samples
 //! (`sample.json`: `times[i] / iters[i]`) is one sample.
 
-use super::{sample_ns, valid_size, At, Parsed};
+use super::{not_json, sample_ns, valid_size, At, Parsed};
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -94,11 +94,7 @@ fn object(path: &Path) -> Result<Map<String, Value>> {
     match serde_json::from_str(&text) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => bail!("{}: expected a JSON object", path.display()),
-        Err(e) => {
-            let message = e.to_string();
-            let reason = message.rsplit_once(" at line ").map_or(message.as_str(), |(r, _)| r);
-            bail!("{}: not valid JSON ({reason})", At::new(path, format!("line {} column {}", e.line(), e.column())))
-        }
+        Err(e) => Err(not_json(path, &e)),
     }
 }
 

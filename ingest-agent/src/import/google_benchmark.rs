@@ -1,7 +1,7 @@
 //! Google Benchmark's JSON output: each family with a size argument is a workload, each
 //! repetition a sample (its `real_time`); the `_BigO` and `_RMS` rows go into the metadata.
 
-use super::{sample_ns, valid_size, At, Parsed};
+use super::{not_json, sample_ns, valid_size, At, Parsed};
 use anyhow::{bail, Result};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -136,18 +136,6 @@ fn non_finite_as_null(text: &str) -> Cow<'_, str> {
         rest = &rest[c.len_utf8()..];
     }
     Cow::Owned(out)
-}
-
-/// A JSON syntax error, with its line and column.
-fn not_json(path: &Path, e: &serde_json::Error) -> anyhow::Error {
-    let message = e.to_string();
-    let reason = message.rsplit_once(" at line ").map_or(message.as_str(), |(r, _)| r);
-    let at = At::new(path, format!("line {} column {}", e.line(), e.column()));
-    if e.is_eof() {
-        anyhow::anyhow!("{at}: not valid JSON ({reason}): the file is cut short")
-    } else {
-        anyhow::anyhow!("{at}: not valid JSON ({reason})")
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

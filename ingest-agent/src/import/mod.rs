@@ -275,6 +275,18 @@ pub(crate) fn source_hash(format: Format, name: &str) -> String {
     format!("sha256:{}", hex::encode(h.finalize()))
 }
 
+/// A JSON syntax error, at its line and column.
+pub(crate) fn not_json(path: &Path, e: &serde_json::Error) -> anyhow::Error {
+    let message = e.to_string();
+    let reason = message.rsplit_once(" at line ").map_or(message.as_str(), |(r, _)| r);
+    let at = At::new(path, format!("line {} column {}", e.line(), e.column()));
+    if e.is_eof() {
+        anyhow::anyhow!("{at}: not valid JSON ({reason}): the file is cut short")
+    } else {
+        anyhow::anyhow!("{at}: not valid JSON ({reason})")
+    }
+}
+
 /// A time in nanoseconds, checked against the wire's bounds.
 pub(crate) fn sample_ns(ns: f64, at: &At) -> Result<f64> {
     if !ns.is_finite() {

@@ -1,7 +1,8 @@
-//! The command line: parsing, validation and the six commands.
+//! The command line: parsing, validation and the seven commands.
 
 use crate::config::{self, ToolchainSpec};
 use crate::failure;
+use crate::import::ImportArgs;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use crate::spool::Spool;
@@ -71,6 +72,20 @@ enum Command {
         #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
         cache_dir: Option<PathBuf>,
     },
+    /// Turn results of another harness (Google Benchmark, criterion, CSV) into a run and submit
+    /// it like a measured one, or write it with --out.
+    #[command(mut_arg("server", |a| a.required(false).required_unless_present("out")))]
+    Import {
+        #[command(flatten)]
+        import: ImportArgs,
+        /// Write the run to this file instead of sending it (the server settings are then unused).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        server: ServerArgs,
+        #[command(flatten)]
+        spool: SpoolArgs,
+    },
     /// Send the runs waiting in the spool.
     Flush {
         #[command(flatten)]
@@ -123,8 +138,8 @@ struct MeasureArgs {
 #[derive(Debug, Args)]
 struct ServerArgs {
     /// The slopewatch server, e.g. https://slopewatch.example.com.
-    #[arg(long, env = "SLOPEWATCH_SERVER")]
-    server: String,
+    #[arg(long, env = "SLOPEWATCH_SERVER", required = true)]
+    server: Option<String>,
     /// An ingest token.
     #[arg(long, env = "SLOPEWATCH_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -182,10 +197,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Measure { measure, out } => {
             let (runs, failures) = measure_all(&measure)?;
             show(&runs, DEFAULT_MAX_SLOPE);
-            let json =
-                if runs.len() == 1 { serde_json::to_vec_pretty(&runs[0])? } else { serde_json::to_vec_pretty(&runs)? };
-            std::fs::write(&out, json).with_context(|| format!("cannot write {}", out.display()))?;
-            eprintln!("wrote {} run(s) to {}", runs.len(), out.display());
+            write_runs(&out, &runs)?;
             Ok(if failures > 0 { 1 } else { 0 })
         }
         Command::Submit { files, server, spool } => {
@@ -232,6 +244,14 @@ fn run(cli: Cli) -> Result<i32> {
                 }
             }
             Ok(if failed > 0 { 1 } else { 0 })
+        }
+        Command::Import { import, out, server, spool } => {
+            let runs = [import.run()?];
+            show(&runs, DEFAULT_MAX_SLOPE);
+            match out {
+                Some(out) => write_runs(&out, &runs).map(|()| 0),
+                None => deliver_all(&server.client()?, &spool.open()?, &runs),
+            }
         }
         Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
     }
@@ -303,7 +323,9 @@ impl ServerArgs {
             timeout: self.request_timeout,
             ..RetryPolicy::default()
         };
-        Client::new(&self.server, &token, policy)
+        // Only `import --out` leaves it unset, and it sends nothing.
+        let server = self.server.as_deref().context("--server is required to send a run")?;
+        Client::new(server, &token, policy)
     }
 }
 
@@ -429,6 +451,14 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
         bail!("nothing was measured");
     }
     Ok((runs, failures))
+}
+
+/// Writes runs as `measure --out` does: one JSON object, or an array of them for several.
+fn write_runs(out: &Path, runs: &[RunSubmission]) -> Result<()> {
+    let json = if runs.len() == 1 { serde_json::to_vec_pretty(&runs[0])? } else { serde_json::to_vec_pretty(&runs)? };
+    std::fs::write(out, json).with_context(|| format!("cannot write {}", out.display()))?;
+    eprintln!("wrote {} run(s) to {}", runs.len(), out.display());
+    Ok(())
 }
 
 /// Reads a file written by `measure`: one run, or an array of runs. Each is validated.

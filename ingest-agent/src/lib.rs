@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod failure;
 pub mod host;
+pub mod import;
 pub mod measure;
 pub mod report;
 pub mod spool;

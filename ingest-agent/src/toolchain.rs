@@ -182,7 +182,8 @@ pub fn zig_prefix(command: &[String]) -> Option<Vec<String>> {
     is_zig.then(|| before.to_vec())
 }
 
-fn explicit_target(command: &[String]) -> Option<String> {
+/// The target triple named in the command (`-target T`, `--target=T`), if any.
+pub fn explicit_target(command: &[String]) -> Option<String> {
     command.iter().enumerate().find_map(|(i, w)| {
         if w == "-target" || w == "--target" {
             command.get(i + 1).cloned()

@@ -5,8 +5,9 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub fn agent() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_slopewatch-agent"));
@@ -178,4 +179,54 @@ pub fn submit(server: &str, file: &Path, spool: &Path) -> std::process::Output {
         .arg(file)
         .arg("--spool-dir")
         .arg(spool))
+}
+
+/// The real slopewatch server binary: `SLOPEWATCH_SERVER_BIN`, or the workspace's debug build.
+/// `None` when it has not been built.
+pub fn server_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SLOPEWATCH_SERVER_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let mut dirs = vec![workspace.join("target")];
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        dirs.insert(0, PathBuf::from(t));
+    }
+    dirs.into_iter().map(|d| d.join("debug/slopewatch")).find(|p| p.is_file())
+}
+
+/// A running server, stopped when dropped.
+pub struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+/// Starts the server on `addr` with the store at `db` and waits until it accepts connections.
+pub fn start_server(bin: &Path, addr: &str, db: &str) -> Server {
+    let child = Command::new(bin)
+        .args(["serve", "--bind", addr, "--database-url", db])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(began.elapsed() < Duration::from_secs(30), "server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server(child)
+}
+
+/// Creates an ingest token in the store at `db` with the server's own command.
+pub fn ingest_token(bin: &Path, db: &str) -> String {
+    let out = Command::new(bin)
+        .args(["token", "create", "--name", "agent-test", "--scope", "ingest", "--database-url", db])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().last().unwrap().trim().to_string()
 }

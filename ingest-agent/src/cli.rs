@@ -2,6 +2,7 @@
 
 use crate::config::{self, ToolchainSpec};
 use crate::failure;
+use crate::gate::Limits;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use crate::spool::Spool;
@@ -388,7 +389,7 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
         for w in &selected {
             let run = match cache.binary(&tc, w) {
                 Ok(bin) => {
-                    let m = measure::measure(&bin, w, &budget, &progress);
+                    let m = measure::measure(&bin, w, &budget, &Limits::default(), &progress);
                     if m.run.failure.is_none() {
                         progress.note(&format!(
                             "{} {}: {} sizes in {:.1?}",

@@ -139,7 +139,7 @@ fn custom_workloads_speak_the_documented_protocol() {
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     let sizes: Vec<u64> =
         run["workloads"][0]["measurements"].as_array().unwrap().iter().map(|m| m["size"].as_u64().unwrap()).collect();
-    assert_eq!(sizes, [16384, 32768, 65536, 131072, 262144]);
+    assert_eq!(sizes, [8192, 16384, 32768, 65536, 131072, 262144], "widened below its start to six sizes");
 }
 
 #[test]

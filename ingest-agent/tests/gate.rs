@@ -1,17 +1,25 @@
-//! The `check` gate with real compilers: the class limit, and the noise rule that measures a
-//! disturbed workload once more and reports it unsure rather than failing the build.
+//! The `check` gate with real compilers: the class limit, the noise rule that measures a
+//! disturbed workload once more and reports it unsure rather than failing the build, and the sweep
+//! widened to name a class.
 
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 
-fn check(cache: &Path, args: &[&str]) -> Output {
-    run(agent()
-        .args(["check", "--toolchain", "gcc-glibc=gcc", "--reps", "3", "--total-budget", "10s"])
-        .args(args)
-        .arg("--cache-dir")
-        .arg(cache))
+/// `command` (`check` or `measure`) on gcc with small budgets, builds cached in `dir`.
+fn agent_in(dir: &Path, command: &str) -> Command {
+    let mut c = agent();
+    c.args([command, "--toolchain", "gcc-glibc=gcc", "--reps", "3", "--total-budget", "10s", "--cache-dir"])
+        .arg(dir.join("cache"));
+    c
+}
+
+/// `command` on the one workload of a file in `tests/fixtures`.
+fn on_fixture(dir: &Path, command: &str, file: &str, workload: &str) -> Command {
+    let mut c = agent_in(dir, command);
+    c.args(["--workloads", workload, "--workload-file"]).arg(fixture(file));
+    c
 }
 
 /// The verdict column of a workload's line in the table: what follows the median and two spaces.
@@ -25,19 +33,15 @@ fn verdict(out: &Output, workload: &str) -> String {
 #[test]
 fn a_class_limit_of_n_fails_a_quadratic_loop_and_passes_a_linear_one() {
     let dir = tempfile::tempdir().unwrap();
-    let cache = dir.path().join("cache");
-    let quadratic = fixture("quadratic_scan.c");
-    let bad = check(
-        &cache,
-        &["--max-class", "n", "--workloads", "quadratic-scan", "--workload-file", quadratic.to_str().unwrap()],
-    );
+    let bad = run(on_fixture(dir.path(), "check", "quadratic_scan.c", "quadratic-scan").args(["--max-class", "n"]));
     assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
     assert_eq!(verdict(&bad, "quadratic-scan"), "OVER O(n)");
     assert!(text(&bad).contains("class over O(n): gcc-glibc/quadratic-scan"), "{}", text(&bad));
 
     // Sizes that stay in a core's L2 cache: a range that leaves it bends linear work upwards, and
     // that can honestly read as O(n log n).
-    let good = check(&cache, &["--max-class", "O(n)", "--workloads", "strchr", "--max-size", "256K"]);
+    let good =
+        run(agent_in(dir.path(), "check").args(["--max-class", "O(n)", "--workloads", "strchr", "--max-size", "256K"]));
     assert_eq!(good.status.code(), Some(0), "{}", text(&good));
     assert!(["ok", "unsure"].contains(&verdict(&good, "strchr").as_str()), "{}", text(&good));
 }
@@ -45,11 +49,7 @@ fn a_class_limit_of_n_fails_a_quadratic_loop_and_passes_a_linear_one() {
 #[test]
 fn a_class_limit_of_n_squared_passes_the_quadratic_loop() {
     let dir = tempfile::tempdir().unwrap();
-    let quadratic = fixture("quadratic_scan.c");
-    let out = check(
-        &dir.path().join("cache"),
-        &["--max-class", "n^2", "--workloads", "quadratic-scan", "--workload-file", quadratic.to_str().unwrap()],
-    );
+    let out = run(on_fixture(dir.path(), "check", "quadratic_scan.c", "quadratic-scan").args(["--max-class", "n^2"]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(["ok", "unsure"].contains(&verdict(&out, "quadratic-scan").as_str()), "{}", text(&out));
 }
@@ -58,54 +58,41 @@ fn a_class_limit_of_n_squared_passes_the_quadratic_loop() {
 fn a_size_disturbed_once_is_measured_again_and_judged_on_the_second_measurement() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("disturbed");
-    let erratic = fixture("erratic_sum.c");
-    let out = run(agent()
-        .args(["check", "--toolchain", "gcc-glibc=gcc", "--reps", "3", "--total-budget", "10s", "--max-size", "8M"])
-        .args(["--workloads", "erratic-sum", "--workload-file", erratic.to_str().unwrap()])
-        .arg("--cache-dir")
-        .arg(dir.path().join("cache"))
+    let out = run(on_fixture(dir.path(), "check", "erratic_loop.c", "erratic-loop")
+        .args(["--max-size", "8M"])
         .env("SLOPEWATCH_FIXTURE_MARKER", &marker));
     assert!(marker.exists(), "the first measurement was disturbed");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = text(&out);
-    assert!(said.contains("gcc-glibc erratic-sum: unsure (R² 0."), "{said}");
-    assert!(said.contains("re-measured once: gcc-glibc/erratic-sum (unsure at first: R² 0."), "{said}");
-    assert_eq!(verdict(&out, "erratic-sum"), "ok");
+    assert!(said.contains("gcc-glibc erratic-loop: unsure (R² 0."), "{said}");
+    assert!(said.contains("re-measured once: gcc-glibc/erratic-loop (unsure at first: R² 0."), "{said}");
+    assert_eq!(verdict(&out, "erratic-loop"), "ok");
 }
 
 #[test]
 fn a_size_disturbed_every_time_is_reported_unsure_without_failing_the_build() {
     let dir = tempfile::tempdir().unwrap();
-    let erratic = fixture("erratic_sum.c");
-    let out = run(agent()
-        .args(["check", "--toolchain", "gcc-glibc=gcc", "--reps", "3", "--total-budget", "10s", "--max-size", "8M"])
-        .args(["--workloads", "erratic-sum", "--workload-file", erratic.to_str().unwrap()])
-        .arg("--cache-dir")
-        .arg(dir.path().join("cache"))
+    let out = run(on_fixture(dir.path(), "check", "erratic_loop.c", "erratic-loop")
+        .args(["--max-size", "8M"])
         .env_remove("SLOPEWATCH_FIXTURE_MARKER"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(verdict(&out, "erratic-sum"), "unsure");
+    assert_eq!(verdict(&out, "erratic-loop"), "unsure");
     let said = text(&out);
-    assert!(said.contains("unsure: gcc-glibc/erratic-sum (R² 0."), "{said}");
+    assert!(said.contains("unsure: gcc-glibc/erratic-loop (R² 0."), "{said}");
     assert!(said.contains("; re-measured once)"), "{said}");
 }
 
 #[test]
 fn measure_prints_the_same_verdicts_without_measuring_again() {
     let dir = tempfile::tempdir().unwrap();
-    let erratic = fixture("erratic_sum.c");
-    let out = run(agent()
-        .args(["measure", "--toolchain", "gcc-glibc=gcc", "--reps", "3", "--max-size", "8M"])
-        .args(["--workloads", "erratic-sum", "--workload-file", erratic.to_str().unwrap()])
-        .arg("--cache-dir")
-        .arg(dir.path().join("cache"))
-        .arg("--out")
+    let out = run(on_fixture(dir.path(), "measure", "erratic_loop.c", "erratic-loop")
+        .args(["--max-size", "8M", "--out"])
         .arg(dir.path().join("run.json"))
         .env_remove("SLOPEWATCH_FIXTURE_MARKER"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(verdict(&out, "erratic-sum"), "unsure");
+    assert_eq!(verdict(&out, "erratic-loop"), "unsure");
     let said = text(&out);
-    assert!(said.contains("unsure: gcc-glibc/erratic-sum (R² 0."), "{said}");
+    assert!(said.contains("unsure: gcc-glibc/erratic-loop (R² 0."), "{said}");
     assert!(!said.contains("re-measured") && !said.contains("once more"), "{said}");
 }
 
@@ -131,16 +118,10 @@ fn sizes_written(path: &Path) -> Vec<u64> {
 #[test]
 fn a_class_the_sizes_cannot_tell_widens_the_sweep_upwards_or_below_a_max_size() {
     let dir = tempfile::tempdir().unwrap();
-    let between = fixture("between_classes.c");
     let measure = |extra: &[&str]| {
         let out_file = dir.path().join("run.json");
-        let out = run(agent()
-            .args(["measure", "--toolchain", "gcc-glibc=gcc", "--reps", "1", "--workloads", "between-classes"])
-            .arg("--workload-file")
-            .arg(&between)
+        let out = run(on_fixture(dir.path(), "measure", "between_classes.c", "between-classes")
             .args(extra)
-            .arg("--cache-dir")
-            .arg(dir.path().join("cache"))
             .arg("--out")
             .arg(&out_file));
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -160,11 +141,7 @@ fn a_class_the_sizes_cannot_tell_widens_the_sweep_upwards_or_below_a_max_size() 
 #[test]
 fn a_workload_over_the_slope_limit_is_never_widened_to_name_its_class() {
     let dir = tempfile::tempdir().unwrap();
-    let between = fixture("between_classes.c");
-    let out = check(
-        &dir.path().join("cache"),
-        &["--max-slope", "1.2", "--workloads", "between-classes", "--workload-file", between.to_str().unwrap()],
-    );
+    let out = run(on_fixture(dir.path(), "check", "between_classes.c", "between-classes").args(["--max-slope", "1.2"]));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(verdict(&out, "between-classes"), "OVER 1.2");
     let table = String::from_utf8_lossy(&out.stdout);

@@ -9,8 +9,7 @@ fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version()
     let out_file = dir.path().join("run.json");
     let out = run(agent()
         .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "sqlite-insert,sqlite-json-each"])
-        // Sizes large enough that the work, not timer noise on a busy machine, sets the slope; six
-        // of them, the fewest a sweep measures.
+        // Sizes large enough that the work, not timer noise on a busy machine, sets the slope.
         .args(["--start-size", "4000", "--max-size", "128000", "--reps", "3"])
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
@@ -20,7 +19,9 @@ fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version()
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     for w in run["workloads"].as_array().unwrap() {
         assert_eq!(w["size_unit"], "records");
-        assert_eq!(w["measurements"].as_array().unwrap().len(), 6);
+        // Six, and up to three more where they could not tell two classes apart.
+        let sizes = w["measurements"].as_array().unwrap().len();
+        assert!((6..=9).contains(&sizes), "{sizes} sizes");
         let version = w["metadata"]["sqlite_version"].as_str().unwrap();
         assert!(version.starts_with("3."), "{version}");
     }

@@ -2,6 +2,7 @@
 
 use crate::config::{self, ToolchainSpec};
 use crate::failure;
+use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::import::ImportArgs;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
@@ -11,7 +12,10 @@ use crate::toolchain::{self, DetectedToolchain};
 use crate::workloads::{self, BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::complexity::Class;
+use slopewatch_core::verdict::NoiseRule;
+use slopewatch_core::wire::{RunSubmission, WorkloadRun};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,13 +60,13 @@ enum Command {
         #[command(flatten)]
         spool: SpoolArgs,
     },
-    /// The CI gate: measure, print the slopes, exit 1 if any is over the limit. No server needed.
+    /// The CI gate: measure, print the slopes and classes, exit 1 if any is over a limit. No
+    /// server needed.
     Check {
         #[command(flatten)]
         measure: MeasureArgs,
-        /// Largest acceptable slope (1 is linear growth, 2 quadratic).
-        #[arg(long, default_value_t = DEFAULT_MAX_SLOPE, value_parser = parse_slope)]
-        max_slope: f64,
+        #[command(flatten)]
+        gate: GateArgs,
     },
     /// Show what was detected about each toolchain.
     Toolchains {
@@ -135,6 +139,40 @@ struct MeasureArgs {
     cache_dir: Option<PathBuf>,
 }
 
+/// The gate's limits and the evidence a slope must show, by the server's noise rule, to be judged
+/// either way. A workload unsure on them is measured once more, then reported unsure without
+/// failing the build.
+#[derive(Debug, Args)]
+struct GateArgs {
+    /// Largest acceptable slope (1 is linear growth, 2 quadratic); 1.5 when --max-class is not
+    /// given either.
+    #[arg(long, value_parser = parse_slope)]
+    max_slope: Option<f64>,
+    /// Most complex acceptable class: 1, log n, n, n log n, n^2 or n^3 (O(n), nlogn, n2, O(n²) and
+    /// the like are read too). An unsure class never fails the gate.
+    #[arg(long, value_name = "CLASS", value_parser = gate::parse_class)]
+    max_class: Option<Class>,
+    /// Least R² of the log-log fit for a slope to be judged over or under the limit.
+    #[arg(long, default_value_t = NoiseRule::default().min_r2, value_parser = parse_min_r2)]
+    min_r2: f64,
+    /// How far past the limit a slope's 95% interval may reach on the other side for the slope to
+    /// be judged: over needs the interval's low end above the limit less this, under its high end
+    /// below the limit plus this.
+    #[arg(long, default_value_t = NoiseRule::default().ci_margin, value_parser = parse_ci_margin)]
+    ci_margin: f64,
+}
+
+impl GateArgs {
+    fn limits(&self) -> Limits {
+        let max_slope = match (self.max_slope, self.max_class) {
+            (None, None) => Some(DEFAULT_MAX_SLOPE),
+            (slope, _) => slope,
+        };
+        let noise = NoiseRule { min_r2: self.min_r2, ci_margin: self.ci_margin, ..NoiseRule::default() };
+        Limits { noise, max_slope, max_class: self.max_class }
+    }
+}
+
 #[derive(Debug, Args)]
 struct ServerArgs {
     /// The slopewatch server, e.g. https://slopewatch.example.com.
@@ -168,6 +206,20 @@ fn parse_slope(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 10.0 => Ok(v),
         _ => Err(format!("{s:?} is not a slope between 0 and 10")),
+    }
+}
+
+fn parse_min_r2(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not an R² between 0 and 1")),
+    }
+}
+
+fn parse_ci_margin(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a margin of 0 or more")),
     }
 }
 
@@ -208,28 +260,7 @@ fn run(cli: Cli) -> Result<i32> {
             let client = server.client()?;
             deliver_all(&client, &spool.open()?, &runs)
         }
-        Command::Check { measure, max_slope } => {
-            let (runs, failures) = measure_all(&measure)?;
-            let rows = show(&runs, max_slope);
-            let over: Vec<String> = rows
-                .iter()
-                .filter(|r| report::over_limit(r, max_slope))
-                .map(|r| format!("{}/{}", r.toolchain, r.workload))
-                .collect();
-            let failed: Vec<String> = rows
-                .iter()
-                .filter_map(|r| {
-                    r.failure.as_ref().map(|f| format!("{}/{} ({})", r.toolchain, r.workload, f.kind.label()))
-                })
-                .collect();
-            if !over.is_empty() {
-                eprintln!("slope over {max_slope}: {}", over.join(", "));
-            }
-            if !failed.is_empty() {
-                eprintln!("failed: {}", failed.join(", "));
-            }
-            Ok(if failures > 0 || !over.is_empty() { 1 } else { 0 })
-        }
+        Command::Check { measure, gate } => check(&measure, &gate.limits()),
         Command::Toolchains { toolchains, cache_dir } => {
             let specs = toolchains.specs()?;
             let scratch = cache_root(cache_dir)?.join("probe");
@@ -257,18 +288,54 @@ fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-/// The limit the table of `run` and `measure` judges slopes by, `check`'s default.
-const DEFAULT_MAX_SLOPE: f64 = 1.5;
+/// The gate: measures (a workload unsure on the limits once more), prints the table and what was
+/// over or unsure, and returns 1 when a workload is over a limit or failed.
+fn check(measure: &MeasureArgs, limits: &Limits) -> Result<i32> {
+    let measured = measure_gated(measure, limits, true)?;
+    let mut rows = report::rows(&measured.runs);
+    for r in &mut rows {
+        r.remeasured = measured.remeasured.get(&(r.toolchain.clone(), r.workload.clone())).cloned();
+    }
+    print_rows(&rows, limits);
+    let (mut over_slope, mut over_class) = (Vec::new(), Vec::new());
+    for r in rows.iter().filter(|r| r.failure.is_none()) {
+        if let gate::Verdict::Over { slope, class } = r.verdict(limits) {
+            if slope.is_some() {
+                over_slope.push(r.name());
+            }
+            if class.is_some() {
+                over_class.push(r.name());
+            }
+        }
+    }
+    let failed: Vec<String> =
+        rows.iter().filter_map(|r| r.failure.as_ref().map(|f| format!("{} ({})", r.name(), f.kind.label()))).collect();
+    if let (Some(max), false) = (limits.max_slope, over_slope.is_empty()) {
+        eprintln!("slope over {max}: {}", over_slope.join(", "));
+    }
+    if let (Some(max), false) = (limits.max_class, over_class.is_empty()) {
+        eprintln!("class over {}: {}", max.label(), over_class.join(", "));
+    }
+    if !failed.is_empty() {
+        eprintln!("failed: {}", failed.join(", "));
+    }
+    let over = !over_slope.is_empty() || !over_class.is_empty();
+    Ok(if measured.failures > 0 || over { 1 } else { 0 })
+}
 
-/// Prints the slope table and, below it, every failure in full; returns the table's rows.
-fn show(runs: &[RunSubmission], max_slope: f64) -> Vec<report::Row> {
-    let rows = report::rows(runs);
-    print!("{}", report::table(&rows, max_slope));
-    let failures = report::failures(&rows);
+/// Prints the table of `run` and `measure`: slopes judged against `max_slope` by the default
+/// noise rule.
+fn show(runs: &[RunSubmission], max_slope: f64) {
+    print_rows(&report::rows(runs), &Limits { max_slope: Some(max_slope), ..Limits::default() });
+}
+
+/// Prints the slope table, what was unsure below it, and every failure in full.
+fn print_rows(rows: &[report::Row], limits: &Limits) {
+    print!("{}{}", report::table(rows, limits), report::doubts(rows, limits));
+    let failures = report::failures(rows);
     if !failures.is_empty() {
         print!("\nfailures:\n{failures}");
     }
-    rows
 }
 
 fn worst(codes: &[i32]) -> i32 {
@@ -356,9 +423,27 @@ fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
     }
 }
 
-/// Measures every workload with every toolchain; returns one run per toolchain that could be
-/// detected (its failed workloads carried in it), and how many (toolchain, workload) pairs failed.
+/// What measuring every workload with every toolchain gave.
+struct Measurements {
+    /// One run per toolchain that could be detected, its failed workloads carried in it.
+    runs: Vec<RunSubmission>,
+    /// How many (toolchain, workload) pairs failed.
+    failures: usize,
+    /// The (toolchain, workload) pairs measured twice, with why the first measurement was unsure.
+    remeasured: BTreeMap<(String, String), String>,
+}
+
+/// Measures every workload with every toolchain, once each, as `run` and `measure` do; returns
+/// the runs and how many (toolchain, workload) pairs failed.
 fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
+    let m = measure_gated(args, &Limits::default(), false)?;
+    Ok((m.runs, m.failures))
+}
+
+/// Measures every workload with every toolchain, judged by `limits`; with `remeasure`, a workload
+/// whose verdict is unsure is measured once more (same binary, same budget) and the second
+/// measurement kept.
+fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result<Measurements> {
     let specs = args.toolchains.specs()?;
     let mut catalogue = workloads::builtin();
     for f in &args.workload_files {
@@ -387,6 +472,7 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
     let progress = Progress::new();
     let mut runs = Vec::new();
     let mut failures = 0;
+    let mut remeasured = BTreeMap::new();
     for spec in &specs {
         progress.set_toolchain(&spec.name);
         let started_at = time::OffsetDateTime::now_utc();
@@ -410,17 +496,29 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
         for w in &selected {
             let run = match cache.binary(&tc, w) {
                 Ok(bin) => {
-                    let m = measure::measure(&bin, w, &budget, &progress);
-                    if m.run.failure.is_none() {
-                        progress.note(&format!(
-                            "{} {}: {} sizes in {:.1?}",
-                            tc.spec.name,
-                            w.name,
-                            m.run.measurements.len(),
-                            m.elapsed
-                        ));
+                    let measure = || {
+                        let m = measure::measure(&bin, w, &budget, limits, &progress);
+                        if m.run.failure.is_none() {
+                            progress.note(&format!(
+                                "{} {}: {} sizes in {:.1?}",
+                                tc.spec.name,
+                                w.name,
+                                m.run.measurements.len(),
+                                m.elapsed
+                            ));
+                        }
+                        m.run
+                    };
+                    let run = measure();
+                    match remeasure.then(|| unsure(&tc.spec.name, &run, limits)).flatten() {
+                        Some(why) => {
+                            progress
+                                .note(&format!("{} {}: unsure ({why}); measuring it once more", tc.spec.name, w.name));
+                            remeasured.insert((tc.spec.name.clone(), w.name.clone()), why);
+                            measure()
+                        }
+                        None => run,
                     }
-                    m.run
                 }
                 Err(BuildError::Compiler(e)) => measure::unbuilt(w, failure::build_failed(&e)),
                 Err(e @ BuildError::Cache(_)) => {
@@ -450,7 +548,15 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
     if runs.is_empty() {
         bail!("nothing was measured");
     }
-    Ok((runs, failures))
+    Ok(Measurements { runs, failures, remeasured })
+}
+
+/// Why a measured workload's verdict is unsure; `None` when it is not, or when it failed.
+fn unsure(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Option<String> {
+    match report::row(toolchain, run).verdict(limits) {
+        gate::Verdict::Unsure(why) if run.failure.is_none() => Some(why),
+        _ => None,
+    }
 }
 
 /// Writes runs as `measure --out` does: one JSON object, or an array of them for several.

@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod config;
 pub mod failure;
+pub mod gate;
 pub mod host;
 pub mod import;
 pub mod measure;

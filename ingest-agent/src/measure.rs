@@ -1,13 +1,22 @@
 //! Times one workload binary at doubling sizes within a time budget, and assembles the run.
 //!
-//! Doubling stops at the workload's largest size, after a size whose slowest repetition went past
-//! the per-size budget, or before a size predicted (from the growth seen so far) to go past it or
-//! past what is left of the total budget. With too few sizes, it goes below the start instead, so a
-//! quadratic libc costs seconds rather than the minutes a fixed sweep of large sizes would.
+//! The sweep has three phases, each a method of [`Sweep`]:
+//! 1. **Rise**: double from the start, stopping at the largest size, after a size whose slowest
+//!    repetition went past the per-size budget, or before a size predicted (from the growth seen
+//!    so far) to go past it or past what is left of the total budget.
+//! 2. **Descend**: with fewer than [`MIN_SIZES`] sizes, halve below the start until there are
+//!    that many, so a quadratic libc costs seconds rather than the minutes a fixed sweep of large
+//!    sizes would, and still gets a class (smaller sizes are cheap, even for a quadratic libc).
+//! 3. **Widen**: when the sizes are too narrow to tell two classes apart while the slope is
+//!    clearly under the limit, measure up to [`WIDEN_SIZES`] more, doubling past the largest
+//!    (never past `--max-size`, and only as the budget allows), then halving below the smallest,
+//!    until a class is named. A workload over the limit or unsure on it is never widened.
 
 use crate::failure;
+use crate::gate::Limits;
 use crate::report::Progress;
 use serde::Deserialize;
+use slopewatch_core::complexity;
 use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, WorkloadRun};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -17,8 +26,17 @@ use std::time::{Duration, Instant};
 
 use crate::workloads::Workload;
 
-/// Fewest sizes a workload is measured at, whatever the budget.
-pub const MIN_SIZES: usize = 4;
+/// Fewest sizes a workload is measured at, whatever the budget (a valid run needs only
+/// [`wire::MIN_SIZES`]): one more than the fewest a class is named from. Steep growth is what
+/// stops a sweep early, and `classify` names O(n²) or O(n³) only when the class below is ruled out
+/// with the largest size left out too; from five sizes that leaves four, whose exponent interval
+/// rests on one degree of freedom and rules out little. On a loaded 2-core machine Zig 0.16.0's
+/// quadratic `strchr` and `strspn` read unsure 9 times in 10 at five sizes, O(n²) 16 times in 20
+/// at six.
+pub const MIN_SIZES: usize = complexity::MIN_SIZES + 1;
+
+/// Most sizes a sweep adds to name a class it could not tell.
+pub const WIDEN_SIZES: usize = 3;
 
 /// How much measuring each workload may cost.
 #[derive(Debug, Clone)]
@@ -31,7 +49,7 @@ pub struct Budget {
     pub total: Duration,
     /// Overrides every workload's first size.
     pub start: Option<u64>,
-    /// Overrides every workload's largest size.
+    /// Overrides every workload's largest size; widening to name a class never passes it either.
     pub max: Option<u64>,
 }
 
@@ -42,7 +60,7 @@ impl Default for Budget {
 }
 
 impl Budget {
-    /// The (start, max) sweep for `w`, widened downwards so at least [`MIN_SIZES`] doublings fit.
+    /// The (start, max) sweep for `w`, widened downwards so at least [`MIN_SIZES`] sizes fit.
     pub fn sizes_for(&self, w: &Workload) -> (u64, u64) {
         let max = self.max.unwrap_or(w.max);
         let mut start = self.start.unwrap_or(w.start).min(max);
@@ -72,77 +90,162 @@ struct Output {
     meta: BTreeMap<String, String>,
 }
 
-/// Measures `w` from its built `binary`. A workload that breaks (crashes, counts wrong, cannot set
-/// up, or runs past its time before enough sizes are measured) comes back with its failure and the
-/// sizes measured before it.
-pub fn measure(binary: &Path, w: &Workload, budget: &Budget, progress: &Progress) -> Measured {
+/// Measures `w` from its built `binary`; `limits` say when a class is worth more sizes. A workload
+/// that breaks (crashes, counts wrong, cannot set up, or runs past its time before enough sizes
+/// are measured) comes back with its failure and the sizes measured before it.
+pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, progress: &Progress) -> Measured {
     let (start, max) = budget.sizes_for(w);
-    let began = Instant::now();
-    let mut done: BTreeMap<u64, Measurement> = BTreeMap::new();
-    let mut meta = BTreeMap::new();
-    let mut slowest_ns = Vec::<(u64, f64)>::new();
-    let measured = |done: BTreeMap<u64, Measurement>, meta, failure| Measured {
-        run: workload_run(w, done.into_values().collect(), meta, failure),
-        elapsed: began.elapsed(),
+    let mut sweep = Sweep {
+        binary,
+        w,
+        budget,
+        progress,
+        began: Instant::now(),
+        done: BTreeMap::new(),
+        meta: BTreeMap::new(),
+        rising: Vec::new(),
+        stopped: None,
     };
-    // The size that ran past its time and was stopped, should too few sizes be measured without it.
-    let mut stopped = None;
-
-    let mut size = start;
-    while size <= max {
-        if let Some(predicted) = predict_rep_ns(&slowest_ns, size) {
-            let left = budget.total.saturating_sub(began.elapsed()).as_nanos() as f64;
-            if predicted > budget.per_size.as_nanos() as f64 || predicted * f64::from(budget.reps + 1) > left {
-                break;
-            }
-        }
-        let left = budget.total.saturating_sub(began.elapsed());
-        let out = match run_size(binary, w, size, budget.reps, left.max(budget.per_size), progress) {
-            Ok(out) => out,
-            Err(f) if f.kind == FailureKind::TimedOut => {
-                stopped = Some(*f);
-                break;
-            }
-            Err(f) => return measured(done, meta, Some(*f)),
-        };
-        let slowest = out.samples_ns.iter().cloned().fold(0.0, f64::max);
-        meta.extend(out.meta.clone());
-        slowest_ns.push((size, slowest));
-        done.insert(size, Measurement { size, samples_ns: out.samples_ns, instructions: out.instructions });
-        if slowest > budget.per_size.as_nanos() as f64 {
-            break;
-        }
-        size = match size.checked_mul(2) {
-            Some(s) => s,
-            None => break,
-        };
-    }
-
-    // Too few sizes fit the budget: smaller ones are cheaper, so go below the start.
-    let mut below = done.keys().next().copied().unwrap_or(start);
-    while done.len() < MIN_SIZES && below > 1 {
-        below /= 2;
-        match run_size(binary, w, below, budget.reps, budget.total.max(budget.per_size), progress) {
-            Ok(out) => {
-                meta.extend(out.meta.clone());
-                done.insert(
-                    below,
-                    Measurement { size: below, samples_ns: out.samples_ns, instructions: out.instructions },
-                );
-            }
-            Err(f) if f.kind == FailureKind::TimedOut && done.len() >= wire::MIN_SIZES => break,
-            Err(f) => return measured(done, meta, Some(*f)),
-        }
-    }
-    let failure = (done.len() < wire::MIN_SIZES).then(|| {
-        stopped.unwrap_or_else(|| {
-            failure::setup_failed(
-                None,
-                &format!("only {} sizes fit between {start} and {max}; a slope needs {}", done.len(), wire::MIN_SIZES),
-            )
+    let broke = sweep.rise(start, max).and_then(|()| sweep.descend(start)).and_then(|()| sweep.widen(limits)).err();
+    let failure = broke.map(|f| *f).or_else(|| {
+        (sweep.done.len() < wire::MIN_SIZES).then(|| {
+            sweep.stopped.take().unwrap_or_else(|| {
+                failure::setup_failed(
+                    None,
+                    &format!(
+                        "only {} sizes fit between {start} and {max}; a slope needs {}",
+                        sweep.done.len(),
+                        wire::MIN_SIZES
+                    ),
+                )
+            })
         })
     });
-    measured(done, meta, failure)
+    Measured {
+        run: workload_run(w, sweep.done.into_values().collect(), sweep.meta, failure),
+        elapsed: sweep.began.elapsed(),
+    }
+}
+
+/// One workload's sweep under way: what it runs and what it has measured.
+struct Sweep<'a> {
+    binary: &'a Path,
+    w: &'a Workload,
+    budget: &'a Budget,
+    progress: &'a Progress,
+    began: Instant,
+    done: BTreeMap<u64, Measurement>,
+    meta: BTreeMap<String, String>,
+    /// The slowest repetition of each size measured going up, in order: what predictions
+    /// extrapolate.
+    rising: Vec<(u64, f64)>,
+    /// The size that ran past its time and was stopped, should too few sizes be measured without it.
+    stopped: Option<Failure>,
+}
+
+impl Sweep<'_> {
+    /// Phase 1: doubling from `start` while `max` and the budget allow.
+    fn rise(&mut self, start: u64, max: u64) -> Result<(), Box<Failure>> {
+        let mut size = start;
+        while size <= max && self.affordable(size) {
+            match self.take(size, self.left().max(self.budget.per_size)) {
+                Ok(slowest) => {
+                    self.rising.push((size, slowest));
+                    if slowest > self.budget.per_size.as_nanos() as f64 {
+                        return Ok(());
+                    }
+                }
+                Err(f) if f.kind == FailureKind::TimedOut => {
+                    self.stopped = Some(*f);
+                    return Ok(());
+                }
+                Err(f) => return Err(f),
+            }
+            size = match size.checked_mul(2) {
+                Some(s) => s,
+                None => return Ok(()),
+            };
+        }
+        Ok(())
+    }
+
+    /// Phase 2: halving below the smallest size measured (or `start`) until [`MIN_SIZES`] are.
+    /// Smaller sizes are cheap, so each may take the whole budget; one that still runs past it
+    /// ends the phase once a slope can be fitted.
+    fn descend(&mut self, start: u64) -> Result<(), Box<Failure>> {
+        let mut below = self.done.keys().next().copied().unwrap_or(start);
+        while self.done.len() < MIN_SIZES && below > 1 {
+            below /= 2;
+            match self.take(below, self.budget.total.max(self.budget.per_size)) {
+                Ok(_) => {}
+                Err(f) if f.kind == FailureKind::TimedOut && self.done.len() >= wire::MIN_SIZES => break,
+                Err(f) => return Err(f),
+            }
+        }
+        Ok(())
+    }
+
+    /// Phase 3: up to [`WIDEN_SIZES`] sizes more while `limits` find the class worth it, upwards
+    /// first (not past a size that was stopped), then downwards; each within what is left of the
+    /// total budget.
+    fn widen(&mut self, limits: &Limits) -> Result<(), Box<Failure>> {
+        let mut upward = self.stopped.is_none();
+        for _ in 0..WIDEN_SIZES {
+            if self.left().is_zero() || !limits.class_worth_widening(&self.medians()) {
+                break;
+            }
+            let (Some(&smallest), Some(&largest)) = (self.done.keys().next(), self.done.keys().next_back()) else {
+                break;
+            };
+            upward &= self.affordable(largest.saturating_mul(2));
+            let Some(size) = next_wider(smallest, largest, self.budget.max, upward) else { break };
+            upward &= size > largest;
+            match self.take(size, self.left()) {
+                Ok(slowest) if upward => {
+                    self.rising.push((size, slowest));
+                    upward = slowest <= self.budget.per_size.as_nanos() as f64;
+                }
+                Ok(_) => {}
+                Err(f) if f.kind == FailureKind::TimedOut => break,
+                Err(f) => return Err(f),
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the workload at `size` and keeps what it measured; returns its slowest repetition.
+    fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
+        let out = run_size(self.binary, self.w, size, self.budget.reps, timeout, self.progress)?;
+        let slowest = out.samples_ns.iter().cloned().fold(0.0, f64::max);
+        self.meta.extend(out.meta);
+        self.done.insert(size, Measurement { size, samples_ns: out.samples_ns, instructions: out.instructions });
+        Ok(slowest)
+    }
+
+    /// Whether `size` is predicted, from the growth seen so far, to fit the per-size budget and
+    /// what is left of the total.
+    fn affordable(&self, size: u64) -> bool {
+        predict_rep_ns(&self.rising, size).is_none_or(|predicted| {
+            predicted <= self.budget.per_size.as_nanos() as f64
+                && predicted * f64::from(self.budget.reps + 1) <= self.left().as_nanos() as f64
+        })
+    }
+
+    fn left(&self) -> Duration {
+        self.budget.total.saturating_sub(self.began.elapsed())
+    }
+
+    /// (size, median time) of every size measured.
+    fn medians(&self) -> Vec<(f64, f64)> {
+        self.done.values().map(|m| (m.size as f64, m.median_ns())).collect()
+    }
+}
+
+/// The next size to widen a sweep of `smallest..=largest` by: double the largest when going
+/// `upward` and `max` allows, else half the smallest while above 1.
+fn next_wider(smallest: u64, largest: u64, max: Option<u64>, upward: bool) -> Option<u64> {
+    let up = largest.checked_mul(2).filter(|&s| upward && max.is_none_or(|m| s <= m));
+    up.or((smallest > 1).then_some(smallest / 2))
 }
 
 /// A workload that could not be built: its failure and no measurements.
@@ -267,11 +370,23 @@ mod tests {
     }
 
     #[test]
-    fn sweeps_always_span_at_least_four_sizes() {
+    fn sweeps_always_span_enough_sizes_to_name_a_steep_class() {
         let w = crate::workloads::builtin().remove(0);
         let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
         let (start, max) = b.sizes_for(&w);
-        assert!(max / start >= 8, "{start}..{max}");
+        assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");
         assert_eq!(Budget::default().sizes_for(&w), (64 * 1024, 4 * 1024 * 1024));
+        let tiny = Budget { max: Some(8), ..Budget::default() };
+        assert_eq!(tiny.sizes_for(&w), (1, 8), "never below 1");
+    }
+
+    #[test]
+    fn widening_doubles_past_the_largest_size_until_max_or_the_budget_stops_it_then_halves() {
+        assert_eq!(next_wider(64, 1024, None, true), Some(2048));
+        assert_eq!(next_wider(64, 1024, Some(2048), true), Some(2048));
+        assert_eq!(next_wider(64, 1024, Some(1024), true), Some(32), "--max-size is never passed");
+        assert_eq!(next_wider(64, 1024, None, false), Some(32), "the budget stopped the way up");
+        assert_eq!(next_wider(1, 1024, Some(1024), true), None, "nothing below 1");
+        assert_eq!(next_wider(2, u64::MAX, None, true), Some(1));
     }
 }

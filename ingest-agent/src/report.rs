@@ -1,9 +1,10 @@
 //! What the agent shows: a live progress line on a terminal (plain log lines otherwise) and the
-//! table of fitted slopes at the end.
+//! table of fitted slopes and their verdicts at the end.
 
+use crate::gate::{Limits, Verdict};
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
-use slopewatch_core::wire::{Failure, FailureKind, RunSubmission, SizeUnit};
+use slopewatch_core::wire::{Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun};
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -119,40 +120,49 @@ pub struct Row {
     pub largest_median_ns: f64,
     /// Why the workload stopped early; its fit, if any, is of the sizes measured before.
     pub failure: Option<Failure>,
+    /// Why its first measurement was unsure, when the gate measured it again.
+    pub remeasured: Option<String>,
+}
+
+impl Row {
+    /// The verdict on a measured row; a failed one is judged by its failure instead.
+    pub fn verdict(&self, limits: &Limits) -> Verdict {
+        limits.judge(self.fit.as_ref().ok(), self.complexity.as_ref())
+    }
+
+    /// `gcc-glibc/strchr`.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.toolchain, self.workload)
+    }
 }
 
 /// Fits every workload of every run with the server's own fitting code.
 pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
-    runs.iter()
-        .flat_map(|run| {
-            run.workloads.iter().map(move |w| {
-                let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns())).collect();
-                let largest = w.measurements.iter().max_by_key(|m| m.size);
-                Row {
-                    toolchain: run.toolchain.name.clone(),
-                    workload: w.name.clone(),
-                    fit: fit(&points).map_err(|e| e.to_string()),
-                    complexity: classify(&points).ok(),
-                    largest: largest.map_or(0, |m| m.size),
-                    unit: w.size_unit,
-                    largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
-                    failure: w.failure.clone(),
-                }
-            })
-        })
-        .collect()
+    runs.iter().flat_map(|run| run.workloads.iter().map(|w| row(&run.toolchain.name, w))).collect()
 }
 
-/// Whether a measured row's slope breaks the limit; one that cannot be fitted counts as breaking
-/// it. A failed row is judged by its failure instead.
-pub fn over_limit(row: &Row, max_slope: f64) -> bool {
-    row.failure.is_none() && row.fit.as_ref().map_or(true, |f| f.slope > max_slope)
+/// One workload's row: the fit and class of its per-size medians.
+pub fn row(toolchain: &str, w: &WorkloadRun) -> Row {
+    let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns())).collect();
+    let largest = w.measurements.iter().max_by_key(|m| m.size);
+    Row {
+        toolchain: toolchain.to_string(),
+        workload: w.name.clone(),
+        fit: fit(&points).map_err(|e| e.to_string()),
+        complexity: classify(&points).ok(),
+        largest: largest.map_or(0, |m| m.size),
+        unit: w.size_unit,
+        largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
+        failure: w.failure.clone(),
+        remeasured: None,
+    }
 }
 
-/// The slope table, one workload per line, with a verdict against `max_slope`: `ok`, `OVER`, or
-/// for a failed workload `✗`, the failure and the first line of what it printed. A failed
-/// workload's slope, when it has one, is of the sizes before the failure and marked `*`.
-pub fn table(rows: &[Row], max_slope: f64) -> String {
+/// The slope table, one workload per line, with a verdict against `limits`: `ok`, `OVER 1.5` (the
+/// slope limit), `OVER O(n)` (the class limit), `unsure`, or for a failed workload `✗`, the
+/// failure and the first line of what it printed. A failed workload's slope, when it has one, is
+/// of the sizes before the failure and marked `*`.
+pub fn table(rows: &[Row], limits: &Limits) -> String {
     let mut out = format!(
         "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
         "toolchain", "workload", "class", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
@@ -176,8 +186,7 @@ pub fn table(rows: &[Row], max_slope: f64) -> String {
                 Some(line) => format!("✗ {} — {line}", failure_summary(f, r.unit)),
                 None => format!("✗ {}", failure_summary(f, r.unit)),
             },
-            None if over_limit(r, max_slope) => format!("OVER {max_slope}"),
-            None => "ok".into(),
+            None => r.verdict(limits).to_string(),
         };
         let (largest, median) = if r.largest == 0 {
             ("-".into(), "-".into())
@@ -192,6 +201,30 @@ pub fn table(rows: &[Row], max_slope: f64) -> String {
     }
     if partial {
         out.push_str("* partial: fitted from the sizes measured before the failure\n");
+    }
+    out
+}
+
+/// What was unsure and what was measured again, for after the table; empty when nothing was:
+/// `unsure: gcc-glibc/strchr (R² 0.62; re-measured once)`, and for a workload whose second
+/// measurement was judged, `re-measured once: gcc-glibc/strchr (unsure at first: R² 0.41)`.
+pub fn doubts(rows: &[Row], limits: &Limits) -> String {
+    let mut unsure = Vec::new();
+    let mut settled = Vec::new();
+    for r in rows.iter().filter(|r| r.failure.is_none()) {
+        match (r.verdict(limits), &r.remeasured) {
+            (Verdict::Unsure(why), None) => unsure.push(format!("{} ({why})", r.name())),
+            (Verdict::Unsure(why), Some(_)) => unsure.push(format!("{} ({why}; re-measured once)", r.name())),
+            (_, Some(first)) => settled.push(format!("{} (unsure at first: {first})", r.name())),
+            (_, None) => {}
+        }
+    }
+    let mut out = String::new();
+    if !settled.is_empty() {
+        out.push_str(&format!("re-measured once: {}\n", settled.join(", ")));
+    }
+    if !unsure.is_empty() {
+        out.push_str(&format!("unsure: {}\n", unsure.join(", ")));
     }
     out
 }
@@ -271,26 +304,66 @@ mod tests {
         assert_eq!(format_ns(1.5e6), "1.50 ms");
     }
 
-    #[test]
-    fn the_table_shows_each_workload_s_class_beside_its_slope() {
-        let points = |f: fn(f64) -> f64| -> Vec<(f64, f64)> {
-            (0..6).map(|i| (f64::from(1024 << i), f(f64::from(1024 << i)))).collect()
-        };
-        let row = |workload: &str, p: Vec<(f64, f64)>| Row {
+    fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+        (0..6).map(|i| f64::from(1024 << i)).map(|n| (n, f(n))).collect()
+    }
+
+    fn row(workload: &str, p: Vec<(f64, f64)>) -> Row {
+        Row {
             toolchain: "gcc-glibc".into(),
             workload: workload.into(),
             fit: fit(&p).map_err(|e| e.to_string()),
             complexity: classify(&p).ok(),
-            largest: 32768,
+            largest: p.last().unwrap().0 as u64,
             unit: SizeUnit::Bytes,
-            largest_median_ns: p[5].1,
+            largest_median_ns: p.last().unwrap().1,
             failure: None,
-        };
-        let table = table(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], 1.5);
+            remeasured: None,
+        }
+    }
+
+    #[test]
+    fn the_table_shows_each_workload_s_class_beside_its_slope() {
+        let table = table(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], &Limits::default());
         let words: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
         assert_eq!(words[0][2..4], ["class", "slope"], "{table}");
         assert_eq!(words[1][2..4], ["O(n)", "1.00"], "{table}");
         assert_eq!(words[2][2..4], ["O(n²)", "2.00"], "{table}");
-        assert_eq!(words[2].last(), Some(&"1.5"), "{table}");
+    }
+
+    #[test]
+    fn the_verdict_column_says_ok_over_a_limit_or_unsure() {
+        let mut disturbed = points(|n| 3.0 * n);
+        disturbed[3].1 *= 10.0;
+        let rows =
+            [row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n)), row("erratic", disturbed.clone())];
+        let verdicts = |limits: &Limits| -> Vec<String> {
+            let table = table(&rows, limits);
+            table.lines().skip(1).map(|l| l.rsplit_once("  ").unwrap().1.to_string()).collect()
+        };
+        assert_eq!(verdicts(&Limits::default()), ["ok", "OVER 1.5", "unsure"]);
+        let class_only = Limits { max_slope: None, max_class: Some(Class::Linear), ..Limits::default() };
+        let class_gated = verdicts(&class_only);
+        assert_eq!(class_gated[..2], ["ok", "OVER O(n)"]);
+        let both = Limits { max_class: Some(Class::Linear), ..Limits::default() };
+        assert_eq!(verdicts(&both)[1], "OVER 1.5, O(n)");
+        let lenient = Limits { max_class: Some(Class::Quadratic), ..class_only };
+        assert_eq!(verdicts(&lenient)[..2], ["ok", "ok"]);
+    }
+
+    #[test]
+    fn after_the_table_each_unsure_workload_is_named_with_why_and_whether_it_was_measured_again() {
+        let mut disturbed = points(|n| 3.0 * n);
+        disturbed[3].1 *= 10.0;
+        let limits = Limits::default();
+        assert_eq!(doubts(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], &limits), "");
+        let once = Row { remeasured: Some("R² 0.41".into()), ..row("strchr", points(|n| 3.0 * n)) };
+        let twice = Row { remeasured: Some("R² 0.41".into()), ..row("erratic", disturbed.clone()) };
+        let said = doubts(&[once, twice, row("strspn", disturbed)], &limits);
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines[0], "re-measured once: gcc-glibc/strchr (unsure at first: R² 0.41)");
+        assert!(lines[1].starts_with("unsure: gcc-glibc/erratic (R² 0."), "{said}");
+        assert!(lines[1].contains("; re-measured once), gcc-glibc/strspn (R² 0."), "{said}");
+        assert_eq!(lines.len(), 2);
     }
 }

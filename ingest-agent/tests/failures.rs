@@ -42,15 +42,16 @@ fn a_strtol_that_misplaces_the_end_pointer_is_sent_as_a_wrong_result_beside_the_
     let strtol = workload(&sent, "strtol");
     let f = &strtol["failure"];
     assert_eq!(f["kind"], "wrong_result", "{strtol}");
-    // Trailing blanks read as a 0: the first size already counts wrong. "123456 " is 7 bytes.
+    // Trailing blanks read as a 0: the first size (128K widened down to six sizes) already counts
+    // wrong. "123456 " is 7 bytes.
     let size = f["size"].as_u64().unwrap();
-    assert_eq!(size, 16 * 1024);
+    assert_eq!(size, 4 * 1024);
     assert_eq!((f["got"].as_str(), f["expected"].as_str()), (Some("-1"), Some(&*(size / 7).to_string())));
     assert!(sizes(strtol).is_empty());
     let memchr = workload(&sent, "memchr");
     assert!(memchr.get("failure").is_none() && sizes(memchr).len() >= 3, "{memchr}");
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("✗ wrong result at 16 KiB: got -1, expected 2340"), "{table}");
+    assert!(table.contains("✗ wrong result at 4 KiB: got -1, expected 585"), "{table}");
     assert!(spooled(&dir.path().join("spool")).is_empty());
 }
 
@@ -76,7 +77,8 @@ fn a_strchr_that_crashes_past_a_length_is_a_crash_at_that_size_keeping_the_sizes
         (Some("crashed"), Some(11), Some(131072))
     );
     assert_eq!(f["detail"], "crashing_strchr: a string of 131072 bytes");
-    assert_eq!(sizes(strchr), [16384, 32768, 65536]);
+    // 16K to 256K is widened down to 8K, for six sizes.
+    assert_eq!(sizes(strchr), [8192, 16384, 32768, 65536]);
     let table = String::from_utf8_lossy(&out.stdout);
     let line = table.lines().find(|l| l.contains("strchr")).unwrap();
     assert!(line.contains("✗ crashed at 128 KiB: signal 11 (SIGSEGV) — crashing_strchr: a string of"), "{table}");
@@ -166,7 +168,7 @@ fn a_hang_a_failed_set_up_and_garbled_output_are_each_reported_as_their_own_kind
     let f = &workload(&run, "hang")["failure"];
     assert_eq!(f["kind"], "timed_out", "{f}");
     assert_eq!(f["limit_ms"], 300);
-    assert_eq!(f["size"], 512);
+    assert_eq!(f["size"], 128);
     let f = &workload(&run, "no-setup")["failure"];
     assert_eq!((f["kind"].as_str(), f["exit_status"].as_i64()), (Some("setup_failed"), Some(2)), "{f}");
     assert_eq!(f["detail"], "workload set-up failed");
@@ -174,6 +176,7 @@ fn a_hang_a_failed_set_up_and_garbled_output_are_each_reported_as_their_own_kind
     assert_eq!(f["kind"], "setup_failed", "{f}");
     assert!(f["detail"].as_str().unwrap().contains("no valid JSON"), "{f}");
     let table = String::from_utf8_lossy(&out.stdout);
-    // Killed at its first size, then at the one below, where the sweep goes when too few fit.
-    assert!(table.contains("✗ timed out at 512 B: limit 0.3 s"), "{table}");
+    // 1K to 8K is widened down to 256 B, for six sizes: killed there, then at the one below,
+    // where the sweep goes when too few fit.
+    assert!(table.contains("✗ timed out at 128 B: limit 0.3 s"), "{table}");
 }

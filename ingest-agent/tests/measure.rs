@@ -139,7 +139,10 @@ fn custom_workloads_speak_the_documented_protocol() {
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     let sizes: Vec<u64> =
         run["workloads"][0]["measurements"].as_array().unwrap().iter().map(|m| m["size"].as_u64().unwrap()).collect();
-    assert_eq!(sizes, [16384, 32768, 65536, 131072, 262144]);
+    // 16K to 256K widened below its start to six sizes, and up to three more where those could
+    // not tell two classes apart.
+    let six: Vec<u64> = (0..6).map(|i| 8192 << i).collect();
+    assert!(six.iter().all(|s| sizes.contains(s)) && sizes.len() <= 9, "{sizes:?}");
 }
 
 #[test]

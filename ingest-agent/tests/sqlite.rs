@@ -10,7 +10,7 @@ fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version()
     let out = run(agent()
         .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "sqlite-insert,sqlite-json-each"])
         // Sizes large enough that the work, not timer noise on a busy machine, sets the slope.
-        .args(["--start-size", "4000", "--max-size", "32000", "--reps", "3"])
+        .args(["--start-size", "4000", "--max-size", "128000", "--reps", "3"])
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
         .arg("--out")
@@ -19,7 +19,9 @@ fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version()
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     for w in run["workloads"].as_array().unwrap() {
         assert_eq!(w["size_unit"], "records");
-        assert_eq!(w["measurements"].as_array().unwrap().len(), 4);
+        // Six, and up to three more where they could not tell two classes apart.
+        let sizes = w["measurements"].as_array().unwrap().len();
+        assert!((6..=9).contains(&sizes), "{sizes} sizes");
         let version = w["metadata"]["sqlite_version"].as_str().unwrap();
         assert!(version.starts_with("3."), "{version}");
     }

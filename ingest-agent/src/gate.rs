@@ -1,0 +1,238 @@
+//! The limits a measured workload is judged against, and the verdict: its slope under core's noise
+//! rule (the one the server's alert rules apply), its complexity class as core names it. `check`
+//! fails on these verdicts; `run` and `measure` print them at the default limit.
+
+use slopewatch_core::complexity::{classify, Class, Complexity};
+use slopewatch_core::fit::{fit, Fit};
+use slopewatch_core::verdict::{self as rule, NoiseRule, SlopeEvidence};
+use std::fmt;
+
+/// The slope limit when none is given: between linear (1) and quadratic (2).
+pub const DEFAULT_MAX_SLOPE: f64 = 1.5;
+
+/// What a workload must stay under, and the evidence a slope must show to be judged either way.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// The server's noise rule, with the server's defaults unless changed.
+    pub noise: NoiseRule,
+    /// The largest slope allowed; none when only the class is gated.
+    pub max_slope: Option<f64>,
+    /// The most complex class allowed; none when the class is not gated.
+    pub max_class: Option<Class>,
+}
+
+impl Default for Limits {
+    /// The limit `run` and `measure` judge by, and `check`'s when given no limit.
+    fn default() -> Limits {
+        Limits { noise: NoiseRule::default(), max_slope: Some(DEFAULT_MAX_SLOPE), max_class: None }
+    }
+}
+
+/// A measured workload's verdict against the limits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Clearly under every limit in force.
+    Ok,
+    /// Over the slope limit, the class limit, or both: the limits it is over.
+    Over { slope: Option<f64>, class: Option<Class> },
+    /// Over no limit, but not clearly under every one: why not.
+    Unsure(String),
+}
+
+impl fmt::Display for Verdict {
+    /// `ok`, `OVER 1.5`, `OVER O(n)`, `OVER 1.5, O(n)` or `unsure`: the table's verdict column.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Ok => f.write_str("ok"),
+            Verdict::Over { slope, class } => {
+                let over: Vec<String> =
+                    slope.map(|s| s.to_string()).into_iter().chain(class.map(|c| c.label().to_string())).collect();
+                write!(f, "OVER {}", over.join(", "))
+            }
+            Verdict::Unsure(_) => f.write_str("unsure"),
+        }
+    }
+}
+
+impl Limits {
+    /// The slope limit the sweep judges growth by: the one in force, or the default when only the
+    /// class is gated.
+    pub fn slope_limit(&self) -> f64 {
+        self.max_slope.unwrap_or(DEFAULT_MAX_SLOPE)
+    }
+
+    /// The verdict on a workload's fit and class (`None` when the medians could not be fitted or
+    /// classified). A slope is over or under only on the noise rule's evidence; a class is over
+    /// only when named, so an unsure class never fails.
+    pub fn judge(&self, fit: Option<&Fit>, complexity: Option<&Complexity>) -> Verdict {
+        let mut over = (None, None);
+        let mut doubts = Vec::new();
+        if let Some(max) = self.max_slope {
+            match fit.map(|f| (f, self.noise.slope(&SlopeEvidence::from(f), max))) {
+                Some((_, rule::Verdict::Over)) => over.0 = Some(max),
+                Some((_, rule::Verdict::Under)) => {}
+                Some((f, rule::Verdict::Unsure)) => doubts.push(self.slope_doubt(f)),
+                None => doubts.push("no slope".to_string()),
+            }
+        }
+        if let Some(max) = self.max_class {
+            match rule::class(complexity, max) {
+                rule::Verdict::Over => over.1 = Some(max),
+                rule::Verdict::Under => {}
+                rule::Verdict::Unsure => doubts.push(class_doubt(complexity)),
+            }
+        }
+        match over {
+            (None, None) if doubts.is_empty() => Verdict::Ok,
+            (None, None) => Verdict::Unsure(doubts.join("; ")),
+            (slope, class) => Verdict::Over { slope, class },
+        }
+    }
+
+    /// Whether measuring more sizes could name a class for `points` of (size, median time): the
+    /// class is unsure while the slope is clearly under the limit. A workload over the limit, or
+    /// unsure on it, is not worth it: its verdict needs no class, and on a quadratic libc every
+    /// size more is expensive.
+    pub fn class_worth_widening(&self, points: &[(f64, f64)]) -> bool {
+        let Ok(fit) = fit(points) else { return false };
+        self.noise.slope(&SlopeEvidence::from(&fit), self.slope_limit()) == rule::Verdict::Under
+            && classify(points).is_ok_and(|c| c.class.is_none())
+    }
+
+    /// What kept a slope from being judged: too few sizes, a poor fit, or an interval that reaches
+    /// past the limit.
+    fn slope_doubt(&self, fit: &Fit) -> String {
+        if fit.n < self.noise.min_sizes {
+            format!("{} sizes", fit.n)
+        } else if fit.r2 < self.noise.min_r2 {
+            format!("R² {:.2}", fit.r2)
+        } else {
+            format!("95% CI [{:.2}, {:.2}]", fit.ci_low, fit.ci_high)
+        }
+    }
+}
+
+/// What kept a class from being named: the two classes the evidence did not separate.
+fn class_doubt(complexity: Option<&Complexity>) -> String {
+    match complexity {
+        Some(c) => format!("class {} or {}", c.best.label(), c.runner_up.label()),
+        None => "no class".to_string(),
+    }
+}
+
+/// Reads a class as the API writes it (`1`, `log n`, `n`, `n log n`, `n^2`, `n^3`) or as people
+/// do (`O(n)`, `nlogn`, `n2`, `O(n²)`, in any case and spacing).
+pub fn parse_class(s: &str) -> Result<Class, String> {
+    let mut key: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
+    if let Some(inner) = key.strip_prefix("o(").and_then(|k| k.strip_suffix(')')) {
+        key = inner.to_string();
+    }
+    let key = key.replace('²', "^2").replace('³', "^3");
+    Class::ALL
+        .into_iter()
+        .find(|c| {
+            let wire = c.as_str().replace(' ', "");
+            wire == key || wire.replace('^', "") == key
+        })
+        .ok_or_else(|| {
+            let wire: Vec<&str> = Class::ALL.iter().map(|c| c.as_str()).collect();
+            format!("{s:?} is not a class; use one of {} (or O(n), nlogn, n2, O(n²) and the like)", wire.join(", "))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn points(f: impl Fn(f64) -> f64, sizes: usize, step: f64) -> Vec<(f64, f64)> {
+        (0..sizes).map(|i| 1024.0 * step.powi(i as i32)).map(|n| (n, f(n))).collect()
+    }
+
+    fn judged(limits: &Limits, p: &[(f64, f64)]) -> Verdict {
+        limits.judge(fit(p).ok().as_ref(), classify(p).ok().as_ref())
+    }
+
+    #[test]
+    fn every_spelling_of_a_class_is_read_and_a_wrong_one_lists_the_right_ones() {
+        for (s, class) in [
+            ("1", Class::Constant),
+            ("O(1)", Class::Constant),
+            ("log n", Class::Log),
+            ("O(log n)", Class::Log),
+            ("logn", Class::Log),
+            ("n", Class::Linear),
+            ("O(n)", Class::Linear),
+            ("n log n", Class::NLogN),
+            ("nlogn", Class::NLogN),
+            ("O(N log N)", Class::NLogN),
+            ("n^2", Class::Quadratic),
+            ("n2", Class::Quadratic),
+            ("O(n²)", Class::Quadratic),
+            ("O(n^2)", Class::Quadratic),
+            ("n^3", Class::Cubic),
+            ("O(n³)", Class::Cubic),
+            ("n3", Class::Cubic),
+        ] {
+            assert_eq!(parse_class(s), Ok(class), "{s}");
+        }
+        for bad in ["n^4", "O(2^n)", "linear", "", "O(n"] {
+            let e = parse_class(bad).unwrap_err();
+            assert!(e.contains("1, log n, n, n log n, n^2, n^3"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_clean_slope_is_ok_or_over_and_a_disturbed_one_is_unsure_with_the_reason() {
+        let limits = Limits::default();
+        assert_eq!(judged(&limits, &points(|n| 3.0 * n, 6, 2.0)), Verdict::Ok);
+        let quadratic = points(|n| n * n, 6, 2.0);
+        assert_eq!(judged(&limits, &quadratic), Verdict::Over { slope: Some(1.5), class: None });
+        let mut disturbed = points(|n| 3.0 * n, 5, 2.0);
+        disturbed[2].1 *= 10.0;
+        match judged(&limits, &disturbed) {
+            Verdict::Unsure(why) => assert!(why.starts_with("R² 0."), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        let three = points(|n| 3.0 * n, 3, 2.0);
+        assert_eq!(judged(&limits, &three), Verdict::Unsure("3 sizes".into()));
+    }
+
+    #[test]
+    fn the_class_limit_fails_only_a_named_class_above_it() {
+        let class_only = Limits { max_slope: None, max_class: Some(Class::Linear), ..Limits::default() };
+        let quadratic = points(|n| n * n, 6, 2.0);
+        assert_eq!(judged(&class_only, &quadratic), Verdict::Over { slope: None, class: Some(Class::Linear) });
+        assert_eq!(judged(&class_only, &points(|n| 3.0 * n, 6, 2.0)), Verdict::Ok);
+        // Four sizes name no class: unsure, whatever the slope.
+        match judged(&class_only, &points(|n| n * n, 4, 2.0)) {
+            Verdict::Unsure(why) => assert!(why.starts_with("class "), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        let both = Limits { max_class: Some(Class::Linear), ..Limits::default() };
+        let verdict = judged(&both, &quadratic);
+        assert_eq!(verdict, Verdict::Over { slope: Some(1.5), class: Some(Class::Linear) });
+        assert_eq!(verdict.to_string(), "OVER 1.5, O(n)");
+        let allowed = Limits { max_class: Some(Class::Quadratic), ..class_only };
+        assert_eq!(judged(&allowed, &quadratic), Verdict::Ok);
+    }
+
+    #[test]
+    fn only_an_unsure_class_under_the_slope_limit_is_worth_more_sizes() {
+        let limits = Limits::default();
+        // A fixed cost plus linear work over 2×, with 3% noise: too narrow to tell n from n log n.
+        let mut narrow = points(|n| 2000.0 + 3.0 * n, 5, 2f64.powf(0.25));
+        narrow.iter_mut().zip([1.0, 1.03, 0.98, 1.02, 0.99]).for_each(|(p, noise)| p.1 *= noise);
+        assert!(classify(&narrow).unwrap().class.is_none());
+        assert!(limits.class_worth_widening(&narrow));
+        // Three sizes more, doubling past the largest, tell them apart.
+        let largest = narrow[4].0;
+        narrow.extend((1..=3).map(|i| largest * 2f64.powi(i)).map(|n| (n, 2000.0 + 3.0 * n)));
+        assert_eq!(classify(&narrow).unwrap().class, Some(Class::Linear));
+        assert!(!limits.class_worth_widening(&narrow));
+        assert!(!limits.class_worth_widening(&points(|n| 3.0 * n, 6, 2.0)), "already named");
+        assert!(!limits.class_worth_widening(&points(|n| n * n, 4, 2.0)), "over the slope limit");
+        let mut disturbed = points(|n| 3.0 * n, 5, 2.0);
+        disturbed[2].1 *= 10.0;
+        assert!(!limits.class_worth_widening(&disturbed), "unsure on the slope");
+    }
+}

@@ -207,7 +207,7 @@ pub fn classify(points: &[(f64, f64)]) -> Result<Complexity, FitError> {
         decide(best, &scores, separation(count)).filter(|&class| {
             borne_out(class, low)
                 && (class < Class::Quadratic
-                    || borne_out(class, power_law_exponent(&sizes[..count - 1], &ln_t[..count - 1], &[]).1))
+                    || exponent_rules_out(&sizes[..count - 1], &ln_t[..count - 1], steep_floor(class)))
         })
     });
     Ok(Complexity {
@@ -247,9 +247,17 @@ fn decide(best: Class, scores: &[f64; 6], margin: f64) -> Option<Class> {
 fn borne_out(class: Class, low: f64) -> bool {
     match class {
         Class::Constant => low <= CONSTANT_MAX_LOW,
-        Class::Quadratic => low > 1.0,
-        Class::Cubic => low > 2.0,
+        Class::Quadratic | Class::Cubic => low > steep_floor(class),
         Class::Log | Class::Linear | Class::NLogN => true,
+    }
+}
+
+/// The exponent a steep class's interval must lie above: the class below's.
+fn steep_floor(class: Class) -> f64 {
+    if class == Class::Cubic {
+        2.0
+    } else {
+        1.0
     }
 }
 
@@ -305,44 +313,74 @@ const EXPONENT_TOLERANCE: f64 = 1e-7;
 /// regula falsi; it is the range's edge when there is none. Off the grid the profile is traced:
 /// each k's fit starts from the ratio a/b of the k before.
 fn power_law_exponent(sizes: &[f64], ln_t: &[f64], known: &[(f64, FixedPlusGrowth)]) -> (f64, f64, f64) {
-    let mut profile =
-        Profile { log_sizes: sizes.iter().map(|n| n.ln()).collect(), ln_t, f: vec![0.0; sizes.len()], last: None };
+    let mut power_law = PowerLaw::fit(sizes, ln_t, known);
     let (lo, hi) = EXPONENT_RANGE;
-    let steps = ((hi - lo) / EXPONENT_GRID_STEP).round() as usize;
-    let mut start = (lo, profile.search(lo));
-    for i in 1..=steps {
-        let k = lo + EXPONENT_GRID_STEP * i as f64;
-        let fit = known.iter().find(|p| p.0 == k).map_or_else(|| profile.search(k), |p| p.1);
-        if fit.sse < start.1.sse {
-            start = (k, fit);
-        }
-    }
-    // With a = 0 the fit is the log-log line, whose best k is known outright; it is searched too,
-    // because near k = 0 the profile can dip between grid points: there every k fits a flat series
-    // alike, and a slight trend is the line's alone.
-    let slope = log_log_line(&profile.log_sizes, ln_t);
-    if (lo..=hi).contains(&slope) {
-        let fit = profile.search(slope);
-        if fit.sse < start.1.sse {
-            start = (slope, fit);
-        }
-    }
-    profile.last = start.1.ratio;
-    let (k, sse) = brent(
-        |x| profile.trace(x).sse,
-        (start.0 - EXPONENT_GRID_STEP).max(lo),
-        (start.0 + EXPONENT_GRID_STEP).min(hi),
-        (start.0, start.1.sse),
-        EXPONENT_TOLERANCE,
-    );
-    let (k, best) = if sse < start.1.sse { (k, profile.trace(k)) } else { start };
+    (power_law.k, power_law.end(lo), power_law.end(hi))
+}
 
-    let peak = log_likelihood(best.sse, ln_t.len());
-    let cut = interval_cut(ln_t.len());
-    let excess = |fit: FixedPlusGrowth| 2.0 * (peak - log_likelihood(fit.sse, ln_t.len())) - cut;
-    let mut end = |toward: f64| {
+/// Whether the power law's exponent interval on these points lies above `floor`: its low end,
+/// walked towards `floor` rather than to the range's edge, which decides the same and is all
+/// that is wanted of the points without their largest size.
+fn exponent_rules_out(sizes: &[f64], ln_t: &[f64], floor: f64) -> bool {
+    let mut power_law = PowerLaw::fit(sizes, ln_t, &[]);
+    power_law.k > floor && power_law.end(floor) > floor
+}
+
+/// t = a + b·n^k fitted at its best k, with what walking out to its interval's ends needs.
+struct PowerLaw<'a> {
+    profile: Profile<'a>,
+    k: f64,
+    best: FixedPlusGrowth,
+    /// The log-likelihood at `k`.
+    peak: f64,
+    cut: f64,
+}
+
+impl<'a> PowerLaw<'a> {
+    fn fit(sizes: &[f64], ln_t: &'a [f64], known: &[(f64, FixedPlusGrowth)]) -> PowerLaw<'a> {
+        let mut profile =
+            Profile { log_sizes: sizes.iter().map(|n| n.ln()).collect(), ln_t, f: vec![0.0; sizes.len()], last: None };
+        let (lo, hi) = EXPONENT_RANGE;
+        let steps = ((hi - lo) / EXPONENT_GRID_STEP).round() as usize;
+        let mut start = (lo, profile.search(lo));
+        for i in 1..=steps {
+            let k = lo + EXPONENT_GRID_STEP * i as f64;
+            let fit = known.iter().find(|p| p.0 == k).map_or_else(|| profile.search(k), |p| p.1);
+            if fit.sse < start.1.sse {
+                start = (k, fit);
+            }
+        }
+        // With a = 0 the fit is the log-log line, whose best k is known outright; it is searched
+        // too, because near k = 0 the profile can dip between grid points: there every k fits a
+        // flat series alike, and a slight trend is the line's alone.
+        let slope = log_log_line(&profile.log_sizes, ln_t);
+        if (lo..=hi).contains(&slope) {
+            let fit = profile.search(slope);
+            if fit.sse < start.1.sse {
+                start = (slope, fit);
+            }
+        }
+        profile.last = start.1.ratio;
+        let (k, sse) = brent(
+            |x| profile.trace(x).sse,
+            (start.0 - EXPONENT_GRID_STEP).max(lo),
+            (start.0 + EXPONENT_GRID_STEP).min(hi),
+            (start.0, start.1.sse),
+            EXPONENT_TOLERANCE,
+        );
+        let (k, best) = if sse < start.1.sse { (k, profile.trace(k)) } else { start };
+        let peak = log_likelihood(best.sse, ln_t.len());
+        PowerLaw { profile, k, best, peak, cut: interval_cut(ln_t.len()) }
+    }
+
+    /// The interval's end towards `toward`: the first crossing of the cut walking out from `k`,
+    /// or `toward` itself when there is none before it.
+    fn end(&mut self, toward: f64) -> f64 {
+        let PowerLaw { profile, k, best, peak, cut } = self;
+        let (k, count) = (*k, profile.ln_t.len());
+        let excess = |fit: FixedPlusGrowth| 2.0 * (*peak - log_likelihood(fit.sse, count)) - *cut;
         profile.last = best.ratio;
-        let (mut inside, mut inside_excess) = (k, excess(best));
+        let (mut inside, mut inside_excess) = (k, excess(*best));
         loop {
             let next =
                 if toward < k { (inside - INTERVAL_STEP).max(toward) } else { (inside + INTERVAL_STEP).min(toward) };
@@ -360,8 +398,7 @@ fn power_law_exponent(sizes: &[f64], ln_t: &[f64], known: &[(f64, FixedPlusGrowt
             }
             (inside, inside_excess) = (next, next_excess);
         }
-    };
-    (k, end(lo), end(hi))
+    }
 }
 
 /// The profile of t = a + b·n^k over k: the best fit of a and b at each k.

@@ -75,8 +75,12 @@ pub struct Summary {
     pub hosts: usize,
     /// (size, median over runs of the run's median ns, runs at that size), by size.
     pub sizes: Vec<(u64, f64, usize)>,
-    /// The class of growth of `sizes`' medians (`classify_summary`).
+    /// The class of growth of `sizes`' medians (`Summary::classify`).
     pub complexity: Option<Complexity>,
+    /// The workload's source hash in the version's latest run, and how many distinct sources the
+    /// summarised runs were built from.
+    pub source_hash: Option<String>,
+    pub source_count: usize,
 }
 
 /// A stored summary's class with the medians it was worked out on.
@@ -108,6 +112,8 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
     let sizes: Vec<(u64, f64, usize)> = by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect();
     Some(Summary {
         complexity: None,
+        source_hash: None,
+        source_count: 0,
         slope: spread.median,
         slope_min: spread.min,
         slope_max: spread.max,

@@ -343,3 +343,51 @@ async fn unknown_series_and_runs_get_html_error_pages() {
     })
     .await;
 }
+
+/// A workload whose own source changed between two versions: the series page, its chart and its
+/// text alternative, and the series API say where, so a step there is not blamed on the toolchain
+/// unseen.
+#[tokio::test]
+async fn a_change_of_the_workload_s_source_is_marked_on_the_series_page_its_chart_and_the_api() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let with_source = |version: &str, slope: f64, source: &str| {
+            let mut run = run_json("gcc-glibc", version, "build-01", slope, 1, 6, 3);
+            run["workloads"][0]["source_hash"] = source.into();
+            run
+        };
+        for run in [
+            with_source("13.2.0", 1.0, "sha256:aaaa"),
+            with_source("14.1.0", 1.0, "sha256:aaaa"),
+            with_source("14.2.0", 2.0, "sha256:bbbb"),
+            with_source("14.2.0", 2.0, "sha256:cccc"),
+        ] {
+            let (status, body) = app.submit(&run).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
+        let versions = series["versions"].as_array().unwrap();
+        let changed: Vec<bool> = versions.iter().map(|v| v["source_changed"].as_bool().unwrap()).collect();
+        assert_eq!(changed, [false, false, true], "{series}");
+        assert_eq!(versions[2]["source_hash"], "sha256:cccc", "the latest run's: {series}");
+        assert_eq!(versions[2]["source_count"], 2, "{series}");
+
+        let page = html(&app, "/series/workload-0/gcc-glibc").await;
+        assert!(page.contains("workload source changed at 14.2.0"), "{page}");
+        assert!(page.contains("14.2.0 measured on 2 workload sources"), "{page}");
+        let svg = fetch(&app, "/series/workload-0/gcc-glibc/slope.svg", &[]).await.body;
+        assert!(svg.contains("source changed"), "{svg}");
+        assert!(svg.contains("Note: workload source changed at 14.2.0."), "the text alternative says so too");
+
+        // The regression 14.2.0 opened was measured on another source than 14.1.0, and says so.
+        let regressions = app.db.store.regressions(None).await.unwrap();
+        assert_eq!(regressions.len(), 1);
+        let id = regressions[0].0.id;
+        let (_, detail) = app.get(&format!("/api/v1/regressions/{id}")).await;
+        assert_eq!(detail["workloads"][0]["source_changed"], true, "{detail}");
+        let page = html(&app, &format!("/regressions/{id}")).await;
+        assert!(page.contains("⚠ source changed"), "{page}");
+        assert!(page.contains("were measured on different sources"), "{page}");
+    })
+    .await;
+}

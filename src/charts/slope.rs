@@ -132,6 +132,17 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
                 (FONT, 14).into_font().color(&ALERT).pos(Pos::new(HPos::Left, VPos::Center)),
             ))?;
         }
+        for i in series.source_steps() {
+            let x = i as f64 - 0.5;
+            chart.draw_series(DashedLineSeries::new([(x, y_lo), (x, y_hi)], 2, 4, MUTED.stroke_width(1)))?;
+            let bottom = chart.backend_coord(&(x, y_lo));
+            root.draw(&Text::new(
+                "source changed",
+                (bottom.0 + 4, bottom.1 - 6),
+                (FONT, 13).into_font().color(&MUTED).pos(Pos::new(HPos::Left, VPos::Bottom)),
+            ))?;
+        }
+
         for (i, v) in series.measured() {
             let at = (i as f64, v.slope);
             match Band::of(v.slope) {
@@ -209,6 +220,9 @@ pub fn slope_description(series: &SeriesView) -> String {
         (Some(change), _) => text.push_str(&format!(" Complexity class: {change}.")),
         (None, Some(class)) => text.push_str(&format!(" Complexity class at {}: {class}.", last.version)),
         (None, None) => {}
+    }
+    for note in series.source_changes() {
+        text.push_str(&format!(" Note: {note}."));
     }
     push_failures(&mut text, series);
     text

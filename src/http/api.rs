@@ -319,10 +319,17 @@ pub struct SeriesVersion {
     /// The complexity class of `sizes`' medians; null where every run failed, or while a store
     /// upgraded from before classes is still classifying its history.
     complexity: Option<slopewatch_core::complexity::Complexity>,
+    /// The workload's source hash in the version's latest run; null where every run failed.
+    source_hash: Option<String>,
+    /// How many distinct workload sources the version's summarised runs were built from.
+    source_count: i64,
+    /// Whether the latest run built another workload source than the latest run of the measured
+    /// version before: a step here may be the workload's own.
+    source_changed: bool,
 }
 
 impl SeriesVersion {
-    fn of(workload: &str, lineage: &str, v: crate::views::SeriesVersion) -> SeriesVersion {
+    fn of(workload: &str, lineage: &str, v: crate::views::SeriesVersion, source_changed: bool) -> SeriesVersion {
         let s = v.summary.as_ref();
         let f = v.failures.as_ref();
         let first_seen = [s.map(|s| s.first_seen), f.map(|f| f.first_seen)].into_iter().flatten().min();
@@ -341,6 +348,9 @@ impl SeriesVersion {
             first_seen: first_seen.unwrap_or(OffsetDateTime::UNIX_EPOCH),
             last_run_at: last_run_at.unwrap_or(OffsetDateTime::UNIX_EPOCH),
             complexity: s.and_then(|s| s.complexity.clone()),
+            source_hash: s.and_then(|s| s.source_hash.clone()),
+            source_count: s.map_or(0, |s| s.source_count),
+            source_changed,
             sizes: v.summary.map(|s| s.sizes).unwrap_or_default(),
             failures: v.failures,
             version: v.version,
@@ -370,6 +380,12 @@ async fn get_series(State(state): State<AppState>, AppQuery(q): AppQuery<SeriesQ
         return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));
     }
     let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), String::new(), summaries, failures);
-    let versions = view.versions.into_iter().map(|v| SeriesVersion::of(&q.workload, &q.toolchain, v)).collect();
+    let steps = view.source_steps();
+    let versions = view
+        .versions
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| SeriesVersion::of(&q.workload, &q.toolchain, v, steps.contains(&i)))
+        .collect();
     Ok(Json(Series { workload: q.workload, toolchain: q.toolchain, versions }))
 }

@@ -161,6 +161,8 @@ struct NumberRow {
     detail: String,
     /// `O(n) → O(n²)`, or empty.
     class_step: String,
+    /// The workload's own source differs between the two versions.
+    source_changed: bool,
 }
 
 struct TimelineRow {
@@ -200,6 +202,8 @@ struct DetailPage {
     status_label: String,
     magnitude: String,
     numbers: Vec<NumberRow>,
+    /// Some workload's own source differs between the two versions.
+    source_changed: bool,
     timeline: Vec<TimelineRow>,
     charts: Vec<ChartView>,
     deliveries: Vec<DeliveryView>,
@@ -219,7 +223,7 @@ async fn detail(
     let d = load(&state, id).await?;
     let r = &d.regression;
     let public_url = state.config.public_url.as_deref();
-    let numbers = d
+    let numbers: Vec<NumberRow> = d
         .workloads
         .iter()
         .map(|w| NumberRow {
@@ -247,6 +251,7 @@ async fn detail(
             },
             detail: w.failure.as_ref().map(|f| f.detail.clone()).unwrap_or_default(),
             class_step: w.class_step().unwrap_or_else(|| "–".into()),
+            source_changed: w.source_changed,
         })
         .collect();
     let versions: Vec<&str> = [r.previous_version.as_deref(), Some(r.version.as_str()), r.fixed_version.as_deref()]
@@ -279,6 +284,7 @@ async fn detail(
         status: r.status.clone(),
         status_label: RegressionStatus::label_of(&r.status).to_string(),
         magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
+        source_changed: numbers.iter().any(|n| n.source_changed),
         numbers,
         timeline: postmortem::timeline(&d)
             .into_iter()

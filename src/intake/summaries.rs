@@ -243,16 +243,24 @@ fn summary_rows(
     struct Inputs {
         fits: Vec<RunFit>,
         medians: Vec<(u64, f64)>,
+        /// Latest first, each once.
+        sources: Vec<String>,
     }
     let mut by_workload: HashMap<i64, Inputs> = HashMap::new();
+    // Latest first, as each version's window is sorted.
     for Candidate { fit, host_id, .. } in window {
         let w = by_workload.entry(fit.workload_id).or_default();
         w.medians.extend(fit.medians);
         w.fits.push(RunFit { fit: fit.slope, host_id });
+        if !w.sources.contains(&fit.source_hash) {
+            w.sources.push(fit.source_hash);
+        }
     }
     let mut rows = Vec::new();
     for (workload_id, w) in by_workload {
         let Some(mut summary) = analysis::summarize(&w.fits, &w.medians) else { continue };
+        summary.source_count = w.sources.len();
+        summary.source_hash = w.sources.into_iter().next();
         let Some(added) = additions.get(&workload_id).filter(|a| !a.is_empty()) else { continue };
         let SummaryTotals { mut runs, mut host_ids, mut first_seen, mut last_run_at, classified } =
             totals.remove(&workload_id).unwrap_or(SummaryTotals {

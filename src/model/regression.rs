@@ -132,6 +132,11 @@ pub struct RegressionWorkload {
     pub class_before: Option<String>,
     #[sqlx(skip)]
     pub class_after: Option<String>,
+    /// Whether the workload's own source (its latest run's) differs between the last good and
+    /// the first bad version: the regression may then be the workload's doing.
+    #[sqlx(skip)]
+    #[serde(default)]
+    pub source_changed: bool,
 }
 
 impl RegressionWorkload {

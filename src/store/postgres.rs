@@ -148,9 +148,9 @@ impl Backend for Postgres {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT f.run_id, f.workload_id, f.medians, f.slope, f.ci_low, f.ci_high, f.r2
+            "SELECT f.run_id, f.workload_id, f.medians, f.source_hash, f.slope, f.ci_low, f.ci_high, f.r2
          FROM UNNEST($1::uuid[]) AS r (id),
-              LATERAL (SELECT run_id, workload_id, medians, slope, ci_low, ci_high, r2 FROM fits
+              LATERAL (SELECT run_id, workload_id, medians, source_hash, slope, ci_low, ci_high, r2 FROM fits
                        WHERE run_id = r.id AND workload_id = ANY($2) OFFSET 0) AS f",
         )
         .bind(run_ids)

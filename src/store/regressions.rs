@@ -17,12 +17,13 @@ use time::OffsetDateTime;
 const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
      opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at, merged_into FROM regressions";
 
-/// A regression's workloads, with their version summaries' complexity at its last good and first
-/// bad versions.
+/// A regression's workloads, with their version summaries' complexity and workload source at its
+/// last good and first bad versions.
 const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.reason, rw.slope, rw.ci_low,
      rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
      rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
-     sb.complexity AS complexity_before, sa.complexity AS complexity_after
+     sb.complexity AS complexity_before, sa.complexity AS complexity_after,
+     sb.source_hash AS source_before, sa.source_hash AS source_after
      FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
      JOIN regressions rr ON rr.id = rw.regression_id
      LEFT JOIN version_summaries sa
@@ -37,6 +38,8 @@ struct WorkloadRecord {
     member: RegressionWorkload,
     complexity_before: Option<String>,
     complexity_after: Option<String>,
+    source_before: Option<String>,
+    source_after: Option<String>,
 }
 
 impl WorkloadRecord {
@@ -46,6 +49,7 @@ impl WorkloadRecord {
         Ok(RegressionWorkload {
             class_before: class(self.complexity_before)?,
             class_after: class(self.complexity_after)?,
+            source_changed: matches!((&self.source_before, &self.source_after), (Some(b), Some(a)) if b != a),
             ..self.member.with_failure()
         })
     }

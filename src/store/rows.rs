@@ -25,6 +25,7 @@ pub(super) struct WindowFitRow {
     run_id: Uuid,
     workload_id: i64,
     medians: String,
+    source_hash: String,
     #[sqlx(flatten)]
     slope: Slope,
 }
@@ -36,6 +37,8 @@ pub struct WindowFit {
     pub workload_id: i64,
     /// (size, median ns), by size.
     pub medians: Vec<(u64, f64)>,
+    /// The workload's source as the run built it.
+    pub source_hash: String,
     pub slope: Slope,
 }
 
@@ -45,6 +48,7 @@ impl WindowFitRow {
             run_id: self.run_id,
             workload_id: self.workload_id,
             medians: decode_json(&self.medians)?,
+            source_hash: self.source_hash,
             slope: self.slope,
         })
     }

@@ -34,6 +34,10 @@ pub struct VersionSummary {
     /// The complexity class of `sizes`' medians; `null` only while a store upgraded from before
     /// classes is still classifying its history.
     pub complexity: Option<Complexity>,
+    /// The workload's source hash in the version's latest run.
+    pub source_hash: Option<String>,
+    /// How many distinct sources the summarised runs were built from.
+    pub source_count: i64,
 }
 
 #[derive(sqlx::FromRow)]
@@ -53,6 +57,8 @@ struct SummaryRecord {
     first_seen: OffsetDateTime,
     last_run_at: OffsetDateTime,
     complexity: Option<String>,
+    source_hash: Option<String>,
+    source_count: i32,
 }
 
 impl SummaryRecord {
@@ -74,12 +80,15 @@ impl SummaryRecord {
             sizes,
             first_seen: self.first_seen,
             last_run_at: self.last_run_at,
+            source_hash: self.source_hash,
+            source_count: self.source_count.into(),
         })
     }
 }
 
 const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
-     s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at, s.complexity
+     s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at, s.complexity,
+     s.source_hash, s.source_count
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
 /// A version's slope and class for one workload, without its per-size medians.

@@ -116,7 +116,7 @@ impl Backend for Sqlite {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         let mut q = QueryBuilder::new(
-            "SELECT run_id, workload_id, medians, slope, ci_low, ci_high, r2 FROM fits WHERE run_id IN ",
+            "SELECT run_id, workload_id, medians, source_hash, slope, ci_low, ci_high, r2 FROM fits WHERE run_id IN ",
         );
         push_ids(&mut q, run_ids);
         q.push(" AND +workload_id IN ");

@@ -184,7 +184,8 @@ impl Tx<'_> {
             return Ok(());
         }
         let mut q = sql("INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
-             ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at, complexity) ");
+             ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at, complexity, source_hash,
+             source_count) ");
         q.push_values(rows, |b, row| {
             let s = row.summary;
             let sizes: Vec<_> = s
@@ -207,14 +208,17 @@ impl Tx<'_> {
                 .bind(serde_json::Value::Array(sizes).to_string())
                 .bind(row.first_seen)
                 .bind(row.last_run_at)
-                .bind(encode_complexity(s.complexity.as_ref()));
+                .bind(encode_complexity(s.complexity.as_ref()))
+                .bind(s.source_hash.as_deref())
+                .bind(s.source_count.max(1) as i32);
         });
         q.push(
             " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
              slope_min = excluded.slope_min, slope_max = excluded.slope_max, ci_low = excluded.ci_low,
              ci_high = excluded.ci_high, r2 = excluded.r2, runs = excluded.runs, hosts = excluded.hosts,
              host_ids = excluded.host_ids, sizes = excluded.sizes, first_seen = excluded.first_seen,
-             last_run_at = excluded.last_run_at, complexity = excluded.complexity",
+             last_run_at = excluded.last_run_at, complexity = excluded.complexity,
+             source_hash = excluded.source_hash, source_count = excluded.source_count",
         );
         self.exec().execute(&q).await.map(drop)
     }

@@ -177,6 +177,39 @@ impl SeriesView {
         Some(parts.join(", "))
     }
 
+    /// Where the workload's own source changed: each version whose latest run built another
+    /// source than the latest run of the version before it, and each version measured on more
+    /// than one source, in words ("workload source changed at 0.16.0"). A regression at such a
+    /// version may be the workload's own doing rather than the toolchain's.
+    pub fn source_changes(&self) -> Vec<String> {
+        let steps = self.source_steps();
+        let mut notes = Vec::new();
+        for (i, v) in self.versions.iter().enumerate() {
+            if steps.contains(&i) {
+                notes.push(format!("workload source changed at {}", v.version));
+            }
+            if let Some(s) = v.summary.as_ref().filter(|s| s.source_count > 1) {
+                notes.push(format!("{} measured on {} workload sources", v.version, s.source_count));
+            }
+        }
+        notes
+    }
+
+    /// The indices of the versions whose latest run built another workload source than the latest
+    /// run of the measured version before them.
+    pub fn source_steps(&self) -> Vec<usize> {
+        let mut steps = Vec::new();
+        let mut previous: Option<&str> = None;
+        for (i, v) in self.versions.iter().enumerate() {
+            let Some(hash) = v.summary.as_ref().and_then(|s| s.source_hash.as_deref()) else { continue };
+            if previous.is_some_and(|p| p != hash) {
+                steps.push(i);
+            }
+            previous = Some(hash);
+        }
+        steps
+    }
+
     /// The series from its summaries (in version order) and the failures of its versions.
     pub fn new(
         workload: String,
@@ -437,6 +470,8 @@ pub(crate) mod tests {
             first_seen: OffsetDateTime::UNIX_EPOCH,
             last_run_at: OffsetDateTime::UNIX_EPOCH,
             complexity: None,
+            source_hash: Some("a1b2c3".into()),
+            source_count: 1,
         }
     }
 
@@ -483,6 +518,25 @@ pub(crate) mod tests {
             exponent_ci_low: Some(0.9),
             exponent_ci_high: Some(1.1),
         }
+    }
+
+    #[test]
+    fn a_change_of_the_workload_s_own_source_is_named_at_its_version() {
+        let mut versions = vec![
+            summary("gcc-glibc", "13.2.0", 1.0, 6),
+            summary("gcc-glibc", "14.1.0", 1.0, 6),
+            summary("gcc-glibc", "14.2.0", 2.0, 6),
+        ];
+        let series = |versions: Vec<VersionSummary>| {
+            SeriesView::new("strchr".into(), "gcc-glibc".into(), "bytes".into(), versions, Vec::new())
+        };
+        assert!(series(versions.clone()).source_changes().is_empty(), "one source throughout");
+        versions[2].source_hash = Some("d4e5f6".into());
+        versions[1].source_count = 2;
+        assert_eq!(
+            series(versions).source_changes(),
+            ["14.1.0 measured on 2 workload sources", "workload source changed at 14.2.0"]
+        );
     }
 
     #[test]

@@ -44,6 +44,8 @@ struct SeriesPage {
     marked: Option<String>,
     /// How the complexity class changed across versions, in words.
     class_change: Option<String>,
+    /// Where the workload's own source changed, in words.
+    source_changes: Vec<String>,
     /// Versions the log-log chart draws.
     shown: Vec<String>,
     slope_alt: String,
@@ -79,6 +81,7 @@ pub(super) async fn page(
         shared_size: series.shared_size(),
         marked: series.first_over_threshold().map(|i| series.versions[i].version.clone()),
         class_change: series.class_change(),
+        source_changes: series.source_changes(),
         slope_alt: charts::slope_description(&series),
         loglog_alt: charts::loglog_description(&loglog),
         loglog_src: links::loglog_svg(&series.workload, &series.lineage, if asked.is_empty() { &[] } else { &shown }),

@@ -273,16 +273,3 @@ fn init_workload_writes_a_template_that_builds_and_runs_as_it_is() {
     let taken = run(agent().args(["init-workload", "strchr", "--dir"]).arg(dir.path()));
     assert!(text(&taken).contains("built-in"), "{}", text(&taken));
 }
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}

@@ -1,4 +1,4 @@
-//! The command line: parsing, validation and the seven commands.
+//! The command line: parsing, validation and the eight commands.
 
 use crate::config::{self, ToolchainSpec};
 use crate::failure;
@@ -90,6 +90,18 @@ enum Command {
         #[command(flatten)]
         spool: SpoolArgs,
     },
+    /// Write a commented C template for a workload of your own, DIR/NAME.c, and print its
+    /// [[workloads]] entry (added to --config when that file has no workload of the name).
+    InitWorkload {
+        /// The workload's name: its series name on the server.
+        name: String,
+        /// Where to write NAME.c.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// A config file to add the [[workloads]] entry to (created if missing).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Send the runs waiting in the spool.
     Flush {
         #[command(flatten)]
@@ -104,7 +116,8 @@ struct ToolchainArgs {
     /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'. Repeatable.
     #[arg(long = "toolchain", value_name = "NAME=COMMAND")]
     toolchains: Vec<String>,
-    /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc).
+    /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc) and
+    /// [[workloads]] entries (name, sources, and optional include, cflags, libs, unit, start, max).
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     config: Option<PathBuf>,
 }
@@ -113,7 +126,8 @@ struct ToolchainArgs {
 struct MeasureArgs {
     #[command(flatten)]
     toolchains: ToolchainArgs,
-    /// Comma-separated workloads to run, e.g. strchr,sqlite-insert (default: all).
+    /// Comma-separated workloads to run, built-in or the team's own, e.g. strchr,sqlite-insert
+    /// (default: all).
     #[arg(long, value_delimiter = ',')]
     workloads: Option<Vec<String>>,
     /// A custom workload's C source (see the README for the protocol). Repeatable.
@@ -284,6 +298,18 @@ fn run(cli: Cli) -> Result<i32> {
                 None => deliver_all(&server.client()?, &spool.open()?, &runs),
             }
         }
+        Command::InitWorkload { name, dir, config } => {
+            let written = crate::template::init(&name, &dir, config.as_deref())?;
+            println!("wrote {}", written.source.display());
+            match &config {
+                Some(c) => println!("added to {}:\n\n{}", c.display(), written.entry),
+                None => println!(
+                    "add to your config file (--config; sources are relative to its directory):\n\n{}",
+                    written.entry
+                ),
+            }
+            Ok(0)
+        }
         Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
     }
 }
@@ -360,7 +386,7 @@ fn print_toolchain(tc: &DetectedToolchain) {
 impl ToolchainArgs {
     fn specs(&self) -> Result<Vec<ToolchainSpec>> {
         let mut specs = match &self.config {
-            Some(path) => config::load_config(path)?,
+            Some(path) => config::load_config(path)?.toolchains,
             None => Vec::new(),
         };
         for t in &self.toolchains {
@@ -371,6 +397,14 @@ impl ToolchainArgs {
         }
         config::check_unique(&specs)?;
         Ok(specs)
+    }
+
+    /// The `[[workloads]]` of the config file, checked.
+    fn workloads(&self) -> Result<Vec<Workload>> {
+        match &self.config {
+            Some(path) => workloads::configured(&config::load_config(path)?.workloads, path),
+            None => Ok(Vec::new()),
+        }
     }
 }
 
@@ -446,6 +480,7 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
 fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result<Measurements> {
     let specs = args.toolchains.specs()?;
     let mut catalogue = workloads::builtin();
+    catalogue.extend(args.toolchains.workloads()?);
     for f in &args.workload_files {
         let w = workloads::load_custom(f)?;
         if catalogue.iter().any(|c| c.name == w.name) {

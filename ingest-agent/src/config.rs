@@ -1,4 +1,5 @@
-//! What the user asks for: toolchains from `--toolchain` or a TOML file, sizes and durations.
+//! What the user asks for: toolchains from `--toolchain` or a TOML file (with the team's own
+//! `[[workloads]]`), sizes and durations.
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -122,6 +123,9 @@ pub fn split_words(line: &str) -> Result<Vec<String>> {
 struct ConfigFile {
     #[serde(default)]
     toolchains: Vec<ToolchainEntry>,
+    /// Kept as tables until each is read on its own, so an error can name its workload.
+    #[serde(default)]
+    workloads: Vec<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,21 +141,86 @@ struct ToolchainEntry {
     libc: Option<String>,
 }
 
-/// Reads the `[[toolchains]]` of a TOML config file.
-pub fn load_config(path: &Path) -> Result<Vec<ToolchainSpec>> {
+/// A `[[workloads]]` entry as written, before its files are looked at: the vocabulary of the
+/// `// slopewatch:` line, plus the files that make it up.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadEntry {
+    /// The series name on the server.
+    pub name: String,
+    /// C files compiled and linked together with the toolchain under test, relative to the
+    /// config file's directory.
+    pub sources: Vec<String>,
+    /// Include directories, relative to the config file's directory.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Compile flags added to the toolchain's own.
+    #[serde(default)]
+    pub cflags: Option<String>,
+    /// Link arguments, e.g. `-lm`.
+    #[serde(default)]
+    pub libs: Vec<String>,
+    #[serde(default)]
+    pub unit: Option<String>,
+    #[serde(default)]
+    pub start: Option<SizeSetting>,
+    #[serde(default)]
+    pub max: Option<SizeSetting>,
+}
+
+/// A size as TOML gives it: `"64K"` or `65536`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum SizeSetting {
+    Number(i64),
+    Text(String),
+}
+
+impl SizeSetting {
+    pub fn value(&self) -> Result<u64, String> {
+        match self {
+            SizeSetting::Number(n) => parse_size(&n.to_string()),
+            SizeSetting::Text(t) => parse_size(t),
+        }
+    }
+}
+
+/// What a config file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub toolchains: Vec<ToolchainSpec>,
+    pub workloads: Vec<WorkloadEntry>,
+}
+
+/// Reads a TOML config file: its `[[toolchains]]` and `[[workloads]]`.
+pub fn load_config(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
     parse_config(&text).with_context(|| format!("in config file {}", path.display()))
 }
 
-pub fn parse_config(text: &str) -> Result<Vec<ToolchainSpec>> {
+pub fn parse_config(text: &str) -> Result<Config> {
     let file: ConfigFile = toml::from_str(text)?;
-    if file.toolchains.is_empty() {
-        bail!("no [[toolchains]] entries");
+    if file.toolchains.is_empty() && file.workloads.is_empty() {
+        bail!("no [[toolchains]] or [[workloads]] entries");
     }
-    file.toolchains
+    let toolchains = file
+        .toolchains
         .into_iter()
         .map(|t| ToolchainSpec::new(&t.name, &t.cc, t.flags.as_deref().unwrap_or(DEFAULT_FLAGS), t.version, t.libc))
-        .collect()
+        .collect::<Result<_>>()?;
+    let workloads = file
+        .workloads
+        .into_iter()
+        .enumerate()
+        .map(|(i, table)| {
+            let which = match table.get("name").and_then(|n| n.as_str()) {
+                Some(name) => format!("workload {name:?}"),
+                None => format!("workload #{}", i + 1),
+            };
+            toml::Value::Table(table).try_into::<WorkloadEntry>().with_context(|| which)
+        })
+        .collect::<Result<_>>()?;
+    Ok(Config { toolchains, workloads })
 }
 
 /// Rejects two toolchains with one lineage name: their runs would be indistinguishable.
@@ -252,7 +321,8 @@ mod tests {
             libc = "musl 1.2.5 (zig)"
             "#,
         )
-        .unwrap();
+        .unwrap()
+        .toolchains;
         assert_eq!(specs[0].flags, ["-O2"]);
         assert_eq!(specs[1].command[..3], ["python3", "-m", "ziglang"]);
         assert_eq!(specs[1].flags, ["-O3", "-fno-builtin"]);

@@ -11,6 +11,7 @@ pub mod measure;
 pub mod report;
 pub mod spool;
 pub mod submit;
+pub mod template;
 pub mod toolchain;
 pub mod workloads;
 

@@ -1,6 +1,8 @@
-//! The workloads the agent ships (C sources compiled in) and those a team adds with
-//! `--workload-file`, and the per-toolchain build cache keyed by (toolchain fingerprint, source hash).
+//! The workloads the agent ships (C sources compiled in), those a team adds with `--workload-file`
+//! or `[[workloads]]` in its config, and the per-toolchain build cache keyed by (toolchain
+//! fingerprint, source hash).
 
+use crate::config::WorkloadEntry;
 use crate::toolchain::{CompileError, DetectedToolchain};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -42,9 +44,29 @@ const SQLITE_DEFINES: &[&str] =
 
 #[derive(Debug, Clone, PartialEq)]
 enum Source {
-    Builtin { main: &'static str, headers: Vec<(&'static str, &'static str)> },
-    Sqlite { main: &'static str },
-    Custom { path: PathBuf, text: String, libs: Vec<String> },
+    Builtin {
+        main: &'static str,
+        headers: Vec<(&'static str, &'static str)>,
+    },
+    Sqlite {
+        main: &'static str,
+    },
+    Custom {
+        path: PathBuf,
+        text: String,
+        libs: Vec<String>,
+    },
+    /// A `[[workloads]]` entry: files compiled where they are, paths absolute.
+    Configured {
+        sources: Vec<PathBuf>,
+        include: Vec<PathBuf>,
+        cflags: Vec<String>,
+        libs: Vec<String>,
+        /// The config file's directory, cut from the compiler's messages.
+        root: PathBuf,
+        /// Read once, when the config is loaded: see [`configured_hash`].
+        hash: String,
+    },
 }
 
 /// One workload: what it is called, how its size is counted, the default sizes it sweeps.
@@ -80,6 +102,7 @@ impl Workload {
                 h.update(text);
                 libs.iter().for_each(|l| h.update(l));
             }
+            Source::Configured { hash, .. } => return hash.clone(),
         }
         format!("sha256:{}", hex::encode(h.finalize()))
     }
@@ -140,17 +163,162 @@ pub fn load_custom(path: &Path) -> Result<Workload> {
             }
         }
     }
-    if w.name.is_empty()
-        || w.name.len() > 64
-        || !w.name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        bail!("{}: workload name {:?} may only contain letters, digits, '-', '_' and '.'", path.display(), w.name);
-    }
+    check_name(&w.name).with_context(|| path.display().to_string())?;
     if w.start > w.max {
         bail!("{}: start {} is larger than max {}", path.display(), w.start, w.max);
     }
     w.source = Source::Custom { path: path.to_path_buf(), text, libs };
     Ok(w)
+}
+
+/// Workload names become series names in URLs, so they are kept to a safe alphabet.
+pub fn check_name(name: &str) -> Result<()> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        bail!("workload name {name:?} must be 1 to 64 letters, digits, '-', '_' or '.'");
+    }
+    Ok(())
+}
+
+/// Compile flags that would add an include directory behind the source hash's back.
+const INCLUDE_FLAGS: &[&str] = &["-I", "-iquote", "-isystem", "-idirafter", "-include", "-imacros"];
+
+/// Reads the `[[workloads]]` of the config file at `config`: paths are relative to its directory,
+/// and every file and setting is checked, each error naming the file, the workload and the key.
+pub fn configured(entries: &[WorkloadEntry], config: &Path) -> Result<Vec<Workload>> {
+    let parent = config.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let root = parent
+        .canonicalize()
+        .with_context(|| format!("{}: cannot resolve the config file's directory", config.display()))?;
+    let builtins: Vec<String> = builtin().into_iter().map(|w| w.name).collect();
+    let mut out: Vec<Workload> = Vec::new();
+    for e in entries {
+        let w = configured_one(e, &root).with_context(|| format!("{}: workload {:?}", config.display(), e.name))?;
+        if builtins.contains(&w.name) {
+            bail!("{}: workload {:?}: name: a built-in workload has this name", config.display(), w.name);
+        }
+        if out.iter().any(|o| o.name == w.name) {
+            bail!("{}: workload {:?}: name: given twice", config.display(), w.name);
+        }
+        out.push(w);
+    }
+    Ok(out)
+}
+
+fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
+    check_name(&e.name).context("name")?;
+    if e.sources.is_empty() {
+        bail!("sources: empty; list the C files to compile");
+    }
+    let mut sources = Vec::new();
+    for s in &e.sources {
+        let path = root.join(s);
+        if !path.is_file() {
+            bail!("sources: {s:?} is not a file (looked for {})", path.display());
+        }
+        sources.push(path);
+    }
+    let mut include = Vec::new();
+    for d in &e.include {
+        let path = root.join(d);
+        if !path.is_dir() {
+            bail!("include: {d:?} is not a directory (looked for {})", path.display());
+        }
+        include.push(path);
+    }
+    let cflags = crate::config::split_words(e.cflags.as_deref().unwrap_or("")).context("cflags")?;
+    if let Some(f) = cflags.iter().find(|f| INCLUDE_FLAGS.iter().any(|i| f.starts_with(i))) {
+        bail!("cflags: {f:?}: give include directories in `include`, so the headers in them are hashed");
+    }
+    let unit = match &e.unit {
+        Some(u) => {
+            SizeUnit::parse(u).with_context(|| format!("unit: {u:?} must be bytes, records, items or iterations"))?
+        }
+        None => SizeUnit::Bytes,
+    };
+    let size = |key: &str, v: &Option<crate::config::SizeSetting>, default: u64| match v {
+        Some(v) => v.value().map_err(|e| anyhow::anyhow!("{key}: {e}")),
+        None => Ok(default),
+    };
+    let (start, max) = (size("start", &e.start, 64 * KIB)?, size("max", &e.max, 4 * MIB)?);
+    if start > max {
+        bail!("start: {start} is larger than max {max}");
+    }
+    let hash = configured_hash(root, &sources, &include, &cflags, &e.libs)?;
+    let source = Source::Configured { sources, include, cflags, libs: e.libs.clone(), root: root.to_path_buf(), hash };
+    Ok(Workload { name: e.name.clone(), unit, start, max, source })
+}
+
+/// File name endings of what C code includes besides `.h`: the headers hashed beside a source.
+const HEADER_ENDINGS: &[&str] = &[".h", ".hh", ".hpp", ".hxx", ".inc", ".def"];
+
+/// The source hash of a configured workload: the harness, every source, the flags and libs, every
+/// file under the `include` directories (whatever its name: `#include "table.inc"` is C too), and
+/// the headers beside each source (where `#include "x.h"` looks first). Each file counts with its
+/// path relative to the config file's directory, so a checkout elsewhere hashes the same.
+///
+/// This is a superset of what the compiler reads, on purpose: a file counted needlessly costs a
+/// rebuild, one missed would let the cache serve a stale binary. The compiler's own dependency
+/// list (`-MD`) is exact but only known after compiling, while the cache key is needed before;
+/// and it holds the system headers of each toolchain, which would make the hash the server shows
+/// for one source differ between toolchains. A header reached some other way (`../elsewhere/x.h`)
+/// is not counted: `cflags` refuses `-I` and its kin so that include directories go in `include`.
+fn configured_hash(
+    root: &Path,
+    sources: &[PathBuf],
+    include: &[PathBuf],
+    cflags: &[String],
+    libs: &[String],
+) -> Result<String> {
+    let mut others = Vec::new();
+    for dir in include {
+        others.extend(walk_files(dir)?);
+    }
+    for dir in sources.iter().filter_map(|s| s.parent()) {
+        for f in std::fs::read_dir(dir).with_context(|| format!("cannot read directory {}", dir.display()))? {
+            let path = f?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_file() && HEADER_ENDINGS.iter().any(|e| name.ends_with(e)) {
+                others.push(path);
+            }
+        }
+    }
+    others.sort();
+    others.dedup();
+    let mut h = Sha256::new();
+    h.update(HARNESS.1);
+    for part in [cflags, libs] {
+        for word in part {
+            h.update(word.as_bytes());
+            h.update([0]);
+        }
+        h.update([1]);
+    }
+    for f in sources.iter().chain(&others) {
+        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+        h.update(f.strip_prefix(root).unwrap_or(f).to_string_lossy().as_bytes());
+        h.update([0]);
+        h.update(Sha256::digest(bytes));
+    }
+    Ok(format!("sha256:{}", hex::encode(h.finalize())))
+}
+
+/// Every regular file under `dir`, at any depth, sorted.
+fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read directory {}", dir.display()))?;
+    for e in entries {
+        let path = e?.path();
+        if path.is_dir() {
+            out.extend(walk_files(&path)?);
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Picks the workloads named in `--workloads` (all when `None`), in catalogue order.
@@ -208,10 +376,22 @@ impl BuildCache {
                 sources.push(write(&src_dir, (name, text))?);
                 extra.extend(libs.iter().cloned());
             }
+            Source::Configured { sources: files, include, cflags, libs, .. } => {
+                sources.extend(files.iter().cloned());
+                extra.extend(cflags.iter().cloned());
+                for dir in include {
+                    extra.push("-I".into());
+                    extra.push(dir.display().to_string());
+                }
+                extra.extend(libs.iter().cloned());
+            }
         }
         // Build under a temporary name so an interrupted build never leaves a binary to reuse.
         let tmp = tc_dir.join(format!(".{}-{key}.{}", w.name, std::process::id()));
-        tc.compile(&sources, &src_dir, &extra, &tmp).map_err(|e| e.relative_to(&src_dir))?;
+        tc.compile(&sources, &src_dir, &extra, &tmp).map_err(|e| match &w.source {
+            Source::Configured { root, .. } => e.relative_to(&src_dir).relative_to(root),
+            _ => e.relative_to(&src_dir),
+        })?;
         std::fs::rename(&tmp, &bin)?;
         Ok(bin)
     }

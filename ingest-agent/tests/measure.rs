@@ -170,16 +170,3 @@ fn bad_command_lines_are_refused_with_a_reason() {
         assert!(text(&out).contains(why), "{args:?}: {}", text(&out));
     }
 }
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}

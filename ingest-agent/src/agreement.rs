@@ -65,13 +65,14 @@ pub fn disagreements(answers: &[Answers]) -> Vec<Disagreement> {
                 }
                 let others: Vec<&(&str, Vec<&str>)> = groups.iter().filter(|g| g.0 != *result).collect();
                 // The value named as expected: the largest other group's, the first measured on a tie.
-                let Some(expected) =
-                    others.iter().max_by_key(|g| (g.1.len(), std::cmp::Reverse(position(&here, g.1[0]))))
-                else {
+                let Some(expected) = others.iter().rev().max_by_key(|g| g.1.len()) else {
                     continue;
                 };
                 let named: Vec<&str> = others.iter().flat_map(|g| g.1.iter().copied()).collect();
-                let values: Vec<String> = others.iter().map(|g| format!("{} on {}", g.0, g.1.join(", "))).collect();
+                let there = match others.as_slice() {
+                    [only] => format!("{} there", only.0),
+                    _ => others.iter().map(|g| format!("{} on {}", g.0, g.1.join(", "))).collect::<Vec<_>>().join("; "),
+                };
                 for toolchain in members {
                     if flagged.contains(toolchain) {
                         continue;
@@ -84,11 +85,7 @@ pub fn disagreements(answers: &[Answers]) -> Vec<Disagreement> {
                             size,
                             result,
                             expected.0,
-                            &format!(
-                                "differs from {}: {result} here, {} at size {size}",
-                                named.join(", "),
-                                values.join("; ")
-                            ),
+                            &format!("differs from {}: {result} here, {there}, at size {size}", named.join(", ")),
                         ),
                     });
                 }
@@ -96,10 +93,6 @@ pub fn disagreements(answers: &[Answers]) -> Vec<Disagreement> {
         }
     }
     found
-}
-
-fn position(here: &[(&str, &str)], toolchain: &str) -> usize {
-    here.iter().position(|h| h.0 == toolchain).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
@@ -141,7 +134,7 @@ mod tests {
         assert_eq!(summary(&found), [("musl-gcc", "scan", Some(2), "21", "20")], "one failure, at the first size");
         let f = &found[0].failure;
         assert_eq!(f.kind, FailureKind::WrongResult);
-        assert_eq!(f.detail, "differs from gcc-glibc, zig: 21 here, 20 on gcc-glibc, zig at size 2");
+        assert_eq!(f.detail, "differs from gcc-glibc, zig: 21 here, 20 there, at size 2");
         f.validate("failure").unwrap();
     }
 
@@ -160,6 +153,7 @@ mod tests {
             answers("d", "w", &[(8, "2")]),
             answers("e", "w", &[(8, "3")]),
         ]);
+        assert_eq!(found[4].failure.detail, "differs from a, b, c, d: 3 here, 1 on a, b; 2 on c, d, at size 8");
         assert_eq!(
             summary(&found),
             [

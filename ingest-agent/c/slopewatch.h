@@ -5,7 +5,7 @@
  *
  * prints one JSON line on stdout:
  *
- *   {"size":SIZE,"samples_ns":[...],"instructions":[...],"meta":{"key":"value"}}
+ *   {"size":SIZE,"samples_ns":[...],"instructions":[...],"result":"HITS","meta":{"key":"value"}}
  *
  * and exits 0, or prints a message on stderr and exits non-zero. "instructions" is present only
  * where the kernel allows perf_event_open. The clock is read around sw_run() only, so buffer
@@ -18,7 +18,9 @@
  *   void sw_after(void);             after each repetition, untimed (may be empty)
  *   long long sw_expected(void);     the hit count a correct libc produces
  * A hit count that differs from sw_expected() is an error: a wrong answer must not pass as a
- * fast time.
+ * fast time. "result" is the hit count, in decimal: the agent compares it between the toolchains
+ * it measures, so a workload with no known answer (sw_expected computing it the same way) is
+ * still caught when one toolchain's build computes something else.
  */
 #ifndef SLOPEWATCH_H
 #define SLOPEWATCH_H
@@ -115,6 +117,7 @@ int main(int argc, char **argv) {
     int perf = sw_perf_open();
     int counted = perf >= 0;
     long long expected = sw_expected();
+    long long result = 0;
 
     for (long r = -1; r < reps; r++) { /* r == -1 is the warm-up */
         sw_before();
@@ -132,6 +135,7 @@ int main(int argc, char **argv) {
             if (r >= 0) instructions[r] = n;
         }
         sw_after();
+        result = hits;
         if (hits != expected) {
             fprintf(stderr, "wrong result: %lld hits, expected %lld\n", hits, expected);
             return 3;
@@ -148,6 +152,7 @@ int main(int argc, char **argv) {
         for (long r = 0; r < reps; r++) printf("%s%llu", r ? "," : "", instructions[r]);
         printf("]");
     }
+    printf(",\"result\":\"%lld\"", result);
     printf(",\"meta\":{");
     for (int i = 0; i < sw_meta_count; i++) {
         printf("%s\"%s\":\"", i ? "," : "", sw_meta_keys[i]);

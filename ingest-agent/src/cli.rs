@@ -1,5 +1,6 @@
 //! The command line: parsing, validation and the eight commands.
 
+use crate::agreement::{self, Answers};
 use crate::config::{self, ToolchainSpec};
 use crate::failure;
 use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
@@ -508,6 +509,7 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
     let mut runs = Vec::new();
     let mut failures = 0;
     let mut remeasured = BTreeMap::new();
+    let mut answers = Vec::new();
     for spec in &specs {
         progress.set_toolchain(&spec.name);
         let started_at = time::OffsetDateTime::now_utc();
@@ -529,7 +531,7 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
         ));
         let mut measured = Vec::new();
         for w in &selected {
-            let run = match cache.binary(&tc, w) {
+            let (run, results) = match cache.binary(&tc, w) {
                 Ok(bin) => {
                     let measure = || {
                         let m = measure::measure(&bin, w, &budget, limits, &progress);
@@ -542,9 +544,9 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
                                 m.elapsed
                             ));
                         }
-                        m.run
+                        (m.run, m.results)
                     };
-                    let run = measure();
+                    let (run, results) = measure();
                     match remeasure.then(|| unsure(&tc.spec.name, &run, limits)).flatten() {
                         Some(why) => {
                             progress
@@ -552,10 +554,10 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
                             remeasured.insert((tc.spec.name.clone(), w.name.clone()), why);
                             measure()
                         }
-                        None => run,
+                        None => (run, results),
                     }
                 }
-                Err(BuildError::Compiler(e)) => measure::unbuilt(w, failure::build_failed(&e)),
+                Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(&e)), BTreeMap::new()),
                 Err(e @ BuildError::Cache(_)) => {
                     failures += 1;
                     progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
@@ -566,6 +568,12 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
                 failures += 1;
                 progress.note(&format!("{} {}: ✗ {}", tc.spec.name, w.name, report::failure_summary(f, w.unit)));
             }
+            answers.push(Answers {
+                toolchain: tc.spec.name.clone(),
+                workload: w.name.clone(),
+                failed: run.failure.is_some(),
+                by_size: results,
+            });
             measured.push(run);
         }
         let run = RunSubmission {
@@ -578,6 +586,20 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
         };
         run.validate().with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
         runs.push(run);
+    }
+    for d in agreement::disagreements(&answers) {
+        let mut of_toolchain =
+            runs.iter_mut().filter(|r| r.toolchain.name == d.toolchain).flat_map(|r| r.workloads.iter_mut());
+        if let Some(run) = of_toolchain.find(|w| w.name == d.workload) {
+            failures += 1;
+            progress.note(&format!(
+                "{} {}: ✗ {}",
+                d.toolchain,
+                d.workload,
+                report::failure_summary(&d.failure, run.size_unit)
+            ));
+            run.failure = Some(d.failure);
+        }
     }
     drop(progress);
     if runs.is_empty() {

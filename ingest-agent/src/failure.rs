@@ -56,6 +56,15 @@ pub fn exited(status: ExitStatus, stderr: &str, size: u64) -> Failure {
     Failure { exit_status: code, ..failure(FailureKind::Crashed, Some(size), stderr) }
 }
 
+/// The workload computed `got` at `size` where other toolchains computed `expected`.
+pub fn differs(size: u64, got: &str, expected: &str, message: &str) -> Failure {
+    Failure {
+        got: Some(got.to_string()),
+        expected: Some(expected.to_string()),
+        ..failure(FailureKind::WrongResult, Some(size), message)
+    }
+}
+
 /// The workload ran past `limit` at `size` and was stopped.
 pub fn timed_out(size: u64, limit: Duration) -> Failure {
     let limit_ms = (limit.as_millis() as u64).max(1);

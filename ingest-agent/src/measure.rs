@@ -75,6 +75,9 @@ impl Budget {
 #[derive(Debug, Clone)]
 pub struct Measured {
     pub run: WorkloadRun,
+    /// What the workload computed at each size it reported a result for: compared between
+    /// toolchains, kept on this side of the wire.
+    pub results: BTreeMap<u64, String>,
     /// Total wall time spent running the workload, warm-ups and set-up included.
     pub elapsed: Duration,
 }
@@ -87,8 +90,13 @@ struct Output {
     #[serde(default)]
     instructions: Option<Vec<u64>>,
     #[serde(default)]
+    result: Option<String>,
+    #[serde(default)]
     meta: BTreeMap<String, String>,
 }
+
+/// Longest result a workload may report: a checksum, not a dump.
+const MAX_RESULT_CHARS: usize = 128;
 
 /// Measures `w` from its built `binary`; `limits` say when a class is worth more sizes. A workload
 /// that breaks (crashes, counts wrong, cannot set up, or runs past its time before enough sizes
@@ -103,6 +111,7 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, pr
         began: Instant::now(),
         done: BTreeMap::new(),
         meta: BTreeMap::new(),
+        results: BTreeMap::new(),
         rising: Vec::new(),
         stopped: None,
     };
@@ -123,6 +132,7 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, pr
     });
     Measured {
         run: workload_run(w, sweep.done.into_values().collect(), sweep.meta, failure),
+        results: sweep.results,
         elapsed: sweep.began.elapsed(),
     }
 }
@@ -136,6 +146,7 @@ struct Sweep<'a> {
     began: Instant,
     done: BTreeMap<u64, Measurement>,
     meta: BTreeMap<String, String>,
+    results: BTreeMap<u64, String>,
     /// The slowest repetition of each size measured going up, in order: what predictions
     /// extrapolate.
     rising: Vec<(u64, f64)>,
@@ -218,6 +229,9 @@ impl Sweep<'_> {
         let out = run_size(self.binary, self.w, size, self.budget.reps, timeout, self.progress)?;
         let slowest = out.samples_ns.iter().cloned().fold(0.0, f64::max);
         self.meta.extend(out.meta);
+        if let Some(result) = out.result {
+            self.results.insert(size, result);
+        }
         self.done.insert(size, Measurement { size, samples_ns: out.samples_ns, instructions: out.instructions });
         Ok(slowest)
     }
@@ -336,6 +350,16 @@ fn run_size(
     }
     if out.instructions.as_ref().is_some_and(|i| i.len() != reps as usize) {
         return Err(setup_failed("printed a wrong number of instruction counts".to_string()));
+    }
+    if out
+        .result
+        .as_ref()
+        .is_some_and(|r| r.is_empty() || r.chars().count() > MAX_RESULT_CHARS || r.chars().any(char::is_control))
+    {
+        return Err(setup_failed(format!(
+            "must print a result of 1 to {MAX_RESULT_CHARS} printable characters, printed {:?}",
+            out.result
+        )));
     }
     progress.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
     Ok(out)

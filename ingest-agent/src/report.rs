@@ -118,8 +118,11 @@ pub struct Row {
     pub largest: u64,
     pub unit: SizeUnit,
     pub largest_median_ns: f64,
-    /// Why the workload stopped early; its fit, if any, is of the sizes measured before.
+    /// Why the workload failed: it stopped early, or its results differ from other toolchains'.
     pub failure: Option<Failure>,
+    /// Whether the failure stopped the sweep, so the fit is of the sizes measured before it; a
+    /// result that differs from other toolchains' fails a size that was measured.
+    pub partial: bool,
     /// Why its first measurement was unsure, when the gate measured it again.
     pub remeasured: Option<String>,
 }
@@ -154,14 +157,15 @@ pub fn row(toolchain: &str, w: &WorkloadRun) -> Row {
         unit: w.size_unit,
         largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
         failure: w.failure.clone(),
+        partial: w.failure.as_ref().is_some_and(|f| f.size.is_none_or(|s| !w.measurements.iter().any(|m| m.size == s))),
         remeasured: None,
     }
 }
 
 /// The slope table, one workload per line, with a verdict against `limits`: `ok`, `OVER 1.5` (the
 /// slope limit), `OVER O(n)` (the class limit), `unsure`, or for a failed workload `✗`, the
-/// failure and the first line of what it printed. A failed workload's slope, when it has one, is
-/// of the sizes before the failure and marked `*`.
+/// failure and the first line of what it printed. A workload stopped by its failure has the slope
+/// of the sizes before it, marked `*`.
 pub fn table(rows: &[Row], limits: &Limits) -> String {
     let mut out = format!(
         "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
@@ -169,7 +173,7 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
     );
     let mut partial = false;
     for r in rows {
-        let mark = if r.failure.is_some() { "*" } else { "" };
+        let mark = if r.partial { "*" } else { "" };
         let (slope, ci, r2, n) = match (&r.fit, &r.failure) {
             (Ok(f), _) => (
                 format!("{:.2}{mark}", f.slope),
@@ -180,7 +184,7 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
             (Err(_), Some(_)) => ("-".into(), String::new(), String::new(), String::new()),
             (Err(e), None) => (String::from("-"), e.clone(), String::new(), String::new()),
         };
-        partial |= r.failure.is_some() && r.fit.is_ok();
+        partial |= r.partial && r.fit.is_ok();
         let verdict = match &r.failure {
             Some(f) => match first_line(f) {
                 Some(line) => format!("✗ {} — {line}", failure_summary(f, r.unit)),
@@ -318,6 +322,7 @@ mod tests {
             unit: SizeUnit::Bytes,
             largest_median_ns: p.last().unwrap().1,
             failure: None,
+            partial: false,
             remeasured: None,
         }
     }

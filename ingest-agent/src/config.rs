@@ -149,8 +149,17 @@ pub struct WorkloadEntry {
     /// The series name on the server.
     pub name: String,
     /// C files compiled and linked together with the toolchain under test, relative to the
-    /// config file's directory.
+    /// config file's directory. For a command workload: the files and directories its build
+    /// reads, hashed so the server sees a change of source and the build is reused until one.
+    #[serde(default)]
     pub sources: Vec<String>,
+    /// A command workload's build, run by `sh` once per toolchain in the config file's directory
+    /// with `{cc}`, `{cflags}`, `{target}` and `{out}` substituted.
+    #[serde(default)]
+    pub build: Option<String>,
+    /// A command workload's program, run for each repetition with `{out}` and `{size}` substituted.
+    #[serde(default)]
+    pub command: Option<String>,
     /// Include directories, relative to the config file's directory.
     #[serde(default)]
     pub include: Vec<String>,

@@ -3,6 +3,7 @@
 
 pub mod agreement;
 pub mod cli;
+pub mod command;
 pub mod config;
 pub mod failure;
 pub mod gate;

@@ -1,7 +1,7 @@
 //! Times one workload binary at doubling sizes within a time budget, and assembles the run.
 //!
 //! The sweep has three phases, each a method of [`Sweep`]:
-//! 1. **Rise**: double from the start, stopping at the largest size, after a size whose slowest
+//! 1. **Rise**: double from the start, stopping at the largest size, after a size whose median
 //!    repetition went past the per-size budget, or before a size predicted (from the growth seen
 //!    so far) to go past it or past what is left of the total budget.
 //! 2. **Descend**: with fewer than [`MIN_SIZES`] sizes, halve below the start until there are
@@ -147,7 +147,7 @@ struct Sweep<'a> {
     done: BTreeMap<u64, Measurement>,
     meta: BTreeMap<String, String>,
     results: BTreeMap<u64, String>,
-    /// The slowest repetition of each size measured going up, in order: what predictions
+    /// The median repetition of each size measured going up, in order: what predictions
     /// extrapolate.
     rising: Vec<(u64, f64)>,
     /// The size that ran past its time and was stopped, should too few sizes be measured without it.
@@ -160,9 +160,9 @@ impl Sweep<'_> {
         let mut size = start;
         while size <= max && self.affordable(size) {
             match self.take(size, self.left().max(self.budget.per_size)) {
-                Ok(slowest) => {
-                    self.rising.push((size, slowest));
-                    if slowest > self.budget.per_size.as_nanos() as f64 {
+                Ok(typical) => {
+                    self.rising.push((size, typical));
+                    if typical > self.budget.per_size.as_nanos() as f64 {
                         return Ok(());
                     }
                 }
@@ -212,9 +212,9 @@ impl Sweep<'_> {
             let Some(size) = next_wider(smallest, largest, self.budget.max, upward) else { break };
             upward &= size > largest;
             match self.take(size, self.left()) {
-                Ok(slowest) if upward => {
-                    self.rising.push((size, slowest));
-                    upward = slowest <= self.budget.per_size.as_nanos() as f64;
+                Ok(typical) if upward => {
+                    self.rising.push((size, typical));
+                    upward = typical <= self.budget.per_size.as_nanos() as f64;
                 }
                 Ok(_) => {}
                 Err(f) if f.kind == FailureKind::TimedOut => break,
@@ -224,16 +224,17 @@ impl Sweep<'_> {
         Ok(())
     }
 
-    /// Runs the workload at `size` and keeps what it measured; returns its slowest repetition.
+    /// Runs the workload at `size` and keeps what it measured; returns its median repetition (not
+    /// the slowest: one repetition descheduled on a loaded host must not end the sweep).
     fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
         let out = run_size(self.binary, self.w, size, self.budget.reps, timeout, self.progress)?;
-        let slowest = out.samples_ns.iter().cloned().fold(0.0, f64::max);
+        let typical = slopewatch_core::fit::median(&out.samples_ns);
         self.meta.extend(out.meta);
         if let Some(result) = out.result {
             self.results.insert(size, result);
         }
         self.done.insert(size, Measurement { size, samples_ns: out.samples_ns, instructions: out.instructions });
-        Ok(slowest)
+        Ok(typical)
     }
 
     /// Whether `size` is predicted, from the growth seen so far, to fit the per-size budget and
@@ -283,7 +284,7 @@ fn workload_run(
     }
 }
 
-/// The expected slowest repetition at `size`, extrapolating the growth between the last two sizes
+/// The expected median repetition at `size`, extrapolating the growth between the last two sizes
 /// (never assumed better than linear, so a noisy flat start cannot hide a steep end).
 fn predict_rep_ns(seen: &[(u64, f64)], size: u64) -> Option<f64> {
     let &(last_size, last_ns) = seen.last()?;
@@ -294,7 +295,9 @@ fn predict_rep_ns(seen: &[(u64, f64)], size: u64) -> Option<f64> {
     Some(last_ns * (size as f64 / last_size as f64).powf(k))
 }
 
-/// Runs the binary at one size; a `timed_out` failure when it ran past `timeout` and was killed.
+/// Runs the workload at one size: the harness binary, which repeats the work itself, or a command
+/// workload's program once per repetition. A `timed_out` failure when it ran past `timeout` and
+/// was killed.
 fn run_size(
     binary: &Path,
     w: &Workload,
@@ -304,44 +307,42 @@ fn run_size(
     progress: &Progress,
 ) -> Result<Output, Box<Failure>> {
     progress.size_started(&w.name, size, w.unit);
-    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let mut child = Command::new(binary)
-        .arg(size.to_string())
-        .arg(reps.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| setup_failed(format!("cannot start the workload: {e}")))?;
-    // Read while it runs, so a workload that prints more than a pipe holds is not blocked by it.
-    let stdout = read_in_background(child.stdout.take());
-    let stderr = read_in_background(child.stderr.take());
-    let began = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {}
-            Err(e) => {
-                child.kill().ok();
-                child.wait().ok();
-                return Err(setup_failed(format!("cannot wait for the workload: {e}")));
-            }
-        }
-        if began.elapsed() > timeout {
-            child.kill().ok();
-            child.wait().ok();
-            progress.note(&format!("{} at size {size} ran past the budget ({:.1?}) and was stopped", w.name, timeout));
-            return Err(Box::new(failure::timed_out(size, timeout)));
-        }
-        std::thread::sleep(Duration::from_millis(2));
+    let deadline = (Instant::now() + timeout, timeout);
+    let out = match w.command() {
+        Some(c) => run_command(c, binary, w, size, reps, deadline, progress)?,
+        None => run_harness(binary, w, size, reps, deadline, progress)?,
     };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    if !status.success() {
-        return Err(Box::new(failure::exited(status, &stderr, size)));
+    if out
+        .result
+        .as_ref()
+        .is_some_and(|r| r.is_empty() || r.chars().count() > MAX_RESULT_CHARS || r.chars().any(char::is_control))
+    {
+        return Err(Box::new(failure::setup_failed(
+            Some(size),
+            &format!("must print a result of 1 to {MAX_RESULT_CHARS} printable characters, printed {:?}", out.result),
+        )));
     }
-    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+    progress.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
+    Ok(out)
+}
+
+/// The harness binary at `size`: one process that warms up, repeats `reps` times and prints its
+/// JSON line.
+fn run_harness(
+    binary: &Path,
+    w: &Workload,
+    size: u64,
+    reps: u32,
+    deadline: (Instant, Duration),
+    progress: &Progress,
+) -> Result<Output, Box<Failure>> {
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
+    let mut cmd = Command::new(binary);
+    cmd.arg(size.to_string()).arg(reps.to_string());
+    let done = run_process(cmd, w, size, deadline, progress)?;
+    let line = done.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
     let out: Output = serde_json::from_str(line)
-        .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {stdout:?}")))?;
+        .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {:?}", done.stdout)))?;
     if out.size != size {
         return Err(setup_failed(format!("reported size {} for size {size}", out.size)));
     }
@@ -351,18 +352,111 @@ fn run_size(
     if out.instructions.as_ref().is_some_and(|i| i.len() != reps as usize) {
         return Err(setup_failed("printed a wrong number of instruction counts".to_string()));
     }
-    if out
-        .result
-        .as_ref()
-        .is_some_and(|r| r.is_empty() || r.chars().count() > MAX_RESULT_CHARS || r.chars().any(char::is_control))
-    {
-        return Err(setup_failed(format!(
-            "must print a result of 1 to {MAX_RESULT_CHARS} printable characters, printed {:?}",
-            out.result
-        )));
-    }
-    progress.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
     Ok(out)
+}
+
+/// A command workload's program at `size`: one warm-up run, then `reps` timed ones, each timed by
+/// the `slopewatch_ns=` it prints or else by its wall time (start-up included: a fixed cost the
+/// fit sees at every size). Every repetition must time itself the same way and agree on its result.
+fn run_command(
+    c: &crate::command::CommandWorkload,
+    out: &Path,
+    w: &Workload,
+    size: u64,
+    reps: u32,
+    deadline: (Instant, Duration),
+    progress: &Progress,
+) -> Result<Output, Box<Failure>> {
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
+    let argv = c.argv(out, size);
+    let mut samples = Vec::with_capacity(reps as usize);
+    let mut reported = None;
+    let mut result: Option<String> = None;
+    for rep in 0..=reps {
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
+        let done = run_process(cmd, w, size, deadline, progress)?;
+        let printed = crate::command::Printed::read(&done.stdout).map_err(setup_failed)?;
+        if rep == 0 {
+            reported = Some(printed.ns.is_some());
+        } else if reported != Some(printed.ns.is_some()) {
+            return Err(setup_failed("printed slopewatch_ns= in some repetitions and not in others".into()));
+        } else {
+            samples.push(printed.ns.unwrap_or(done.wall.as_nanos() as f64).max(1.0));
+        }
+        match (&result, printed.result) {
+            (Some(a), Some(b)) if *a != b => {
+                return Err(setup_failed(format!("printed slopewatch_result={a} and then {b} at one size")))
+            }
+            (_, Some(b)) => result = Some(b),
+            _ => {}
+        }
+    }
+    let timing = if reported == Some(true) { "slopewatch_ns" } else { "wall time" };
+    let meta = BTreeMap::from([("timing".to_string(), timing.to_string())]);
+    Ok(Output { size, samples_ns: samples, instructions: None, result, meta })
+}
+
+/// How a process ended and what it printed.
+struct Finished {
+    stdout: String,
+    wall: Duration,
+}
+
+/// Runs `cmd` to its end, killing it at `deadline` (a `timed_out` failure naming `timeout`, the
+/// size's time); an unsuccessful exit is the workload's failure, with what it printed on stderr.
+/// The wall time runs from the spawn to the moment the process exited, not to when it was seen.
+fn run_process(
+    mut cmd: Command,
+    w: &Workload,
+    size: u64,
+    (deadline, timeout): (Instant, Duration),
+    progress: &Progress,
+) -> Result<Finished, Box<Failure>> {
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
+    let began = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| setup_failed(format!("cannot start the workload: {e}")))?;
+    // Read while it runs, so a workload that prints more than a pipe holds is not blocked by it.
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
+    let exited = exit_watch(child.id());
+    let ended = match exited.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(ended) => ended,
+        Err(_) => {
+            child.kill().ok();
+            child.wait().ok();
+            progress.note(&format!("{} at size {size} ran past the budget ({timeout:.1?}) and was stopped", w.name));
+            return Err(Box::new(failure::timed_out(size, timeout)));
+        }
+    };
+    let status = child.wait().map_err(|e| setup_failed(format!("cannot wait for the workload: {e}")))?;
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        return Err(Box::new(failure::exited(status, &stderr, size)));
+    }
+    Ok(Finished { stdout, wall: ended.saturating_duration_since(began) })
+}
+
+/// Sends the moment process `pid` exits. The process is left unreaped (`WNOWAIT`), so its `Child`
+/// still owns it: killing it after a timeout can never reach a process that reused the pid.
+fn exit_watch(pid: u32) -> std::sync::mpsc::Receiver<Instant> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // SAFETY: an all-zero siginfo_t is valid, and `info` is writable and outlives the call.
+        // Should waitid fail, the moment is reported at once and `Child::wait` tells the rest.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
+        }
+        tx.send(Instant::now()).ok();
+    });
+    rx
 }
 
 /// Most of a workload's output kept: its JSON line with a thousand samples fits many times over.

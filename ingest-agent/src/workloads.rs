@@ -67,6 +67,9 @@ enum Source {
         /// Read once, when the config is loaded: see [`configured_hash`].
         hash: String,
     },
+    /// A `[[workloads]]` entry with a `command`: any program, built by a shell command of the
+    /// team's (see [`crate::command`]).
+    Command(crate::command::CommandWorkload),
 }
 
 /// One workload: what it is called, how its size is counted, the default sizes it sweeps.
@@ -103,8 +106,17 @@ impl Workload {
                 libs.iter().for_each(|l| h.update(l));
             }
             Source::Configured { hash, .. } => return hash.clone(),
+            Source::Command(c) => return c.hash.clone(),
         }
         format!("sha256:{}", hex::encode(h.finalize()))
+    }
+
+    /// The program a command workload runs, when it is one.
+    pub fn command(&self) -> Option<&crate::command::CommandWorkload> {
+        match &self.source {
+            Source::Command(c) => Some(c),
+            _ => None,
+        }
     }
 }
 
@@ -209,8 +221,13 @@ pub fn configured(entries: &[WorkloadEntry], config: &Path) -> Result<Vec<Worklo
 
 fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     check_name(&e.name).context("name")?;
+    let (unit, start, max) = sizes_of(e)?;
+    if e.command.is_some() || e.build.is_some() {
+        let c = crate::command::CommandWorkload::configure(e, root)?;
+        return Ok(Workload { name: e.name.clone(), unit, start, max, source: Source::Command(c) });
+    }
     if e.sources.is_empty() {
-        bail!("sources: empty; list the C files to compile");
+        bail!("sources: empty; list the C files to compile, or give `build` and `command` for a program");
     }
     let mut sources = Vec::new();
     for s in &e.sources {
@@ -232,6 +249,13 @@ fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     if let Some(f) = cflags.iter().find(|f| INCLUDE_FLAGS.iter().any(|i| f.starts_with(i))) {
         bail!("cflags: {f:?}: give include directories in `include`, so the headers in them are hashed");
     }
+    let hash = configured_hash(root, &sources, &include, &cflags, &e.libs)?;
+    let source = Source::Configured { sources, include, cflags, libs: e.libs.clone(), root: root.to_path_buf(), hash };
+    Ok(Workload { name: e.name.clone(), unit, start, max, source })
+}
+
+/// A configured workload's unit and sweep, checked.
+fn sizes_of(e: &WorkloadEntry) -> Result<(SizeUnit, u64, u64)> {
     let unit = match &e.unit {
         Some(u) => {
             SizeUnit::parse(u).with_context(|| format!("unit: {u:?} must be bytes, records, items or iterations"))?
@@ -246,9 +270,7 @@ fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     if start > max {
         bail!("start: {start} is larger than max {max}");
     }
-    let hash = configured_hash(root, &sources, &include, &cflags, &e.libs)?;
-    let source = Source::Configured { sources, include, cflags, libs: e.libs.clone(), root: root.to_path_buf(), hash };
-    Ok(Workload { name: e.name.clone(), unit, start, max, source })
+    Ok((unit, start, max))
 }
 
 /// File name endings of what C code includes besides `.h`: the headers hashed beside a source.
@@ -306,7 +328,7 @@ fn configured_hash(
 }
 
 /// Every regular file under `dir`, at any depth, sorted.
-fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read directory {}", dir.display()))?;
     for e in entries {
@@ -349,6 +371,11 @@ impl BuildCache {
         let key = &hash["sha256:".len()..][..16];
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
         let bin = tc_dir.join(format!("{}-{key}", w.name));
+        if let Source::Command(c) = &w.source {
+            std::fs::create_dir_all(&tc_dir)
+                .with_context(|| format!("cannot create build directory {}", tc_dir.display()))?;
+            return c.build(tc, &bin).map(|()| bin);
+        }
         if bin.is_file() {
             return Ok(bin);
         }
@@ -376,6 +403,7 @@ impl BuildCache {
                 sources.push(write(&src_dir, (name, text))?);
                 extra.extend(libs.iter().cloned());
             }
+            Source::Command(_) => unreachable!("built above"),
             Source::Configured { sources: files, include, cflags, libs, .. } => {
                 sources.extend(files.iter().cloned());
                 extra.extend(cflags.iter().cloned());

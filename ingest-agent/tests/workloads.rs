@@ -177,7 +177,7 @@ fn config_errors_name_the_file_the_workload_and_the_key() {
             "[[workloads]]\nname = \"tok\"\nsources = [\"bench/tokenize.c\", \"src/nope.c\"]\n".into(),
             "sources: \"src/nope.c\" is not a file",
         ),
-        ("[[workloads]]\nname = \"tok\"\n".into(), "missing field `sources`"),
+        ("[[workloads]]\nname = \"tok\"\n".into(), "or give `build` and `command` for a program"),
         (
             "[[workloads]]\nname = \"strchr\"\nsources = [\"src/lexer.c\"]\n".into(),
             "name: a built-in workload has this name",

@@ -2,6 +2,7 @@
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
 pub mod agreement;
+pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod failure;

@@ -9,6 +9,7 @@ pub mod failure;
 pub mod gate;
 pub mod host;
 pub mod import;
+pub mod markdown;
 pub mod measure;
 pub mod report;
 pub mod spool;

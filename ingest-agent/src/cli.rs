@@ -205,8 +205,8 @@ struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
     /// Append the same Markdown to this file; GitHub Actions sets GITHUB_STEP_SUMMARY to the job's
-    /// summary.
-    #[arg(long, value_name = "FILE", env = "GITHUB_STEP_SUMMARY")]
+    /// summary. Empty means none.
+    #[arg(long, value_name = "FILE", env = "GITHUB_STEP_SUMMARY", value_parser = parse_maybe_path)]
     step_summary: Option<PathBuf>,
     /// A slopewatch server to read the baseline's stored slopes from (with a token of any scope
     /// where it requires a login to read).
@@ -270,6 +270,11 @@ fn parse_min_r2(s: &str) -> Result<f64, String> {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
         _ => Err(format!("{s:?} is not an R² between 0 and 1")),
     }
+}
+
+/// A path that may be empty: an environment variable set to nothing is not a usage error.
+fn parse_maybe_path(s: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(s))
 }
 
 fn parse_baseline(s: &str) -> Result<BaselineSpec, String> {
@@ -499,7 +504,8 @@ impl ReportArgs {
         limits: &Limits,
         token: &TokenArgs,
     ) -> Result<()> {
-        if self.report.is_none() && self.step_summary.is_none() {
+        let step_summary = self.step_summary.as_deref().filter(|p| !p.as_os_str().is_empty());
+        if self.report.is_none() && step_summary.is_none() {
             if self.baseline.is_some() {
                 eprintln!("warning: --baseline has no effect without --report or GITHUB_STEP_SUMMARY");
             }
@@ -532,7 +538,7 @@ impl ReportArgs {
             Some(p) => std::fs::write(p, &md).with_context(|| format!("cannot write the report to {}", p.display())),
             None => Ok(()),
         };
-        let appended = match &self.step_summary {
+        let appended = match step_summary {
             Some(p) => std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)

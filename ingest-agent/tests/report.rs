@@ -119,6 +119,11 @@ fn the_job_summary_is_appended_to_and_a_report_on_stdout_is_markdown_alone() {
     let after_second = std::fs::read_to_string(&summary).unwrap();
     assert_eq!(after_second, format!("{after_first}{stdout}\n"), "appended, never overwritten");
     assert_eq!(after_second.matches("### slopewatch check").count(), 2);
+
+    // A job summary set to nothing is no summary, not a usage error.
+    let unset = run(check_strchr(dir.path()).env("GITHUB_STEP_SUMMARY", ""));
+    assert_eq!(unset.status.code(), Some(0), "{}", text(&unset));
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), after_second);
 }
 
 #[test]

@@ -186,28 +186,13 @@ pub fn escape(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::baseline::{BaselineSpec, Stored};
-    use slopewatch_core::complexity::classify;
-    use slopewatch_core::fit::fit;
-    use slopewatch_core::wire::{Failure, FailureKind, SizeUnit};
+    use crate::report::tests::points;
+    use slopewatch_core::wire::{Failure, FailureKind};
     use std::collections::BTreeMap;
 
-    fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
-        (0..6).map(|i| f64::from(1024 << i)).map(|n| (n, f(n))).collect()
-    }
-
+    /// `report`'s test row, measured with `toolchain`.
     fn row(toolchain: &str, workload: &str, p: Vec<(f64, f64)>) -> Row {
-        Row {
-            toolchain: toolchain.into(),
-            workload: workload.into(),
-            fit: fit(&p).map_err(|e| e.to_string()),
-            complexity: classify(&p).ok(),
-            largest: p.last().unwrap().0 as u64,
-            unit: SizeUnit::Bytes,
-            largest_median_ns: p.last().unwrap().1,
-            failure: None,
-            partial: false,
-            remeasured: None,
-        }
+        Row { toolchain: toolchain.into(), ..report::tests::row(workload, p) }
     }
 
     fn wrong_result(toolchain: &str, workload: &str) -> Row {

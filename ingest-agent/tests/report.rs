@@ -161,15 +161,13 @@ fn a_baseline_must_be_name_at_version_and_come_with_its_server() {
 
 /// Waits until the server's series of `workload` has a slope at some version: summaries are
 /// written after the run is stored.
-fn wait_for_summary(url: &str, workload: &str, lineage: &str, token: Option<&str>) {
+fn wait_for_summary(url: &str, workload: &str, lineage: &str, token: &str) {
     let began = Instant::now();
     loop {
-        let mut request =
-            ureq::get(format!("{url}/api/v1/series")).query("workload", workload).query("toolchain", lineage);
-        if let Some(t) = token {
-            request = request.header("Authorization", &format!("Bearer {t}"));
-        }
-        let series = request
+        let series = ureq::get(format!("{url}/api/v1/series"))
+            .query("workload", workload)
+            .query("toolchain", lineage)
+            .header("Authorization", &format!("Bearer {token}"))
             .call()
             .ok()
             .and_then(|mut r| r.body_mut().read_to_string().ok())
@@ -182,18 +180,35 @@ fn wait_for_summary(url: &str, workload: &str, lineage: &str, token: Option<&str
     }
 }
 
-#[test]
-fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_version_is_named() {
+/// A real server with its store in `dir`, started with `serve_args`: the server, its URL and an
+/// ingest token. `None`, with a note, when the server binary has not been built.
+fn real_server(dir: &Path, serve_args: &[&str]) -> Option<(Server, String, String)> {
     let Some(bin) = server_binary() else {
         eprintln!("note: the slopewatch server binary is not built (or set SLOPEWATCH_SERVER_BIN); skipped");
-        return;
+        return None;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("report.db").display());
+    let db = format!("sqlite://{}", dir.join("server.db").display());
     let token = ingest_token(&bin, &db);
     let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let url = format!("http://{addr}");
-    let _server = start_server(&bin, &addr, &db);
+    let server = start_server_with(&bin, &addr, &db, serve_args);
+    Some((server, format!("http://{addr}"), token))
+}
+
+/// Submits the run in `file` to `url` with the agent, and waits until the server has summarised
+/// `workload` of it.
+fn store(dir: &Path, url: &str, token: &str, file: &Path, workload: &str) {
+    let out = run(agent()
+        .args(["submit", "--server", url, "--token", token, "--spool-dir"])
+        .arg(dir.join("spool"))
+        .arg(file));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    wait_for_summary(url, workload, "gcc-glibc", token);
+}
+
+#[test]
+fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_version_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &[]) else { return };
 
     // What 0.15.2 measured: the scan linear, k = 1.
     let linear: Vec<serde_json::Value> = (0..6)
@@ -210,12 +225,7 @@ fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_ver
     });
     let file = dir.path().join("baseline-run.json");
     std::fs::write(&file, serde_json::to_vec(&stored).unwrap()).unwrap();
-    let out = run(agent()
-        .args(["submit", "--server", &url, "--token", &token, "--spool-dir"])
-        .arg(dir.path().join("spool"))
-        .arg(&file));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    wait_for_summary(&url, "quadratic-scan", "gcc-glibc", None);
+    store(dir.path(), &url, &token, &file, "quadratic-scan");
 
     let report = dir.path().join("report.md");
     let out = run(check(dir.path())
@@ -261,25 +271,14 @@ fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_ver
 
 #[test]
 fn a_server_that_requires_a_login_to_read_takes_the_token_and_refuses_a_wrong_one() {
-    let Some(bin) = server_binary() else {
-        eprintln!("note: the slopewatch server binary is not built (or set SLOPEWATCH_SERVER_BIN); skipped");
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}", dir.path().join("closed.db").display());
-    let token = ingest_token(&bin, &db);
     let config = dir.path().join("server.toml");
     std::fs::write(&config, "[auth]\nrequire_login_to_read = true\n").unwrap();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let url = format!("http://{addr}");
-    let _server = start_server_with(&bin, &addr, &db, &["--config", config.to_str().unwrap()]);
+    let Some((_server, url, token)) = real_server(dir.path(), &["--config", config.to_str().unwrap()]) else {
+        return;
+    };
     let (file, _) = run_file(dir.path());
-    let out = run(agent()
-        .args(["submit", "--server", &url, "--token", &token, "--spool-dir"])
-        .arg(dir.path().join("spool"))
-        .arg(&file));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    wait_for_summary(&url, "strchr", "gcc-glibc", Some(&token));
+    store(dir.path(), &url, &token, &file, "strchr");
 
     let report = dir.path().join("report.md");
     let with = |token: Option<&str>| {

@@ -267,6 +267,24 @@ fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_ver
         .arg(&report));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("has no runs of lineage zig-cc (it has: gcc-glibc)"), "{}", text(&out));
+
+    // `run` writes the same report after sending its run, with the ingest token read from --token.
+    let out = run(agent()
+        .args(["run", "--toolchain", "gcc-glibc=gcc", "--workloads", "quadratic-scan", "--workload-file"])
+        .arg(fixture("quadratic_scan.c"))
+        .args(["--start-size", "4K", "--max-size", "128K", "--reps", "3", "--total-budget", "10s"])
+        .args(["--server", &url, "--token", &token, "--baseline-server", &url, "--baseline", "gcc-glibc@0.15.2"])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--spool-dir")
+        .arg(dir.path().join("spool"))
+        .args(["--report", "-"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let md = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(md.contains(" stored at /runs/"), "the run was sent: {md}");
+    let md = &md[md.find("### slopewatch run\n").unwrap_or_else(|| panic!("{md}"))..];
+    let change = &rows(md)[0][6];
+    assert!(change.starts_with("k 1.00 at 0.15.2 → "), "{md}");
 }
 
 #[test]

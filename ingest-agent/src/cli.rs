@@ -1,10 +1,12 @@
 //! The command line: parsing, validation and the eight commands.
 
 use crate::agreement::{self, Answers};
+use crate::baseline::{self, BaselineSpec};
 use crate::config::{self, ToolchainSpec};
 use crate::failure;
 use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::import::ImportArgs;
+use crate::markdown;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use crate::spool::Spool;
@@ -17,6 +19,7 @@ use slopewatch_core::complexity::Class;
 use slopewatch_core::verdict::NoiseRule;
 use slopewatch_core::wire::{RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,6 +45,8 @@ enum Command {
         server: ServerArgs,
         #[command(flatten)]
         spool: SpoolArgs,
+        #[command(flatten)]
+        report: ReportArgs,
     },
     /// Measure and write the runs to a file, to submit from elsewhere.
     Measure {
@@ -68,6 +73,10 @@ enum Command {
         measure: MeasureArgs,
         #[command(flatten)]
         gate: GateArgs,
+        #[command(flatten)]
+        report: ReportArgs,
+        #[command(flatten)]
+        token: TokenArgs,
     },
     /// Show what was detected about each toolchain.
     Toolchains {
@@ -188,17 +197,49 @@ impl GateArgs {
     }
 }
 
+/// The Markdown report of `check` and `run`, and the stored slopes it compares with.
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Write the slope table as Markdown to FILE, `-` for stdout (the terminal table then goes to
+    /// stderr).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Append the same Markdown to this file; GitHub Actions sets GITHUB_STEP_SUMMARY to the job's
+    /// summary. Empty means none.
+    #[arg(long, value_name = "FILE", env = "GITHUB_STEP_SUMMARY", value_parser = parse_maybe_path)]
+    step_summary: Option<PathBuf>,
+    /// A slopewatch server to read the baseline's stored slopes from (with a token of any scope
+    /// where it requires a login to read).
+    #[arg(long, value_name = "URL", requires = "baseline")]
+    baseline_server: Option<String>,
+    /// The lineage and version to compare each workload's slope with, e.g. gcc-glibc@12.2.0. When
+    /// it cannot be read, the report says why and leaves the change out; the exit status is not
+    /// affected.
+    #[arg(long, value_name = "NAME@VERSION", requires = "baseline_server", value_parser = parse_baseline)]
+    baseline: Option<BaselineSpec>,
+}
+
+/// How long reading the baseline may take, per request.
+const BASELINE_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Args)]
+struct TokenArgs {
+    /// A token: `ingest` scope to send runs; any scope to read a baseline from a server that
+    /// requires a login to read.
+    #[arg(long, env = "SLOPEWATCH_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// A file holding the token (read when --token is not given).
+    #[arg(long, env = "SLOPEWATCH_TOKEN_FILE")]
+    token_file: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 struct ServerArgs {
     /// The slopewatch server, e.g. https://slopewatch.example.com.
     #[arg(long, env = "SLOPEWATCH_SERVER", required = true)]
     server: Option<String>,
-    /// An ingest token.
-    #[arg(long, env = "SLOPEWATCH_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// A file holding the ingest token (read when --token is not given).
-    #[arg(long, env = "SLOPEWATCH_TOKEN_FILE")]
-    token_file: Option<PathBuf>,
+    #[command(flatten)]
+    token: TokenArgs,
     /// Attempts per run before it is left in the spool.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
     attempts: u32,
@@ -231,6 +272,15 @@ fn parse_min_r2(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A path that may be empty: an environment variable set to nothing is not a usage error.
+fn parse_maybe_path(s: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(s))
+}
+
+fn parse_baseline(s: &str) -> Result<BaselineSpec, String> {
+    BaselineSpec::parse(s).map_err(|e| format!("{e:#}"))
+}
+
 fn parse_ci_margin(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -252,13 +302,16 @@ pub fn main() -> i32 {
 
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Run { measure, server, spool } => {
+        Command::Run { measure, server, spool, report } => {
             let client = server.client()?;
             let spool = spool.open()?;
             let flushed = flush(&client, &spool)?;
             let (runs, failures) = measure_all(&measure)?;
-            show(&runs, DEFAULT_MAX_SLOPE);
+            let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
+            let rows = report::rows(&runs);
+            print_rows(&rows, &limits, &mut *report.terminal());
             let delivered = deliver_all(&client, &spool, &runs)?;
+            report.write("run", &runs, &rows, &limits, &server.token)?;
             Ok(worst(&[flushed, delivered, if failures > 0 { 1 } else { 0 }]))
         }
         Command::Measure { measure, out } => {
@@ -275,7 +328,7 @@ fn run(cli: Cli) -> Result<i32> {
             let client = server.client()?;
             deliver_all(&client, &spool.open()?, &runs)
         }
-        Command::Check { measure, gate } => check(&measure, &gate.limits()),
+        Command::Check { measure, gate, report, token } => check(&measure, &gate.limits(), &report, &token),
         Command::Toolchains { toolchains, cache_dir } => {
             let specs = toolchains.specs()?;
             let scratch = cache_root(cache_dir)?.join("probe");
@@ -316,14 +369,15 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 /// The gate: measures (a workload unsure on the limits once more), prints the table and what was
-/// over or unsure, and returns 1 when a workload is over a limit or failed.
-fn check(measure: &MeasureArgs, limits: &Limits) -> Result<i32> {
+/// over or unsure, writes the report where asked, and returns 1 when a workload is over a limit or
+/// failed.
+fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<i32> {
     let measured = measure_gated(measure, limits, true)?;
     let mut rows = report::rows(&measured.runs);
     for r in &mut rows {
         r.remeasured = measured.remeasured.get(&(r.toolchain.clone(), r.workload.clone())).cloned();
     }
-    print_rows(&rows, limits);
+    print_rows(&rows, limits, &mut *report.terminal());
     let (mut over_slope, mut over_class) = (Vec::new(), Vec::new());
     for r in rows.iter().filter(|r| r.failure.is_none()) {
         if let gate::Verdict::Over { slope, class } = r.verdict(limits) {
@@ -346,6 +400,7 @@ fn check(measure: &MeasureArgs, limits: &Limits) -> Result<i32> {
     if !failed.is_empty() {
         eprintln!("failed: {}", failed.join(", "));
     }
+    report.write("check", &measured.runs, &rows, limits, token)?;
     let over = !over_slope.is_empty() || !over_class.is_empty();
     Ok(if measured.failures > 0 || over { 1 } else { 0 })
 }
@@ -353,16 +408,19 @@ fn check(measure: &MeasureArgs, limits: &Limits) -> Result<i32> {
 /// Prints the table of `run` and `measure`: slopes judged against `max_slope` by the default
 /// noise rule.
 fn show(runs: &[RunSubmission], max_slope: f64) {
-    print_rows(&report::rows(runs), &Limits { max_slope: Some(max_slope), ..Limits::default() });
+    let limits = Limits { max_slope: Some(max_slope), ..Limits::default() };
+    print_rows(&report::rows(runs), &limits, &mut std::io::stdout());
 }
 
 /// Prints the slope table, what was unsure below it, and every failure in full.
-fn print_rows(rows: &[report::Row], limits: &Limits) {
-    print!("{}{}", report::table(rows, limits), report::doubts(rows, limits));
+fn print_rows(rows: &[report::Row], limits: &Limits, out: &mut dyn Write) {
+    let mut text = format!("{}{}", report::table(rows, limits), report::doubts(rows, limits));
     let failures = report::failures(rows);
     if !failures.is_empty() {
-        print!("\nfailures:\n{failures}");
+        text.push_str(&format!("\nfailures:\n{failures}"));
     }
+    // A closed stdout (`| head`) must not stop the gate from reporting its verdict.
+    out.write_all(text.as_bytes()).ok();
 }
 
 fn worst(codes: &[i32]) -> i32 {
@@ -409,15 +467,94 @@ impl ToolchainArgs {
     }
 }
 
+impl TokenArgs {
+    /// The token given, read from its file where that is how it was given; `None` when neither.
+    fn token(&self) -> Result<Option<String>> {
+        match (&self.token, &self.token_file) {
+            (Some(t), _) => Ok(Some(t.clone())),
+            (None, Some(path)) => Ok(Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read token file {}", path.display()))?
+                    .trim()
+                    .to_string(),
+            )),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+impl ReportArgs {
+    /// Where the terminal table goes: stderr when the report takes stdout.
+    fn terminal(&self) -> Box<dyn Write> {
+        if self.report.as_deref() == Some(Path::new("-")) {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(std::io::stdout())
+        }
+    }
+
+    /// Writes the Markdown report to --report and appends it to the step summary, where either
+    /// is given, with the baseline read first when one is asked for. A baseline that cannot be
+    /// read is a warning and a line in the report; a report that cannot be written is an error.
+    fn write(
+        &self,
+        command: &str,
+        runs: &[RunSubmission],
+        rows: &[report::Row],
+        limits: &Limits,
+        token: &TokenArgs,
+    ) -> Result<()> {
+        let step_summary = self.step_summary.as_deref().filter(|p| !p.as_os_str().is_empty());
+        if self.report.is_none() && step_summary.is_none() {
+            if self.baseline.is_some() {
+                eprintln!("warning: --baseline has no effect without --report or GITHUB_STEP_SUMMARY");
+            }
+            return Ok(());
+        }
+        let baseline = self.baseline.as_ref().zip(self.baseline_server.as_deref()).map(|(spec, server)| {
+            let mut workloads: Vec<String> = rows.iter().map(|r| r.workload.clone()).collect();
+            workloads.sort();
+            workloads.dedup();
+            let fetched = token.token().and_then(|token| {
+                let source = baseline::Source { server, token: token.as_deref(), timeout: BASELINE_TIMEOUT };
+                baseline::fetch(&source, spec, &workloads)
+            });
+            fetched.map_err(|e| {
+                eprintln!("warning: the report leaves out the baseline {spec}: {e:#}");
+                format!("{e:#}")
+            })
+        });
+        let md = markdown::render(&markdown::Report {
+            command,
+            toolchains: runs.iter().map(|r| &r.toolchain).collect(),
+            rows,
+            limits,
+            baseline: baseline.as_ref(),
+        });
+        let written = match self.report.as_deref() {
+            Some(p) if p == Path::new("-") => {
+                std::io::stdout().write_all(md.as_bytes()).context("cannot write the report to stdout")
+            }
+            Some(p) => std::fs::write(p, &md).with_context(|| format!("cannot write the report to {}", p.display())),
+            None => Ok(()),
+        };
+        let appended = match step_summary {
+            Some(p) => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .and_then(|mut f| f.write_all(format!("{md}\n").as_bytes()))
+                .with_context(|| format!("cannot append the report to the step summary {}", p.display())),
+            None => Ok(()),
+        };
+        written.and(appended)
+    }
+}
+
 impl ServerArgs {
     fn client(&self) -> Result<Client> {
-        let token = match (&self.token, &self.token_file) {
-            (Some(t), _) => t.clone(),
-            (None, Some(path)) => std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read token file {}", path.display()))?
-                .trim()
-                .to_string(),
-            (None, None) => bail!("a token is required: --token, SLOPEWATCH_TOKEN or --token-file"),
+        let Some(token) = self.token.token()? else {
+            bail!("a token is required: --token, SLOPEWATCH_TOKEN or --token-file")
         };
         let policy = RetryPolicy {
             attempts: self.attempts,

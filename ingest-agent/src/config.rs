@@ -64,7 +64,7 @@ impl ToolchainSpec {
 }
 
 /// Lineage names end up in URLs and file names, so they are kept to a safe alphabet.
-fn check_lineage_name(name: &str) -> Result<()> {
+pub(crate) fn check_lineage_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > 64 {
         bail!("toolchain name {name:?} must be 1 to 64 characters");
     }

@@ -2,6 +2,7 @@
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
 pub mod agreement;
+pub mod baseline;
 pub mod cli;
 pub mod command;
 pub mod config;
@@ -9,6 +10,7 @@ pub mod failure;
 pub mod gate;
 pub mod host;
 pub mod import;
+pub mod markdown;
 pub mod measure;
 pub mod report;
 pub mod spool;

@@ -296,7 +296,7 @@ pub fn format_ns(ns: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -308,11 +308,13 @@ mod tests {
         assert_eq!(format_ns(1.5e6), "1.50 ms");
     }
 
-    fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+    /// Six doubling sizes from 1024 and the time `f` gives each.
+    pub(crate) fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
         (0..6).map(|i| f64::from(1024 << i)).map(|n| (n, f(n))).collect()
     }
 
-    fn row(workload: &str, p: Vec<(f64, f64)>) -> Row {
+    /// The row of gcc-glibc's `workload` measured at the (size, median) `p`.
+    pub(crate) fn row(workload: &str, p: Vec<(f64, f64)>) -> Row {
         Row {
             toolchain: "gcc-glibc".into(),
             workload: workload.into(),

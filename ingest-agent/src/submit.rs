@@ -215,7 +215,7 @@ fn predates_failures(status: u16, message: &str) -> bool {
 }
 
 /// The server's `error.message`, or the raw body when it is not the server's error format.
-fn error_message(body: &str) -> String {
+pub(crate) fn error_message(body: &str) -> String {
     #[derive(Deserialize)]
     struct Envelope {
         error: Inner,

@@ -11,10 +11,16 @@ use std::time::{Duration, Instant};
 
 pub fn agent() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_slopewatch-agent"));
-    // Tests must not read or write the user's own cache, spool or token.
-    for var in
-        ["SLOPEWATCH_TOKEN", "SLOPEWATCH_TOKEN_FILE", "SLOPEWATCH_SERVER", "SLOPEWATCH_CONFIG", "SLOPEWATCH_SPOOL_DIR"]
-    {
+    // Tests must not read or write the user's own cache, spool or token, nor the job summary of
+    // a CI job running them.
+    for var in [
+        "SLOPEWATCH_TOKEN",
+        "SLOPEWATCH_TOKEN_FILE",
+        "SLOPEWATCH_SERVER",
+        "SLOPEWATCH_CONFIG",
+        "SLOPEWATCH_SPOOL_DIR",
+        "GITHUB_STEP_SUMMARY",
+    ] {
         c.env_remove(var);
     }
     c
@@ -221,8 +227,14 @@ impl Drop for Server {
 
 /// Starts the server on `addr` with the store at `db` and waits until it accepts connections.
 pub fn start_server(bin: &Path, addr: &str, db: &str) -> Server {
+    start_server_with(bin, addr, db, &[])
+}
+
+/// Starts the server as `start_server` does, with more arguments to `serve` (e.g. `--config`).
+pub fn start_server_with(bin: &Path, addr: &str, db: &str, args: &[&str]) -> Server {
     let child = Command::new(bin)
         .args(["serve", "--bind", addr, "--database-url", db])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

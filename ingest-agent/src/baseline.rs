@@ -1,0 +1,192 @@
+//! The stored slopes a report compares against: one version of one lineage, read from a server's
+//! read API (`/api/v1/toolchains` to check that the version exists, `/api/v1/series` per workload).
+
+use crate::config::check_lineage_name;
+use crate::submit::error_message;
+use anyhow::{bail, Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use slopewatch_core::complexity::{Class, Complexity};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// `NAME@VERSION`: the lineage and the version of it to compare against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineSpec {
+    pub lineage: String,
+    pub version: String,
+}
+
+impl BaselineSpec {
+    /// Reads `gcc-glibc@12.2.0`. The name follows the rules of a toolchain's name; the version is
+    /// one word of printable characters.
+    pub fn parse(s: &str) -> Result<BaselineSpec> {
+        let Some((lineage, version)) = s.split_once('@') else {
+            bail!("baseline {s:?} must look like NAME@VERSION, e.g. gcc-glibc@12.2.0");
+        };
+        check_lineage_name(lineage).with_context(|| format!("baseline {s:?}"))?;
+        if version.is_empty() || version.len() > 128 {
+            bail!("baseline {s:?}: the version must be 1 to 128 characters");
+        }
+        if version.chars().any(|c| c.is_whitespace() || c.is_control() || c == '@') {
+            bail!("baseline {s:?}: the version may not hold spaces, control characters or a second '@'");
+        }
+        Ok(BaselineSpec { lineage: lineage.to_string(), version: version.to_string() })
+    }
+}
+
+impl fmt::Display for BaselineSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.lineage, self.version)
+    }
+}
+
+/// What the server holds for the baseline version: each workload's slope, where it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    pub spec: BaselineSpec,
+    /// The workloads the version has a slope for; one missing here has no baseline (never run
+    /// with the lineage, not at this version, or every run at it failed).
+    pub slopes: BTreeMap<String, Stored>,
+}
+
+/// One workload's stored summary at the baseline version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    pub slope: f64,
+    /// The class the server named; `None` when unsure or not yet classified.
+    pub class: Option<Class>,
+}
+
+/// Where to read the baseline and how.
+pub struct Source<'a> {
+    /// The server's base URL.
+    pub server: &'a str,
+    /// A token of any scope; only needed where the server requires a login to read.
+    pub token: Option<&'a str>,
+    pub timeout: Duration,
+}
+
+#[derive(Deserialize)]
+struct ToolchainList {
+    toolchains: Vec<ToolchainRow>,
+}
+
+#[derive(Deserialize)]
+struct ToolchainRow {
+    name: String,
+    version: String,
+}
+
+#[derive(Deserialize)]
+struct Series {
+    versions: Vec<SeriesVersion>,
+}
+
+#[derive(Deserialize)]
+struct SeriesVersion {
+    version: String,
+    slope: Option<f64>,
+    complexity: Option<Complexity>,
+}
+
+/// Reads the baseline of `workloads` from the server. An unreachable server, a refused token, a
+/// lineage or version the server does not have, or an answer it cannot read is an error that says
+/// which; a workload without a slope at the version is only absent from the result.
+pub fn fetch(source: &Source, spec: &BaselineSpec, workloads: &[String]) -> Result<Baseline> {
+    let server = source.server.trim_end_matches('/');
+    if !(server.starts_with("http://") || server.starts_with("https://")) {
+        bail!("baseline server URL {server:?} must start with http:// or https://");
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(source.timeout))
+        .user_agent(format!("slopewatch-agent/{}", crate::AGENT_VERSION))
+        .build()
+        .into();
+    let get = |path: &str, query: &[(&str, &str)]| -> Result<Option<String>> {
+        let mut request = agent.get(format!("{server}{path}"));
+        for (k, v) in query {
+            request = request.query(*k, *v);
+        }
+        if let Some(token) = source.token {
+            request = request.header("Authorization", &format!("Bearer {}", token.trim()));
+        }
+        let mut response = request.call().with_context(|| format!("cannot reach the baseline server {server}"))?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().read_to_string().unwrap_or_default();
+        match status {
+            200 => Ok(Some(body)),
+            404 => Ok(None),
+            401 | 403 if source.token.is_some() => {
+                bail!("the baseline server {server} refused the token (HTTP {status}: {})", error_message(&body))
+            }
+            401 | 403 => bail!(
+                "the baseline server {server} requires a token to read (HTTP {status}); give --token, \
+                 SLOPEWATCH_TOKEN or --token-file"
+            ),
+            _ => bail!("the baseline server {server} answered {path} with HTTP {status}: {}", error_message(&body)),
+        }
+    };
+    let list: ToolchainList = parse(get("/api/v1/toolchains", &[])?, server, "/api/v1/toolchains")?;
+    let versions: Vec<&str> =
+        list.toolchains.iter().filter(|t| t.name == spec.lineage).map(|t| t.version.as_str()).collect();
+    if versions.is_empty() {
+        let mut lineages: Vec<&str> = list.toolchains.iter().map(|t| t.name.as_str()).collect();
+        lineages.dedup();
+        bail!(
+            "the baseline server {server} has no runs of lineage {} (it has: {})",
+            spec.lineage,
+            if lineages.is_empty() { "none".to_string() } else { lineages.join(", ") }
+        );
+    }
+    if !versions.contains(&spec.version.as_str()) {
+        bail!(
+            "the baseline server {server} has no version {} of lineage {} (it has: {})",
+            spec.version,
+            spec.lineage,
+            versions.join(", ")
+        );
+    }
+    let mut slopes = BTreeMap::new();
+    for w in workloads {
+        let query = [("workload", w.as_str()), ("toolchain", spec.lineage.as_str())];
+        let Some(body) = get("/api/v1/series", &query)? else { continue };
+        let series: Series = parse(Some(body), server, "/api/v1/series")?;
+        let at = series.versions.into_iter().find(|v| v.version == spec.version);
+        if let Some((slope, complexity)) = at.and_then(|v| Some((v.slope?, v.complexity))) {
+            slopes.insert(w.clone(), Stored { slope, class: complexity.and_then(|c| c.class) });
+        }
+    }
+    Ok(Baseline { spec: spec.clone(), slopes })
+}
+
+fn parse<T: DeserializeOwned>(body: Option<String>, server: &str, path: &str) -> Result<T> {
+    let body =
+        body.with_context(|| format!("the baseline server {server} has no {path} (HTTP 404): is it slopewatch?"))?;
+    serde_json::from_str(&body).with_context(|| format!("the baseline server {server} answered {path} unreadably"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_baseline_is_a_lineage_name_and_a_version() {
+        let spec = BaselineSpec::parse("zig-cc-musl@0.15.2").unwrap();
+        assert_eq!((spec.lineage.as_str(), spec.version.as_str()), ("zig-cc-musl", "0.15.2"));
+        assert_eq!(spec.to_string(), "zig-cc-musl@0.15.2");
+        for (bad, why) in [
+            ("gcc-glibc", "NAME@VERSION"),
+            ("@12.2.0", "1 to 64 characters"),
+            ("gcc glibc@12.2.0", "may only contain"),
+            ("gcc-glibc@", "1 to 128 characters"),
+            ("gcc-glibc@12 2", "may not hold spaces"),
+            ("gcc-glibc@1@2", "second '@'"),
+        ] {
+            let e = format!("{:#}", BaselineSpec::parse(bad).unwrap_err());
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+}

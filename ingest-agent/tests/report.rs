@@ -159,41 +159,6 @@ fn a_baseline_must_be_name_at_version_and_come_with_its_server() {
     }
 }
 
-/// Waits until the server's series of `workload` has a slope at some version: summaries are
-/// written after the run is stored.
-fn wait_for_summary(url: &str, workload: &str, lineage: &str, token: &str) {
-    let began = Instant::now();
-    loop {
-        let series = ureq::get(format!("{url}/api/v1/series"))
-            .query("workload", workload)
-            .query("toolchain", lineage)
-            .header("Authorization", &format!("Bearer {token}"))
-            .call()
-            .ok()
-            .and_then(|mut r| r.body_mut().read_to_string().ok())
-            .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
-        if series.is_some_and(|s| s["versions"][0]["slope"].is_number()) {
-            return;
-        }
-        assert!(began.elapsed() < Duration::from_secs(20), "the server never summarised {workload}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// A real server with its store in `dir`, started with `serve_args`: the server, its URL and an
-/// ingest token. `None`, with a note, when the server binary has not been built.
-fn real_server(dir: &Path, serve_args: &[&str]) -> Option<(Server, String, String)> {
-    let Some(bin) = server_binary() else {
-        eprintln!("note: the slopewatch server binary is not built (or set SLOPEWATCH_SERVER_BIN); skipped");
-        return None;
-    };
-    let db = format!("sqlite://{}", dir.join("server.db").display());
-    let token = ingest_token(&bin, &db);
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let server = start_server_with(&bin, &addr, &db, serve_args);
-    Some((server, format!("http://{addr}"), token))
-}
-
 /// Submits the run in `file` to `url` with the agent, and waits until the server has summarised
 /// `workload` of it.
 fn store(dir: &Path, url: &str, token: &str, file: &Path, workload: &str) {

@@ -256,3 +256,38 @@ pub fn ingest_token(bin: &Path, db: &str) -> String {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().lines().last().unwrap().trim().to_string()
 }
+
+/// Waits until the server's series of `workload` has a slope at some version: summaries are
+/// written after the run is stored.
+pub fn wait_for_summary(url: &str, workload: &str, lineage: &str, token: &str) {
+    let began = Instant::now();
+    loop {
+        let series = ureq::get(format!("{url}/api/v1/series"))
+            .query("workload", workload)
+            .query("toolchain", lineage)
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+            .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok());
+        if series.is_some_and(|s| s["versions"][0]["slope"].is_number()) {
+            return;
+        }
+        assert!(began.elapsed() < Duration::from_secs(20), "the server never summarised {workload}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A real server with its store in `dir`, started with `serve_args`: the server, its URL and an
+/// ingest token. `None`, with a note, when the server binary has not been built.
+pub fn real_server(dir: &Path, serve_args: &[&str]) -> Option<(Server, String, String)> {
+    let Some(bin) = server_binary() else {
+        eprintln!("note: the slopewatch server binary is not built (or set SLOPEWATCH_SERVER_BIN); skipped");
+        return None;
+    };
+    let db = format!("sqlite://{}", dir.join("server.db").display());
+    let token = ingest_token(&bin, &db);
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let server = start_server_with(&bin, &addr, &db, serve_args);
+    Some((server, format!("http://{addr}"), token))
+}

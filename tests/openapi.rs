@@ -12,7 +12,7 @@ use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use slopewatch::config::Config;
-use slopewatch_core::wire::{Host, Measurement, RunSubmission, SizeUnit, Toolchain, WorkloadRun};
+use slopewatch_core::wire::{Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,6 +76,7 @@ fn submission() -> RunSubmission {
             target: "x86_64-linux-musl".into(),
             compiler: "musl-gcc".into(),
             flags: "-O2".into(),
+            version_from: VersionFrom::Libc,
         },
         workloads: vec![WorkloadRun {
             name: "sqlite-insert".into(),

@@ -415,6 +415,7 @@ async fn real_answers_fit_their_documented_schemas() {
         // A run with failed workloads: one crashed after four sizes (a partial slope), one built
         // with errors; its answer and a series whose version every run failed fit their schemas.
         let mut failed = run_json("musl-gcc", "1.2.6", "build-01", 1.0, 3, 4, 3);
+        failed["toolchain"]["version_from"] = json!("libc");
         failed["workloads"][1]["failure"] = json!({"kind": "crashed", "size": 1048576, "signal": 11, "detail": "boom"});
         failed["workloads"][2]["measurements"] = json!([]);
         failed["workloads"][2]["failure"] = json!({"kind": "build_failed", "exit_status": 1, "detail": "x.c: error"});

@@ -370,3 +370,52 @@ async fn regressions_from_before_failures_keep_their_workloads_as_slope_members(
         assert_eq!((r.status.as_str(), r.fixed_version.as_deref()), ("fixed", Some("0.17.0")));
     }
 }
+
+/// Two lineages with a build each, one a musl-gcc wrapper versioned by its gcc, as a store at
+/// migration 0013 holds them.
+macro_rules! seed_lineages_0013 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        let at = time::macros::datetime!(2026-11-01 12:00 UTC);
+        for q in [
+            "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
+             VALUES ('musl-gcc', '12.2.0', 'musl 1.2.3', 'x86_64-linux-musl', 'musl-gcc', '-O2', $1)",
+            "INSERT INTO toolchains (name, version, libc, target, compiler, flags, first_seen)
+             VALUES ('zig-cc-musl', '0.15.0', 'musl 1.2.5 (zig 0.15.0)', 'x86_64-linux-musl', 'zig cc', '-O2', $1)",
+        ] {
+            sqlx::query(q).bind(at).execute(pool).await.unwrap();
+        }
+    }};
+}
+
+#[tokio::test]
+async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 13, seed_lineages_0013);
+        db.store.migrate().await.unwrap();
+        let app = TestApp::new(db).await;
+        let (_, list) = app.get("/api/v1/toolchains").await;
+        let axes: Vec<(&str, &str)> = list["toolchains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["name"].as_str().unwrap(), t["version_from"].as_str().unwrap()))
+            .collect();
+        assert_eq!(axes, [("musl-gcc", "compiler"), ("zig-cc-musl", "compiler")], "{list}");
+
+        // The old musl-gcc history is kept apart: musl's version under its name is refused, and
+        // starts its own lineage under a new one.
+        let mut libc = common::run_json("musl-gcc", "1.2.3", "build-01", 1.0, 1, 6, 3);
+        libc["toolchain"]["version_from"] = "libc".into();
+        let (status, body) = app.submit(&libc).await;
+        assert_eq!(status, 422, "{body}");
+        assert_eq!(body["error"]["field"], "toolchain.version_from", "{body}");
+        libc["toolchain"]["name"] = "musl-gcc-libc".into();
+        let (status, body) = app.submit(&libc).await;
+        assert_eq!(status, 201, "{body}");
+        let compiler = common::run_json("musl-gcc", "12.2.0", "build-01", 1.0, 1, 6, 3);
+        assert_eq!(app.submit(&compiler).await.0, 201, "the old lineage goes on as it was");
+    }
+}

@@ -12,7 +12,7 @@ use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use slopewatch::config::Config;
-use slopewatch_core::wire::{Host, Measurement, RunSubmission, SizeUnit, Toolchain, WorkloadRun};
+use slopewatch_core::wire::{Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -76,6 +76,7 @@ fn submission() -> RunSubmission {
             target: "x86_64-linux-musl".into(),
             compiler: "musl-gcc".into(),
             flags: "-O2".into(),
+            version_from: VersionFrom::Libc,
         },
         workloads: vec![WorkloadRun {
             name: "sqlite-insert".into(),
@@ -414,6 +415,7 @@ async fn real_answers_fit_their_documented_schemas() {
         // A run with failed workloads: one crashed after four sizes (a partial slope), one built
         // with errors; its answer and a series whose version every run failed fit their schemas.
         let mut failed = run_json("musl-gcc", "1.2.6", "build-01", 1.0, 3, 4, 3);
+        failed["toolchain"]["version_from"] = json!("libc");
         failed["workloads"][1]["failure"] = json!({"kind": "crashed", "size": 1048576, "signal": 11, "detail": "boom"});
         failed["workloads"][2]["measurements"] = json!([]);
         failed["workloads"][2]["failure"] = json!({"kind": "build_failed", "exit_status": 1, "detail": "x.c: error"});

@@ -90,6 +90,58 @@ pub struct Toolchain {
     /// The compiler flags, e.g. `-O2`.
     #[serde(default)]
     pub flags: String,
+    /// What `version` is the version of: the compiler's own (the default, and what agents sent
+    /// before the field existed) or the libc's. A lineage keeps the axis of its first run.
+    #[serde(default, skip_serializing_if = "VersionFrom::is_compiler")]
+    pub version_from: VersionFrom,
+}
+
+/// What a toolchain's version counts: the compiler's releases (`zig cc`, gcc) or the libc's
+/// (a `musl-gcc` wrapper, whose gcc stays put while musl moves).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VersionFrom {
+    #[default]
+    Compiler,
+    Libc,
+}
+
+impl VersionFrom {
+    pub const ALL: [VersionFrom; 2] = [VersionFrom::Compiler, VersionFrom::Libc];
+
+    /// The wire name: `compiler` or `libc`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VersionFrom::Compiler => "compiler",
+            VersionFrom::Libc => "libc",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<VersionFrom> {
+        VersionFrom::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Whether this is the default, which the wire leaves out so that a run on the compiler axis
+    /// is what agents sent before the field existed, byte for byte (and hashes the same).
+    pub fn is_compiler(&self) -> bool {
+        *self == VersionFrom::Compiler
+    }
+}
+
+/// As a database column spells it.
+impl TryFrom<String> for VersionFrom {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<VersionFrom, String> {
+        VersionFrom::parse(&s).ok_or_else(|| format!("{s:?} is neither compiler nor libc"))
+    }
+}
+
+impl fmt::Display for VersionFrom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Every measurement of one workload in a run.
@@ -847,6 +899,21 @@ mod tests {
         let json = serde_json::to_value(&run).unwrap();
         assert!(json["workloads"][0].get("failure").is_none());
         assert_eq!(run.without_failures().unwrap(), run);
+    }
+
+    #[test]
+    fn the_version_axis_is_compiler_unless_said_and_left_out_when_it_is() {
+        let run = parse(&sample_json()).unwrap();
+        assert_eq!(run.toolchain.version_from, VersionFrom::Compiler);
+        assert!(serde_json::to_value(&run).unwrap()["toolchain"].get("version_from").is_none());
+        let mut v = sample_json();
+        v["toolchain"]["version_from"] = serde_json::json!("libc");
+        let libc = parse(&v).unwrap();
+        assert_eq!(libc.toolchain.version_from, VersionFrom::Libc);
+        assert_eq!(serde_json::to_value(&libc).unwrap()["toolchain"]["version_from"], "libc");
+        assert_ne!(libc.content_hash(), run.content_hash());
+        v["toolchain"]["version_from"] = serde_json::json!("kernel");
+        assert_eq!(parse(&v).unwrap_err().field, "toolchain.version_from");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
 use slopewatch_core::wire::{
-    Failure, FailureKind, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, WorkloadRun,
+    Failure, FailureKind, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun,
     MAX_NAME_CHARS,
 };
 use std::collections::BTreeMap;
@@ -152,10 +152,12 @@ fn failure() -> impl Strategy<Value = Failure> {
 /// Valid submissions of every shape the rules allow, names and numbers drawn widely.
 fn submission() -> impl Strategy<Value = RunSubmission> {
     let host = (name(), text(), text(), text()).prop_map(|(name, cpu, kernel, arch)| Host { name, cpu, kernel, arch });
-    let toolchain =
-        (name(), name(), text(), text(), text(), text()).prop_map(|(name, version, libc, target, compiler, flags)| {
-            Toolchain { name, version, libc, target, compiler, flags }
-        });
+    let toolchain = (name(), name(), text(), text(), text(), text(), any::<bool>()).prop_map(
+        |(name, version, libc, target, compiler, flags, libc_axis)| {
+            let version_from = if libc_axis { VersionFrom::Libc } else { VersionFrom::Compiler };
+            Toolchain { name, version, libc, target, compiler, flags, version_from }
+        },
+    );
     let workloads = (1usize..4).prop_flat_map(|n| (0..n).map(workload).collect::<Vec<_>>());
     (any::<u128>(), name(), 0i64..4_000_000_000, host, toolchain, workloads).prop_map(
         |(id, agent_version, secs, host, toolchain, workloads)| RunSubmission {

@@ -126,10 +126,15 @@ struct ToolchainArgs {
     /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'. Repeatable.
     #[arg(long = "toolchain", value_name = "NAME=COMMAND")]
     toolchains: Vec<String>,
-    /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc) and
-    /// [[workloads]] entries (name, sources, and optional include, cflags, libs, unit, start, max).
+    /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc,
+    /// version_from) and [[workloads]] entries (name, sources, and optional include, cflags, libs,
+    /// unit, start, max).
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     config: Option<PathBuf>,
+    /// Which version a toolchain's lineage tracks, as NAME=compiler or NAME=libc (default: libc
+    /// for a musl-gcc wrapper, compiler otherwise). Repeatable.
+    #[arg(long = "version-from", value_name = "NAME=compiler|libc")]
+    version_from: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -436,7 +441,7 @@ fn print_toolchain(tc: &DetectedToolchain) {
     println!("  compiler:    {}", tc.spec.command_line());
     println!("  flags:       {}", tc.spec.flags.join(" "));
     println!("  family:      {:?}", tc.family);
-    println!("  version:     {}", tc.version);
+    println!("  version:     {} ({})", tc.version, tc.version_source());
     println!("  target:      {}", tc.target);
     println!("  libc:        {}", tc.libc);
     println!("  fingerprint: {}", &tc.fingerprint[..16]);
@@ -453,6 +458,9 @@ impl ToolchainArgs {
         }
         if specs.is_empty() {
             bail!("no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc) or --config FILE");
+        }
+        for v in &self.version_from {
+            config::apply_version_from(&mut specs, v)?;
         }
         config::check_unique(&specs)?;
         Ok(specs)
@@ -659,10 +667,11 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
             }
         };
         progress.note(&format!(
-            "toolchain {}: {} {}, {}, {}",
+            "toolchain {}: {} {} ({}), {}, {}",
             tc.spec.name,
             tc.spec.command_line(),
             tc.version,
+            tc.version_source(),
             tc.libc,
             tc.target
         ));

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
+use slopewatch_core::wire::VersionFrom;
 use std::path::Path;
 use std::time::Duration;
 
@@ -23,6 +24,9 @@ pub struct ToolchainSpec {
     pub version: Option<String>,
     /// Overrides the detected libc.
     pub libc: Option<String>,
+    /// Which version the lineage tracks: the compiler's or the libc's. `None` leaves it to
+    /// detection: the libc's for a `musl-gcc` wrapper, the compiler's otherwise.
+    pub version_from: Option<VersionFrom>,
 }
 
 impl ToolchainSpec {
@@ -31,7 +35,7 @@ impl ToolchainSpec {
         let Some((name, command)) = arg.split_once('=') else {
             bail!("toolchain {arg:?} must look like NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'");
         };
-        ToolchainSpec::new(name.trim(), command, DEFAULT_FLAGS, None, None)
+        ToolchainSpec::new(name.trim(), command, DEFAULT_FLAGS, None, None, None)
     }
 
     fn new(
@@ -40,6 +44,7 @@ impl ToolchainSpec {
         flags: &str,
         version: Option<String>,
         libc: Option<String>,
+        version_from: Option<VersionFrom>,
     ) -> Result<ToolchainSpec> {
         check_lineage_name(name)?;
         let command = split_words(command).with_context(|| format!("toolchain {name}: command"))?;
@@ -54,7 +59,7 @@ impl ToolchainSpec {
                 }
             }
         }
-        Ok(ToolchainSpec { name: name.to_string(), command, flags, version, libc })
+        Ok(ToolchainSpec { name: name.to_string(), command, flags, version, libc, version_from })
     }
 
     /// The command and flags as one line, for display and for the run's `compiler` field.
@@ -139,6 +144,8 @@ struct ToolchainEntry {
     version: Option<String>,
     #[serde(default)]
     libc: Option<String>,
+    #[serde(default)]
+    version_from: Option<VersionFrom>,
 }
 
 /// A `[[workloads]]` entry as written, before its files are looked at: the vocabulary of the
@@ -215,7 +222,10 @@ pub fn parse_config(text: &str) -> Result<Config> {
     let toolchains = file
         .toolchains
         .into_iter()
-        .map(|t| ToolchainSpec::new(&t.name, &t.cc, t.flags.as_deref().unwrap_or(DEFAULT_FLAGS), t.version, t.libc))
+        .map(|t| {
+            let flags = t.flags.as_deref().unwrap_or(DEFAULT_FLAGS);
+            ToolchainSpec::new(&t.name, &t.cc, flags, t.version, t.libc, t.version_from)
+        })
         .collect::<Result<_>>()?;
     let workloads = file
         .workloads
@@ -230,6 +240,22 @@ pub fn parse_config(text: &str) -> Result<Config> {
         })
         .collect::<Result<_>>()?;
     Ok(Config { toolchains, workloads })
+}
+
+/// Applies `--version-from NAME=compiler|libc` to the toolchain of that name, whether it came from
+/// `--toolchain` or the config file.
+pub fn apply_version_from(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> {
+    let Some((name, axis)) = arg.split_once('=') else {
+        bail!("--version-from {arg:?} must look like NAME=compiler or NAME=libc, e.g. musl-gcc=libc");
+    };
+    let Some(axis) = VersionFrom::parse(axis.trim()) else {
+        bail!("--version-from {arg:?}: {:?} is neither compiler nor libc", axis.trim());
+    };
+    match specs.iter_mut().find(|s| s.name == name.trim()) {
+        Some(spec) => spec.version_from = Some(axis),
+        None => bail!("--version-from {arg:?} names no toolchain given with --toolchain or in the config file"),
+    }
+    Ok(())
 }
 
 /// Rejects two toolchains with one lineage name: their runs would be indistinguishable.
@@ -338,6 +364,26 @@ mod tests {
         assert_eq!(specs[1].version.as_deref(), Some("0.16.0"));
         let e = format!("{:#}", parse_config("[[toolchains]]\nname='a'\ncc='gcc'\ncolour=1").unwrap_err());
         assert!(e.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn the_version_axis_is_read_from_the_config_and_the_command_line() {
+        let mut specs = parse_config(
+            "[[toolchains]]\nname = 'musl-gcc'\ncc = 'musl-gcc'\nversion_from = 'compiler'\n\
+             [[toolchains]]\nname = 'gcc'\ncc = 'gcc'\n",
+        )
+        .unwrap()
+        .toolchains;
+        assert_eq!(specs[0].version_from, Some(VersionFrom::Compiler));
+        assert_eq!(specs[1].version_from, None, "left to detection");
+        apply_version_from(&mut specs, "gcc=libc").unwrap();
+        assert_eq!(specs[1].version_from, Some(VersionFrom::Libc));
+        for (arg, why) in [("gcc", "NAME=compiler"), ("gcc=kernel", "neither"), ("clang=libc", "names no toolchain")] {
+            let e = format!("{:#}", apply_version_from(&mut specs, arg).unwrap_err());
+            assert!(e.contains(why), "{arg}: {e}");
+        }
+        let e = format!("{:#}", parse_config("[[toolchains]]\nname='a'\ncc='gcc'\nversion_from='os'").unwrap_err());
+        assert!(e.contains("unknown variant"), "{e}");
     }
 
     #[test]

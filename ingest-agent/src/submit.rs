@@ -99,11 +99,26 @@ impl Client {
     /// workloads, under the same id (what agents sent before failures were data), and the answer
     /// names what was left out. When every workload failed, nothing is left to send: the run is
     /// refused with the reason.
+    ///
+    /// A server that predates version axes refuses a run on the libc axis; that run is not sent
+    /// without its axis (its versions would join a lineage of compiler versions), and the refusal
+    /// says so.
     pub fn deliver(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
         let outcome = self.deliver_as_is(body, &mut on_retry);
         let Outcome::Rejected { status, message } = &outcome else {
             return outcome;
         };
+        if predates_version_axes(*status, message) {
+            return Outcome::Rejected {
+                status: *status,
+                message: format!(
+                    "{message} (the server at {} is older than this agent and knows only compiler versions; \
+                     upgrade it, or set version_from = \"compiler\" for this toolchain to send the compiler's \
+                     version under this lineage)",
+                    self.server
+                ),
+            };
+        }
         if !predates_failures(*status, message) {
             return outcome;
         }
@@ -212,6 +227,12 @@ fn jitter() -> f64 {
 /// `failure` field as unknown.
 fn predates_failures(status: u16, message: &str) -> bool {
     status == 422 && message.contains("unknown field `failure`")
+}
+
+/// Whether a refusal is that of a server that predates version axes: its strict parser names the
+/// toolchain's `version_from` field as unknown.
+fn predates_version_axes(status: u16, message: &str) -> bool {
+    status == 422 && message.contains("unknown field `version_from`")
 }
 
 /// The server's `error.message`, or the raw body when it is not the server's error format.

@@ -4,7 +4,7 @@
 use crate::config::ToolchainSpec;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
-use slopewatch_core::wire;
+use slopewatch_core::wire::{self, VersionFrom};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,6 +26,8 @@ pub struct DetectedToolchain {
     pub spec: ToolchainSpec,
     pub family: Family,
     pub version: String,
+    /// What `version` is the version of: the compiler's releases or the libc's.
+    pub version_from: VersionFrom,
     pub target: String,
     pub libc: String,
     /// Changes whenever the compiler, its flags, its libc or any file named in its command do,
@@ -43,6 +45,20 @@ impl DetectedToolchain {
             target: self.target.clone(),
             compiler: self.spec.command_line(),
             flags: self.spec.flags.join(" "),
+            version_from: self.version_from,
+        }
+    }
+
+    /// Where the version comes from, for people: `compiler gcc`, `libc musl`.
+    pub fn version_source(&self) -> String {
+        match self.version_from {
+            VersionFrom::Libc => format!("libc {}", self.libc.split_whitespace().next().unwrap_or("unknown")),
+            VersionFrom::Compiler => match self.family {
+                Family::Gcc => "compiler gcc".into(),
+                Family::Clang => "compiler clang".into(),
+                Family::Zig => "compiler zig".into(),
+                Family::Unknown => "compiler".into(),
+            },
         }
     }
 
@@ -133,18 +149,35 @@ pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain>
         Some(prefix) => Some(run_text(&with_args(prefix, &["version"]))?.trim().to_string()),
         None => None,
     };
-    let version = match (&spec.version, &zig_version, family) {
-        (Some(v), _, _) => v.clone(),
-        (None, Some(v), _) => v.clone(),
-        (None, None, Family::Gcc) => run_text(&with_args(&spec.command, &["-dumpfullversion"]))?.trim().to_string(),
-        (None, None, Family::Clang) => run_text(&with_args(&spec.command, &["-dumpversion"]))?.trim().to_string(),
-        (None, None, _) => version_text.lines().next().unwrap_or("unknown").trim().to_string(),
+    let probe = run_probe(spec, scratch)?;
+    let libc_version = libc_version(&probe, zig.as_deref());
+    let version_from = spec.version_from.unwrap_or_else(|| default_version_from(spec, family, &probe.libc));
+    let version = match (&spec.version, version_from, &zig_version, family) {
+        (Some(v), _, _, _) => v.clone(),
+        (None, VersionFrom::Libc, _, _) => match &libc_version {
+            Some(v) => v.clone(),
+            None => bail!(
+                "toolchain {}: its version is to be the libc's (version_from = \"libc\"), but the version of the \
+                 libc its binaries link ({}) could not be detected; give it with `version = \"…\"` in the config \
+                 file, or use version_from = \"compiler\" (--version-from {}=compiler)",
+                spec.name,
+                if probe.libc.is_empty() { "unknown" } else { &probe.libc },
+                spec.name
+            ),
+        },
+        (None, VersionFrom::Compiler, Some(v), _) => v.clone(),
+        (None, VersionFrom::Compiler, None, Family::Gcc) => {
+            run_text(&with_args(&spec.command, &["-dumpfullversion"]))?.trim().to_string()
+        }
+        (None, VersionFrom::Compiler, None, Family::Clang) => {
+            run_text(&with_args(&spec.command, &["-dumpversion"]))?.trim().to_string()
+        }
+        (None, VersionFrom::Compiler, None, _) => version_text.lines().next().unwrap_or("unknown").trim().to_string(),
     };
 
-    let probe = run_probe(spec, scratch)?;
     let libc = match &spec.libc {
         Some(l) => l.clone(),
-        None => describe_libc(&probe, zig.as_deref(), zig_version.as_deref()),
+        None => describe_libc(&probe, libc_version.as_deref(), zig_version.as_deref()),
     };
     let mut target = explicit_target(&spec.command)
         .or_else(|| run_text(&with_args(&spec.command, &["-dumpmachine"])).ok().map(|t| t.trim().to_string()))
@@ -167,7 +200,30 @@ pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain>
         h.update(part.as_bytes());
         h.update([0]);
     }
-    Ok(DetectedToolchain { spec: spec.clone(), family, version, target, libc, fingerprint: hex::encode(h.finalize()) })
+    Ok(DetectedToolchain {
+        spec: spec.clone(),
+        family,
+        version,
+        version_from,
+        target,
+        libc,
+        fingerprint: hex::encode(h.finalize()),
+    })
+}
+
+/// The axis a toolchain tracks when its spec does not say: the libc's for a `musl-gcc` wrapper
+/// (the host's gcc with musl's headers and libraries, whose gcc version stays put while musl
+/// moves), the compiler's for everything else, `zig cc` included. A wrapper is told by its file
+/// name, or by being gcc that links musl (`libc`, as the probe names it) without being pointed at
+/// a target.
+pub fn default_version_from(spec: &ToolchainSpec, family: Family, libc: &str) -> VersionFrom {
+    let named_musl_gcc = Path::new(&spec.command[0]).file_name().is_some_and(|n| n == "musl-gcc");
+    let gcc_linking_musl = family == Family::Gcc && libc == "musl" && explicit_target(&spec.command).is_none();
+    if named_musl_gcc || gcc_linking_musl {
+        VersionFrom::Libc
+    } else {
+        VersionFrom::Compiler
+    }
 }
 
 /// The argv that runs Zig itself, if `command` is a `zig cc` invocation: everything before `cc`.
@@ -209,6 +265,7 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
         spec: spec.clone(),
         family: Family::Unknown,
         version: String::new(),
+        version_from: VersionFrom::Compiler,
         target: String::new(),
         libc: String::new(),
         fingerprint: String::new(),
@@ -229,19 +286,26 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
     Ok(probe)
 }
 
-fn describe_libc(probe: &Probe, zig: Option<&[String]>, zig_version: Option<&str>) -> String {
+/// The version of the libc the probe linked, where it can be told: glibc says it; Zig's musl is
+/// read from Zig's tree; a dynamically linked musl maps its loader, which prints its version when
+/// run. A statically linked musl has no way to say.
+fn libc_version(probe: &Probe, zig: Option<&[String]>) -> Option<String> {
     match probe.libc.as_str() {
-        "glibc" => format!("glibc {}", probe.libc_version.as_deref().unwrap_or("(unknown version)")),
-        "musl" => {
-            if let (Some(prefix), Some(zv)) = (zig, zig_version) {
-                let musl = zig_musl_version(prefix).unwrap_or_else(|| "(unknown version)".into());
-                return format!("musl {musl} (zig {zv})");
-            }
-            // A dynamically linked musl maps its loader, which prints its version when run.
-            let version = probe.libc_path.as_deref().and_then(musl_loader_version);
-            format!("musl {}", version.as_deref().unwrap_or("(unknown version)"))
-        }
-        other => other.to_string(),
+        "glibc" => probe.libc_version.clone(),
+        "musl" => match zig {
+            Some(prefix) => zig_musl_version(prefix),
+            None => probe.libc_path.as_deref().and_then(musl_loader_version),
+        },
+        _ => None,
+    }
+}
+
+fn describe_libc(probe: &Probe, version: Option<&str>, zig_version: Option<&str>) -> String {
+    let version = version.unwrap_or("(unknown version)");
+    match (probe.libc.as_str(), zig_version) {
+        ("musl", Some(zv)) => format!("musl {version} (zig {zv})"),
+        (libc @ ("glibc" | "musl"), _) => format!("{libc} {version}"),
+        (other, _) => other.to_string(),
     }
 }
 
@@ -296,6 +360,18 @@ mod tests {
         assert_eq!(zig_prefix(&words("python3 -m ziglang cc")), Some(words("python3 -m ziglang")));
         assert_eq!(zig_prefix(&words("gcc")), None);
         assert_eq!(zig_prefix(&words("ccache cc")), None);
+    }
+
+    #[test]
+    fn musl_gcc_wrappers_track_the_libc_and_everything_else_the_compiler() {
+        let spec = |cmd: &str| ToolchainSpec::parse_cli(&format!("t={cmd}")).unwrap();
+        let axis = |cmd: &str, family, libc| default_version_from(&spec(cmd), family, libc);
+        assert_eq!(axis("/usr/bin/musl-gcc", Family::Unknown, ""), VersionFrom::Libc, "by its name alone");
+        assert_eq!(axis("ccache gcc", Family::Gcc, "musl"), VersionFrom::Libc);
+        assert_eq!(axis("gcc", Family::Gcc, "glibc"), VersionFrom::Compiler);
+        assert_eq!(axis("gcc -target x86_64-linux-musl", Family::Gcc, "musl"), VersionFrom::Compiler);
+        assert_eq!(axis("clang", Family::Clang, "musl"), VersionFrom::Compiler);
+        assert_eq!(axis("zig cc -target x86_64-linux-musl", Family::Zig, "musl"), VersionFrom::Compiler);
     }
 
     #[test]

@@ -175,3 +175,21 @@ fn a_run_whose_every_workload_failed_is_kept_when_a_server_that_predates_failure
     let kept: serde_json::Value = serde_json::from_slice(&std::fs::read(kept).unwrap()).unwrap();
     assert_eq!(kept["workloads"][0]["failure"]["kind"], "wrong_result", "kept whole, failures and all");
 }
+
+#[test]
+fn a_server_that_predates_version_axes_refuses_a_libc_run_and_the_agent_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, id) = run_file(dir.path());
+    let mut run: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    run["toolchain"]["version_from"] = "libc".into();
+    std::fs::write(&file, serde_json::to_vec(&run).unwrap()).unwrap();
+    let body = r#"{"error":{"status":422,"code":"invalid_field","message":"toolchain.version_from: unknown field `version_from`, expected one of `name`, `version`","field":"toolchain.version_from"}}"#;
+    let (url, seen) = listener(vec![(422, body.into())]);
+    let spool = dir.path().join("spool");
+    let out = submit(&url, &file, &spool);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("older than this agent") && text(&out).contains("version_from = \"compiler\""));
+    assert_eq!(seen.lock().unwrap().len(), 1, "not sent again without its axis");
+    assert!(spooled(&spool).is_empty());
+    assert!(spool.join("rejected").join(format!("{id}.json")).is_file());
+}

@@ -2,7 +2,7 @@
 //! (`NewRuns`), as the backends' batch inserts bind them.
 
 use crate::analysis::WorkloadFit;
-use slopewatch_core::wire::{Failure, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Failure, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -296,6 +296,32 @@ impl PendingRun {
             (stored.as_str() != unit.as_str()).then(|| unit_clash(i, name, stored, *unit))
         })
     }
+
+    /// The run's version axis, when its lineage is stored on the other one, or is about to be by
+    /// a run ahead of this one.
+    pub fn axis_conflict(&self, axes: &HashMap<String, VersionFromText>) -> Option<FieldError> {
+        let stored = axes.get(&self.toolchain.name)?;
+        (stored.as_str() != self.toolchain.version_from.as_str()).then(|| axis_clash(&self.toolchain, stored))
+    }
+}
+
+/// The error for a run of `toolchain` whose lineage is versioned on the `stored` axis: what to do
+/// instead, since neither the run nor the lineage's history can be changed here.
+pub(super) fn axis_clash(toolchain: &Toolchain, stored: &str) -> FieldError {
+    let (name, axis) = (&toolchain.name, toolchain.version_from);
+    let by = |axis: &str| if axis == VersionFrom::Libc.as_str() { "its libc" } else { "its compiler" };
+    FieldError {
+        field: "toolchain.version_from".into(),
+        reason: format!(
+            "lineage {name:?} is versioned by {} (version_from = \"{stored}\"), but this run's version {:?} is \
+             {}'s (version_from = \"{axis}\"); one lineage never mixes the two. Send the run under a new lineage \
+             name, e.g. \"{name}-{axis}\", or set version_from = \"{stored}\" for this toolchain \
+             (slopewatch-agent --version-from {name}={stored})",
+            by(stored),
+            toolchain.version,
+            by(axis.as_str()),
+        ),
+    }
 }
 
 /// The error for workload `i` of a run, measured in `unit` where `name` is stored in `stored`.
@@ -308,6 +334,9 @@ pub(super) fn unit_clash(i: usize, name: &str, stored: &str, unit: SizeUnit) -> 
 
 /// A workload's size unit as the database spells it.
 pub(super) type SizeUnitText = String;
+
+/// A lineage's version axis as the database spells it: `compiler` or `libc`.
+pub(super) type VersionFromText = String;
 
 /// What storing one run came to.
 #[derive(Debug)]

@@ -5,6 +5,7 @@ use super::db::sql;
 use super::Store;
 use serde::Serialize;
 use slopewatch_core::version::sort_versions;
+use slopewatch_core::wire::VersionFrom;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -25,6 +26,10 @@ pub struct ToolchainRow {
     pub target: String,
     pub compiler: String,
     pub flags: String,
+    /// What `version` counts, fixed for the lineage by its first run: the compiler's releases or
+    /// the libc's.
+    #[sqlx(try_from = "String")]
+    pub version_from: VersionFrom,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
     pub runs: i64,
@@ -67,10 +72,10 @@ impl Store {
 
     /// Every toolchain build that has reported, by lineage and then version order.
     pub async fn toolchains(&self) -> Result<Vec<ToolchainRow>, sqlx::Error> {
-        let q = sql("SELECT t.name, t.version, t.libc, t.target, t.compiler, t.flags, t.first_seen,
+        let q = sql("SELECT t.name, t.version, t.libc, t.target, t.compiler, t.flags, l.version_from, t.first_seen,
                     COUNT(r.id) AS runs, MAX(r.received_at) AS last_run_at
-             FROM toolchains t LEFT JOIN runs r ON r.toolchain_id = t.id
-             GROUP BY t.id, t.name, t.version, t.libc, t.target, t.compiler, t.flags, t.first_seen");
+             FROM toolchains t JOIN lineages l ON l.name = t.name LEFT JOIN runs r ON r.toolchain_id = t.id
+             GROUP BY t.id, t.name, t.version, t.libc, t.target, t.compiler, t.flags, l.version_from, t.first_seen");
         let mut rows: Vec<ToolchainRow> = self.all(&q).await?;
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
         rows.sort_by(|a, b| a.name.cmp(&b.name));

@@ -13,7 +13,7 @@ use crate::config::ToolchainSpec;
 use crate::toolchain;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
-use slopewatch_core::wire::{self, Measurement, RunSubmission, SizeUnit, WorkloadRun};
+use slopewatch_core::wire::{self, Measurement, RunSubmission, SizeUnit, VersionFrom, WorkloadRun};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -62,6 +62,10 @@ pub struct ImportArgs {
     /// probed).
     #[arg(long, value_parser = one_line)]
     libc: Option<String>,
+    /// Which version the lineage tracks: compiler or libc (default: libc for a musl-gcc wrapper,
+    /// compiler otherwise).
+    #[arg(long, value_name = "compiler|libc", value_parser = parse_version_from)]
+    version_from: Option<VersionFrom>,
     /// What the sizes count: bytes, records, items or iterations.
     #[arg(long, default_value = "items", value_parser = parse_unit)]
     unit: SizeUnit,
@@ -72,6 +76,10 @@ fn one_line(s: &str) -> Result<String, String> {
         return Err("must be non-empty text on one line".into());
     }
     Ok(s.to_string())
+}
+
+fn parse_version_from(s: &str) -> Result<VersionFrom, String> {
+    VersionFrom::parse(s).ok_or_else(|| format!("{s:?} is neither compiler nor libc"))
 }
 
 fn parse_unit(s: &str) -> Result<SizeUnit, String> {
@@ -102,7 +110,7 @@ impl ImportArgs {
     /// The toolchain as given, or probed. The agent compiled nothing, so `flags` stays empty:
     /// flags that matter belong in the command.
     fn toolchain(&self) -> Result<wire::Toolchain> {
-        let spec = ToolchainSpec::parse_cli(&self.toolchain)?;
+        let spec = ToolchainSpec { version_from: self.version_from, ..ToolchainSpec::parse_cli(&self.toolchain)? };
         if let (Some(version), Some(libc)) = (&self.toolchain_version, &self.libc) {
             return Ok(wire::Toolchain {
                 name: spec.name.clone(),
@@ -111,6 +119,10 @@ impl ImportArgs {
                 target: toolchain::explicit_target(&spec.command).unwrap_or_default(),
                 compiler: spec.command_line(),
                 flags: String::new(),
+                // Nothing was probed: short of being told, only a wrapper's name can tell.
+                version_from: spec
+                    .version_from
+                    .unwrap_or_else(|| toolchain::default_version_from(&spec, toolchain::Family::Unknown, "")),
             });
         }
         let spec = ToolchainSpec { version: self.toolchain_version.clone(), libc: self.libc.clone(), ..spec };

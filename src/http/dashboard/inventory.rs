@@ -6,12 +6,23 @@ use crate::http::AppState;
 use crate::store::{HostRow, HostVersion, ToolchainRow};
 use axum::extract::State;
 use axum::http::StatusCode;
+use slopewatch_core::wire::VersionFrom;
 
 #[derive(askama::Template)]
 #[template(path = "dashboard/toolchains.html")]
 struct ToolchainsPage {
     /// Builds grouped by lineage, each group in version order.
     lineages: Vec<Vec<ToolchainRow>>,
+}
+
+impl ToolchainsPage {
+    /// What a build's version counts, e.g. `libc musl` or `compiler`.
+    fn version_source(&self, t: &ToolchainRow) -> String {
+        match t.version_from {
+            VersionFrom::Libc => format!("libc {}", t.libc.split_whitespace().next().unwrap_or_default()),
+            VersionFrom::Compiler => "compiler".into(),
+        }
+    }
 }
 
 pub(super) async fn toolchains(State(state): State<AppState>) -> PageResult {

@@ -1,7 +1,8 @@
 //! What a batch of runs needs to know before it is stored, found in one statement: whether each
-//! run id is taken, and the ids and units of the workloads, hosts and toolchain builds it names.
+//! run id is taken, the ids and units of the workloads, hosts and toolchain builds it names, and
+//! the version axis of its lineages.
 
-use crate::store::columns::{NewRuns, PendingRun, SizeUnitText};
+use crate::store::columns::{NewRuns, PendingRun, SizeUnitText, VersionFromText};
 use crate::store::db::{sql, Sql};
 use slopewatch_core::wire::{Host, Toolchain};
 use std::collections::{HashMap, HashSet};
@@ -30,6 +31,7 @@ enum FoundKind {
     Workload,
     Host,
     Toolchain,
+    Lineage,
 }
 
 impl FoundKind {
@@ -39,6 +41,7 @@ impl FoundKind {
             FoundKind::Workload => "workload",
             FoundKind::Host => "host",
             FoundKind::Toolchain => "toolchain",
+            FoundKind::Lineage => "lineage",
         }
     }
 }
@@ -47,7 +50,7 @@ impl TryFrom<String> for FoundKind {
     type Error = String;
 
     fn try_from(s: String) -> Result<Self, String> {
-        [FoundKind::Run, FoundKind::Workload, FoundKind::Host, FoundKind::Toolchain]
+        [FoundKind::Run, FoundKind::Workload, FoundKind::Host, FoundKind::Toolchain, FoundKind::Lineage]
             .into_iter()
             .find(|k| k.as_str() == s)
             .ok_or(s)
@@ -62,17 +65,18 @@ pub(super) struct Found {
     /// The index of what was looked up, in its list.
     at: i32,
     id: Option<i64>,
-    /// A run's content hash, or a workload's name.
+    /// A run's content hash, or a workload's or lineage's name.
     text: Option<String>,
-    /// A workload's size unit.
+    /// A workload's size unit, or a lineage's version axis.
     unit: Option<String>,
 }
 
 /// One statement looking up, each arm by index: the runs stored under `run_ids`, the workloads
-/// named, and the hosts and toolchain builds keyed.
+/// and lineages named, and the hosts and toolchain builds keyed.
 pub(super) fn select_stored<'a>(
     run_ids: &[Uuid],
     names: &[&'a str],
+    lineages: &[&'a str],
     hosts: &[Key<'a>],
     toolchains: &[Key<'a>],
 ) -> Sql<'a> {
@@ -92,6 +96,11 @@ pub(super) fn select_stored<'a>(
     if !names.is_empty() {
         arm(&mut q, FoundKind::Workload, 0, "id, name AS text, size_unit AS unit FROM workloads WHERE name IN ");
         q.push_tuple(names.iter().copied());
+    }
+    if !lineages.is_empty() {
+        let rest = "CAST(NULL AS BIGINT) AS id, name AS text, version_from AS unit FROM lineages WHERE name IN ";
+        arm(&mut q, FoundKind::Lineage, 0, rest);
+        q.push_tuple(lineages.iter().copied());
     }
     for (kind, table, columns, keys) in
         [(FoundKind::Host, "hosts", HOST_KEY, hosts), (FoundKind::Toolchain, "toolchains", TOOLCHAIN_KEY, toolchains)]
@@ -113,6 +122,8 @@ pub(super) struct Stored<'a> {
     pub hashes: Vec<Option<String>>,
     /// Each stored workload's id and unit, by name.
     pub workloads: HashMap<String, (i64, SizeUnitText)>,
+    /// Each stored lineage's version axis, by name.
+    pub lineages: HashMap<String, VersionFromText>,
     pub hosts: HashMap<Key<'a>, i64>,
     pub toolchains: HashMap<Key<'a>, i64>,
 }
@@ -122,6 +133,7 @@ impl<'a> Stored<'a> {
         Stored {
             hashes: vec![None; runs],
             workloads: HashMap::new(),
+            lineages: HashMap::new(),
             hosts: HashMap::new(),
             toolchains: HashMap::new(),
         }
@@ -135,6 +147,9 @@ impl<'a> Stored<'a> {
                 (FoundKind::Run, _, hash, _) => self.hashes[k] = hash,
                 (FoundKind::Workload, Some(id), Some(name), Some(unit)) => {
                     self.workloads.insert(name, (id, unit));
+                }
+                (FoundKind::Lineage, _, Some(name), Some(axis)) => {
+                    self.lineages.insert(name, axis);
                 }
                 (FoundKind::Host, Some(id), _, _) => {
                     self.hosts.insert(hosts[k].clone(), id);

@@ -11,7 +11,7 @@ mod reads;
 pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 
-use super::columns::{unit_clash, Arrival, PendingRun, SizeUnitText, Step};
+use super::columns::{axis_clash, unit_clash, Arrival, PendingRun, SizeUnitText, Step, VersionFromText};
 use super::db::sql;
 use super::Store;
 use crate::analysis::WorkloadFit;
@@ -133,6 +133,8 @@ impl Store {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        let lineages: Vec<&str> =
+            runs.iter().map(|r| r.toolchain.name.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
         let host_keys: Vec<Key> = first_of_each(runs.iter().map(|r| host_key(&r.host)), |k| k.clone());
         let toolchain_keys: Vec<Key> = first_of_each(runs.iter().map(|r| toolchain_key(&r.toolchain)), |k| k.clone());
         let mut conn = self.pool.acquire().await?;
@@ -140,14 +142,16 @@ impl Store {
             // Everything the batch needs to know, in one statement. On Postgres, a lone run that
             // adds no host, toolchain build or workload is then written by one more.
             let mut stored = Stored::new(runs.len());
-            let found = select_stored(&run_ids, &names, &host_keys, &toolchain_keys);
+            let found = select_stored(&run_ids, &names, &lineages, &host_keys, &toolchain_keys);
             stored.read(conn.exec().all(&found).await?, &host_keys, &toolchain_keys);
 
             // Each run's outcome unless it is to be stored, judged in order as if the runs came
-            // one after another: a run id taken earlier in the batch is already there, and a
-            // workload's unit is the first one it was stored in.
+            // one after another: a run id taken earlier in the batch is already there, a workload's
+            // unit is the first one it was stored in, and a lineage's version axis that of its
+            // first run.
             let mut units: HashMap<String, SizeUnitText> =
                 stored.workloads.iter().map(|(name, (_, unit))| (name.clone(), unit.clone())).collect();
+            let mut axes: HashMap<String, VersionFromText> = stored.lineages.clone();
             let mut steps: Vec<Option<Step>> = Vec::with_capacity(runs.len());
             let mut taken: HashMap<Uuid, &str> = HashMap::new();
             for (run, hash) in runs.iter().zip(&stored.hashes) {
@@ -155,12 +159,14 @@ impl Store {
                     Some(Step::AlreadyThere(hash.clone()))
                 } else if let Some(hash) = taken.get(&run.run_id) {
                     Some(Step::AlreadyThere(hash.to_string()))
-                } else if let Some(e) = run.unit_conflict(&units) {
+                } else if let Some(e) = run.axis_conflict(&axes).or_else(|| run.unit_conflict(&units)) {
                     Some(Step::Invalid(e))
                 } else {
                     for (name, unit) in &run.workloads {
                         units.entry(name.clone()).or_insert_with(|| unit.as_str().to_string());
                     }
+                    let axis = run.toolchain.version_from.as_str();
+                    axes.entry(run.toolchain.name.clone()).or_insert_with(|| axis.to_string());
                     taken.insert(run.run_id, &run.content_hash);
                     None
                 };
@@ -172,8 +178,15 @@ impl Store {
                 break 'write Some(steps.into_iter().map(|s| s.expect("every run judged")).collect());
             }
 
-            // Hosts, toolchain builds and workloads the runs to store name and the database lacks,
-            // each first seen when the first run naming it arrived.
+            // Lineages, hosts, toolchain builds and workloads the runs to store name and the
+            // database lacks, each first seen when the first run naming it arrived.
+            let new_lineages: Vec<(&str, &str, OffsetDateTime)> = first_of_each(
+                to_store.iter().map(|r| (r.toolchain.name.as_str(), r.toolchain.version_from.as_str(), r.received_at)),
+                |&(name, _, _)| name,
+            )
+            .into_iter()
+            .filter(|(name, _, _)| !stored.lineages.contains_key(*name))
+            .collect();
             let new_hosts = unstored(to_store.iter().map(|r| (host_key(&r.host), r.received_at)), &stored.hosts);
             let new_toolchains =
                 unstored(to_store.iter().map(|r| (toolchain_key(&r.toolchain), r.received_at)), &stored.toolchains);
@@ -186,13 +199,24 @@ impl Store {
             .map(|(name, at)| (name, units[name].as_str(), at))
             .collect();
 
-            let adds_nothing = new_hosts.is_empty() && new_toolchains.is_empty() && new_workloads.is_empty();
+            let adds_nothing = new_lineages.is_empty()
+                && new_hosts.is_empty()
+                && new_toolchains.is_empty()
+                && new_workloads.is_empty();
             let inserted = if conn.one_statement() && to_store.len() == 1 && adds_nothing {
                 conn.insert_runs(&stored.rows(&to_store)?).await?
             } else {
                 let mut tx = conn.begin().await?;
                 // Inserted only when missing, since an upsert would lock the shared rows and
                 // serialize concurrent ingests from one machine.
+                if !new_lineages.is_empty() {
+                    let mut q = sql("INSERT INTO lineages (name, version_from, first_seen) ");
+                    q.push_values(&new_lineages, |row, &(name, axis, at)| {
+                        row.bind(name).bind(axis).bind(at);
+                    });
+                    q.push(" ON CONFLICT (name) DO NOTHING");
+                    tx.exec().execute(&q).await?;
+                }
                 if !new_hosts.is_empty() {
                     tx.exec().execute(&insert_keyed("hosts", HOST_KEY, &new_hosts)).await?;
                 }
@@ -210,10 +234,21 @@ impl Store {
                 if !adds_nothing {
                     // Each row exists now, inserted here or by a concurrent writer (Postgres).
                     let names: Vec<&str> = new_workloads.iter().map(|&(name, _, _)| name).collect();
+                    let lineages: Vec<&str> = new_lineages.iter().map(|&(name, _, _)| name).collect();
                     let hosts: Vec<Key> = new_hosts.into_iter().map(|(k, _)| k).collect();
                     let toolchains: Vec<Key> = new_toolchains.into_iter().map(|(k, _)| k).collect();
-                    let found = select_stored(&[], &names, &hosts, &toolchains);
+                    let found = select_stored(&[], &names, &lineages, &hosts, &toolchains);
                     stored.read(tx.exec().all(&found).await?, &hosts, &toolchains);
+                }
+                for &(name, axis, _) in &new_lineages {
+                    let Some(stored_axis) = stored.lineages.get(name).filter(|a| a.as_str() != axis) else {
+                        continue;
+                    };
+                    // A concurrent writer started the lineage on the other axis (Postgres).
+                    if runs.len() > 1 {
+                        break 'write None;
+                    }
+                    break 'write Some(vec![Step::Invalid(axis_clash(&to_store[0].toolchain, stored_axis))]);
                 }
                 for &(name, unit, _) in &new_workloads {
                     let Some((_, stored_unit)) = stored.workloads.get(name).filter(|(_, u)| u != unit) else {

@@ -6,7 +6,7 @@ use crate::store::{decode_json, Store};
 use serde::Serialize;
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::fit::LocalSlope;
-use slopewatch_core::wire::{Failure, Host, Toolchain};
+use slopewatch_core::wire::{Failure, Host, Toolchain, VersionFrom};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -119,14 +119,17 @@ pub(in crate::store) struct RunOrigin {
     target: String,
     compiler: String,
     flags: String,
+    #[sqlx(try_from = "String")]
+    version_from: VersionFrom,
 }
 
 /// The columns `RunHeader` reads, from `RUN_HEADER_FROM`.
 pub(in crate::store) const RUN_HEADER_COLUMNS: &str =
     "r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
-     h.name AS host_name, h.cpu, h.kernel, h.arch, t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags";
-pub(in crate::store) const RUN_HEADER_FROM: &str =
-    "FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id";
+     h.name AS host_name, h.cpu, h.kernel, h.arch, t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags,
+     l.version_from";
+pub(in crate::store) const RUN_HEADER_FROM: &str = "FROM runs r JOIN hosts h ON h.id = r.host_id
+     JOIN toolchains t ON t.id = r.toolchain_id JOIN lineages l ON l.name = t.name";
 
 impl RunOrigin {
     /// The host and toolchain as the agent described them.
@@ -139,6 +142,7 @@ impl RunOrigin {
             target: self.target,
             compiler: self.compiler,
             flags: self.flags,
+            version_from: self.version_from,
         };
         (host, toolchain)
     }

@@ -5,7 +5,7 @@ use crate::baseline::Baseline;
 use crate::gate::{Limits, Verdict};
 use crate::report::{self, Row};
 use slopewatch_core::complexity::{Class, UNSURE};
-use slopewatch_core::wire::Toolchain;
+use slopewatch_core::wire::{Toolchain, VersionFrom};
 
 /// Everything a report shows; rendering it does no I/O.
 pub struct Report<'a> {
@@ -29,7 +29,11 @@ pub fn render(r: &Report) -> String {
         .iter()
         .map(|t| {
             let libc = if t.libc.is_empty() { String::new() } else { format!(", {}", escape(&t.libc)) };
-            format!("**{}** {}{libc}", escape(&t.name), escape(&t.version))
+            let axis = match t.version_from {
+                VersionFrom::Compiler => "",
+                VersionFrom::Libc => " (the libc's version)",
+            };
+            format!("**{}** {}{axis}{libc}", escape(&t.name), escape(&t.version))
         })
         .collect();
     out.push_str(&format!("Toolchains: {}\n\n", toolchains.join("; ")));
@@ -217,6 +221,7 @@ mod tests {
             target: String::new(),
             compiler: String::new(),
             flags: String::new(),
+            version_from: VersionFrom::Compiler,
         }
     }
 
@@ -283,6 +288,11 @@ mod tests {
         assert_eq!(scan[4..], ["O(n)", "ok"]);
         assert_eq!(cells_of(lines[3])[4..], ["O(n²)", "**OVER 1.5, O(n)**"]);
         assert!(md.starts_with("### slopewatch check\n\nToolchains: **gcc-glibc** 12.2.0, glibc 2.36\n"), "{md}");
+        let musl = Toolchain { version_from: VersionFrom::Libc, ..toolchain("musl-gcc", "1.2.3", "musl 1.2.3") };
+        let limits = Limits::default();
+        let md =
+            render(&Report { command: "check", toolchains: vec![&musl], rows: &[], limits: &limits, baseline: None });
+        assert!(md.contains("**musl-gcc** 1.2.3 (the libc's version), musl 1.2.3"), "{md}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the slopewatch server and agent share: the wire format and its rules, slope fitting,
 //! complexity classes, the noise rule verdicts are reached by, and toolchain version ordering.
 
+pub mod bisection;
 pub mod complexity;
 pub mod fit;
 pub mod verdict;

@@ -589,12 +589,12 @@ fn validate_measurements(at: &str, ms: &[Measurement], complete: bool) -> Result
     Ok(samples)
 }
 
-fn err(field: impl Into<String>, reason: impl Into<String>) -> FieldError {
+pub(crate) fn err(field: impl Into<String>, reason: impl Into<String>) -> FieldError {
     FieldError { field: field.into(), reason: reason.into() }
 }
 
 /// A required, short, single-line name.
-fn check_name(field: &str, value: &str) -> Result<(), FieldError> {
+pub(crate) fn check_name(field: &str, value: &str) -> Result<(), FieldError> {
     if value.trim().is_empty() {
         return Err(err(field, "must not be empty"));
     }
@@ -602,7 +602,7 @@ fn check_name(field: &str, value: &str) -> Result<(), FieldError> {
 }
 
 /// An optional free-text field.
-fn check_text(field: &str, value: &str) -> Result<(), FieldError> {
+pub(crate) fn check_text(field: &str, value: &str) -> Result<(), FieldError> {
     check_len_and_chars(field, value, MAX_TEXT_CHARS)
 }
 
@@ -619,7 +619,7 @@ fn check_len_and_chars(field: &str, value: &str, max: usize) -> Result<(), Field
 
 /// The path of a parse error: the missing field itself rather than the object lacking it, and `.`
 /// for the body as a whole (serde_path_to_error's name for the root).
-fn field_path(path: &serde_path_to_error::Path, reason: &str) -> String {
+pub(crate) fn field_path(path: &serde_path_to_error::Path, reason: &str) -> String {
     use serde_path_to_error::Segment;
     let mut field = String::new();
     for segment in path.iter() {
@@ -652,7 +652,7 @@ fn key_path(parent: &str, key: &str) -> String {
 }
 
 /// serde_json appends " at line L column C"; the field path already says where.
-fn clean_serde_message(e: &serde_json::Error) -> String {
+pub(crate) fn clean_serde_message(e: &serde_json::Error) -> String {
     let msg = e.to_string();
     match msg.rfind(" at line ") {
         Some(i) if e.line() > 0 => msg[..i].to_string(),

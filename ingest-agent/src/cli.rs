@@ -112,13 +112,91 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Send the runs waiting in the spool.
+    /// Find the first bad toolchain build between a good and a bad version: measure both ends,
+    /// then halve the candidates, skipping builds that cannot be built or run.
+    Bisect {
+        #[command(flatten)]
+        bisect: BisectArgs,
+        #[command(flatten)]
+        spool: SpoolArgs,
+    },
+    /// Send the runs (and bisections) waiting in the spool.
     Flush {
         #[command(flatten)]
         server: ServerArgs,
         #[command(flatten)]
         spool: SpoolArgs,
     },
+}
+
+/// `bisect`: the candidates, the range and what to judge, and where to record the answer.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("source").required(true).args(["candidates", "materialize"]))]
+struct BisectArgs {
+    /// The candidates, oldest first: one `VERSION=CC COMMAND` per line (`#` comments).
+    #[arg(long, value_name = "FILE")]
+    candidates: Option<PathBuf>,
+    /// A shell command with `{version}` that fetches or builds that version and prints its
+    /// compiler command on its last line; run only for the candidates measured.
+    #[arg(long, value_name = "SCRIPT", requires = "versions")]
+    materialize: Option<String>,
+    /// The versions for --materialize, oldest first, one per line.
+    #[arg(long, value_name = "FILE", requires = "materialize")]
+    versions: Option<PathBuf>,
+    /// The last version known good (default: the regression's version before it).
+    #[arg(long)]
+    good: Option<String>,
+    /// The first version known bad (default: the regression's version).
+    #[arg(long)]
+    bad: Option<String>,
+    /// The lineage the candidates belong to (default: the regression's).
+    #[arg(long)]
+    lineage: Option<String>,
+    /// A stored regression to take the lineage, versions and workloads from, and to record the
+    /// bisection on (needs --server and a token).
+    #[arg(long, requires = "server")]
+    regression: Option<i64>,
+    /// The slopewatch server of --regression and --submit.
+    #[arg(long, env = "SLOPEWATCH_SERVER")]
+    server: Option<String>,
+    #[command(flatten)]
+    token: TokenArgs,
+    /// Submit each measured candidate as a run of its own, so the builds show in the series.
+    #[arg(long, requires = "server")]
+    submit: bool,
+    /// Comma-separated workloads to judge (default: the regression's).
+    #[arg(long, value_delimiter = ',')]
+    workloads: Option<Vec<String>>,
+    /// A candidate is bad when a workload's slope is over this.
+    #[arg(long, default_value_t = DEFAULT_MAX_SLOPE, value_parser = parse_slope)]
+    max_slope: f64,
+    /// Compile flags for every candidate.
+    #[arg(long, default_value = config::DEFAULT_FLAGS, allow_hyphen_values = true)]
+    flags: String,
+    /// A config file whose [[workloads]] can be judged too.
+    #[arg(long, env = "SLOPEWATCH_CONFIG")]
+    config: Option<PathBuf>,
+    /// Timed repetitions per size, after one warm-up.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    reps: u32,
+    /// Stop doubling the size once a repetition's median takes longer than this.
+    #[arg(long, default_value = "1s", value_parser = config::parse_duration)]
+    size_budget: Duration,
+    /// Most time one workload may take on one candidate.
+    #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
+    total_budget: Duration,
+    /// Largest size measured.
+    #[arg(long, value_parser = config::parse_size)]
+    max_size: Option<u64>,
+    /// Where workload binaries are built and cached.
+    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Attempts per delivery before it is left in the spool.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
+    attempts: u32,
+    /// Wait before the first retry; it doubles with each retry, with jitter.
+    #[arg(long, default_value = "500ms", value_parser = config::parse_duration)]
+    retry_base: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -369,6 +447,7 @@ fn run(cli: Cli) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Bisect { bisect, spool } => bisect_command(&bisect, &spool.open()?),
         Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
     }
 }
@@ -844,8 +923,17 @@ fn print_stored(client: &Client, a: &Accepted) {
     }
 }
 
-/// Sends what waits in the spool, oldest first; stops at the first transient failure.
+/// Sends what waits in the spool, oldest first, bisections after runs (their steps link to the
+/// runs); stops at the first transient failure.
 fn flush(client: &Client, spool: &Spool) -> Result<i32> {
+    let runs = flush_runs(client, spool)?;
+    if runs == EXIT_SPOOLED {
+        return Ok(runs);
+    }
+    Ok(worst(&[runs, crate::bisect::flush(client, spool.dir())?]))
+}
+
+fn flush_runs(client: &Client, spool: &Spool) -> Result<i32> {
     let mut code = 0;
     for path in spool.pending()? {
         let c = deliver_spooled(client, spool, &path)?;
@@ -880,4 +968,105 @@ fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
             Ok(EXIT_SPOOLED)
         }
     }
+}
+
+/// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints
+/// each step and where the growth starts, and records the answer on the regression.
+fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
+    use crate::bisect::{self, Candidates, Plan};
+    let token = args.token.token()?;
+    let client = match &args.server {
+        Some(server) => {
+            let token =
+                token.as_deref().context("--server needs a token: give --token, SLOPEWATCH_TOKEN or --token-file")?;
+            let retry = RetryPolicy { attempts: args.attempts, base: args.retry_base, ..RetryPolicy::default() };
+            Some(Client::new(server, token, retry)?)
+        }
+        None => None,
+    };
+    // The regression is read only for what the flags leave out, so a bisection given in full
+    // still runs, and is spooled, while the server is down.
+    let given_in_full = args.lineage.is_some() && args.good.is_some() && args.bad.is_some() && args.workloads.is_some();
+    let facts = match (args.regression, &args.server) {
+        (Some(id), Some(server)) if !given_in_full => {
+            Some(bisect::regression(server, token.as_deref().unwrap_or(""), id)?)
+        }
+        _ => None,
+    };
+    let pick = |given: &Option<String>, stored: Option<&String>, flag: &str| -> Result<String> {
+        given
+            .clone()
+            .or_else(|| stored.cloned())
+            .with_context(|| format!("give {flag}, or --regression to take it from"))
+    };
+    let lineage = pick(&args.lineage, facts.as_ref().map(|f| &f.lineage), "--lineage")?;
+    config::check_lineage_name(&lineage)?;
+    let good = pick(&args.good, facts.as_ref().map(|f| &f.last_good), "--good")?;
+    let bad = pick(&args.bad, facts.as_ref().map(|f| &f.first_bad), "--bad")?;
+    let mut catalogue = workloads::builtin();
+    if let Some(path) = &args.config {
+        catalogue.extend(workloads::configured(&config::load_config(path)?.workloads, path)?);
+    }
+    let names = match (&args.workloads, &facts) {
+        (Some(names), _) => names.clone(),
+        (None, Some(f)) if !f.workloads.is_empty() => f.workloads.clone(),
+        _ => bail!("give --workloads, e.g. --workloads strchr"),
+    };
+    let selected = workloads::select(catalogue, Some(&names))?;
+    let candidates = match (&args.candidates, &args.materialize, &args.versions) {
+        (Some(file), _, _) => Candidates::Listed(bisect::read_candidates(file)?),
+        (None, Some(script), Some(versions)) => {
+            if !script.contains("{version}") {
+                bail!("--materialize must contain {{version}}, where the version to fetch or build goes");
+            }
+            Candidates::Materialized { script: script.clone(), versions: bisect::read_versions(versions)? }
+        }
+        _ => bail!("give --candidates FILE, or --materialize SCRIPT with --versions FILE"),
+    };
+    let root = cache_root(args.cache_dir.clone())?;
+    let cache = BuildCache::new(root.join("builds"));
+    let plan = Plan {
+        lineage,
+        workloads: selected,
+        good,
+        bad,
+        max_slope: args.max_slope,
+        budget: Budget {
+            reps: args.reps,
+            per_size: args.size_budget,
+            total: args.total_budget,
+            start: None,
+            max: args.max_size,
+        },
+        cache: &cache,
+        scratch: root.join("probe"),
+        flags: config::split_words(&args.flags).context("--flags")?,
+    };
+    let mut code = 0;
+    if let Some(client) = &client {
+        code = worst(&[code, flush(client, spool)?]);
+    }
+    let mut n = 0;
+    let bisected = bisect::bisect(&plan, &candidates, |step, run| {
+        n += 1;
+        eprintln!("{}", bisect::step_line(n, step));
+        let (Some(client), Some(run), true) = (&client, run, args.submit) else { return None };
+        match deliver_all(client, spool, std::slice::from_ref(run)) {
+            Ok(c) => {
+                code = worst(&[code, c]);
+                Some(run.run_id)
+            }
+            Err(e) => {
+                eprintln!("error: the run of {} was not submitted: {e:#}", step.version);
+                code = 1;
+                None
+            }
+        }
+    })?;
+    println!("{}", bisect::summary(&bisected.record));
+    if let (Some(client), Some(id)) = (&client, args.regression) {
+        code = worst(&[code, bisect::deliver(client, spool.dir(), id, &bisected.record)?]);
+    }
+    let found = bisected.record.outcome == slopewatch_core::bisection::Outcome::Found;
+    Ok(worst(&[code, if found { 0 } else { 1 }]))
 }

@@ -38,6 +38,14 @@ impl ToolchainSpec {
         ToolchainSpec::new(name.trim(), command, DEFAULT_FLAGS, None, None, None)
     }
 
+    /// A bisection candidate: lineage `name` built with `command` and `flags`, at the candidate's
+    /// own `version` (what the candidates list says, not what the compiler prints).
+    pub fn for_bisect(name: &str, command: &str, flags: &[String], version: &str) -> Result<ToolchainSpec> {
+        let mut spec = ToolchainSpec::new(name, command, "", Some(version.to_string()), None, None)?;
+        spec.flags = flags.to_vec();
+        Ok(spec)
+    }
+
     fn new(
         name: &str,
         command: &str,

@@ -3,6 +3,7 @@
 
 pub mod agreement;
 pub mod baseline;
+pub mod bisect;
 pub mod cli;
 pub mod command;
 pub mod config;

@@ -27,6 +27,14 @@ impl Spool {
         Ok(path)
     }
 
+    /// Saves any record durably as `NAME.json` and returns its path.
+    pub fn save_json(&self, name: &str, value: &impl serde::Serialize) -> Result<PathBuf> {
+        let body = serde_json::to_vec_pretty(value)?;
+        let path = self.dir.join(format!("{name}.json"));
+        write_durably(&self.dir, &path, &body)?;
+        Ok(path)
+    }
+
     /// Spooled runs, oldest first.
     pub fn pending(&self) -> Result<Vec<PathBuf>> {
         let entries = match std::fs::read_dir(&self.dir) {

@@ -46,8 +46,8 @@ pub struct Accepted {
 
 /// How one delivery ended.
 #[derive(Debug)]
-pub enum Outcome {
-    Stored(Accepted),
+pub enum Outcome<T = Accepted> {
+    Stored(T),
     /// The server refused the run; sending it again cannot help.
     Rejected {
         status: u16,
@@ -150,10 +150,30 @@ impl Client {
         }
     }
 
+    /// Delivers a JSON body to `path` under the server (e.g. a bisection's), retrying as runs are;
+    /// the answer's body is returned as JSON.
+    pub fn deliver_to(
+        &self,
+        path: &str,
+        body: &[u8],
+        mut on_retry: impl FnMut(u32, &str, Duration),
+    ) -> Outcome<serde_json::Value> {
+        self.deliver_with_retries(&format!("{}{path}", self.server), body, &mut on_retry)
+    }
+
     fn deliver_as_is(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
+        self.deliver_with_retries(&self.url, body, &mut on_retry)
+    }
+
+    fn deliver_with_retries<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        body: &[u8],
+        mut on_retry: impl FnMut(u32, &str, Duration),
+    ) -> Outcome<T> {
         let mut last = String::new();
         for attempt in 1..=self.retry.attempts.max(1) {
-            match self.post(body) {
+            match self.post(url, body) {
                 Attempt::Done(outcome) => return outcome,
                 Attempt::Transient { reason, retry_after } => {
                     last = reason;
@@ -169,10 +189,10 @@ impl Client {
         Outcome::Failed(last)
     }
 
-    fn post(&self, body: &[u8]) -> Attempt {
+    fn post<T: serde::de::DeserializeOwned>(&self, url: &str, body: &[u8]) -> Attempt<T> {
         let response = self
             .agent
-            .post(&self.url)
+            .post(url)
             .header("Authorization", &format!("Bearer {}", self.token))
             .content_type("application/json")
             .send(body);
@@ -189,7 +209,7 @@ impl Client {
             .map(Duration::from_secs);
         let text = response.body_mut().read_to_string().unwrap_or_default();
         match status {
-            200 | 201 => match serde_json::from_str::<Accepted>(&text) {
+            200 | 201 => match serde_json::from_str::<T>(&text) {
                 Ok(a) => Attempt::Done(Outcome::Stored(a)),
                 Err(e) => Attempt::Transient {
                     reason: format!("HTTP {status} with an unreadable body: {e}"),
@@ -204,8 +224,8 @@ impl Client {
     }
 }
 
-enum Attempt {
-    Done(Outcome),
+enum Attempt<T> {
+    Done(Outcome<T>),
     Transient { reason: String, retry_after: Option<Duration> },
 }
 

@@ -421,7 +421,7 @@ fn run(cli: Cli) -> Result<i32> {
                     Ok(tc) => print_toolchain(&tc),
                     Err(e) => {
                         failed += 1;
-                        eprintln!("{}: {e:#}", spec.name);
+                        eprintln!("{e:#}");
                     }
                 }
             }
@@ -740,7 +740,7 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
         let tc = match toolchain::detect(spec, &root.join("probe")) {
             Ok(tc) => tc,
             Err(e) => {
-                progress.note(&format!("toolchain {}: {e:#}", spec.name));
+                progress.note(&format!("{e:#}"));
                 failures += selected.len();
                 continue;
             }

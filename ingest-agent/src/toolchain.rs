@@ -131,10 +131,15 @@ impl std::fmt::Display for CompileError {
 impl std::error::Error for CompileError {}
 
 /// Detects everything the spec does not override. `scratch` is a directory for the probe.
+/// Every error names the toolchain.
 pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {
+    detect_parts(spec, scratch).with_context(|| format!("toolchain {}", spec.name))
+}
+
+fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {
     let zig = zig_prefix(&spec.command);
     let version_text = run_text(&with_args(&spec.command, &["--version"]))
-        .with_context(|| format!("toolchain {}: `{} --version` failed", spec.name, spec.command_line()))?;
+        .with_context(|| format!("`{} --version` failed", spec.command_line()))?;
     let family = if zig.is_some() {
         Family::Zig
     } else if version_text.contains("clang version") {
@@ -157,10 +162,9 @@ pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain>
         (None, VersionFrom::Libc, _, _) => match &libc_version {
             Some(v) => v.clone(),
             None => bail!(
-                "toolchain {}: its version is to be the libc's (version_from = \"libc\"), but the version of the \
+                "its version is to be the libc's (version_from = \"libc\"), but the version of the \
                  libc its binaries link ({}) could not be detected; give it with `version = \"…\"` in the config \
                  file, or use version_from = \"compiler\" (--version-from {}=compiler)",
-                spec.name,
                 if probe.libc.is_empty() { "unknown" } else { &probe.libc },
                 spec.name
             ),
@@ -270,10 +274,8 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
         libc: String::new(),
         fingerprint: String::new(),
     };
-    tc.compile(&[src], scratch, &[], &bin)
-        .with_context(|| format!("toolchain {}: cannot build the libc probe", spec.name))?;
-    let out = run_text(&[bin.display().to_string()])
-        .with_context(|| format!("toolchain {}: the libc probe did not run", spec.name))?;
+    tc.compile(&[src], scratch, &[], &bin).context("cannot build the libc probe")?;
+    let out = run_text(&[bin.display().to_string()]).context("the libc probe did not run")?;
     let mut probe = Probe::default();
     for line in out.lines() {
         match line.split_once('=') {

@@ -1,9 +1,11 @@
 //! Times one workload binary at doubling sizes within a time budget, and assembles the run.
 //!
 //! The sweep has three phases, each a method of [`Sweep`]:
-//! 1. **Rise**: double from the start, stopping at the largest size, after a size whose median
-//!    repetition went past the per-size budget, or before a size predicted (from the growth seen
-//!    so far) to go past it or past what is left of the total budget.
+//! 1. **Rise**: double from a size below the start, stopping at the largest size, after a size
+//!    whose median repetition went past the per-size budget, before a size predicted (from the
+//!    growth seen so far) to go past it or past what is left of the total budget, or once growth
+//!    clearly steeper than the limit makes the next size cost a tenth of the per-size budget. A
+//!    size whose repetitions are predicted to be long is repeated 3 times rather than `--reps`.
 //! 2. **Descend**: with fewer than [`MIN_SIZES`] sizes, halve below the start until there are
 //!    that many, so a quadratic libc costs seconds rather than the minutes a fixed sweep of large
 //!    sizes would, and still gets a class (smaller sizes are cheap, even for a quadratic libc).
@@ -35,6 +37,16 @@ use crate::workloads::Workload;
 /// at six.
 pub const MIN_SIZES: usize = complexity::MIN_SIZES + 1;
 
+/// How far above the slope limit growth between two sizes must be for the rise to stop early.
+const STEEP_MARGIN: f64 = 0.2;
+/// The share of the per-size budget a size past steep growth may cost before the rise stops.
+const STEEP_STOP: f64 = 0.1;
+
+/// The share of the per-size budget past which a repetition counts as long.
+const LONG_REP: f64 = 0.1;
+/// The repetitions at a size whose repetitions are long.
+const LONG_REPS: u32 = 3;
+
 /// Most sizes a sweep adds to name a class it could not tell.
 pub const WIDEN_SIZES: usize = 3;
 
@@ -60,14 +72,16 @@ impl Default for Budget {
 }
 
 impl Budget {
-    /// The (start, max) sweep for `w`, widened downwards so at least [`MIN_SIZES`] sizes fit.
+    /// The (first, max) sizes of the sweep for `w`: the start widened downwards so at least
+    /// [`MIN_SIZES`] sizes fit, and the rise begun one size below it, so that the growth is known
+    /// before the larger sizes cost (see [`Sweep::rise`]).
     pub fn sizes_for(&self, w: &Workload) -> (u64, u64) {
         let max = self.max.unwrap_or(w.max);
         let mut start = self.start.unwrap_or(w.start).min(max);
-        while start > 1 && max / start < 1 << (MIN_SIZES - 1) {
+        while start > 1 && max / start < 1 << (MIN_SIZES - 2) {
             start /= 2;
         }
-        (start, max)
+        (start.div_ceil(2), max)
     }
 }
 
@@ -115,7 +129,11 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, pr
         rising: Vec::new(),
         stopped: None,
     };
-    let broke = sweep.rise(start, max).and_then(|()| sweep.descend(start)).and_then(|()| sweep.widen(limits)).err();
+    let broke = sweep
+        .rise(start, max, limits.slope_limit())
+        .and_then(|()| sweep.descend(start))
+        .and_then(|()| sweep.widen(limits))
+        .err();
     let failure = broke.map(|f| *f).or_else(|| {
         (sweep.done.len() < wire::MIN_SIZES).then(|| {
             sweep.stopped.take().unwrap_or_else(|| {
@@ -155,14 +173,16 @@ struct Sweep<'a> {
 }
 
 impl Sweep<'_> {
-    /// Phase 1: doubling from `start` while `max` and the budget allow.
-    fn rise(&mut self, start: u64, max: u64) -> Result<(), Box<Failure>> {
+    /// Phase 1: doubling from `start` while `max` and the budget allow, and until growth clearly
+    /// steeper than `limit` makes the next size cost more than the verdict needs: the sizes below
+    /// (phase 2) are cheap and tell it as well.
+    fn rise(&mut self, start: u64, max: u64, limit: f64) -> Result<(), Box<Failure>> {
         let mut size = start;
         while size <= max && self.affordable(size) {
             match self.take(size, self.left().max(self.budget.per_size)) {
                 Ok(typical) => {
                     self.rising.push((size, typical));
-                    if typical > self.budget.per_size.as_nanos() as f64 {
+                    if typical > self.budget.per_size.as_nanos() as f64 || self.steep_enough(size, limit) {
                         return Ok(());
                     }
                 }
@@ -227,7 +247,7 @@ impl Sweep<'_> {
     /// Runs the workload at `size` and keeps what it measured; returns its median repetition (not
     /// the slowest: one repetition descheduled on a loaded host must not end the sweep).
     fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
-        let out = run_size(self.binary, self.w, size, self.budget.reps, timeout, self.progress)?;
+        let out = run_size(self.binary, self.w, size, self.reps_at(size), timeout, self.progress)?;
         let typical = slopewatch_core::fit::median(&out.samples_ns);
         self.meta.extend(out.meta);
         if let Some(result) = out.result {
@@ -237,12 +257,35 @@ impl Sweep<'_> {
         Ok(typical)
     }
 
+    /// The repetitions at `size`: fewer (at most [`LONG_REPS`]) where one is predicted to take more
+    /// than [`LONG_REP`] of the per-size budget. A long repetition varies little relative to its
+    /// length, and its median of three is as good as one of five where one costs a quarter second.
+    fn reps_at(&self, size: u64) -> u32 {
+        let long =
+            predict_rep_ns(&self.rising, size).is_some_and(|ns| ns > self.budget.per_size.as_nanos() as f64 * LONG_REP);
+        if long {
+            self.budget.reps.min(LONG_REPS)
+        } else {
+            self.budget.reps
+        }
+    }
+
+    /// Whether the last two sizes rising grew clearly steeper than `limit` and the next size would
+    /// take more than [`STEEP_STOP`] of the per-size budget.
+    fn steep_enough(&self, size: u64, limit: f64) -> bool {
+        let [.., (s0, t0), (s1, t1)] = self.rising[..] else { return false };
+        let k = (t1 / t0).ln() / (s1 as f64 / s0 as f64).ln();
+        k >= limit + STEEP_MARGIN
+            && predict_rep_ns(&self.rising, size.saturating_mul(2))
+                .is_some_and(|next| next > self.budget.per_size.as_nanos() as f64 * STEEP_STOP)
+    }
+
     /// Whether `size` is predicted, from the growth seen so far, to fit the per-size budget and
     /// what is left of the total.
     fn affordable(&self, size: u64) -> bool {
         predict_rep_ns(&self.rising, size).is_none_or(|predicted| {
             predicted <= self.budget.per_size.as_nanos() as f64
-                && predicted * f64::from(self.budget.reps + 1) <= self.left().as_nanos() as f64
+                && predicted * f64::from(self.reps_at(size) + 1) <= self.left().as_nanos() as f64
         })
     }
 
@@ -493,7 +536,7 @@ mod tests {
         let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
         let (start, max) = b.sizes_for(&w);
         assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");
-        assert_eq!(Budget::default().sizes_for(&w), (64 * 1024, 4 * 1024 * 1024));
+        assert_eq!(Budget::default().sizes_for(&w), (32 * 1024, 4 * 1024 * 1024), "a size below the start");
         let tiny = Budget { max: Some(8), ..Budget::default() };
         assert_eq!(tiny.sizes_for(&w), (1, 8), "never below 1");
     }

@@ -88,10 +88,10 @@ fn check_writes_a_report_with_every_workload_its_verdict_and_a_failure_even_when
     assert_eq!(row(&rows, "wrong-strchr", "quadratic-scan")[5], "**OVER 1.5**");
     assert!(["ok", "unsure"].contains(&row(&rows, "gcc-glibc", "strchr")[5].as_str()), "{md}");
     let failed = &row(&rows, "wrong-strchr", "strchr")[5];
-    assert!(failed.starts_with("✗ wrong result at 4 KiB: got "), "{md}");
+    assert!(failed.starts_with("✗ wrong result at ") && failed.contains(" KiB: got "), "{md}");
     assert!(failed.contains(", expected "), "{md}");
     assert!(md.contains("<details><summary>Failure details</summary>"), "{md}");
-    assert!(md.contains("**wrong-strchr/strchr**: wrong result at 4 KiB"), "{md}");
+    assert!(md.contains("**wrong-strchr/strchr**: wrong result at "), "{md}");
 
     // The terminal table still goes to stdout beside the report file.
     assert!(String::from_utf8_lossy(&out.stdout).contains("toolchain            workload"), "{}", text(&out));

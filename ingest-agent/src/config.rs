@@ -33,7 +33,10 @@ impl ToolchainSpec {
     /// Parses `NAME=COMMAND`, the form of `--toolchain`.
     pub fn parse_cli(arg: &str) -> Result<ToolchainSpec> {
         let Some((name, command)) = arg.split_once('=') else {
-            bail!("toolchain {arg:?} must look like NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'");
+            bail!(
+                "toolchain {arg:?} must look like NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl', \
+                 or zig@VERSION, e.g. zig@0.15.2"
+            );
         };
         ToolchainSpec::new(name.trim(), command, DEFAULT_FLAGS, None, None, None)
     }

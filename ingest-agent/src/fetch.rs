@@ -181,13 +181,13 @@ pub fn fetch_zig(cache: &Path, version: &str) -> Result<(Install, bool)> {
     if let Some(install) = existing(&dir)? {
         return Ok((install, false));
     }
+    let pip = Pip::find()?;
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".fetching-{version}-"))
         .tempdir_in(&root)
         .with_context(|| format!("cannot make a temporary directory in {}", root.display()))?;
     let say = |msg: &str| eprintln!("zig {version}: {msg}");
-    let pip = Pip::find()?;
 
     let started = Instant::now();
     say(&format!("downloading ziglang=={version} from the package index"));

@@ -2,7 +2,7 @@
 
 use crate::agreement::{self, Answers};
 use crate::baseline::{self, BaselineSpec};
-use crate::config::{self, ToolchainSpec};
+use crate::config::{self, cache_root, user_dir, ToolchainSpec};
 use crate::failure;
 use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::import::ImportArgs;
@@ -672,23 +672,6 @@ impl SpoolArgs {
             None => user_dir("XDG_STATE_HOME", ".local/state")?.join("slopewatch/spool"),
         };
         Ok(Spool::new(dir))
-    }
-}
-
-fn cache_root(dir: Option<PathBuf>) -> Result<PathBuf> {
-    match dir {
-        Some(d) => Ok(d),
-        None => Ok(user_dir("XDG_CACHE_HOME", ".cache")?.join("slopewatch")),
-    }
-}
-
-fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
-    if let Some(d) = std::env::var_os(xdg).filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(d));
-    }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home).join(under_home)),
-        None => bail!("neither ${xdg} nor $HOME is set; give the directory explicitly"),
     }
 }
 

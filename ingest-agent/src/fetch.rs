@@ -68,7 +68,7 @@ impl FetchArgs {
                 );
             }
             println!("zig {v}: {} cc -target {ZIG_TARGET}", install.zig().display());
-            println!("  or give --toolchain zig@{v} to run, check, measure and toolchains");
+            println!("  or give --toolchain zig@{v} to run, check, measure, toolchains and import");
         }
         Ok(0)
     }
@@ -154,12 +154,16 @@ pub fn cli_toolchains(args: &[String], cache: &Path) -> Result<Vec<ToolchainSpec
              invocation (run the agent once per version; the server charts them as one lineage)"
         );
     }
-    args.iter()
-        .map(|a| match a.strip_prefix("zig@") {
-            Some(v) => zig_spec(cache, v),
-            None => ToolchainSpec::parse_cli(a),
-        })
-        .collect()
+    args.iter().map(|a| cli_toolchain(a, cache)).collect()
+}
+
+/// One toolchain as `--toolchain` gives it: `NAME=COMMAND`, or `zig@VERSION` (fetched into
+/// `cache` first when it is not there yet).
+pub fn cli_toolchain(arg: &str, cache: &Path) -> Result<ToolchainSpec> {
+    match arg.strip_prefix("zig@") {
+        Some(v) => zig_spec(cache, v).with_context(|| format!("--toolchain {arg}")),
+        None => ToolchainSpec::parse_cli(arg),
+    }
 }
 
 /// The `zig-cc-musl` toolchain of a release, fetched first if it is not in `cache` yet.

@@ -62,7 +62,7 @@ fn cached(cache: &Path) -> Vec<String> {
 }
 
 #[test]
-fn a_fetched_release_is_verified_recorded_reused_and_measured() {
+fn a_fetched_release_is_verified_recorded_reused_and_serves_zig_at_version() {
     if !index_reachable() {
         return;
     }
@@ -102,16 +102,33 @@ fn a_fetched_release_is_verified_recorded_reused_and_measured() {
         .arg(&run_file));
     assert!(measured.status.success(), "{}", text(&measured));
     assert!(!text(&measured).contains("downloading"), "the cached release is used: {}", text(&measured));
-    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&run_file).unwrap()).unwrap();
-    assert_eq!(run["toolchain"]["name"], "zig-cc-musl");
-    assert_eq!(run["toolchain"]["version"], RELEASE);
-    assert_eq!(run["toolchain"]["compiler"], format!("{} cc -target x86_64-linux-musl", zig.display()));
-    assert!(run["toolchain"]["libc"].as_str().unwrap().starts_with("musl "), "{run}");
-    let strchr = &run["workloads"][0];
+    let measured_run: serde_json::Value = serde_json::from_slice(&std::fs::read(&run_file).unwrap()).unwrap();
+    assert_eq!(measured_run["toolchain"]["name"], "zig-cc-musl");
+    assert_eq!(measured_run["toolchain"]["version"], RELEASE);
+    assert_eq!(measured_run["toolchain"]["compiler"], format!("{} cc -target x86_64-linux-musl", zig.display()));
+    assert!(measured_run["toolchain"]["libc"].as_str().unwrap().starts_with("musl "), "{measured_run}");
+    let strchr = &measured_run["workloads"][0];
     assert_eq!(strchr["name"], "strchr");
     assert!(strchr["failure"].is_null(), "{strchr}");
     assert!(strchr["measurements"].as_array().unwrap().len() >= 3, "{strchr}");
     assert_eq!(slopes(&run_file).len(), 1);
+
+    let csv = cache.path().join("lex.csv");
+    std::fs::write(&csv, "workload,size,ns\nlex,1024,10\nlex,2048,20\nlex,4096,40\n").unwrap();
+    let imported_file = cache.path().join("imported.json");
+    let imported = run(agent()
+        .args(["import", "--format", "csv", "--toolchain", &format!("zig@{RELEASE}")])
+        .args(["--toolchain-version", RELEASE, "--libc", "musl 1.2.5 (zig)"])
+        .arg(&csv)
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .arg("--out")
+        .arg(&imported_file));
+    assert!(imported.status.success(), "{}", text(&imported));
+    let imported: serde_json::Value = serde_json::from_slice(&std::fs::read(&imported_file).unwrap()).unwrap();
+    assert_eq!(imported["toolchain"]["name"], "zig-cc-musl");
+    assert_eq!(imported["toolchain"]["compiler"], measured_run["toolchain"]["compiler"]);
+    assert_eq!(cached(cache.path()), [RELEASE]);
 }
 
 #[test]

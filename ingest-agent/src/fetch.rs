@@ -347,10 +347,15 @@ fn pip_failure(version: &str, out: &Output) -> String {
         "SSLError",
     ];
     if let Some(line) = stderr.lines().find(|l| unreachable.iter().any(|u| l.contains(u))) {
+        // pip wraps the cause in a retry warning and an object's repr; the cause is what helps.
+        let cause = match line.split_once("Failed to establish a new connection: ") {
+            Some((_, rest)) => rest.split(['\'', ')']).next().unwrap_or(rest),
+            None => line.trim(),
+        };
         return format!(
             "the package index could not be reached to fetch ziglang {version} (no network, or a proxy or \
              PIP_INDEX_URL that does not answer): {}",
-            shorten(line.trim(), 200)
+            shorten(cause, 200)
         );
     }
     if stderr.contains("No matching distribution found") {
@@ -359,11 +364,17 @@ fn pip_failure(version: &str, out: &Output) -> String {
             .and_then(|(_, rest)| rest.split_once(')'))
             .map(|(list, _)| list.split(", ").map(str::trim).filter(|v| !v.is_empty()).collect::<Vec<_>>())
             .unwrap_or_default();
-        let newest = match known.as_slice() {
-            [] | ["none"] => String::new(),
-            all => format!("; the newest it has: {}", all[all.len().saturating_sub(6)..].join(", ")),
+        return match known.as_slice() {
+            [] | ["none"] => format!(
+                "the package index lists no ziglang release at all, so Zig {version} cannot be fetched: it could not \
+                 be reached (no network, or a proxy or PIP_INDEX_URL that does not answer) or does not carry ziglang"
+            ),
+            all => format!(
+                "ziglang {version} is not on the package index, so Zig {version} cannot be fetched; the newest it \
+                 has: {}",
+                all[all.len().saturating_sub(6)..].join(", ")
+            ),
         };
-        return format!("ziglang {version} is not on the package index, so Zig {version} cannot be fetched{newest}");
     }
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("ERROR")).collect();
     let text = if errors.is_empty() { stderr.lines().last().unwrap_or("").to_string() } else { errors.join(" ") };
@@ -438,7 +449,17 @@ mod tests {
                        ERROR: Could not find a version that satisfies the requirement ziglang==0.15.2 (from versions: none)\n\
                        ERROR: No matching distribution found for ziglang==0.15.2\n";
         let m = pip_failure("0.15.2", &failed(offline));
-        assert!(m.contains("the package index could not be reached"), "{m}");
+        assert!(
+            m.ends_with(
+                "could not be reached to fetch ziglang 0.15.2 (no network, or a proxy or PIP_INDEX_URL \
+                             that does not answer): [Errno -3] Temporary failure in name resolution"
+            ),
+            "{m}"
+        );
+        let silent = "ERROR: Could not find a version that satisfies the requirement ziglang==0.15.2 (from versions: \
+                      none)\nERROR: No matching distribution found for ziglang==0.15.2\n";
+        let m = pip_failure("0.15.2", &failed(silent));
+        assert!(m.contains("lists no ziglang release at all") && m.contains("could not be reached"), "{m}");
         let other = "Traceback...\nERROR: Could not install packages due to an OSError: [Errno 28] No space left\n";
         let m = pip_failure("0.15.2", &failed(other));
         assert!(m.contains("No space left"), "{m}");

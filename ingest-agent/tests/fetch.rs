@@ -11,11 +11,19 @@ use std::time::Duration;
 
 const RELEASE: &str = "0.15.2";
 
+/// Whether python3 with pip is here; says so when not.
+fn have_pip() -> bool {
+    let pip = std::process::Command::new("python3").args(["-m", "pip", "--version"]).output();
+    let found = pip.is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("SKIPPED: python3 with pip is not installed (Debian: apt-get install python3-pip)");
+    }
+    found
+}
+
 /// Whether pip is here and the package index answers; says why not otherwise.
 fn index_reachable() -> bool {
-    let pip = std::process::Command::new("python3").args(["-m", "pip", "--version"]).output();
-    if !pip.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: python3 with pip is not installed (Debian: apt-get install python3-pip)");
+    if !have_pip() {
         return false;
     }
     let reachable = ("pypi.org", 443)
@@ -142,6 +150,25 @@ fn a_release_the_index_does_not_have_fails_clearly_and_leaves_nothing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error: ziglang 0.0.1 is not on the package index"), "{err}");
     assert!(err.contains(RELEASE), "the newest releases are named: {err}");
+    assert!(cached(cache.path()).is_empty(), "{:?}", cached(cache.path()));
+}
+
+#[test]
+fn an_index_that_does_not_answer_is_named_as_the_cause() {
+    if !have_pip() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = run(agent()
+        .args(["toolchains", "fetch", "zig", RELEASE, "--cache-dir"])
+        .arg(cache.path())
+        .env("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+        .env("PIP_FIND_LINKS", "")
+        .env("PIP_RETRIES", "1"));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error: the package index could not be reached to fetch ziglang 0.15.2"), "{err}");
+    assert!(err.contains("Connection refused"), "{err}");
     assert!(cached(cache.path()).is_empty(), "{:?}", cached(cache.path()));
 }
 

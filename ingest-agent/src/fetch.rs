@@ -187,6 +187,7 @@ pub fn fetch_zig(cache: &Path, version: &str) -> Result<(Install, bool)> {
     }
     let pip = Pip::find()?;
     std::fs::create_dir_all(&root).with_context(|| format!("cannot create {}", root.display()))?;
+    remove_interrupted(&root);
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".fetching-{version}-"))
         .tempdir_in(&root)
@@ -252,6 +253,18 @@ pub fn fetch_zig(cache: &Path, version: &str) -> Result<(Install, bool)> {
     }
     say(&format!("fetched into {}", dir.display()));
     Ok((Install { dir, record }, true))
+}
+
+/// Removes what fetches killed midway left behind (a few hundred MB each). A fetch still running
+/// is far younger than a day.
+fn remove_interrupted(root: &Path) {
+    const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+        if entry.file_name().to_string_lossy().starts_with(".fetching-") && age.is_some_and(|a| a > STALE_AFTER) {
+            std::fs::remove_dir_all(entry.path()).ok();
+        }
+    }
 }
 
 /// The install at `dir` when it is complete; an error when something else is there.

@@ -51,7 +51,8 @@ pub struct FetchArgs {
 }
 
 impl FetchArgs {
-    /// Fetches each version into `cache` (or finds it there) and prints the command to compile with.
+    /// Fetches each version into `cache` (or finds it there) and prints the command to compile
+    /// with, one line per version on stdout.
     pub fn run(&self, cache: &Path) -> Result<i32> {
         let Fetchable::Zig = self.tool;
         for v in &self.versions {
@@ -60,15 +61,16 @@ impl FetchArgs {
         for v in &self.versions {
             let (install, fresh) = fetch_zig(cache, v)?;
             if !fresh {
-                println!(
+                eprintln!(
                     "zig {v} is already in {} (wheel {}, sha256 {}); nothing to fetch",
                     install.dir.display(),
                     install.record.wheel,
                     install.record.sha256
                 );
             }
-            println!("zig {v}: {} cc -target {ZIG_TARGET}", install.zig().display());
-            println!("  or give --toolchain zig@{v} to run, check, measure, toolchains and import");
+            eprintln!("zig {v}: compile with the command below, or give --toolchain zig@{v} to the agent");
+            // Alone on stdout, so the command serves as a `bisect --materialize` script.
+            println!("{} cc -target {ZIG_TARGET}", install.zig().display());
         }
         Ok(0)
     }

@@ -80,8 +80,8 @@ fn a_fetched_release_is_verified_recorded_reused_and_serves_zig_at_version() {
     let dir = cache.path().join("zig").join(RELEASE);
     let zig = dir.join("ziglang/zig");
     assert!(text(&out).contains(&format!("`zig version` prints {RELEASE}")), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("{} cc -target x86_64-linux-musl", zig.display())), "{stdout}");
+    let command = format!("{} cc -target x86_64-linux-musl\n", zig.display());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), command, "the command alone, as bisect --materialize reads it");
     assert_eq!(cached(cache.path()), [RELEASE], "no temporary directory is left beside the install");
     let said = std::process::Command::new(&zig).arg("version").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&said.stdout).trim(), RELEASE);
@@ -97,6 +97,7 @@ fn a_fetched_release_is_verified_recorded_reused_and_serves_zig_at_version() {
     let again = fetch(cache.path(), RELEASE);
     assert!(again.status.success(), "{}", text(&again));
     assert!(text(&again).contains("nothing to fetch"), "{}", text(&again));
+    assert_eq!(String::from_utf8_lossy(&again.stdout), command);
     assert!(!text(&again).contains("downloading"), "{}", text(&again));
     assert_eq!(std::fs::read_to_string(dir.join("fetched.toml")).unwrap(), record_text, "the record is kept");
 

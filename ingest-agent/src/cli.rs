@@ -2,7 +2,7 @@
 
 use crate::agreement::{self, Answers};
 use crate::baseline::{self, BaselineSpec};
-use crate::config::{self, ToolchainSpec};
+use crate::config::{self, cache_root, user_dir, ToolchainSpec};
 use crate::failure;
 use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::import::ImportArgs;
@@ -78,8 +78,10 @@ enum Command {
         #[command(flatten)]
         token: TokenArgs,
     },
-    /// Show what was detected about each toolchain.
+    /// Show what was detected about each toolchain, or fetch one (`toolchains fetch zig 0.15.2`).
     Toolchains {
+        #[command(subcommand)]
+        action: Option<crate::fetch::ToolchainsCommand>,
         #[command(flatten)]
         toolchains: ToolchainArgs,
         /// Where workload binaries and probes are built.
@@ -201,8 +203,10 @@ struct BisectArgs {
 
 #[derive(Debug, Args)]
 struct ToolchainArgs {
-    /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'. Repeatable.
-    #[arg(long = "toolchain", value_name = "NAME=COMMAND")]
+    /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl', or
+    /// zig@VERSION for that Zig release's `zig cc`, fetched into the cache first if need be.
+    /// Repeatable.
+    #[arg(long = "toolchain", value_name = "NAME=COMMAND|zig@VERSION")]
     toolchains: Vec<String>,
     /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc,
     /// version_from) and [[workloads]] entries (name, sources, and optional include, cflags, libs,
@@ -412,9 +416,13 @@ fn run(cli: Cli) -> Result<i32> {
             deliver_all(&client, &spool.open()?, &runs)
         }
         Command::Check { measure, gate, report, token } => check(&measure, &gate.limits(), &report, &token),
-        Command::Toolchains { toolchains, cache_dir } => {
-            let specs = toolchains.specs()?;
-            let scratch = cache_root(cache_dir)?.join("probe");
+        Command::Toolchains { action: Some(crate::fetch::ToolchainsCommand::Fetch(fetch)), cache_dir, .. } => {
+            fetch.run(&cache_root(fetch.cache_dir.clone().or(cache_dir))?)
+        }
+        Command::Toolchains { action: None, toolchains, cache_dir } => {
+            let root = cache_root(cache_dir)?;
+            let specs = toolchains.specs(&root)?;
+            let scratch = root.join("probe");
             let mut failed = 0;
             for spec in &specs {
                 match toolchain::detect(spec, &scratch) {
@@ -527,16 +535,18 @@ fn print_toolchain(tc: &DetectedToolchain) {
 }
 
 impl ToolchainArgs {
-    fn specs(&self) -> Result<Vec<ToolchainSpec>> {
+    /// The toolchains given, Zig releases of `zig@VERSION` fetched into `cache` first.
+    fn specs(&self, cache: &Path) -> Result<Vec<ToolchainSpec>> {
         let mut specs = match &self.config {
             Some(path) => config::load_config(path)?.toolchains,
             None => Vec::new(),
         };
-        for t in &self.toolchains {
-            specs.push(ToolchainSpec::parse_cli(t)?);
-        }
+        specs.extend(crate::fetch::cli_toolchains(&self.toolchains, cache)?);
         if specs.is_empty() {
-            bail!("no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc) or --config FILE");
+            bail!(
+                "no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc), --toolchain \
+                 zig@VERSION or --config FILE"
+            );
         }
         for v in &self.version_from {
             config::apply_version_from(&mut specs, v)?;
@@ -665,23 +675,6 @@ impl SpoolArgs {
     }
 }
 
-fn cache_root(dir: Option<PathBuf>) -> Result<PathBuf> {
-    match dir {
-        Some(d) => Ok(d),
-        None => Ok(user_dir("XDG_CACHE_HOME", ".cache")?.join("slopewatch")),
-    }
-}
-
-fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
-    if let Some(d) = std::env::var_os(xdg).filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(d));
-    }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home).join(under_home)),
-        None => bail!("neither ${xdg} nor $HOME is set; give the directory explicitly"),
-    }
-}
-
 /// What measuring every workload with every toolchain gave.
 struct Measurements {
     /// One run per toolchain that could be detected, its failed workloads carried in it.
@@ -703,7 +696,8 @@ fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
 /// whose verdict is unsure is measured once more (same binary, same budget) and the second
 /// measurement kept.
 fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result<Measurements> {
-    let specs = args.toolchains.specs()?;
+    let root = cache_root(args.cache_dir.clone())?;
+    let specs = args.toolchains.specs(&root)?;
     let mut catalogue = workloads::builtin();
     catalogue.extend(args.toolchains.workloads()?);
     for f in &args.workload_files {
@@ -726,7 +720,6 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
         start: args.start_size,
         max: args.max_size,
     };
-    let root = cache_root(args.cache_dir.clone())?;
     let cache = BuildCache::new(root.join("builds"));
     let host = crate::host::detect();
     let progress = Progress::new();

@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use slopewatch_core::wire::VersionFrom;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Flags added to every compile unless a toolchain says otherwise: the optimised build is the
@@ -33,7 +33,10 @@ impl ToolchainSpec {
     /// Parses `NAME=COMMAND`, the form of `--toolchain`.
     pub fn parse_cli(arg: &str) -> Result<ToolchainSpec> {
         let Some((name, command)) = arg.split_once('=') else {
-            bail!("toolchain {arg:?} must look like NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl'");
+            bail!(
+                "toolchain {arg:?} must look like NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl', \
+                 or zig@VERSION, e.g. zig@0.15.2"
+            );
         };
         ToolchainSpec::new(name.trim(), command, DEFAULT_FLAGS, None, None, None)
     }
@@ -275,6 +278,25 @@ pub fn check_unique(specs: &[ToolchainSpec]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The agent's cache: `dir` when given, else `$XDG_CACHE_HOME/slopewatch` or `~/.cache/slopewatch`.
+pub fn cache_root(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(d) => Ok(d),
+        None => Ok(user_dir("XDG_CACHE_HOME", ".cache")?.join("slopewatch")),
+    }
+}
+
+/// A per-user directory: `$XDG…` when set, else under `$HOME`.
+pub fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os(xdg).filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d));
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(under_home)),
+        None => bail!("neither ${xdg} nor $HOME is set; give the directory explicitly"),
+    }
 }
 
 /// Parses a size: a positive integer with an optional `K`/`KiB` (1024) or `M`/`MiB` (1024²)

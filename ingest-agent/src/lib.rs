@@ -8,6 +8,7 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod failure;
+pub mod fetch;
 pub mod gate;
 pub mod host;
 pub mod import;

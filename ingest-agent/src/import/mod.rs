@@ -9,7 +9,7 @@ mod criterion;
 mod csv;
 mod google_benchmark;
 
-use crate::config::ToolchainSpec;
+use crate::config::{self, ToolchainSpec};
 use crate::toolchain;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -51,10 +51,14 @@ pub struct ImportArgs {
     /// or CSV files.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// The toolchain the benchmarks were built with, as NAME=COMMAND. It is probed as for `run`
-    /// unless both --toolchain-version and --libc are given.
-    #[arg(long, value_name = "NAME=COMMAND")]
+    /// The toolchain the benchmarks were built with, as NAME=COMMAND, or zig@VERSION for a Zig
+    /// release fetched with `toolchains fetch zig` (fetched now if need be). It is probed as for
+    /// `run` unless both --toolchain-version and --libc are given.
+    #[arg(long, value_name = "NAME=COMMAND|zig@VERSION")]
     toolchain: String,
+    /// The agent's cache, where zig@VERSION releases are (default: the user's cache directory).
+    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
     /// The toolchain's version (with --libc: nothing is probed).
     #[arg(long, value_parser = one_line)]
     toolchain_version: Option<String>,
@@ -110,7 +114,13 @@ impl ImportArgs {
     /// The toolchain as given, or probed. The agent compiled nothing, so `flags` stays empty:
     /// flags that matter belong in the command.
     fn toolchain(&self) -> Result<wire::Toolchain> {
-        let spec = ToolchainSpec { version_from: self.version_from, ..ToolchainSpec::parse_cli(&self.toolchain)? };
+        // Only a Zig release needs the cache: an import elsewhere must not depend on $HOME.
+        let given = if self.toolchain.starts_with("zig@") {
+            crate::fetch::cli_toolchain(&self.toolchain, &config::cache_root(self.cache_dir.clone())?)?
+        } else {
+            ToolchainSpec::parse_cli(&self.toolchain)?
+        };
+        let spec = ToolchainSpec { version_from: self.version_from, ..given };
         if let (Some(version), Some(libc)) = (&self.toolchain_version, &self.libc) {
             return Ok(wire::Toolchain {
                 name: spec.name.clone(),

@@ -2,7 +2,7 @@
 //! candidate measured, and where the growth first appears; and how its outcome reads in words.
 
 use serde::Serialize;
-use slopewatch_core::bisection::{BisectionSubmission, Outcome, StepVerdict};
+use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::wire::Host;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -98,6 +98,40 @@ impl Bisection {
         };
         bisection.sort_steps();
         bisection
+    }
+
+    /// The record as the agent submitted it: the steps in the order they were measured.
+    pub fn submission(&self) -> BisectionSubmission {
+        let mut steps = self.steps.clone();
+        steps.sort_by_key(|s| s.position);
+        BisectionSubmission {
+            bisection_id: self.bisection_id,
+            agent_version: self.agent_version.clone(),
+            started_at: self.started_at,
+            seconds: self.seconds,
+            host: self.host.clone(),
+            lineage: self.lineage.clone(),
+            workloads: self.workloads.clone(),
+            max_slope: self.max_slope,
+            good: self.good.clone(),
+            bad: self.bad.clone(),
+            candidates: u32::try_from(self.candidates).unwrap_or(u32::MAX),
+            outcome: self.outcome,
+            first_bad: self.first_bad.clone(),
+            last_good: self.last_good.clone(),
+            steps: steps
+                .into_iter()
+                .map(|s| Step {
+                    version: s.version,
+                    verdict: s.verdict,
+                    slope: s.slope,
+                    workload: s.workload,
+                    seconds: s.seconds,
+                    run_id: s.run_id,
+                    note: s.note,
+                })
+                .collect(),
+        }
     }
 
     /// Sorts the steps by version, dev builds between their releases; versions that do not parse

@@ -11,6 +11,29 @@ use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// A bisection as an export carries it: its regression by lineage and version, and the hash it
+/// was submitted with.
+#[derive(Debug, Clone)]
+pub struct StoredBisection {
+    pub lineage: String,
+    pub version: String,
+    pub content_hash: String,
+    pub bisection: Bisection,
+}
+
+#[derive(sqlx::FromRow)]
+struct BisectedRegression {
+    id: i64,
+    lineage: String,
+    version: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct HashRow {
+    id: Uuid,
+    content_hash: String,
+}
+
 /// What storing a bisection did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum BisectionWrite {
@@ -69,6 +92,36 @@ fn unknown(what: &str, value: &str) -> sqlx::Error {
 }
 
 impl Store {
+    /// Every bisection, in the order they were received, for an export.
+    pub async fn stored_bisections(&self) -> Result<Vec<StoredBisection>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        let q = sql("SELECT id, lineage, version FROM regressions
+             WHERE id IN (SELECT regression_id FROM bisections) ORDER BY id");
+        let regressions: Vec<BisectedRegression> = conn.exec().all(&q).await?;
+        let hashes: Vec<HashRow> = conn.exec().all(&sql("SELECT id, content_hash FROM bisections")).await?;
+        let mut hashes: HashMap<Uuid, String> = hashes.into_iter().map(|h| (h.id, h.content_hash)).collect();
+        let mut stored = Vec::new();
+        for r in regressions {
+            for bisection in bisections_of(conn.exec(), r.id).await? {
+                stored.push(StoredBisection {
+                    lineage: r.lineage.clone(),
+                    version: r.version.clone(),
+                    content_hash: hashes.remove(&bisection.bisection_id).unwrap_or_default(),
+                    bisection,
+                });
+            }
+        }
+        stored.sort_by_key(|s| (s.bisection.received_at, s.bisection.bisection_id));
+        Ok(stored)
+    }
+
+    /// The regression of a lineage and version, found as editors' changes carried between stores
+    /// are.
+    pub async fn regression_at(&self, lineage: &str, version: &str) -> Result<Option<i64>, sqlx::Error> {
+        self.value(&sql("SELECT id FROM regressions WHERE lineage = $1 AND version = $2").bind(lineage).bind(version))
+            .await
+    }
+
     /// Stores a validated bisection on a regression, with its steps and `deliveries`, unless its id
     /// is already stored: then nothing is written, and the stored record's regression and content
     /// hash are answered for the caller to compare.

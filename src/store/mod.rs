@@ -33,7 +33,7 @@ mod summaries;
 mod tokens;
 mod transfer;
 
-pub use bisections::BisectionWrite;
+pub use bisections::{BisectionWrite, StoredBisection};
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
 pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};

@@ -6,7 +6,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::chromium::{browser, Chromium};
+use common::chromium::{browser, output_dir, Chromium};
 use common::forms::{get, seed_regression};
 use common::webhooks::{assert_signed, body_json, wait_for, Receiver};
 use common::{on_both_backends, TestApp, TestDb};
@@ -111,7 +111,10 @@ async fn a_bisection_is_stored_once_retries_answer_200_and_other_content_under_i
         let path = format!("/api/v1/regressions/{id}/bisections");
         let bytes = serde_json::to_vec(&b).unwrap();
 
-        for token in [None, Some("sw_not-a-token"), Some(&*slopewatch::auth::generate().secret)] {
+        let revoked = common::create_token(&app.db.store, "retired-agent", slopewatch::store::Scope::Ingest).await;
+        assert!(app.db.store.revoke_token("retired-agent").await.unwrap());
+        let unknown = slopewatch::auth::generate().secret;
+        for token in [None, Some("sw_not-a-token"), Some(unknown.as_str()), Some(revoked.as_str())] {
             let (status, body) = post(&app, &path, token, "application/json", bytes.clone()).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}: {body}");
         }
@@ -198,7 +201,13 @@ async fn the_page_shows_the_bisection_its_steps_and_the_command_in_a_browser() {
     let chromium =
         Chromium::new(browser().expect("Chromium is needed: `apt-get install chromium` or set SLOPEWATCH_CHROMIUM"));
     let url = format!("{base}/regressions/{id}");
-    let dom = tokio::task::spawn_blocking(move || chromium.dom(&url)).await.unwrap();
+    let shot = output_dir().join("regression-bisected.png");
+    let dom = tokio::task::spawn_blocking(move || {
+        chromium.screenshot(&url, &shot, (1280, 2400));
+        chromium.dom(&url)
+    })
+    .await
+    .unwrap();
 
     assert!(dom.contains("Bisection on build-07: bisected to 0.16.0-dev.1234+abc in 7 steps, 41 s"), "{dom}");
     let steps = &dom[dom.find("sw-bisection-steps").expect("the steps table")..];

@@ -139,11 +139,13 @@ async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
     };
     let to = if is_stdio(output) { "standard output".into() } else { output.display().to_string() };
     eprintln!(
-        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens from {} to {to}",
+        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens, with {} bisections, from \
+         {} to {to}",
         summary.runs,
         summary.pruned_runs,
         summary.regression_edits,
         summary.tokens,
+        summary.bisections,
         mask_password(&db.database_url),
     );
     Ok(())
@@ -166,7 +168,8 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>) -> anyho
     };
     println!(
         "imported {} runs ({} with raw samples pruned), {} were already there; applied {} regression edits, {} were \
-         already there; added {} tokens, {} names or hashes were already there",
+         already there; added {} tokens, {} names or hashes were already there; recorded {} bisections, {} were \
+         already there",
         summary.runs_imported,
         summary.pruned_runs_imported,
         summary.runs_skipped,
@@ -174,6 +177,8 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>) -> anyho
         summary.edits_skipped,
         summary.tokens_added,
         summary.tokens_skipped,
+        summary.bisections_imported,
+        summary.bisections_skipped,
     );
     for r in &summary.rejections {
         println!("rejected {r}");

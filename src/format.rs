@@ -162,6 +162,15 @@ fn grouped(n: u64) -> String {
     out
 }
 
+/// Text with its first letter upper-case, to start a sentence.
+pub fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -419,3 +419,32 @@ async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it
         assert_eq!(app.submit(&compiler).await.0, 201, "the old lineage goes on as it was");
     }
 }
+
+#[tokio::test]
+async fn regressions_from_before_bisections_take_bisections_after_the_upgrade() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 14, seed_regression_0009);
+        db.store.migrate().await.unwrap();
+        assert!(db.store.regression(7).await.unwrap().unwrap().bisections.is_empty());
+        let app = TestApp::new(db).await;
+        let id = uuid::Uuid::new_v4();
+        let bisection = serde_json::json!({
+            "bisection_id": id, "agent_version": "0.1.0", "started_at": "2026-11-30T08:00:00Z", "seconds": 3.0,
+            "host": {"name": "build-01"}, "lineage": "zig-cc-musl", "workloads": ["strchr"], "max_slope": 1.5,
+            "good": "0.15.2", "bad": "0.16.0", "candidates": 2, "outcome": "bad_is_good",
+            "steps": [{"version": "0.16.0", "verdict": "good", "slope": 1.0, "seconds": 3.0}],
+        });
+        let req = axum::http::Request::post("/api/v1/regressions/7/bisections")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {}", app.ingest_token))
+            .body(axum::body::Body::from(bisection.to_string()))
+            .unwrap();
+        let (status, body) = app.send(req).await;
+        assert_eq!(status, 201, "{body}");
+        let detail = app.db.store.regression(7).await.unwrap().unwrap();
+        assert_eq!(detail.bisections.len(), 1);
+        assert_eq!(detail.bisections[0].summary(), "the bad end 0.16.0 measured good: nothing to search (1 step, 3 s)");
+    }
+}

@@ -353,7 +353,11 @@ fn get(uri: &str) -> Request<Body> {
 }
 
 fn post_run(token: Option<&str>, content_type: &str, body: Vec<u8>) -> Request<Body> {
-    let mut req = Request::post("/api/v1/runs").header("content-type", content_type);
+    post_to("/api/v1/runs", token, content_type, body)
+}
+
+fn post_to(uri: &str, token: Option<&str>, content_type: &str, body: Vec<u8>) -> Request<Body> {
+    let mut req = Request::post(uri).header("content-type", content_type);
     if let Some(token) = token {
         req = req.header("authorization", format!("Bearer {token}"));
     }
@@ -439,9 +443,44 @@ async fn real_answers_fit_their_documented_schemas() {
         let listed = exercise(&app, &doc, &mut seen, list, get("/api/v1/regressions?status=open")).await;
         let id = listed["regressions"][0]["regression"]["id"].as_i64().expect("the quadratic version opened one");
         exercise(&app, &doc, &mut seen, list, get("/api/v1/regressions?status=sideways")).await;
+        // A bisection recorded on it, with every answer its endpoint documents.
+        let bisect = "/api/v1/regressions/{id}/bisections";
+        let bisection = json!({
+            "bisection_id": uuid::Uuid::new_v4(), "agent_version": "0.1.0", "started_at": "2026-11-30T08:00:00Z",
+            "seconds": 12.5, "host": {"name": "build-01"}, "lineage": "zig-cc-musl", "workloads": ["workload-0"],
+            "max_slope": 1.5, "good": "0.15.0", "bad": "0.16.0", "candidates": 3, "outcome": "found",
+            "first_bad": "0.16.0", "last_good": "0.15.0",
+            "steps": [{"version": "0.15.0", "verdict": "good", "slope": 1.0, "seconds": 5.0},
+                      {"version": "0.16.0", "verdict": "bad", "slope": 2.0, "seconds": 6.0,
+                       "run_id": uuid::Uuid::new_v4()},
+                      {"version": "0.16.0-dev.3", "verdict": "skipped", "seconds": 1.0, "note": "did not build"}],
+        });
+        let uri = format!("/api/v1/regressions/{id}/bisections");
+        let b = |value: &Value| serde_json::to_vec(value).unwrap();
+        let token = app.ingest_token.clone();
+        for _ in 0..2 {
+            exercise(&app, &doc, &mut seen, bisect, post_to(&uri, Some(&token), "application/json", b(&bisection)))
+                .await;
+        }
+        let mut changed = bisection.clone();
+        changed["seconds"] = json!(13.0);
+        exercise(&app, &doc, &mut seen, bisect, post_to(&uri, Some(&token), "application/json", b(&changed))).await;
+        let mut other_lineage = bisection.clone();
+        other_lineage["lineage"] = json!("gcc-glibc");
+        let refused =
+            exercise(&app, &doc, &mut seen, bisect, post_to(&uri, Some(&token), "application/json", b(&other_lineage)))
+                .await;
+        assert_eq!(refused["error"]["field"], "lineage");
+        exercise(&app, &doc, &mut seen, bisect, post_to(&uri, None, "application/json", b(&bisection))).await;
+        exercise(&app, &doc, &mut seen, bisect, post_to(&uri, Some(&token), "text/plain", b(&bisection))).await;
+        let nowhere = "/api/v1/regressions/999999/bisections";
+        exercise(&app, &doc, &mut seen, bisect, post_to(nowhere, Some(&token), "application/json", b(&bisection)))
+            .await;
+
         let one = "/api/v1/regressions/{id}";
         let regression = exercise(&app, &doc, &mut seen, one, get(&format!("/api/v1/regressions/{id}"))).await;
         assert_eq!(regression["regression"]["version"], "0.16.0");
+        assert_eq!(regression["bisections"][0]["steps"].as_array().map(Vec::len), Some(3));
         exercise(&app, &doc, &mut seen, one, get("/api/v1/regressions/999999")).await;
 
         exercise(&app, &doc, &mut seen, "/healthz", get("/healthz")).await;
@@ -455,7 +494,9 @@ async fn real_answers_fit_their_documented_schemas() {
         let token = limited.ingest_token.clone();
         let large = serde_json::to_vec(&run_json("gcc-glibc", "14.2.0", "build-02", 1.0, 3, 5, 4)).unwrap();
         assert!(large.len() > 1024);
-        exercise(&limited, &doc, &mut seen, runs, post_run(Some(&token), "application/json", large)).await;
+        exercise(&limited, &doc, &mut seen, runs, post_run(Some(&token), "application/json", large.clone())).await;
+        let bisect_uri = "/api/v1/regressions/1/bisections";
+        exercise(&limited, &doc, &mut seen, bisect, post_to(bisect_uri, Some(&token), "application/json", large)).await;
 
         // Every read without a session or a token, where the server requires a login to read.
         let mut private = Config::default();

@@ -98,6 +98,7 @@ async fn fill(app: &TestApp) -> Vec<String> {
     assert!(store.set_regression_status(zig, RegressionStatus::Acknowledged, "test-editor", now()).await.unwrap());
     assert!(store.add_regression_note(zig, "test-editor", "`strchr` measures the rest first.", now()).await.unwrap());
     runs.push(submit(app, "zig-cc-musl", "0.17.0", "build-01", 1.0, 7).await);
+    record_bisection(app, zig, &runs[1]).await;
     let issue = "https://example.org/issues/1";
     assert!(store.add_regression_link(zig, "test-admin", "Upstream issue", issue, now()).await.unwrap());
     runs.push(submit(app, "gcc-glibc", "13.1.0", "build-01", 2.0, 8).await);
@@ -111,6 +112,31 @@ async fn fill(app: &TestApp) -> Vec<String> {
     let status = |id| regressions.iter().find(|(r, _)| r.id == id).unwrap().0.status.clone();
     assert_eq!((status(zig), status(gcc)), ("fixed".to_string(), "false_alarm".to_string()));
     runs
+}
+
+/// A bisection of regression `id`, whose good end's step names the stored run `run_id`.
+async fn record_bisection(app: &TestApp, id: i64, run_id: &str) {
+    let bisection = json!({
+        "bisection_id": uuid::Uuid::new_v4(), "agent_version": "0.1.0", "started_at": "2026-11-06T08:00:00.123456Z",
+        "seconds": 41.0, "host": {"name": "build-07", "cpu": "Test CPU", "kernel": "6.1.0", "arch": "x86_64"},
+        "lineage": "zig-cc-musl", "workloads": ["workload-0", "workload-1"], "max_slope": 1.5,
+        "good": "0.15.0", "bad": "0.16.0", "candidates": 412, "outcome": "found",
+        "first_bad": "0.16.0-dev.1234+abc", "last_good": "0.16.0-dev.1233+def",
+        "steps": [
+            {"version": "0.15.0", "verdict": "good", "slope": 1.0, "workload": "workload-0", "seconds": 6.0, "run_id": run_id},
+            {"version": "0.16.0", "verdict": "bad", "slope": 2.0, "workload": "workload-1", "seconds": 6.5},
+            {"version": "0.16.0-dev.1000+ccc", "verdict": "skipped", "seconds": 1.5, "note": "did not build"},
+            {"version": "0.16.0-dev.1233+def", "verdict": "good", "slope": 1.02, "seconds": 8.0},
+            {"version": "0.16.0-dev.1234+abc", "verdict": "bad", "slope": 1.97, "seconds": 8.0},
+        ],
+    });
+    let post = Request::post(format!("/api/v1/regressions/{id}/bisections"))
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {}", app.ingest_token))
+        .body(Body::from(bisection.to_string()))
+        .unwrap();
+    let (status, body) = app.send(post).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
 /// Every API answer a user reads, by URI.
@@ -177,7 +203,9 @@ async fn moves_and_reads_the_same(from: Backend, to: Backend) {
     let runs = fill(&source).await;
     let report = export(&source.db, &file);
     assert!(
-        report.contains("exported 9 runs (4 with raw samples pruned), 4 regression edits and 3 tokens"),
+        report.contains(
+            "exported 9 runs (4 with raw samples pruned), 4 regression edits and 3 tokens, with 1 bisections"
+        ),
         "{report}"
     );
 
@@ -187,10 +215,15 @@ async fn moves_and_reads_the_same(from: Backend, to: Backend) {
     let summary = text(&out.stdout);
     assert!(summary.contains("imported 9 runs (4 with raw samples pruned), 0 were already there"), "{summary}");
     assert!(summary.contains("applied 4 regression edits") && summary.contains("added 3 tokens"), "{summary}");
+    assert!(summary.contains("recorded 1 bisections, 0 were already there"), "{summary}");
 
     let reader = app(AppState::new(target.store.clone(), Config::default()));
     let before = answers(&source.router, &runs).await;
     let after = answers(&reader, &runs).await;
+    let bisected = |answers: &[(String, Value)]| {
+        answers.iter().filter_map(|(_, v)| v["bisections"].as_array()).map(Vec::len).sum::<usize>()
+    };
+    assert_eq!((bisected(&before), bisected(&after)), (1, 1), "the bisection came along");
     assert!(deliveries(&before) > 0, "the source announced its regressions");
     assert_eq!(deliveries(&after), 0, "an import records regressions without announcing them again");
     let (mut expected, mut got) = (without_deliveries(&before), without_deliveries(&after));
@@ -208,6 +241,7 @@ async fn moves_and_reads_the_same(from: Backend, to: Backend) {
     let summary = text(&again.stdout);
     assert!(summary.contains("imported 0 runs (0 with raw samples pruned), 9 were already there"), "{summary}");
     assert!(summary.contains("applied 0 regression edits, 4 were already there"), "{summary}");
+    assert!(summary.contains("recorded 0 bisections, 1 were already there"), "{summary}");
     assert!(summary.contains("added 0 tokens, 3 names or hashes were already there"), "{summary}");
     let twice = without_deliveries(&answers(&reader, &runs).await);
     assert_eq!(twice, without_deliveries(&after), "a second import changes nothing");
@@ -403,4 +437,34 @@ async fn a_history_with_failures_moved_to_sqlite_and_back_reads_the_same() {
         }
         db = target;
     }
+}
+
+#[tokio::test]
+async fn an_export_written_before_bisections_were_carried_still_imports_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.jsonl");
+    let source = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
+    let runs = fill(&source).await;
+    export(&source.db, &file);
+    // As the format was before: no bisection lines, and no bisections count in the closing line.
+    let old: Vec<String> = lines(&file)
+        .into_iter()
+        .filter(|l| !l.contains("\"kind\":\"bisection\""))
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(&l).unwrap();
+            if v["kind"] == "end" {
+                assert_eq!(v.as_object_mut().unwrap().remove("bisections"), Some(json!(1)));
+            }
+            v.to_string()
+        })
+        .collect();
+    write(&file, &old);
+    let target = TestDb::new(Backend::Postgres).await;
+    let out = import(&target, &file, dir.path());
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let summary = text(&out.stdout);
+    assert!(summary.contains("imported 9 runs") && summary.contains("recorded 0 bisections"), "{summary}");
+    assert!(!summary.contains("rejected"), "{summary}");
+    let reader = app(AppState::new(target.store.clone(), Config::default()));
+    assert_eq!(answers(&reader, &runs).await.len(), answers(&source.router, &runs).await.len());
 }

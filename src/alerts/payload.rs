@@ -190,7 +190,7 @@ fn slack_code(s: &str) -> String {
 }
 
 /// Slack's mrkdwn treats `&`, `<` and `>` as control characters.
-fn slack_escape(s: &str) -> String {
+pub(super) fn slack_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 

@@ -85,7 +85,8 @@ pub struct Moment {
 }
 
 /// The timeline: the stored events (first run of the bad version, opened, joined, acknowledged,
-/// fixing version seen, resolved, links) with each alert's first successful delivery, in order.
+/// fixing version seen, resolved, links) with each alert's first successful delivery and each
+/// bisection recorded, in order.
 pub fn timeline(d: &RegressionDetail) -> Vec<Moment> {
     let mut moments: Vec<Moment> =
         d.events.iter().map(|e| Moment { at: e.at, what: e.detail.clone(), actor: e.actor.clone() }).collect();
@@ -95,8 +96,52 @@ pub fn timeline(d: &RegressionDetail) -> Vec<Moment> {
             moments.push(Moment { at, what, actor: None });
         }
     }
+    for b in &d.bisections {
+        let what = format!("Bisection on {}: {}", b.host.name, b.summary());
+        moments.push(Moment { at: b.received_at, what, actor: None });
+    }
     moments.sort_by_key(|m| m.at);
     moments
+}
+
+/// The "Bisection" section: each bisection's outcome, range and rule, and its steps in version
+/// order with the order they were measured in.
+fn bisections(md: &mut String, d: &RegressionDetail) {
+    if d.bisections.is_empty() {
+        return;
+    }
+    md.push_str("\n## Bisection\n");
+    for b in &d.bisections {
+        let _ = writeln!(md, "\n{}.\n", text(&crate::format::sentence(&b.summary())));
+        let _ = writeln!(md, "- Range: {} → {}, {} candidates", text(&b.good), text(&b.bad), b.candidates);
+        if let (Some(bad), Some(good)) = (&b.first_bad, &b.last_good) {
+            let _ = writeln!(md, "- First bad: {}, last good: {}", text(bad), text(good));
+        }
+        let _ = writeln!(md, "- Rule: bad when {} has a slope above {}", text(&b.workloads.join(" or ")), b.max_slope);
+        let _ = writeln!(
+            md,
+            "- Measured on {} by agent {}, started {}, {:.0} s\n",
+            text(&b.host.name),
+            text(&b.agent_version),
+            when(b.started_at),
+            b.seconds
+        );
+        md.push_str("| Version | Verdict | Slope | Workload | Seconds | # | Note |\n");
+        md.push_str("|---|---|---:|---|---:|---:|---|\n");
+        for s in &b.steps {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {:.1} | {} | {} |",
+                cell(&s.version),
+                s.verdict.as_str(),
+                num(s.slope, 2),
+                cell(s.workload.as_deref().unwrap_or("–")),
+                s.seconds,
+                s.position,
+                cell(s.note.as_deref().unwrap_or("")),
+            );
+        }
+    }
 }
 
 /// The postmortem of one regression as a Markdown document.
@@ -159,6 +204,8 @@ pub fn export(d: &RegressionDetail) -> String {
             }
         }
     }
+
+    bisections(&mut md, d);
 
     if !d.deliveries.is_empty() {
         md.push_str("\n## Alerts\n\n");

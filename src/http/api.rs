@@ -118,7 +118,8 @@ async fn submit_run(
     result
 }
 
-async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Json<RunAccepted>), Error> {
+/// A request's body, which must be `application/json` and within the server's body limit.
+pub(super) async fn read_json_body(state: &AppState, request: Request) -> Result<Bytes, Error> {
     let is_json = request
         .headers()
         .get(CONTENT_TYPE)
@@ -128,10 +129,14 @@ async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Js
     if !is_json {
         return Err(Error::UnsupportedMediaType);
     }
-    let body = Bytes::from_request(request, state).await.map_err(|rejection| match rejection.status() {
+    Bytes::from_request(request, state).await.map_err(|rejection| match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => Error::PayloadTooLarge(state.config.body_limit),
         _ => Error::BadRequest(rejection.body_text()),
-    })?;
+    })
+}
+
+async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Json<RunAccepted>), Error> {
+    let body = read_json_body(state, request).await?;
     let run = RunSubmission::from_json(&body).map_err(Error::Invalid)?;
     let fits = analysis::fit_run(&run).map_err(Error::Invalid)?;
     let (status, receipt) = match state.intake.insert_run(&run, &fits).await? {

@@ -1,5 +1,5 @@
-//! Bearer tokens: reading them from `Authorization`, and the extractor that lets only ingest
-//! tokens submit runs.
+//! Bearer tokens: reading them from `Authorization`, and the extractors that let only ingest
+//! tokens submit runs, and ingest or editor tokens record bisections.
 
 use super::{AppState, Error};
 use crate::auth::{self, Denied};
@@ -17,6 +17,21 @@ impl FromRequestParts<AppState> for Ingestor {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
         require(parts, state, Scope::Ingest).await.map(Ingestor)
+    }
+}
+
+/// A request carrying a token that may record a bisection: an ingest token, as the agent that
+/// bisected has, or an editor's.
+pub struct BisectionSubmitter(#[allow(dead_code)] pub TokenRow);
+
+impl FromRequestParts<AppState> for BisectionSubmitter {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        match require(parts, state, Scope::Ingest).await {
+            Err(Error::Forbidden { .. }) => require(parts, state, Scope::Editor).await.map(BisectionSubmitter),
+            other => other.map(BisectionSubmitter),
+        }
     }
 }
 

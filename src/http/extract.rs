@@ -1,11 +1,11 @@
 //! Extractors whose rejections answer in the app's error format: `AppQuery`, `AppForm` (and path
-//! extractors such as a regression's id) with the JSON error body, or wrapped in `OnPage` as a page;
+//! extractors such as `RegressionId`) with the JSON error body, or wrapped in `OnPage` as a page;
 //! and `ClientAddr`, the address a request comes from.
 
 use super::pages::PageError;
 use super::{AppState, Error};
 use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -37,6 +37,18 @@ impl From<FormRejection> for Error {
 impl From<PathRejection> for Error {
     fn from(rejection: PathRejection) -> Self {
         Error::BadRequest(rejection.body_text())
+    }
+}
+
+/// The `{id}` in a regression's URL; one that is not a number names no regression.
+pub(super) struct RegressionId(pub(super) i64);
+
+impl FromRequestParts<AppState> for RegressionId {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, state).await?;
+        raw.parse().map(RegressionId).map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
     }
 }
 

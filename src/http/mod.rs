@@ -3,6 +3,7 @@
 
 mod api;
 mod auth;
+mod bisections;
 mod dashboard;
 mod deliveries;
 pub mod error;

@@ -1,9 +1,10 @@
 //! Regressions: `/regressions`, the retrospective at `/regressions/{id}` with its editing forms and
 //! Markdown export, and the same as JSON under `/api/v1/regressions`.
 
+use super::bisections::{bisect_commands, bisection_view, server_url, BisectCommands, BisectionView, RegressionAnswer};
 use super::deliveries::{delivery_view, DeliveryView};
 use super::error::ErrorBody;
-use super::extract::{AppForm, AppQuery, OnPage};
+use super::extract::{AppForm, AppQuery, OnPage, RegressionId};
 use super::pages::{self, PageResult};
 use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
@@ -12,10 +13,9 @@ use crate::charts::{before_after_chart, VersionLine};
 use crate::format;
 use crate::model::{RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
-use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -38,23 +38,11 @@ pub(super) fn router() -> Router<AppState> {
 
 /// The regressions as JSON, documented in the OpenAPI document.
 pub(super) fn api_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json))
+    OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json)).merge(super::bisections::api_router())
 }
 
 fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
-}
-
-/// The `{id}` in a regression's URL; one that is not a number names no regression.
-struct RegressionId(i64);
-
-impl FromRequestParts<AppState> for RegressionId {
-    type Rejection = Error;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let Path(raw) = Path::<String>::from_request_parts(parts, state).await?;
-        raw.parse().map(RegressionId).map_err(|_| Error::NotFound(format!("no regression {raw:?}")))
-    }
 }
 
 fn not_found(id: i64) -> Error {
@@ -209,6 +197,8 @@ struct DetailPage {
     deliveries: Vec<DeliveryView>,
     notes: Vec<NoteView>,
     links: Vec<LinkView>,
+    bisections: Vec<BisectionView>,
+    commands: BisectCommands,
     statuses: Vec<Choice>,
     editor: Option<Session>,
     login_url: String,
@@ -219,9 +209,11 @@ async fn detail(
     State(state): State<AppState>,
     Reader(session): Reader,
     OnPage(RegressionId(id)): OnPage<RegressionId>,
+    headers: HeaderMap,
 ) -> PageResult {
     let d = load(&state, id).await?;
     let r = &d.regression;
+    let commands = bisect_commands(&d, &server_url(&state, &headers), &state.config.alerts.rules);
     let public_url = state.config.public_url.as_deref();
     let numbers: Vec<NumberRow> = d
         .workloads
@@ -311,6 +303,8 @@ async fn detail(
                 at: format::timestamp(l.at),
             })
             .collect(),
+        bisections: d.bisections.iter().map(bisection_view).collect(),
+        commands,
         statuses: RegressionStatus::ALL
             .into_iter()
             .map(|s| Choice { value: s.as_str(), label: s.label(), selected: s.as_str() == r.status })
@@ -450,15 +444,15 @@ async fn list_json(
 
 /// One regression
 ///
-/// With its workloads, timeline, notes, links, webhook deliveries and their attempts, and the
-/// per-size medians behind its before/after charts.
+/// With its workloads, timeline, notes, links, webhook deliveries and their attempts, the
+/// per-size medians behind its before/after charts, its bisections and the command to run one.
 #[utoipa::path(
     get,
     path = "/api/v1/regressions/{id}",
     tag = "regressions",
     params(("id" = i64, Path, description = "The regression's number")),
     responses(
-        (status = 200, description = "The regression", body = RegressionDetail),
+        (status = 200, description = "The regression", body = RegressionAnswer),
         (status = 404, description = "No such regression", body = ErrorBody),
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
@@ -466,6 +460,7 @@ async fn list_json(
 async fn detail_json(
     State(state): State<AppState>,
     RegressionId(id): RegressionId,
-) -> Result<Json<RegressionDetail>, Error> {
-    Ok(Json(load(&state, id).await?))
+    headers: HeaderMap,
+) -> Result<Json<RegressionAnswer>, Error> {
+    Ok(Json(RegressionAnswer::new(load(&state, id).await?, &state, &headers)))
 }

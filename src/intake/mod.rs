@@ -14,7 +14,10 @@
 //! in between.
 
 mod alerts;
+mod bisections;
 mod summaries;
+
+pub use bisections::BisectionOutcome;
 
 pub use summaries::SUMMARY_WINDOW;
 

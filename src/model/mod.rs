@@ -1,11 +1,13 @@
-//! The plain values several layers share: a regression as stored and shown, the webhook outbox's
+//! The plain values several layers share: a regression as stored and shown, its bisections, the webhook outbox's
 //! rows, a version's median time per size, a workload's failure. Data and its naming only: no database access, no
 //! rules.
 
+mod bisection;
 mod delivery;
 mod failure;
 mod regression;
 
+pub use bisection::{Bisection, BisectionStep};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
 pub use failure::{failure_facts, stored_failure};
 pub use regression::{

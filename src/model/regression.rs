@@ -1,7 +1,7 @@
 //! A regression as it is stored and shown: its status, its workloads, its timeline, notes and
 //! links, and everything its page and postmortem read.
 
-use super::{DeliveryDetail, SizeMedian};
+use super::{Bisection, DeliveryDetail, SizeMedian};
 use serde::Serialize;
 use slopewatch_core::wire::Failure;
 use time::OffsetDateTime;
@@ -223,6 +223,8 @@ pub struct RegressionDetail {
     pub links: Vec<RegressionLink>,
     pub deliveries: Vec<DeliveryDetail>,
     pub sizes: Vec<VersionSizes>,
+    /// The bisections recorded on it, oldest first, each with its steps in version order.
+    pub bisections: Vec<Bisection>,
 }
 
 #[cfg(test)]

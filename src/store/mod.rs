@@ -1,7 +1,7 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
 //! One file per resource (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
-//! for what the alert rules read of a lineage, `outbox.rs`, `tokens.rs`, `series.rs`,
+//! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`, `series.rs`,
 //! `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic work replicas
 //! share), each holding that resource's queries as methods named after the domain.
 //! The store reads and writes; it never decides. Most SQL is written once for both databases
@@ -10,6 +10,7 @@
 //! lock that keeps a SQLite database to one server (`single_server.rs`).
 
 mod backend;
+mod bisections;
 mod claims;
 mod columns;
 mod complexity;
@@ -32,6 +33,7 @@ mod summaries;
 mod tokens;
 mod transfer;
 
+pub use bisections::{BisectionWrite, StoredBisection};
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
 pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};

@@ -1,6 +1,7 @@
 //! Regressions: the list and a regression's page, editors' changes (status, notes, links), and the
 //! writes through which a summary pass records what the alert rules decided (`impl Tx`).
 
+use super::bisections::bisections_of;
 use super::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
@@ -161,6 +162,11 @@ impl Store {
             .collect())
     }
 
+    /// A regression's own row, without what hangs off it.
+    pub async fn regression_row(&self, id: i64) -> Result<Option<RegressionRow>, sqlx::Error> {
+        self.optional(&sql(format!("{REGRESSION_COLUMNS} WHERE id = $1")).bind(id)).await
+    }
+
     /// One regression with its timeline, notes, links, deliveries and the sizes behind its charts.
     pub async fn regression(&self, id: i64) -> Result<Option<RegressionDetail>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
@@ -175,6 +181,7 @@ impl Store {
         let q = sql("SELECT id, at, author, title, url FROM regression_links WHERE regression_id = $1 ORDER BY at, id");
         let links: Vec<RegressionLink> = conn.exec().all(&q.bind(id)).await?;
         let deliveries = deliveries_of(conn.exec(), id).await?;
+        let bisections = bisections_of(conn.exec(), id).await?;
         let q = sql(
             "SELECT w.name AS workload, s.version, s.sizes FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
              WHERE s.lineage = $1 AND s.workload_id IN (SELECT workload_id FROM regression_workloads WHERE regression_id = $2)
@@ -193,7 +200,7 @@ impl Store {
                 Ok(VersionSizes { workload: row.workload, version: row.version, sizes: decode_json(&row.sizes)? })
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        Ok(Some(RegressionDetail { regression, workloads, events, notes, links, deliveries, sizes }))
+        Ok(Some(RegressionDetail { regression, workloads, events, notes, links, deliveries, sizes, bisections }))
     }
 
     /// Sets a regression's status at `now`; `Ok(false)` when there is no such regression.

@@ -1,8 +1,8 @@
 //! `slopewatch export`: the whole history as JSON lines, read page by page.
 
 use super::records::{
-    End, Header, Kind, LinkRecord, Median, NoteRecord, PrunedRun, PrunedRunRecord, PrunedWorkload, RunRecordOut,
-    StatusRecord, TokenRecord, FORMAT,
+    BisectionRecordOut, End, Header, Kind, LinkRecord, Median, NoteRecord, PrunedRun, PrunedRunRecord, PrunedWorkload,
+    RunRecordOut, StatusRecord, TokenRecord, FORMAT,
 };
 use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun, StoredWorkload};
 use anyhow::Context;
@@ -21,9 +21,10 @@ pub struct ExportSummary {
     pub pruned_runs: u64,
     pub regression_edits: u64,
     pub tokens: u64,
+    pub bisections: u64,
 }
 
-/// Writes every token, run and editor's change in `store` to `out`; `progress` hears after each
+/// Writes every token, run, editor's change and bisection in `store` to `out`; `progress` hears after each
 /// page of runs. Runs stored while it reads may or may not be included: exporting and importing
 /// again later carries them over, since an import skips what it already has.
 pub async fn export<W: AsyncWrite + Unpin>(
@@ -91,12 +92,25 @@ pub async fn export<W: AsyncWrite + Unpin>(
         write_edit(out, edit).await?;
         summary.regression_edits += 1;
     }
+    for stored in store.stored_bisections().await? {
+        let record = BisectionRecordOut {
+            kind: Kind::Bisection,
+            lineage: &stored.lineage,
+            version: &stored.version,
+            received_at: stored.bisection.received_at,
+            content_hash: &stored.content_hash,
+            bisection: &stored.bisection.submission(),
+        };
+        write_line(out, &record).await?;
+        summary.bisections += 1;
+    }
     let end = End {
         kind: Kind::End,
         runs: summary.runs,
         pruned_runs: summary.pruned_runs,
         regression_edits: summary.regression_edits,
         tokens: summary.tokens,
+        bisections: summary.bisections,
     };
     write_line(out, &end).await?;
     out.flush().await.context("cannot write the export")?;

@@ -2,18 +2,20 @@
 //! validation and the same `insert_run` as ingest, one transaction per run.
 
 use super::records::{
-    End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord, TokenRecord,
-    FORMAT,
+    BisectionRecordIn, End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord,
+    TokenRecord, FORMAT,
 };
 use crate::alerts::edits;
 use crate::analysis;
 use crate::config::Config;
 use crate::intake::Intake;
 use crate::store::{
-    Arrival, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store, StoredToken,
+    Arrival, BisectionWrite, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store,
+    StoredToken,
 };
 use anyhow::Context;
 use serde::de::DeserializeOwned;
+use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::{
     FieldError, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN, MAX_SAMPLES_PER_SIZE,
 };
@@ -37,6 +39,9 @@ pub struct ImportSummary {
     pub edits_applied: u64,
     /// Editors' changes already there.
     pub edits_skipped: u64,
+    /// Bisections recorded now, and those already there.
+    pub bisections_imported: u64,
+    pub bisections_skipped: u64,
     pub tokens_added: u64,
     /// Tokens whose name or hash this store already has; the store's own are kept.
     pub tokens_skipped: u64,
@@ -215,6 +220,40 @@ async fn apply(
                 )),
             })
         }
+        Kind::Bisection => {
+            let record: BisectionRecordIn = match serde_json::from_slice(line) {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(json_error(&e))),
+            };
+            let b = match BisectionSubmission::from_json(record.bisection.get().as_bytes()) {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(format!("invalid bisection: {}", at_field("bisection", e)))),
+            };
+            let store = intake.store();
+            let Some(id) = store.regression_at(&record.lineage, &record.version).await? else {
+                return Ok(Err(format!(
+                    "no regression of {} {} here to record this bisection on",
+                    record.lineage, record.version
+                )));
+            };
+            let received_at = utc(record.received_at);
+            // As for runs, no webhook: the store the history comes from announced it.
+            Ok(match store.insert_bisection(id, &b, &record.content_hash, received_at, &[]).await? {
+                BisectionWrite::Stored => {
+                    summary.bisections_imported += 1;
+                    Ok(())
+                }
+                BisectionWrite::AlreadyThere { regression_id, content_hash }
+                    if regression_id == id && content_hash == record.content_hash =>
+                {
+                    summary.bisections_skipped += 1;
+                    Ok(())
+                }
+                BisectionWrite::AlreadyThere { .. } => {
+                    Err(format!("bisection {} is already stored with different content", b.bisection_id))
+                }
+            })
+        }
         Kind::Token => {
             let token = match token(line) {
                 Ok(t) => t,
@@ -232,7 +271,7 @@ async fn apply(
                 Ok(e) => e,
                 Err(reason) => return Ok(Err(reason)),
             };
-            let declared = end.runs + end.regression_edits + end.tokens;
+            let declared = end.runs + end.regression_edits + end.tokens + end.bisections;
             seen.end = true;
             seen.counts_match = declared == seen.records;
             Ok(if seen.counts_match {

@@ -6,14 +6,18 @@
 //! {"kind":"run","received_at":…,"run":{…}}         a run as submitted (`RunSubmission`)
 //! {"kind":"pruned_run",…,"run":{…}}                a run whose raw samples retention removed
 //! {"kind":"regression_status"|"regression_note"|"regression_link",…}   an editor's change
+//! {"kind":"bisection",…,"bisection":{…}}          a bisection on a regression (`BisectionSubmission`)
 //! {"kind":"end","runs":…,…}                        what the file holds, always last
 //! ```
 //!
-//! Runs and editors' changes come in the order they happened, so an import replays history.
+//! Runs and editors' changes come in the order they happened, so an import replays history;
+//! bisections follow them, once every regression they belong to is there. Files written before
+//! bisections were carried have none and no `bisections` count, and import as they did.
 
 use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::{Failure, Host, RunSubmission, SizeUnit, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
@@ -32,6 +36,7 @@ pub enum Kind {
     RegressionStatus,
     RegressionNote,
     RegressionLink,
+    Bisection,
     End,
 }
 
@@ -186,6 +191,34 @@ pub struct LinkRecord {
     pub url: String,
 }
 
+/// A bisection written out: the record as the agent sent it, on the regression of `lineage` and
+/// `version` (ids differ between stores).
+#[derive(Debug, Serialize)]
+pub struct BisectionRecordOut<'a> {
+    pub kind: Kind,
+    pub lineage: &'a str,
+    pub version: &'a str,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    /// The digest it was submitted with, which a resubmission is compared with.
+    pub content_hash: &'a str,
+    pub bisection: &'a BisectionSubmission,
+}
+
+/// A bisection read back, the record kept as text for `BisectionSubmission::from_json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BisectionRecordIn<'a> {
+    pub kind: Kind,
+    pub lineage: String,
+    pub version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub content_hash: String,
+    #[serde(borrow)]
+    pub bisection: &'a RawValue,
+}
+
 /// The last line: what the file holds, so an import can tell a whole file from a cut one.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -195,4 +228,11 @@ pub struct End {
     pub pruned_runs: u64,
     pub regression_edits: u64,
     pub tokens: u64,
+    /// Absent from files written before bisections were carried, and from files without any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bisections: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -172,3 +172,129 @@ fn bad_arguments_are_refused_with_the_reason() {
         assert!(text(&out).contains(why), "{args:?}: {}", text(&out));
     }
 }
+
+/// Submits one run of lineage `shim-libc` at `version`, built with `cc`, to the server at `url`.
+fn store_run(dir: &Path, url: &str, token: &str, version: &str, cc: &str) {
+    let config = dir.join(format!("run-{version}.toml"));
+    std::fs::write(&config, format!("[[toolchains]]\nname = \"shim-libc\"\ncc = \"{cc}\"\nversion = \"{version}\"\n"))
+        .unwrap();
+    let out = run(agent()
+        .args(["run", "--server", url, "--token", token, "--workloads", "strchr", "--max-size", "256K"])
+        .args(["--reps", "3", "--size-budget", "100ms", "--config"])
+        .arg(&config)
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .arg("--spool-dir")
+        .arg(dir.join("spool")));
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+}
+
+fn get_json(url: &str) -> serde_json::Value {
+    let body = ureq::get(url).call().unwrap().body_mut().read_to_string().unwrap();
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Waits up to 20 s for `done` to hold.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let began = std::time::Instant::now();
+    while !done() {
+        assert!(began.elapsed() < std::time::Duration::from_secs(20), "waited in vain for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_recorded_shown_and_announced_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (hook, seen) = listener(vec![(200, "{}".to_string()); 8]);
+    let config = dir.path().join("server.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[alerts]\npoll_ms = 100\nretry_base_ms = 100\n\n[[webhooks]]\nname = \"team\"\nurl = \"{hook}\"\n\
+             secret = \"a secret of sixteen characters or more\"\nformat = \"json\"\n"
+        ),
+    )
+    .unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &["--config", config.to_str().unwrap()]) else { return };
+    let v = versions();
+    let file = candidates_file(dir.path());
+    store_run(dir.path(), &url, &token, &v[0], &command(dir.path(), 0));
+    store_run(dir.path(), &url, &token, &v[31], &command(dir.path(), 31));
+    let mut regression = 0;
+    wait_until("the regression", || {
+        let list = get_json(&format!("{url}/api/v1/regressions"));
+        let first = list["regressions"].as_array().and_then(|r| r.first()).cloned();
+        regression = first.and_then(|r| r["regression"]["id"].as_i64()).unwrap_or(0);
+        regression > 0
+    });
+    let id = regression.to_string();
+
+    // The server is down when the answer is ready: the bisection waits in the spool.
+    let down = run(agent()
+        .args(["bisect", "--regression", &id, "--server", "http://127.0.0.1:9", "--token", &token])
+        .args(["--attempts", "1", "--lineage", "shim-libc", "--good", &v[0], "--bad", &v[31], "--workloads", "strchr"])
+        .args(["--max-size", "256K", "--reps", "3", "--size-budget", "100ms", "--candidates"])
+        .arg(&file)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--spool-dir")
+        .arg(dir.path().join("spool")));
+    assert_eq!(down.status.code(), Some(75), "{}", text(&down));
+    assert!(String::from_utf8_lossy(&down.stdout).contains(&format!("first bad: {}", v[FIRST_BAD])), "{}", text(&down));
+    assert_eq!(walk(&dir.path().join("spool/bisections")).len(), 1, "{}", text(&down));
+
+    // The next flush delivers it, once; a second flush has nothing to send.
+    for _ in 0..2 {
+        let flushed = run(agent()
+            .args(["flush", "--server", &url, "--token", &token, "--spool-dir"])
+            .arg(dir.path().join("spool")));
+        assert_eq!(flushed.status.code(), Some(0), "{}", text(&flushed));
+    }
+    assert!(walk(&dir.path().join("spool/bisections")).iter().all(|p| p.to_string_lossy().contains("rejected")));
+    let stored = get_json(&format!("{url}/api/v1/regressions/{id}"));
+    let bisections = stored["bisections"].as_array().unwrap();
+    assert_eq!(bisections.len(), 1, "{stored}");
+    let b = &bisections[0];
+    assert_eq!((b["outcome"].as_str(), b["first_bad"].as_str()), (Some("found"), Some(v[FIRST_BAD].as_str())), "{b}");
+    let steps = b["steps"].as_array().unwrap();
+    assert!(steps.len() <= 8, "{b}");
+    assert!(steps.iter().any(|s| s["version"] == v[BROKEN] && s["verdict"] == "skipped"), "{b}");
+
+    // Taken from the regression: lineage, range and workloads; each candidate sent as a run.
+    let direct = run(agent()
+        .args(["bisect", "--regression", &id, "--server", &url, "--token", &token, "--submit"])
+        .args(["--max-size", "256K", "--reps", "3", "--size-budget", "100ms", "--candidates"])
+        .arg(&file)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--spool-dir")
+        .arg(dir.path().join("spool")));
+    assert_eq!(direct.status.code(), Some(0), "{}", text(&direct));
+    assert!(
+        String::from_utf8_lossy(&direct.stdout).contains(&format!("first bad: {}", v[FIRST_BAD])),
+        "{}",
+        text(&direct)
+    );
+    let stored = get_json(&format!("{url}/api/v1/regressions/{id}"));
+    let latest = stored["bisections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bisection_id"] != bisections[0]["bisection_id"])
+        .cloned()
+        .unwrap();
+    let linked = latest["steps"].as_array().unwrap().iter().filter(|s| s["run_stored"] == true).count();
+    assert!(linked >= 6, "the measured candidates' runs are stored and linked: {latest}");
+
+    let page = ureq::get(format!("{url}/regressions/{id}")).call().unwrap().body_mut().read_to_string().unwrap();
+    assert!(
+        page.contains(&format!("bisected to {}", v[FIRST_BAD].replace('+', "&#43;")))
+            || page.contains(&format!("bisected to {}", v[FIRST_BAD])),
+        "{page}"
+    );
+    let bisected = || seen.lock().unwrap().iter().filter(|s| s.body.contains("\"regression.bisected\"")).count();
+    wait_until("two regression.bisected deliveries", || bisected() >= 2);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(bisected(), 2, "one per bisection, never repeated");
+}

@@ -4,7 +4,7 @@
 //!
 //! Defined here so the agent and the server can never disagree about the format.
 
-use crate::wire::{check_name, check_text, clean_serde_message, err, field_path, FieldError, Host};
+use crate::wire::{check_name, check_text, err, FieldError, Host};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use time::OffsetDateTime;
@@ -138,11 +138,7 @@ pub struct Step {
 impl BisectionSubmission {
     /// Parses and validates a JSON body; the error names the first offending field.
     pub fn from_json(body: &[u8]) -> Result<BisectionSubmission, FieldError> {
-        let de = &mut serde_json::Deserializer::from_slice(body);
-        let b: BisectionSubmission = serde_path_to_error::deserialize(de).map_err(|e| {
-            let reason = clean_serde_message(e.inner());
-            FieldError { field: field_path(e.path(), &reason), reason }
-        })?;
+        let b: BisectionSubmission = crate::wire::parse_json(body)?;
         b.validate()?;
         Ok(b)
     }

@@ -443,14 +443,19 @@ impl fmt::Display for FieldError {
 
 impl std::error::Error for FieldError {}
 
+/// Parses a JSON body into `T`; the error names the field that did not parse.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, FieldError> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let reason = clean_serde_message(e.inner());
+        FieldError { field: field_path(e.path(), &reason), reason }
+    })
+}
+
 impl RunSubmission {
     /// Parses and validates a JSON body; the error names the first offending field.
     pub fn from_json(body: &[u8]) -> Result<RunSubmission, FieldError> {
-        let de = &mut serde_json::Deserializer::from_slice(body);
-        let run: RunSubmission = serde_path_to_error::deserialize(de).map_err(|e| {
-            let reason = clean_serde_message(e.inner());
-            FieldError { field: field_path(e.path(), &reason), reason }
-        })?;
+        let run: RunSubmission = parse_json(body)?;
         run.validate()?;
         Ok(run)
     }
@@ -619,7 +624,7 @@ fn check_len_and_chars(field: &str, value: &str, max: usize) -> Result<(), Field
 
 /// The path of a parse error: the missing field itself rather than the object lacking it, and `.`
 /// for the body as a whole (serde_path_to_error's name for the root).
-pub(crate) fn field_path(path: &serde_path_to_error::Path, reason: &str) -> String {
+fn field_path(path: &serde_path_to_error::Path, reason: &str) -> String {
     use serde_path_to_error::Segment;
     let mut field = String::new();
     for segment in path.iter() {
@@ -652,7 +657,7 @@ fn key_path(parent: &str, key: &str) -> String {
 }
 
 /// serde_json appends " at line L column C"; the field path already says where.
-pub(crate) fn clean_serde_message(e: &serde_json::Error) -> String {
+fn clean_serde_message(e: &serde_json::Error) -> String {
     let msg = e.to_string();
     match msg.rfind(" at line ") {
         Some(i) if e.line() > 0 => msg[..i].to_string(),

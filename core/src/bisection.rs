@@ -4,6 +4,7 @@
 //!
 //! Defined here so the agent and the server can never disagree about the format.
 
+use crate::complexity::Class;
 use crate::wire::{check_name, check_text, err, FieldError, Host};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -36,6 +37,10 @@ pub struct BisectionSubmission {
     pub workloads: Vec<String>,
     /// The rule: the slope above which a candidate is bad.
     pub max_slope: f64,
+    /// And the most complex class allowed, when the class is judged too: a candidate whose class
+    /// is named above it is bad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_class: Option<Class>,
     /// The good end of the range, as given (`--good`, or the regression's last good version).
     pub good: String,
     /// The bad end of the range, as given.
@@ -242,6 +247,7 @@ mod tests {
             lineage: "zig-cc-musl".into(),
             workloads: vec!["strchr".into()],
             max_slope: 1.5,
+            max_class: None,
             good: "0.15.2".into(),
             bad: "0.16.0".into(),
             candidates: 32,

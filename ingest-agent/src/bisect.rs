@@ -16,6 +16,7 @@ use crate::toolchain;
 use crate::workloads::{BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
+use slopewatch_core::complexity::Class;
 use slopewatch_core::wire::{RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -161,6 +162,8 @@ pub struct Plan<'a> {
     pub good: String,
     pub bad: String,
     pub max_slope: f64,
+    /// The most complex class allowed, when the class is judged too.
+    pub max_class: Option<Class>,
     pub budget: Budget,
     pub cache: &'a BuildCache,
     pub scratch: PathBuf,
@@ -192,7 +195,7 @@ pub fn bisect(
     }
     let started_at = time::OffsetDateTime::now_utc();
     let began = Instant::now();
-    let limits = Limits { max_slope: Some(plan.max_slope), max_class: None, ..Limits::default() };
+    let limits = Limits { max_slope: Some(plan.max_slope), max_class: plan.max_class, ..Limits::default() };
     let progress = Progress::new();
     let mut steps: Vec<Step> = Vec::new();
     let mut runs = Vec::new();
@@ -272,6 +275,7 @@ pub fn bisect(
         lineage: plan.lineage.clone(),
         workloads: plan.workloads.iter().map(|w| w.name.clone()).collect(),
         max_slope: plan.max_slope,
+        max_class: plan.max_class,
         good: plan.good.clone(),
         bad: plan.bad.clone(),
         candidates: (bad - good + 1) as u32,

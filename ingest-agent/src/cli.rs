@@ -172,6 +172,10 @@ struct BisectArgs {
     /// A candidate is bad when a workload's slope is over this.
     #[arg(long, default_value_t = DEFAULT_MAX_SLOPE, value_parser = parse_slope)]
     max_slope: f64,
+    /// A candidate is bad, too, when a workload's class is named above this: 1, log n, n, n log n,
+    /// n^2 or n^3.
+    #[arg(long, value_name = "CLASS", value_parser = gate::parse_class)]
+    max_class: Option<Class>,
     /// Compile flags for every candidate.
     #[arg(long, default_value = config::DEFAULT_FLAGS, allow_hyphen_values = true)]
     flags: String,
@@ -1024,6 +1028,7 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
         good,
         bad,
         max_slope: args.max_slope,
+        max_class: args.max_class,
         budget: Budget {
             reps: args.reps,
             per_size: args.size_budget,

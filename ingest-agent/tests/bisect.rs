@@ -136,6 +136,31 @@ fn a_materialize_script_is_run_only_for_the_candidates_measured() {
 }
 
 #[test]
+fn a_class_limit_judges_the_candidates_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = candidates_file(dir.path());
+    let v = versions();
+    // A slope limit nothing reaches: only the class tells good from bad.
+    let out = bisect(
+        dir.path(),
+        &[
+            "--good",
+            &v[0],
+            "--bad",
+            &v[31],
+            "--max-slope",
+            "9",
+            "--max-class",
+            "n",
+            "--candidates",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("first bad: {}", v[FIRST_BAD])), "{}", text(&out));
+}
+
+#[test]
 fn an_inverted_range_is_reported_not_searched() {
     let dir = tempfile::tempdir().unwrap();
     let file = candidates_file(dir.path());
@@ -263,7 +288,7 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
 
     // Taken from the regression: lineage, range and workloads; each candidate sent as a run.
     let direct = run(agent()
-        .args(["bisect", "--regression", &id, "--server", &url, "--token", &token, "--submit"])
+        .args(["bisect", "--regression", &id, "--server", &url, "--token", &token, "--submit", "--max-class", "n"])
         .args(["--max-size", "256K", "--reps", "3", "--size-budget", "100ms", "--candidates"])
         .arg(&file)
         .arg("--cache-dir")
@@ -284,6 +309,7 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
         .find(|b| b["bisection_id"] != bisections[0]["bisection_id"])
         .cloned()
         .unwrap();
+    assert_eq!(latest["max_class"], "n", "the class limit is recorded: {latest}");
     let linked = latest["steps"].as_array().unwrap().iter().filter(|s| s["run_stored"] == true).count();
     assert!(linked >= 6, "the measured candidates' runs are stored and linked: {latest}");
 

@@ -18,6 +18,8 @@ CREATE TABLE bisections (
     -- The workloads judged, a JSON array of names.
     workloads     TEXT NOT NULL,
     max_slope     DOUBLE PRECISION NOT NULL,
+    -- The most complex class allowed (`n`, `n^2`, …), when the class was judged too.
+    max_class     TEXT,
     good          TEXT NOT NULL,
     bad           TEXT NOT NULL,
     candidates    BIGINT NOT NULL,

@@ -42,6 +42,9 @@ pub struct BisectionFacts {
     pub seconds: f64,
     pub workloads: Vec<String>,
     pub max_slope: f64,
+    /// The class limit, when the class was judged too: `n`, `n^2`, ….
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_class: Option<slopewatch_core::complexity::Class>,
     pub host: String,
     /// The outcome in words, as the regression's timeline says it.
     pub summary: String,
@@ -75,6 +78,7 @@ impl BisectedEvent {
                 seconds: bisection.seconds,
                 workloads: bisection.workloads.clone(),
                 max_slope: bisection.max_slope,
+                max_class: bisection.max_class,
                 host: bisection.host.name.clone(),
                 summary: bisection.summary(),
             },
@@ -113,8 +117,9 @@ impl BisectedEvent {
             }
             _ => slack_escape(&b.summary),
         };
+        let class = b.max_class.map(|c| format!(" and class {}", c.label())).unwrap_or_default();
         let range = format!(
-            "{} candidates from {} to {}, judged by {} at slope {:.2}",
+            "{} candidates from {} to {}, judged by {} at slope {:.2}{class}",
             b.candidates,
             slack_escape(&b.good),
             slack_escape(&b.bad),
@@ -157,6 +162,7 @@ mod tests {
             lineage: "zig<cc>".into(),
             workloads: vec!["strchr".into()],
             max_slope: 1.5,
+            max_class: None,
             good: "0.15.2".into(),
             bad: "0.16.0".into(),
             candidates: 12,

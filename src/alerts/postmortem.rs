@@ -117,7 +117,7 @@ fn bisections(md: &mut String, d: &RegressionDetail) {
         if let (Some(bad), Some(good)) = (&b.first_bad, &b.last_good) {
             let _ = writeln!(md, "- First bad: {}, last good: {}", text(bad), text(good));
         }
-        let _ = writeln!(md, "- Rule: bad when {} has a slope above {}", text(&b.workloads.join(" or ")), b.max_slope);
+        let _ = writeln!(md, "- Rule: {}", text(&b.rule()));
         let _ = writeln!(
             md,
             "- Measured on {} by agent {}, started {}, {:.0} s\n",

@@ -211,7 +211,7 @@ pub(super) fn bisection_view(b: &Bisection) -> BisectionView {
         anchor: anchor(&b.bisection_id),
         summary: format::sentence(&b.summary()),
         range: format!("{} → {}, {} candidates", b.good, b.bad, b.candidates),
-        rule: format!("bad when {} has a slope above {}", b.workloads.join(" or "), b.max_slope),
+        rule: b.rule(),
         by: format!("{} (agent {}), started {}", b.host.name, b.agent_version, format::timestamp(b.started_at)),
         steps: b
             .steps

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
+use slopewatch_core::complexity::Class;
 use slopewatch_core::wire::Host;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -26,6 +27,9 @@ pub struct Bisection {
     /// The workloads judged: a candidate is bad when any of them crosses `max_slope`.
     pub workloads: Vec<String>,
     pub max_slope: f64,
+    /// The most complex class allowed, when the class was judged too.
+    #[schema(value_type = Option<String>)]
+    pub max_class: Option<Class>,
     /// The ends of the range, as given.
     pub good: String,
     pub bad: String,
@@ -88,6 +92,7 @@ impl Bisection {
             lineage: b.lineage.clone(),
             workloads: b.workloads.clone(),
             max_slope: b.max_slope,
+            max_class: b.max_class,
             good: b.good.clone(),
             bad: b.bad.clone(),
             candidates: i64::from(b.candidates),
@@ -98,6 +103,13 @@ impl Bisection {
         };
         bisection.sort_steps();
         bisection
+    }
+
+    /// What made a candidate bad: "bad when strchr or strcspn has a slope above 1.5", and "or a
+    /// class above O(n)" when the class was judged too.
+    pub fn rule(&self) -> String {
+        let class = self.max_class.map(|c| format!(" or a class above {}", c.label())).unwrap_or_default();
+        format!("bad when {} has a slope above {}{class}", self.workloads.join(" or "), self.max_slope)
     }
 
     /// The record as the agent submitted it: the steps in the order they were measured.
@@ -113,6 +125,7 @@ impl Bisection {
             lineage: self.lineage.clone(),
             workloads: self.workloads.clone(),
             max_slope: self.max_slope,
+            max_class: self.max_class,
             good: self.good.clone(),
             bad: self.bad.clone(),
             candidates: u32::try_from(self.candidates).unwrap_or(u32::MAX),
@@ -199,6 +212,7 @@ mod tests {
             lineage: "zig-cc-musl".into(),
             workloads: vec!["strchr".into()],
             max_slope: 1.5,
+            max_class: None,
             good: "0.15.2".into(),
             bad: "0.16.0".into(),
             candidates: 9,
@@ -235,5 +249,15 @@ mod tests {
         assert!(bisection(Outcome::GoodIsBad, None).summary().starts_with("the good end 0.15.2 measured bad"));
         assert!(bisection(Outcome::BadIsGood, None).summary().starts_with("the bad end 0.16.0 measured good"));
         assert!(bisection(Outcome::Inconclusive, None).summary().starts_with("bisection inconclusive"));
+    }
+
+    #[test]
+    fn the_rule_names_the_class_limit_when_the_class_was_judged() {
+        let mut b = bisection(Outcome::Found, Some("0.16.0"));
+        assert_eq!(b.rule(), format!("bad when {} has a slope above 1.5", b.workloads.join(" or ")));
+        b.max_class = Some(Class::Linear);
+        assert!(b.rule().ends_with("has a slope above 1.5 or a class above O(n)"), "{}", b.rule());
+        let stored = Bisection::submitted(b.regression_id, &b.submission(), b.received_at);
+        assert_eq!(stored.max_class, Some(Class::Linear), "the limit survives the record's round trip");
     }
 }

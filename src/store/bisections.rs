@@ -6,6 +6,7 @@ use super::outbox::NewDelivery;
 use super::{decode_json, Store};
 use crate::model::{Bisection, BisectionStep};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, StepVerdict};
+use slopewatch_core::complexity::Class;
 use slopewatch_core::wire::Host;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -59,6 +60,7 @@ struct BisectionRecord {
     lineage: String,
     workloads: String,
     max_slope: f64,
+    max_class: Option<String>,
     good: String,
     bad: String,
     candidates: i64,
@@ -137,9 +139,9 @@ impl Store {
         let workloads = serde_json::to_string(&b.workloads).expect("names serialize");
         let q = sql(
             "INSERT INTO bisections (id, regression_id, content_hash, agent_version, started_at, received_at, seconds,
-                host_name, host_cpu, host_kernel, host_arch, lineage, workloads, max_slope, good, bad, candidates,
-                outcome, first_bad, last_good)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                host_name, host_cpu, host_kernel, host_arch, lineage, workloads, max_slope, max_class, good, bad,
+                candidates, outcome, first_bad, last_good)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
              ON CONFLICT (id) DO NOTHING",
         )
         .bind(b.bisection_id)
@@ -156,6 +158,7 @@ impl Store {
         .bind(&b.lineage)
         .bind(workloads)
         .bind(b.max_slope)
+        .bind(b.max_class.map(|c| c.as_str()))
         .bind(&b.good)
         .bind(&b.bad)
         .bind(i64::from(b.candidates))
@@ -197,7 +200,7 @@ impl Store {
 pub(super) async fn bisections_of(mut on: Exec<'_>, regression_id: i64) -> Result<Vec<Bisection>, sqlx::Error> {
     let q = sql(
         "SELECT id, regression_id, agent_version, started_at, received_at, seconds, host_name, host_cpu, host_kernel,
-            host_arch, lineage, workloads, max_slope, good, bad, candidates, outcome, first_bad, last_good
+            host_arch, lineage, workloads, max_slope, max_class, good, bad, candidates, outcome, first_bad, last_good
          FROM bisections WHERE regression_id = $1 ORDER BY received_at, id",
     )
     .bind(regression_id);
@@ -240,6 +243,10 @@ pub(super) async fn bisections_of(mut on: Exec<'_>, regression_id: i64) -> Resul
                 lineage: r.lineage,
                 workloads: decode_json(&r.workloads)?,
                 max_slope: r.max_slope,
+                max_class: match &r.max_class {
+                    Some(c) => Some(Class::parse(c).ok_or_else(|| unknown("max_class", c))?),
+                    None => None,
+                },
                 good: r.good,
                 bad: r.bad,
                 candidates: r.candidates,

@@ -151,10 +151,7 @@ impl BisectionSubmission {
     /// Checks every rule the server enforces, so the agent can refuse to send a bad record.
     pub fn validate(&self) -> Result<(), FieldError> {
         check_name("agent_version", &self.agent_version)?;
-        check_name("host.name", &self.host.name)?;
-        check_text("host.cpu", &self.host.cpu)?;
-        check_text("host.kernel", &self.host.kernel)?;
-        check_text("host.arch", &self.host.arch)?;
+        self.host.validate()?;
         check_name("lineage", &self.lineage)?;
         check_name("good", &self.good)?;
         check_name("bad", &self.bad)?;

@@ -452,6 +452,16 @@ pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<
     })
 }
 
+impl Host {
+    /// Checks the host's fields, named as `host.…`.
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
+        check_name("host.name", &self.name)?;
+        check_text("host.cpu", &self.cpu)?;
+        check_text("host.kernel", &self.kernel)?;
+        check_text("host.arch", &self.arch)
+    }
+}
+
 impl RunSubmission {
     /// Parses and validates a JSON body; the error names the first offending field.
     pub fn from_json(body: &[u8]) -> Result<RunSubmission, FieldError> {
@@ -463,10 +473,7 @@ impl RunSubmission {
     /// Checks every rule the server enforces, so the agent can refuse to send a bad run.
     pub fn validate(&self) -> Result<(), FieldError> {
         check_name("agent_version", &self.agent_version)?;
-        check_name("host.name", &self.host.name)?;
-        check_text("host.cpu", &self.host.cpu)?;
-        check_text("host.kernel", &self.host.kernel)?;
-        check_text("host.arch", &self.host.arch)?;
+        self.host.validate()?;
         check_name("toolchain.name", &self.toolchain.name)?;
         check_name("toolchain.version", &self.toolchain.version)?;
         check_text("toolchain.libc", &self.toolchain.libc)?;

@@ -170,19 +170,14 @@ pub struct Plan<'a> {
     pub flags: Vec<String>,
 }
 
-/// A finished bisection: its record, and the runs of the candidates measured.
-pub struct Bisected {
-    pub record: BisectionSubmission,
-    pub runs: Vec<(String, RunSubmission)>,
-}
-
-/// Runs the bisection: both ends first, then halving. `on_step` sees each step as it is decided
-/// (to print it, or to submit its run and return the id stored).
+/// Runs the bisection, both ends first, then halving, and returns its record. `on_step` sees each
+/// step as it is decided, with the candidate's run (to print it, or to submit the run and return
+/// its id).
 pub fn bisect(
     plan: &Plan,
     candidates: &Candidates,
     mut on_step: impl FnMut(&Step, Option<&RunSubmission>) -> Option<Uuid>,
-) -> Result<Bisected> {
+) -> Result<BisectionSubmission> {
     let versions = candidates.versions();
     let index = |v: &str, which: &str| {
         versions.iter().position(|c| c == v).with_context(|| {
@@ -198,7 +193,6 @@ pub fn bisect(
     let limits = Limits { max_slope: Some(plan.max_slope), max_class: plan.max_class, ..Limits::default() };
     let progress = Progress::new();
     let mut steps: Vec<Step> = Vec::new();
-    let mut runs = Vec::new();
     let mut sizes: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut step = |i: usize,
                     sizes: &BTreeMap<String, (u64, u64)>,
@@ -228,7 +222,6 @@ pub fn bisect(
             let (Some(lo), Some(hi)) = (w.measurements.first(), w.measurements.last()) else { continue };
             sizes.insert(w.name.clone(), (lo.size.min(hi.size), lo.size.max(hi.size)));
         }
-        runs.push((versions[bad].clone(), run.clone()));
     }
     let outcome = match (good_verdict, bad_verdict) {
         (StepVerdict::Bad, _) => Some(Outcome::GoodIsBad),
@@ -250,16 +243,12 @@ pub fn bisect(
     let mut skipped = BTreeSet::new();
     if outcome.is_none() {
         while let Some(i) = next_candidate(lo, hi, &skipped) {
-            let (verdict, run) = step(i, &sizes, &mut steps);
-            match verdict {
+            match step(i, &sizes, &mut steps).0 {
                 StepVerdict::Good => lo = i,
                 StepVerdict::Bad => hi = i,
                 StepVerdict::Skipped => {
                     skipped.insert(i);
                 }
-            }
-            if let Some(run) = run {
-                runs.push((versions[i].clone(), run));
             }
         }
     }
@@ -285,7 +274,7 @@ pub fn bisect(
         steps,
     };
     record.validate().context("the bisection's record is invalid")?;
-    Ok(Bisected { record, runs })
+    Ok(record)
 }
 
 /// Builds and measures candidate `i` on every workload, stopping at the first one over the limit.

@@ -1045,7 +1045,7 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
         code = worst(&[code, flush(client, spool)?]);
     }
     let mut n = 0;
-    let bisected = bisect::bisect(&plan, &candidates, |step, run| {
+    let record = bisect::bisect(&plan, &candidates, |step, run| {
         n += 1;
         eprintln!("{}", bisect::step_line(n, step));
         let (Some(client), Some(run), true) = (&client, run, args.submit) else { return None };
@@ -1061,10 +1061,10 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
             }
         }
     })?;
-    println!("{}", bisect::summary(&bisected.record));
+    println!("{}", bisect::summary(&record));
     if let (Some(client), Some(id)) = (&client, args.regression) {
-        code = worst(&[code, bisect::deliver(client, spool.dir(), id, &bisected.record)?]);
+        code = worst(&[code, bisect::deliver(client, spool.dir(), id, &record)?]);
     }
-    let found = bisected.record.outcome == slopewatch_core::bisection::Outcome::Found;
+    let found = record.outcome == slopewatch_core::bisection::Outcome::Found;
     Ok(worst(&[code, if found { 0 } else { 1 }]))
 }

@@ -116,6 +116,7 @@ enum Command {
     },
     /// Find the first bad toolchain build between a good and a bad version: measure both ends,
     /// then halve the candidates, skipping builds that cannot be built or run.
+    #[command(mut_arg("reps", |a| a.default_value("3")))]
     Bisect {
         #[command(flatten)]
         bisect: BisectArgs,
@@ -182,27 +183,62 @@ struct BisectArgs {
     /// A config file whose [[workloads]] can be judged too.
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    sweep: SweepArgs,
+    /// Where workload binaries are built and cached.
+    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    retry: RetryArgs,
+}
+
+/// How much measuring each workload may cost, on `run`, `measure`, `check` and `bisect`.
+#[derive(Debug, Args)]
+struct SweepArgs {
     /// Timed repetitions per size, after one warm-up.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     reps: u32,
     /// Stop doubling the size once a repetition's median takes longer than this.
     #[arg(long, default_value = "1s", value_parser = config::parse_duration)]
     size_budget: Duration,
-    /// Most time one workload may take on one candidate.
+    /// Most time one workload may take on one toolchain.
     #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
     total_budget: Duration,
-    /// Largest size measured.
+    /// Largest size for every workload (default: each workload's own, e.g. 4M bytes, 80000 records).
     #[arg(long, value_parser = config::parse_size)]
     max_size: Option<u64>,
-    /// Where workload binaries are built and cached.
-    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
+}
+
+impl SweepArgs {
+    /// The budget, with `start` as every workload's first size when given.
+    fn budget(&self, start: Option<u64>) -> Budget {
+        Budget { reps: self.reps, per_size: self.size_budget, total: self.total_budget, start, max: self.max_size }
+    }
+}
+
+/// How hard a delivery is tried before what it carries is left in the spool.
+#[derive(Debug, Args)]
+struct RetryArgs {
     /// Attempts per delivery before it is left in the spool.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
     attempts: u32,
     /// Wait before the first retry; it doubles with each retry, with jitter.
     #[arg(long, default_value = "500ms", value_parser = config::parse_duration)]
     retry_base: Duration,
+    /// Longest one request may take.
+    #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
+    request_timeout: Duration,
+}
+
+impl RetryArgs {
+    fn policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            attempts: self.attempts,
+            base: self.retry_base,
+            timeout: self.request_timeout,
+            ..RetryPolicy::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -234,21 +270,11 @@ struct MeasureArgs {
     /// A custom workload's C source (see the README for the protocol). Repeatable.
     #[arg(long = "workload-file")]
     workload_files: Vec<PathBuf>,
-    /// Timed repetitions per size, after one warm-up.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    reps: u32,
-    /// Stop doubling the size once one repetition takes longer than this.
-    #[arg(long, default_value = "1s", value_parser = config::parse_duration)]
-    size_budget: Duration,
-    /// Most time one workload may take on one toolchain.
-    #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
-    total_budget: Duration,
+    #[command(flatten)]
+    sweep: SweepArgs,
     /// First size for every workload (default: each workload's own, e.g. 64K bytes, 5000 records).
     #[arg(long, value_parser = config::parse_size)]
     start_size: Option<u64>,
-    /// Largest size for every workload (default: each workload's own, e.g. 4M bytes, 80000 records).
-    #[arg(long, value_parser = config::parse_size)]
-    max_size: Option<u64>,
     /// Where workload binaries are built and cached (default: the user's cache directory).
     #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
@@ -331,15 +357,8 @@ struct ServerArgs {
     server: Option<String>,
     #[command(flatten)]
     token: TokenArgs,
-    /// Attempts per run before it is left in the spool.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
-    attempts: u32,
-    /// Wait before the first retry; it doubles with each retry, with jitter.
-    #[arg(long, default_value = "500ms", value_parser = config::parse_duration)]
-    retry_base: Duration,
-    /// Longest one request may take.
-    #[arg(long, default_value = "60s", value_parser = config::parse_duration)]
-    request_timeout: Duration,
+    #[command(flatten)]
+    retry: RetryArgs,
 }
 
 #[derive(Debug, Args)]
@@ -657,15 +676,9 @@ impl ServerArgs {
         let Some(token) = self.token.token()? else {
             bail!("a token is required: --token, SLOPEWATCH_TOKEN or --token-file")
         };
-        let policy = RetryPolicy {
-            attempts: self.attempts,
-            base: self.retry_base,
-            timeout: self.request_timeout,
-            ..RetryPolicy::default()
-        };
         // Only `import --out` leaves it unset, and it sends nothing.
         let server = self.server.as_deref().context("--server is required to send a run")?;
-        Client::new(server, &token, policy)
+        Client::new(server, &token, self.retry.policy())
     }
 }
 
@@ -712,18 +725,12 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
         catalogue.push(w);
     }
     let selected: Vec<Workload> = workloads::select(catalogue, args.workloads.as_deref())?;
-    if let (Some(s), Some(m)) = (args.start_size, args.max_size) {
+    if let (Some(s), Some(m)) = (args.start_size, args.sweep.max_size) {
         if s > m {
             bail!("--start-size {s} is larger than --max-size {m}");
         }
     }
-    let budget = Budget {
-        reps: args.reps,
-        per_size: args.size_budget,
-        total: args.total_budget,
-        start: args.start_size,
-        max: args.max_size,
-    };
+    let budget = args.sweep.budget(args.start_size);
     let cache = BuildCache::new(root.join("builds"));
     let host = crate::host::detect();
     let progress = Progress::new();
@@ -976,8 +983,7 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
         Some(server) => {
             let token =
                 token.as_deref().context("--server needs a token: give --token, SLOPEWATCH_TOKEN or --token-file")?;
-            let retry = RetryPolicy { attempts: args.attempts, base: args.retry_base, ..RetryPolicy::default() };
-            Some(Client::new(server, token, retry)?)
+            Some(Client::new(server, token, args.retry.policy())?)
         }
         None => None,
     };
@@ -1029,13 +1035,7 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
         bad,
         max_slope: args.max_slope,
         max_class: args.max_class,
-        budget: Budget {
-            reps: args.reps,
-            per_size: args.size_budget,
-            total: args.total_budget,
-            start: None,
-            max: args.max_size,
-        },
+        budget: args.sweep.budget(None),
         cache: &cache,
         scratch: root.join("probe"),
         flags: config::split_words(&args.flags).context("--flags")?,

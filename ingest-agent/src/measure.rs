@@ -273,9 +273,7 @@ impl Sweep<'_> {
     /// Whether the last two sizes rising grew clearly steeper than `limit` and the next size would
     /// take more than [`STEEP_STOP`] of the per-size budget.
     fn steep_enough(&self, size: u64, limit: f64) -> bool {
-        let [.., (s0, t0), (s1, t1)] = self.rising[..] else { return false };
-        let k = (t1 / t0).ln() / (s1 as f64 / s0 as f64).ln();
-        k >= limit + STEEP_MARGIN
+        local_growth(&self.rising).is_some_and(|k| k >= limit + STEEP_MARGIN)
             && predict_rep_ns(&self.rising, size.saturating_mul(2))
                 .is_some_and(|next| next > self.budget.per_size.as_nanos() as f64 * STEEP_STOP)
     }
@@ -331,11 +329,16 @@ fn workload_run(
 /// (never assumed better than linear, so a noisy flat start cannot hide a steep end).
 fn predict_rep_ns(seen: &[(u64, f64)], size: u64) -> Option<f64> {
     let &(last_size, last_ns) = seen.last()?;
-    let k = match seen {
-        [.., (s0, t0), (s1, t1)] if *t0 > 0.0 => ((t1 / t0).ln() / (*s1 as f64 / *s0 as f64).ln()).max(1.0),
-        _ => 1.0,
-    };
+    let k = local_growth(seen).map_or(1.0, |k| k.max(1.0));
     Some(last_ns * (size as f64 / last_size as f64).powf(k))
+}
+
+/// The growth exponent between the last two sizes of `seen`, when there are two.
+fn local_growth(seen: &[(u64, f64)]) -> Option<f64> {
+    match seen {
+        [.., (s0, t0), (s1, t1)] if *t0 > 0.0 => Some((t1 / t0).ln() / (*s1 as f64 / *s0 as f64).ln()),
+        _ => None,
+    }
 }
 
 /// Runs the workload at one size: the harness binary, which repeats the work itself, or a command

@@ -11,7 +11,7 @@ use crate::config::{split_words, ToolchainSpec};
 use crate::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
-use crate::submit::{Client, Outcome as Delivery};
+use crate::submit::Client;
 use crate::toolchain;
 use crate::workloads::{BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
@@ -466,15 +466,7 @@ pub fn deliver(client: &Client, spool_dir: &Path, regression: i64, b: &Bisection
 /// Sends every bisection waiting in `spool_dir/bisections`, oldest first.
 pub fn flush(client: &Client, spool_dir: &Path) -> Result<i32> {
     let spool = crate::spool::Spool::new(spool_dir.join("bisections"));
-    let mut code = 0;
-    for path in spool.pending()? {
-        let c = deliver_spooled(client, &spool, &path)?;
-        code = code.max(c);
-        if c == crate::cli::EXIT_SPOOLED {
-            break;
-        }
-    }
-    Ok(code)
+    spool.flush(|path| deliver_spooled(client, &spool, path))
 }
 
 fn deliver_spooled(client: &Client, spool: &crate::spool::Spool, path: &Path) -> Result<i32> {
@@ -492,23 +484,10 @@ fn deliver_spooled(client: &Client, spool: &crate::spool::Spool, path: &Path) ->
             );
         },
     );
-    match outcome {
-        Delivery::Stored(answer) => {
-            let url = answer["url"].as_str().map(|u| format!(" at {u}")).unwrap_or_default();
-            println!("bisection {} recorded on regression {}{url}", spooled.bisection.bisection_id, spooled.regression);
-            spool.remove(path)?;
-            Ok(0)
-        }
-        Delivery::Rejected { status, message } => {
-            let moved = spool.reject(path, &format!("HTTP {status}: {message}"))?;
-            eprintln!("error: the server rejected bisection {} (HTTP {status}): {message}", moved.display());
-            Ok(1)
-        }
-        Delivery::Failed(why) => {
-            eprintln!("could not deliver the bisection ({why}); kept in the spool as {}", path.display());
-            Ok(crate::cli::EXIT_SPOOLED)
-        }
-    }
+    spool.settle(path, "bisection", outcome, |answer| {
+        let url = answer["url"].as_str().map(|u| format!(" at {u}")).unwrap_or_default();
+        println!("bisection {} recorded on regression {}{url}", spooled.bisection.bisection_id, spooled.regression);
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::import::ImportArgs;
 use crate::markdown;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
-use crate::spool::Spool;
+use crate::spool::{worst, Spool};
 use crate::submit::{Accepted, Client, Outcome, RetryPolicy};
 use crate::toolchain::{self, DetectedToolchain};
 use crate::workloads::{self, BuildCache, BuildError, Workload};
@@ -23,8 +23,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Exit status when runs could not be delivered yet and wait in the spool (EX_TEMPFAIL).
-pub const EXIT_SPOOLED: i32 = 75;
+pub use crate::spool::EXIT_SPOOLED;
 
 /// Measures what libc functions and SQLite cost when built with each toolchain under test, and
 /// sends the runs to a slopewatch server.
@@ -538,14 +537,6 @@ fn print_rows(rows: &[report::Row], limits: &Limits, out: &mut dyn Write) {
     out.write_all(text.as_bytes()).ok();
 }
 
-fn worst(codes: &[i32]) -> i32 {
-    if codes.contains(&1) {
-        1
-    } else {
-        codes.iter().copied().max().unwrap_or(0)
-    }
-}
-
 fn print_toolchain(tc: &DetectedToolchain) {
     println!("{}", tc.spec.name);
     println!("  compiler:    {}", tc.spec.command_line());
@@ -938,15 +929,7 @@ fn flush(client: &Client, spool: &Spool) -> Result<i32> {
 }
 
 fn flush_runs(client: &Client, spool: &Spool) -> Result<i32> {
-    let mut code = 0;
-    for path in spool.pending()? {
-        let c = deliver_spooled(client, spool, &path)?;
-        code = worst(&[code, c]);
-        if c == EXIT_SPOOLED {
-            break;
-        }
-    }
-    Ok(code)
+    spool.flush(|path| deliver_spooled(client, spool, path))
 }
 
 fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
@@ -954,24 +937,7 @@ fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
     let outcome = client.deliver(&body, |attempt, why, wait| {
         eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
     });
-    match outcome {
-        Outcome::Stored(a) => {
-            print_stored(client, &a);
-            spool
-                .remove(path)
-                .context("the run was stored but stays in the spool; a later flush sends it once more, harmlessly")?;
-            Ok(0)
-        }
-        Outcome::Rejected { status, message } => {
-            let moved = spool.reject(path, &format!("HTTP {status}: {message}"))?;
-            eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
-            Ok(1)
-        }
-        Outcome::Failed(why) => {
-            eprintln!("could not deliver ({why}); kept in the spool as {}", path.display());
-            Ok(EXIT_SPOOLED)
-        }
-    }
+    spool.settle(path, "run", outcome, |a| print_stored(client, &a))
 }
 
 /// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints

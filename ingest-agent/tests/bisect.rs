@@ -151,7 +151,7 @@ fn a_class_limit_judges_the_candidates_too() {
             "--max-slope",
             "9",
             "--max-class",
-            "n",
+            "n log n",
             "--candidates",
             file.to_str().unwrap(),
         ],
@@ -288,7 +288,18 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
 
     // Taken from the regression: lineage, range and workloads; each candidate sent as a run.
     let direct = run(agent()
-        .args(["bisect", "--regression", &id, "--server", &url, "--token", &token, "--submit", "--max-class", "n"])
+        .args([
+            "bisect",
+            "--regression",
+            &id,
+            "--server",
+            &url,
+            "--token",
+            &token,
+            "--submit",
+            "--max-class",
+            "n log n",
+        ])
         .args(["--max-size", "256K", "--reps", "3", "--size-budget", "100ms", "--candidates"])
         .arg(&file)
         .arg("--cache-dir")
@@ -309,7 +320,7 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
         .find(|b| b["bisection_id"] != bisections[0]["bisection_id"])
         .cloned()
         .unwrap();
-    assert_eq!(latest["max_class"], "n", "the class limit is recorded: {latest}");
+    assert_eq!(latest["max_class"], "n log n", "the class limit is recorded: {latest}");
     let linked = latest["steps"].as_array().unwrap().iter().filter(|s| s["run_stored"] == true).count();
     assert!(linked >= 6, "the measured candidates' runs are stored and linked: {latest}");
 

@@ -4,6 +4,7 @@
 pub mod bisection;
 pub mod complexity;
 pub mod fit;
+pub mod lineage;
 pub mod verdict;
 pub mod version;
 pub mod wire;

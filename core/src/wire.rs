@@ -400,6 +400,15 @@ impl SizeUnit {
     }
 }
 
+/// As a database column spells it.
+impl TryFrom<String> for SizeUnit {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<SizeUnit, String> {
+        SizeUnit::parse(&s).ok_or_else(|| format!("{s:?} is not a size unit (bytes, records, items or iterations)"))
+    }
+}
+
 impl fmt::Display for SizeUnit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -49,7 +49,7 @@ pub struct ServeArgs {
     pub bind: SocketAddr,
     #[command(flatten)]
     pub database: DatabaseArgs,
-    /// TOML file with further settings (see the README's configuration reference).
+    /// TOML file with further settings (see docs/operations.md, "Configuration").
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     pub config: Option<PathBuf>,
     /// Largest request body accepted, in bytes.

@@ -1,5 +1,5 @@
 //! What can be checked of the container set-up without a container engine: the compose file
-//! parses and wires what the binaries read, the image is built the way the README says, and the
+//! parses and wires what the binaries read, the image is built the way docs/operations.md says, and the
 //! health check command works against a real server.
 
 mod common;

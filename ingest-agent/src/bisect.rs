@@ -8,6 +8,7 @@
 //! was measured at, where the growth already showed.
 
 use crate::config::{split_words, ToolchainSpec};
+use crate::exit::ExitStatus;
 use crate::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
@@ -456,7 +457,7 @@ pub struct Spooled {
 
 /// Saves the bisection for regression `id` in `spool_dir/bisections`, then delivers it; kept
 /// there when the server cannot be reached, for `flush` to send later. Returns the exit status.
-pub fn deliver(client: &Client, spool_dir: &Path, regression: i64, b: &BisectionSubmission) -> Result<i32> {
+pub fn deliver(client: &Client, spool_dir: &Path, regression: i64, b: &BisectionSubmission) -> Result<ExitStatus> {
     let dir = spool_dir.join("bisections");
     let spool = crate::spool::Spool::new(dir);
     let path = spool.save_json(&b.bisection_id.to_string(), &Spooled { regression, bisection: b.clone() })?;
@@ -464,12 +465,12 @@ pub fn deliver(client: &Client, spool_dir: &Path, regression: i64, b: &Bisection
 }
 
 /// Sends every bisection waiting in `spool_dir/bisections`, oldest first.
-pub fn flush(client: &Client, spool_dir: &Path) -> Result<i32> {
+pub fn flush(client: &Client, spool_dir: &Path) -> Result<ExitStatus> {
     let spool = crate::spool::Spool::new(spool_dir.join("bisections"));
     spool.flush(|path| deliver_spooled(client, &spool, path))
 }
 
-fn deliver_spooled(client: &Client, spool: &crate::spool::Spool, path: &Path) -> Result<i32> {
+fn deliver_spooled(client: &Client, spool: &crate::spool::Spool, path: &Path) -> Result<ExitStatus> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let spooled: Spooled =
         serde_json::from_slice(&bytes).with_context(|| format!("{} is unreadable", path.display()))?;

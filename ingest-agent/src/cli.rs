@@ -3,13 +3,14 @@
 use crate::agreement::{self, Answers};
 use crate::baseline::{self, BaselineSpec};
 use crate::config::{self, cache_root, user_dir, ToolchainSpec};
+use crate::exit::ExitStatus;
 use crate::failure;
 use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::import::ImportArgs;
 use crate::markdown;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
-use crate::spool::{worst, Spool};
+use crate::spool::Spool;
 use crate::submit::{Accepted, Client, Outcome, RetryPolicy};
 use crate::toolchain::{self, DetectedToolchain};
 use crate::workloads::{self, BuildCache, BuildError, Workload};
@@ -22,8 +23,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-pub use crate::spool::EXIT_SPOOLED;
 
 /// Measures what libc functions and SQLite cost when built with each toolchain under test, and
 /// sends the runs to a slopewatch server.
@@ -401,15 +400,15 @@ fn parse_ci_margin(s: &str) -> Result<f64, String> {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(code) => code,
+        Ok(status) => status.code(),
         Err(e) => {
             eprintln!("error: {e:#}");
-            1
+            ExitStatus::Failed.code()
         }
     }
 }
 
-fn run(cli: Cli) -> Result<i32> {
+fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Run { measure, server, spool, report } => {
             let client = server.client()?;
@@ -421,13 +420,13 @@ fn run(cli: Cli) -> Result<i32> {
             print_rows(&rows, &limits, &mut *report.terminal());
             let delivered = deliver_all(&client, &spool, &runs)?;
             report.write("run", &runs, &rows, &limits, &server.token)?;
-            Ok(worst(&[flushed, delivered, if failures > 0 { 1 } else { 0 }]))
+            Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(failures > 0)))
         }
         Command::Measure { measure, out } => {
             let (runs, failures) = measure_all(&measure)?;
             show(&runs, DEFAULT_MAX_SLOPE);
             write_runs(&out, &runs)?;
-            Ok(if failures > 0 { 1 } else { 0 })
+            Ok(ExitStatus::failed_if(failures > 0))
         }
         Command::Submit { files, server, spool } => {
             let mut runs = Vec::new();
@@ -455,13 +454,13 @@ fn run(cli: Cli) -> Result<i32> {
                     }
                 }
             }
-            Ok(if failed > 0 { 1 } else { 0 })
+            Ok(ExitStatus::failed_if(failed > 0))
         }
         Command::Import { import, out, server, spool } => {
             let runs = [import.run()?];
             show(&runs, DEFAULT_MAX_SLOPE);
             match out {
-                Some(out) => write_runs(&out, &runs).map(|()| 0),
+                Some(out) => write_runs(&out, &runs).map(|()| ExitStatus::Ok),
                 None => deliver_all(&server.client()?, &spool.open()?, &runs),
             }
         }
@@ -475,7 +474,7 @@ fn run(cli: Cli) -> Result<i32> {
                     written.entry
                 ),
             }
-            Ok(0)
+            Ok(ExitStatus::Ok)
         }
         Command::Bisect { bisect, spool } => bisect_command(&bisect, &spool.open()?),
         Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
@@ -485,7 +484,7 @@ fn run(cli: Cli) -> Result<i32> {
 /// The gate: measures (a workload unsure on the limits once more), prints the table and what was
 /// over or unsure, writes the report where asked, and returns 1 when a workload is over a limit or
 /// failed.
-fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<i32> {
+fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
     let measured = measure_gated(measure, limits, true)?;
     let mut rows = report::rows(&measured.runs);
     for r in &mut rows {
@@ -516,7 +515,7 @@ fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &To
     }
     report.write("check", &measured.runs, &rows, limits, token)?;
     let over = !over_slope.is_empty() || !over_class.is_empty();
-    Ok(if measured.failures > 0 || over { 1 } else { 0 })
+    Ok(ExitStatus::failed_if(measured.failures > 0 || over))
 }
 
 /// Prints the table of `run` and `measure`: slopes judged against `max_slope` by the default
@@ -865,21 +864,26 @@ fn read_runs(path: &Path) -> Result<Vec<RunSubmission>> {
 
 /// Spools each run first (so a crash cannot lose it), then sends it. A run the spool cannot keep
 /// (full disk, read-only directory) is still sent, and the exit status says the spool is broken.
-fn deliver_all(client: &Client, spool: &Spool, runs: &[RunSubmission]) -> Result<i32> {
-    let mut code = 0;
+fn deliver_all(client: &Client, spool: &Spool, runs: &[RunSubmission]) -> Result<ExitStatus> {
+    let mut status = ExitStatus::Ok;
     for run in runs {
-        let c = match spool.save(run) {
+        let one = match spool.save(run) {
             Ok(path) => deliver_spooled(client, spool, &path)?,
             Err(e) => deliver_unspooled(client, spool, run, &e)?,
         };
-        code = worst(&[code, c]);
+        status = status.worst(one);
     }
-    Ok(code)
+    Ok(status)
 }
 
-/// Sends a run that has no copy in the spool; whatever happens, the status is 1 so that the broken
-/// spool is noticed before it costs a run.
-fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_not_kept: &anyhow::Error) -> Result<i32> {
+/// Sends a run that has no copy in the spool; whatever happens, the status is a failure so that
+/// the broken spool is noticed before it costs a run.
+fn deliver_unspooled(
+    client: &Client,
+    spool: &Spool,
+    run: &RunSubmission,
+    why_not_kept: &anyhow::Error,
+) -> Result<ExitStatus> {
     eprintln!(
         "error: run {} could not be kept in the spool {}: {why_not_kept:#}; sending it without a copy on disk",
         run.run_id,
@@ -899,7 +903,7 @@ fn deliver_unspooled(client: &Client, spool: &Spool, run: &RunSubmission, why_no
             run.run_id
         ),
     }
-    Ok(1)
+    Ok(ExitStatus::Failed)
 }
 
 fn print_stored(client: &Client, a: &Accepted) {
@@ -920,19 +924,19 @@ fn print_stored(client: &Client, a: &Accepted) {
 
 /// Sends what waits in the spool, oldest first, bisections after runs (their steps link to the
 /// runs); stops at the first transient failure.
-fn flush(client: &Client, spool: &Spool) -> Result<i32> {
+fn flush(client: &Client, spool: &Spool) -> Result<ExitStatus> {
     let runs = flush_runs(client, spool)?;
-    if runs == EXIT_SPOOLED {
+    if runs == ExitStatus::Spooled {
         return Ok(runs);
     }
-    Ok(worst(&[runs, crate::bisect::flush(client, spool.dir())?]))
+    Ok(runs.worst(crate::bisect::flush(client, spool.dir())?))
 }
 
-fn flush_runs(client: &Client, spool: &Spool) -> Result<i32> {
+fn flush_runs(client: &Client, spool: &Spool) -> Result<ExitStatus> {
     spool.flush(|path| deliver_spooled(client, spool, path))
 }
 
-fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
+fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<ExitStatus> {
     let body = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let outcome = client.deliver(&body, |attempt, why, wait| {
         eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
@@ -942,7 +946,7 @@ fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<i32> {
 
 /// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints
 /// each step and where the growth starts, and records the answer on the regression.
-fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
+fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     use crate::bisect::{self, Candidates, Plan};
     let token = args.token.token()?;
     let client = match &args.server {
@@ -1006,9 +1010,9 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
         scratch: root.join("probe"),
         flags: config::split_words(&args.flags).context("--flags")?,
     };
-    let mut code = 0;
+    let mut status = ExitStatus::Ok;
     if let Some(client) = &client {
-        code = worst(&[code, flush(client, spool)?]);
+        status = status.worst(flush(client, spool)?);
     }
     let mut n = 0;
     let record = bisect::bisect(&plan, &candidates, |step, run| {
@@ -1016,21 +1020,21 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<i32> {
         eprintln!("{}", bisect::step_line(n, step));
         let (Some(client), Some(run), true) = (&client, run, args.submit) else { return None };
         match deliver_all(client, spool, std::slice::from_ref(run)) {
-            Ok(c) => {
-                code = worst(&[code, c]);
+            Ok(delivered) => {
+                status = status.worst(delivered);
                 Some(run.run_id)
             }
             Err(e) => {
                 eprintln!("error: the run of {} was not submitted: {e:#}", step.version);
-                code = 1;
+                status = ExitStatus::Failed;
                 None
             }
         }
     })?;
     println!("{}", bisect::summary(&record));
     if let (Some(client), Some(id)) = (&client, args.regression) {
-        code = worst(&[code, bisect::deliver(client, spool.dir(), id, &record)?]);
+        status = status.worst(bisect::deliver(client, spool.dir(), id, &record)?);
     }
     let found = record.outcome == slopewatch_core::bisection::Outcome::Found;
-    Ok(worst(&[code, if found { 0 } else { 1 }]))
+    Ok(status.worst(ExitStatus::failed_if(!found)))
 }

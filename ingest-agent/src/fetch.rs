@@ -3,6 +3,7 @@
 //! agent's cache, once per version, and measure with its `zig cc`.
 
 use crate::config::ToolchainSpec;
+use crate::exit::ExitStatus;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -53,7 +54,7 @@ pub struct FetchArgs {
 impl FetchArgs {
     /// Fetches each version into `cache` (or finds it there) and prints the command to compile
     /// with, one line per version on stdout.
-    pub fn run(&self, cache: &Path) -> Result<i32> {
+    pub fn run(&self, cache: &Path) -> Result<ExitStatus> {
         let Fetchable::Zig = self.tool;
         for v in &self.versions {
             check_zig_version(v)?;
@@ -72,7 +73,7 @@ impl FetchArgs {
             // Alone on stdout, so the command serves as a `bisect --materialize` script.
             println!("{} cc -target {ZIG_TARGET}", install.zig().display());
         }
-        Ok(0)
+        Ok(ExitStatus::Ok)
     }
 }
 

@@ -7,6 +7,7 @@ pub mod bisect;
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod exit;
 pub mod failure;
 pub mod fetch;
 pub mod gate;

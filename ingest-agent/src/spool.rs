@@ -1,23 +1,12 @@
 //! Runs waiting for delivery, kept on disk so none is lost: each written to a temporary file,
 //! fsynced and renamed into place; refused runs move to `rejected/` beside the server's message.
 
+use crate::exit::ExitStatus;
 use crate::submit::Outcome;
 use anyhow::{Context, Result};
 use slopewatch_core::wire::RunSubmission;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// Exit status when what was to be delivered could not be yet and waits in the spool (EX_TEMPFAIL).
-pub const EXIT_SPOOLED: i32 = 75;
-
-/// The exit status of several steps: 1 (something failed) over [`EXIT_SPOOLED`] over 0.
-pub fn worst(codes: &[i32]) -> i32 {
-    if codes.contains(&1) {
-        1
-    } else {
-        codes.iter().copied().max().unwrap_or(0)
-    }
-}
 
 pub struct Spool {
     dir: PathBuf,
@@ -67,23 +56,28 @@ impl Spool {
 
     /// Delivers what waits, oldest first, with `deliver`, which returns the exit status of one
     /// file (see [`Spool::settle`]); stops at the first left in the spool, as the server is then
-    /// out of reach. Returns the [`worst`] status.
-    pub fn flush(&self, mut deliver: impl FnMut(&Path) -> Result<i32>) -> Result<i32> {
-        let mut code = 0;
+    /// out of reach. Returns the worst status.
+    pub fn flush(&self, mut deliver: impl FnMut(&Path) -> Result<ExitStatus>) -> Result<ExitStatus> {
+        let mut status = ExitStatus::Ok;
         for path in self.pending()? {
-            let c = deliver(&path)?;
-            code = worst(&[code, c]);
-            if c == EXIT_SPOOLED {
+            let one = deliver(&path)?;
+            status = status.worst(one);
+            if one == ExitStatus::Spooled {
                 break;
             }
         }
-        Ok(code)
+        Ok(status)
     }
 
     /// Settles the delivery of the `what` (`run`, `bisection`) spooled at `path`: once stored,
     /// `stored` reports it and the file goes; refused, it moves to `rejected/`; failed, it stays.
-    /// Returns 0, 1 or [`EXIT_SPOOLED`].
-    pub fn settle<T>(&self, path: &Path, what: &str, outcome: Outcome<T>, stored: impl FnOnce(T)) -> Result<i32> {
+    pub fn settle<T>(
+        &self,
+        path: &Path,
+        what: &str,
+        outcome: Outcome<T>,
+        stored: impl FnOnce(T),
+    ) -> Result<ExitStatus> {
         match outcome {
             Outcome::Stored(answer) => {
                 stored(answer);
@@ -92,16 +86,16 @@ impl Spool {
                         "the {what} was stored but stays in the spool; a later flush sends it once more, harmlessly"
                     )
                 })?;
-                Ok(0)
+                Ok(ExitStatus::Ok)
             }
             Outcome::Rejected { status, message } => {
                 let moved = self.reject(path, &format!("HTTP {status}: {message}"))?;
                 eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
-                Ok(1)
+                Ok(ExitStatus::Failed)
             }
             Outcome::Failed(why) => {
                 eprintln!("could not deliver ({why}); kept in the spool as {}", path.display());
-                Ok(EXIT_SPOOLED)
+                Ok(ExitStatus::Spooled)
             }
         }
     }

@@ -8,11 +8,9 @@
 //! was measured at, where the growth already showed.
 
 use crate::config::{split_words, ToolchainSpec};
-use crate::exit::ExitStatus;
 use crate::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
-use crate::submit::Client;
 use crate::toolchain;
 use crate::workloads::{BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
@@ -400,95 +398,6 @@ pub fn summary(b: &BisectionSubmission) -> String {
             format!("inconclusive: the candidates left between a good and a bad one were all skipped (measured {measured} of {})", b.candidates)
         }
     }
-}
-
-/// A stored regression's facts that a bisection starts from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RegressionFacts {
-    pub lineage: String,
-    pub last_good: String,
-    pub first_bad: String,
-    pub workloads: Vec<String>,
-}
-
-/// Reads regression `id` from the server's read API.
-pub fn regression(server: &str, token: &str, id: i64) -> Result<RegressionFacts> {
-    let server = server.trim_end_matches('/');
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(30)))
-        .build()
-        .into();
-    let url = format!("{server}/api/v1/regressions/{id}");
-    let mut response = agent
-        .get(&url)
-        .header("Authorization", &format!("Bearer {}", token.trim()))
-        .call()
-        .with_context(|| format!("cannot reach {server}"))?;
-    let status = response.status().as_u16();
-    let body = response.body_mut().read_to_string().unwrap_or_default();
-    match status {
-        200 => {}
-        404 => bail!("the server {server} has no regression {id}"),
-        _ => bail!("the server {server} answered {url} with HTTP {status}: {}", crate::submit::error_message(&body)),
-    }
-    let v: serde_json::Value = serde_json::from_str(&body).with_context(|| format!("{url} answered unreadably"))?;
-    let r = &v["regression"];
-    let text = |k: &str| r[k].as_str().map(str::to_string);
-    let lineage = text("lineage").context("the regression names no lineage")?;
-    let first_bad = text("version").context("the regression names no version")?;
-    let last_good = text("previous_version")
-        .with_context(|| format!("regression {id} has no version before {first_bad}: give --good"))?;
-    let workloads: Vec<String> = v["workloads"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|w| w["workload"].as_str().map(str::to_string))
-        .collect();
-    Ok(RegressionFacts { lineage, last_good, first_bad, workloads })
-}
-
-/// A bisection waiting for delivery: kept under the spool's `bisections/` with its regression.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct Spooled {
-    pub regression: i64,
-    pub bisection: BisectionSubmission,
-}
-
-/// Saves the bisection for regression `id` in `spool_dir/bisections`, then delivers it; kept
-/// there when the server cannot be reached, for `flush` to send later. Returns the exit status.
-pub fn deliver(client: &Client, spool_dir: &Path, regression: i64, b: &BisectionSubmission) -> Result<ExitStatus> {
-    let dir = spool_dir.join("bisections");
-    let spool = crate::spool::Spool::new(dir);
-    let path = spool.save_json(&b.bisection_id.to_string(), &Spooled { regression, bisection: b.clone() })?;
-    deliver_spooled(client, &spool, &path)
-}
-
-/// Sends every bisection waiting in `spool_dir/bisections`, oldest first.
-pub fn flush(client: &Client, spool_dir: &Path) -> Result<ExitStatus> {
-    let spool = crate::spool::Spool::new(spool_dir.join("bisections"));
-    spool.flush(|path| deliver_spooled(client, &spool, path))
-}
-
-fn deliver_spooled(client: &Client, spool: &crate::spool::Spool, path: &Path) -> Result<ExitStatus> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let spooled: Spooled =
-        serde_json::from_slice(&bytes).with_context(|| format!("{} is unreadable", path.display()))?;
-    let body = serde_json::to_vec(&spooled.bisection)?;
-    let outcome = client.deliver_to(
-        &format!("/api/v1/regressions/{}/bisections", spooled.regression),
-        &body,
-        |attempt, why, wait| {
-            eprintln!(
-                "bisection {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}",
-                spooled.bisection.bisection_id
-            );
-        },
-    );
-    spool.settle(path, "bisection", outcome, |answer| {
-        let url = answer["url"].as_str().map(|u| format!(" at {u}")).unwrap_or_default();
-        println!("bisection {} recorded on regression {}{url}", spooled.bisection.bisection_id, spooled.regression);
-    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The command line: parsing, validation and the eight commands.
 
 use crate::agreement::{self, Answers};
-use crate::baseline::{self, BaselineSpec};
 use crate::config::{self, cache_root, user_dir, ToolchainSpec};
 use crate::exit::ExitStatus;
 use crate::failure;
@@ -10,8 +9,11 @@ use crate::import::ImportArgs;
 use crate::markdown;
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
-use crate::spool::Spool;
-use crate::submit::{Accepted, Client, Outcome, RetryPolicy};
+use crate::server::baseline::{self, BaselineSpec};
+use crate::server::client::{Client, RetryPolicy};
+use crate::server::deliver::{self, deliver_runs};
+use crate::server::regression;
+use crate::server::spool::Spool;
 use crate::toolchain::{self, DetectedToolchain};
 use crate::workloads::{self, BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
@@ -334,9 +336,6 @@ struct ReportArgs {
     baseline: Option<BaselineSpec>,
 }
 
-/// How long reading the baseline may take, per request.
-const BASELINE_TIMEOUT: Duration = Duration::from_secs(30);
-
 #[derive(Debug, Args)]
 struct TokenArgs {
     /// A token: `ingest` scope to send runs; any scope to read a baseline from a server that
@@ -413,12 +412,12 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Run { measure, server, spool, report } => {
             let client = server.client()?;
             let spool = spool.open()?;
-            let flushed = flush(&client, &spool)?;
+            let flushed = deliver::flush(&client, &spool)?;
             let (runs, failures) = measure_all(&measure)?;
             let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
             let rows = report::rows(&runs);
             print_rows(&rows, &limits, &mut *report.terminal());
-            let delivered = deliver_all(&client, &spool, &runs)?;
+            let delivered = deliver_runs(&client, &spool, &runs)?;
             report.write("run", &runs, &rows, &limits, &server.token)?;
             Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(failures > 0)))
         }
@@ -434,7 +433,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
                 runs.extend(read_runs(f)?);
             }
             let client = server.client()?;
-            deliver_all(&client, &spool.open()?, &runs)
+            deliver_runs(&client, &spool.open()?, &runs)
         }
         Command::Check { measure, gate, report, token } => check(&measure, &gate.limits(), &report, &token),
         Command::Toolchains { action: Some(crate::fetch::ToolchainsCommand::Fetch(fetch)), cache_dir, .. } => {
@@ -461,7 +460,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             show(&runs, DEFAULT_MAX_SLOPE);
             match out {
                 Some(out) => write_runs(&out, &runs).map(|()| ExitStatus::Ok),
-                None => deliver_all(&server.client()?, &spool.open()?, &runs),
+                None => deliver_runs(&server.client()?, &spool.open()?, &runs),
             }
         }
         Command::InitWorkload { name, dir, config } => {
@@ -477,7 +476,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             Ok(ExitStatus::Ok)
         }
         Command::Bisect { bisect, spool } => bisect_command(&bisect, &spool.open()?),
-        Command::Flush { server, spool } => flush(&server.client()?, &spool.open()?),
+        Command::Flush { server, spool } => deliver::flush(&server.client()?, &spool.open()?),
     }
 }
 
@@ -626,8 +625,8 @@ impl ReportArgs {
             workloads.sort();
             workloads.dedup();
             let fetched = token.token().and_then(|token| {
-                let source = baseline::Source { server, token: token.as_deref(), timeout: BASELINE_TIMEOUT };
-                baseline::fetch(&source, spec, &workloads)
+                let client = Client::reader(server, token.as_deref())?;
+                baseline::fetch(&client, spec, &workloads)
             });
             fetched.map_err(|e| {
                 eprintln!("warning: the report leaves out the baseline {spec}: {e:#}");
@@ -862,88 +861,6 @@ fn read_runs(path: &Path) -> Result<Vec<RunSubmission>> {
         .collect()
 }
 
-/// Spools each run first (so a crash cannot lose it), then sends it. A run the spool cannot keep
-/// (full disk, read-only directory) is still sent, and the exit status says the spool is broken.
-fn deliver_all(client: &Client, spool: &Spool, runs: &[RunSubmission]) -> Result<ExitStatus> {
-    let mut status = ExitStatus::Ok;
-    for run in runs {
-        let one = match spool.save(run) {
-            Ok(path) => deliver_spooled(client, spool, &path)?,
-            Err(e) => deliver_unspooled(client, spool, run, &e)?,
-        };
-        status = status.worst(one);
-    }
-    Ok(status)
-}
-
-/// Sends a run that has no copy in the spool; whatever happens, the status is a failure so that
-/// the broken spool is noticed before it costs a run.
-fn deliver_unspooled(
-    client: &Client,
-    spool: &Spool,
-    run: &RunSubmission,
-    why_not_kept: &anyhow::Error,
-) -> Result<ExitStatus> {
-    eprintln!(
-        "error: run {} could not be kept in the spool {}: {why_not_kept:#}; sending it without a copy on disk",
-        run.run_id,
-        spool.dir().display()
-    );
-    let outcome = client.deliver(&serde_json::to_vec(run)?, |attempt, why, wait| {
-        eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
-    });
-    match outcome {
-        Outcome::Stored(a) => print_stored(client, &a),
-        Outcome::Rejected { status, message } => {
-            eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
-        }
-        Outcome::Failed(why) => eprintln!(
-            "error: run {} could not be delivered ({why}) and could not be kept in the spool: it was not saved; \
-             free the spool directory and measure or submit it again",
-            run.run_id
-        ),
-    }
-    Ok(ExitStatus::Failed)
-}
-
-fn print_stored(client: &Client, a: &Accepted) {
-    let what = if a.created { "stored" } else { "already stored" };
-    println!("run {} {what}{}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
-    if !a.left_out.is_empty() {
-        let n = a.left_out.len();
-        eprintln!(
-            "the server at {} does not accept failures (it is older than this agent); sent run {} without its {n} \
-             failed workload{}: {}",
-            client.server(),
-            a.run_id,
-            if n == 1 { "" } else { "s" },
-            a.left_out.join(", ")
-        );
-    }
-}
-
-/// Sends what waits in the spool, oldest first, bisections after runs (their steps link to the
-/// runs); stops at the first transient failure.
-fn flush(client: &Client, spool: &Spool) -> Result<ExitStatus> {
-    let runs = flush_runs(client, spool)?;
-    if runs == ExitStatus::Spooled {
-        return Ok(runs);
-    }
-    Ok(runs.worst(crate::bisect::flush(client, spool.dir())?))
-}
-
-fn flush_runs(client: &Client, spool: &Spool) -> Result<ExitStatus> {
-    spool.flush(|path| deliver_spooled(client, spool, path))
-}
-
-fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<ExitStatus> {
-    let body = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let outcome = client.deliver(&body, |attempt, why, wait| {
-        eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
-    });
-    spool.settle(path, "run", outcome, |a| print_stored(client, &a))
-}
-
 /// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints
 /// each step and where the growth starts, and records the answer on the regression.
 fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
@@ -960,10 +877,8 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     // The regression is read only for what the flags leave out, so a bisection given in full
     // still runs, and is spooled, while the server is down.
     let given_in_full = args.lineage.is_some() && args.good.is_some() && args.bad.is_some() && args.workloads.is_some();
-    let facts = match (args.regression, &args.server) {
-        (Some(id), Some(server)) if !given_in_full => {
-            Some(bisect::regression(server, token.as_deref().unwrap_or(""), id)?)
-        }
+    let facts = match (args.regression, &client) {
+        (Some(id), Some(client)) if !given_in_full => Some(regression::read(client, id)?),
         _ => None,
     };
     let pick = |given: &Option<String>, stored: Option<&String>, flag: &str| -> Result<String> {
@@ -1012,14 +927,14 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     };
     let mut status = ExitStatus::Ok;
     if let Some(client) = &client {
-        status = status.worst(flush(client, spool)?);
+        status = status.worst(deliver::flush(client, spool)?);
     }
     let mut n = 0;
     let record = bisect::bisect(&plan, &candidates, |step, run| {
         n += 1;
         eprintln!("{}", bisect::step_line(n, step));
         let (Some(client), Some(run), true) = (&client, run, args.submit) else { return None };
-        match deliver_all(client, spool, std::slice::from_ref(run)) {
+        match deliver_runs(client, spool, std::slice::from_ref(run)) {
             Ok(delivered) => {
                 status = status.worst(delivered);
                 Some(run.run_id)
@@ -1033,7 +948,7 @@ fn bisect_command(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     })?;
     println!("{}", bisect::summary(&record));
     if let (Some(client), Some(id)) = (&client, args.regression) {
-        status = status.worst(bisect::deliver(client, spool.dir(), id, &record)?);
+        status = status.worst(deliver::deliver_bisection(client, spool, id, &record)?);
     }
     let found = record.outcome == slopewatch_core::bisection::Outcome::Found;
     Ok(status.worst(ExitStatus::failed_if(!found)))

@@ -2,7 +2,6 @@
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
 pub mod agreement;
-pub mod baseline;
 pub mod bisect;
 pub mod cli;
 pub mod command;
@@ -16,8 +15,7 @@ pub mod import;
 pub mod markdown;
 pub mod measure;
 pub mod report;
-pub mod spool;
-pub mod submit;
+pub mod server;
 pub mod template;
 pub mod toolchain;
 pub mod workloads;

@@ -1,9 +1,9 @@
 //! The report for a pull request: the slope table of `check` and `run` as Markdown, with the
 //! toolchains, a summary line and, when asked, the change against a stored baseline.
 
-use crate::baseline::Baseline;
 use crate::gate::{Limits, Verdict};
 use crate::report::{self, Row};
+use crate::server::baseline::Baseline;
 use slopewatch_core::complexity::{Class, UNSURE};
 use slopewatch_core::wire::{Toolchain, VersionFrom};
 
@@ -189,8 +189,8 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baseline::{BaselineSpec, Stored};
     use crate::report::tests::points;
+    use crate::server::baseline::{BaselineSpec, Stored};
     use slopewatch_core::wire::{Failure, FailureKind};
     use std::collections::BTreeMap;
 

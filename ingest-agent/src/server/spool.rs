@@ -1,20 +1,40 @@
-//! Runs waiting for delivery, kept on disk so none is lost: each written to a temporary file,
-//! fsynced and renamed into place; refused runs move to `rejected/` beside the server's message.
+//! Runs and bisections waiting for delivery, kept on disk so none is lost: each written to a
+//! temporary file, fsynced and renamed into place; refused ones move to `rejected/` beside the
+//! server's message. Bisections wait in `bisections/` under the runs' spool.
 
-use crate::exit::ExitStatus;
-use crate::submit::Outcome;
 use anyhow::{Context, Result};
 use slopewatch_core::wire::RunSubmission;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// One folder of records waiting for delivery, all of one kind.
 pub struct Spool {
     dir: PathBuf,
+    holds: Holds,
+}
+
+/// What a spool holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Runs, as `POST /api/v1/runs` takes them.
+    Runs,
+    /// Bisections, each with the regression it is recorded on.
+    Bisections,
 }
 
 impl Spool {
+    /// The spool of runs in `dir`.
     pub fn new(dir: PathBuf) -> Spool {
-        Spool { dir }
+        Spool { dir, holds: Holds::Runs }
+    }
+
+    /// The spool of bisections, under this one.
+    pub fn bisections(&self) -> Spool {
+        Spool { dir: self.dir.join("bisections"), holds: Holds::Bisections }
+    }
+
+    pub fn holds(&self) -> Holds {
+        self.holds
     }
 
     pub fn dir(&self) -> &Path {
@@ -37,7 +57,7 @@ impl Spool {
         Ok(path)
     }
 
-    /// Spooled runs, oldest first.
+    /// What waits, oldest first.
     pub fn pending(&self) -> Result<Vec<PathBuf>> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(e) => e,
@@ -52,52 +72,6 @@ impl Spool {
             .collect();
         runs.sort();
         Ok(runs.into_iter().map(|(_, p)| p).collect())
-    }
-
-    /// Delivers what waits, oldest first, with `deliver`, which returns the exit status of one
-    /// file (see [`Spool::settle`]); stops at the first left in the spool, as the server is then
-    /// out of reach. Returns the worst status.
-    pub fn flush(&self, mut deliver: impl FnMut(&Path) -> Result<ExitStatus>) -> Result<ExitStatus> {
-        let mut status = ExitStatus::Ok;
-        for path in self.pending()? {
-            let one = deliver(&path)?;
-            status = status.worst(one);
-            if one == ExitStatus::Spooled {
-                break;
-            }
-        }
-        Ok(status)
-    }
-
-    /// Settles the delivery of the `what` (`run`, `bisection`) spooled at `path`: once stored,
-    /// `stored` reports it and the file goes; refused, it moves to `rejected/`; failed, it stays.
-    pub fn settle<T>(
-        &self,
-        path: &Path,
-        what: &str,
-        outcome: Outcome<T>,
-        stored: impl FnOnce(T),
-    ) -> Result<ExitStatus> {
-        match outcome {
-            Outcome::Stored(answer) => {
-                stored(answer);
-                self.remove(path).with_context(|| {
-                    format!(
-                        "the {what} was stored but stays in the spool; a later flush sends it once more, harmlessly"
-                    )
-                })?;
-                Ok(ExitStatus::Ok)
-            }
-            Outcome::Rejected { status, message } => {
-                let moved = self.reject(path, &format!("HTTP {status}: {message}"))?;
-                eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
-                Ok(ExitStatus::Failed)
-            }
-            Outcome::Failed(why) => {
-                eprintln!("could not deliver ({why}); kept in the spool as {}", path.display());
-                Ok(ExitStatus::Spooled)
-            }
-        }
     }
 
     pub fn remove(&self, path: &Path) -> Result<()> {

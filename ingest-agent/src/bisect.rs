@@ -7,12 +7,14 @@
 //! skipped. Each candidate is measured only as far as its verdict needs: at the sizes the bad end
 //! was measured at, where the growth already showed.
 
+use crate::build::cache::BuildCache;
+use crate::build::error::BuildError;
+use crate::build::toolchain;
+use crate::build::workloads::Workload;
 use crate::config::{split_words, ToolchainSpec};
 use crate::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
-use crate::toolchain;
-use crate::workloads::{BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::complexity::Class;

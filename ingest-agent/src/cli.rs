@@ -1,6 +1,10 @@
 //! The command line: parsing, validation and the eight commands.
 
 use crate::agreement::{self, Answers};
+use crate::build::cache::BuildCache;
+use crate::build::error::BuildError;
+use crate::build::toolchain::{self, DetectedToolchain};
+use crate::build::workloads::{self, Workload};
 use crate::config::{self, cache_root, user_dir, ToolchainSpec};
 use crate::exit::ExitStatus;
 use crate::failure;
@@ -14,8 +18,6 @@ use crate::server::client::{Client, RetryPolicy};
 use crate::server::deliver::{self, deliver_runs};
 use crate::server::regression;
 use crate::server::spool::Spool;
-use crate::toolchain::{self, DetectedToolchain};
-use crate::workloads::{self, BuildCache, BuildError, Workload};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use slopewatch_core::complexity::Class;
@@ -81,7 +83,7 @@ enum Command {
     /// Show what was detected about each toolchain, or fetch one (`toolchains fetch zig 0.15.2`).
     Toolchains {
         #[command(subcommand)]
-        action: Option<crate::fetch::ToolchainsCommand>,
+        action: Option<crate::build::fetch::ToolchainsCommand>,
         #[command(flatten)]
         toolchains: ToolchainArgs,
         /// Where workload binaries and probes are built.
@@ -436,9 +438,9 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             deliver_runs(&client, &spool.open()?, &runs)
         }
         Command::Check { measure, gate, report, token } => check(&measure, &gate.limits(), &report, &token),
-        Command::Toolchains { action: Some(crate::fetch::ToolchainsCommand::Fetch(fetch)), cache_dir, .. } => {
-            fetch.run(&cache_root(fetch.cache_dir.clone().or(cache_dir))?)
-        }
+        Command::Toolchains {
+            action: Some(crate::build::fetch::ToolchainsCommand::Fetch(fetch)), cache_dir, ..
+        } => fetch.run(&cache_root(fetch.cache_dir.clone().or(cache_dir))?),
         Command::Toolchains { action: None, toolchains, cache_dir } => {
             let root = cache_root(cache_dir)?;
             let specs = toolchains.specs(&root)?;
@@ -464,7 +466,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             }
         }
         Command::InitWorkload { name, dir, config } => {
-            let written = crate::template::init(&name, &dir, config.as_deref())?;
+            let written = crate::build::template::init(&name, &dir, config.as_deref())?;
             println!("wrote {}", written.source.display());
             match &config {
                 Some(c) => println!("added to {}:\n\n{}", c.display(), written.entry),
@@ -553,7 +555,7 @@ impl ToolchainArgs {
             Some(path) => config::load_config(path)?.toolchains,
             None => Vec::new(),
         };
-        specs.extend(crate::fetch::cli_toolchains(&self.toolchains, cache)?);
+        specs.extend(crate::build::fetch::cli_toolchains(&self.toolchains, cache)?);
         if specs.is_empty() {
             bail!(
                 "no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc), --toolchain \

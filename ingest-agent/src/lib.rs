@@ -3,12 +3,11 @@
 
 pub mod agreement;
 pub mod bisect;
+pub mod build;
 pub mod cli;
-pub mod command;
 pub mod config;
 pub mod exit;
 pub mod failure;
-pub mod fetch;
 pub mod gate;
 pub mod host;
 pub mod import;
@@ -16,9 +15,6 @@ pub mod markdown;
 pub mod measure;
 pub mod report;
 pub mod server;
-pub mod template;
-pub mod toolchain;
-pub mod workloads;
 
 /// The agent's version, sent with every run.
 pub const AGENT_VERSION: &str = env!("CARGO_PKG_VERSION");

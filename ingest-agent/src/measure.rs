@@ -26,7 +26,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::workloads::Workload;
+use crate::build::workloads::Workload;
 
 /// Fewest sizes a workload is measured at, whatever the budget (a valid run needs only
 /// [`wire::MIN_SIZES`]): one more than the fewest a class is named from. Steep growth is what
@@ -405,7 +405,7 @@ fn run_harness(
 /// the `slopewatch_ns=` it prints or else by its wall time (start-up included: a fixed cost the
 /// fit sees at every size). Every repetition must time itself the same way and agree on its result.
 fn run_command(
-    c: &crate::command::CommandWorkload,
+    c: &crate::build::command::CommandWorkload,
     out: &Path,
     w: &Workload,
     size: u64,
@@ -422,7 +422,7 @@ fn run_command(
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
         let done = run_process(cmd, w, size, deadline, progress)?;
-        let printed = crate::command::Printed::read(&done.stdout).map_err(setup_failed)?;
+        let printed = crate::build::command::Printed::read(&done.stdout).map_err(setup_failed)?;
         if rep == 0 {
             reported = Some(printed.ns.is_some());
         } else if reported != Some(printed.ns.is_some()) {
@@ -535,7 +535,7 @@ mod tests {
 
     #[test]
     fn sweeps_always_span_enough_sizes_to_name_a_steep_class() {
-        let w = crate::workloads::builtin().remove(0);
+        let w = crate::build::workloads::builtin().remove(0);
         let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
         let (start, max) = b.sizes_for(&w);
         assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");

@@ -9,8 +9,8 @@ mod criterion;
 mod csv;
 mod google_benchmark;
 
+use crate::build::toolchain;
 use crate::config::{self, ToolchainSpec};
-use crate::toolchain;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use slopewatch_core::wire::{self, Measurement, RunSubmission, SizeUnit, VersionFrom, WorkloadRun};
@@ -116,7 +116,7 @@ impl ImportArgs {
     fn toolchain(&self) -> Result<wire::Toolchain> {
         // Only a Zig release needs the cache: an import elsewhere must not depend on $HOME.
         let given = if self.toolchain.starts_with("zig@") {
-            crate::fetch::cli_toolchain(&self.toolchain, &config::cache_root(self.cache_dir.clone())?)?
+            crate::build::fetch::cli_toolchain(&self.toolchain, &config::cache_root(self.cache_dir.clone())?)?
         } else {
             ToolchainSpec::parse_cli(&self.toolchain)?
         };

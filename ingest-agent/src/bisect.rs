@@ -12,7 +12,7 @@ use crate::build::error::BuildError;
 use crate::build::toolchain;
 use crate::build::workloads::Workload;
 use crate::config::{split_words, ToolchainSpec};
-use crate::gate::{Limits, Verdict};
+use crate::measure::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use anyhow::{bail, Context, Result};
@@ -58,7 +58,7 @@ impl Candidates {
                     return Err(format!(
                         "the materialize script exited with {}: {}",
                         out.status,
-                        crate::failure::detail(&stderr).lines().last().unwrap_or("")
+                        crate::measure::failure::detail(&stderr).lines().last().unwrap_or("")
                     ));
                 }
                 match stdout.lines().rev().map(str::trim).find(|l| !l.is_empty()) {

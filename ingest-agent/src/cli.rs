@@ -1,16 +1,16 @@
 //! The command line: parsing, validation and the eight commands.
 
-use crate::agreement::{self, Answers};
 use crate::build::cache::BuildCache;
 use crate::build::error::BuildError;
 use crate::build::toolchain::{self, DetectedToolchain};
 use crate::build::workloads::{self, Workload};
 use crate::config::{self, cache_root, user_dir, ToolchainSpec};
 use crate::exit::ExitStatus;
-use crate::failure;
-use crate::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::import::ImportArgs;
 use crate::markdown;
+use crate::measure::agreement::{self, Answers};
+use crate::measure::failure;
+use crate::measure::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::measure::{self, Budget};
 use crate::report::{self, Progress};
 use crate::server::baseline::{self, BaselineSpec};

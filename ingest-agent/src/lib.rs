@@ -1,14 +1,11 @@
 //! slopewatch-agent: builds C workloads with each toolchain under test, times them at growing
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
-pub mod agreement;
 pub mod bisect;
 pub mod build;
 pub mod cli;
 pub mod config;
 pub mod exit;
-pub mod failure;
-pub mod gate;
 pub mod host;
 pub mod import;
 pub mod markdown;

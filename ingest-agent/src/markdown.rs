@@ -1,7 +1,7 @@
 //! The report for a pull request: the slope table of `check` and `run` as Markdown, with the
 //! toolchains, a summary line and, when asked, the change against a stored baseline.
 
-use crate::gate::{Limits, Verdict};
+use crate::measure::gate::{Limits, Verdict};
 use crate::report::{self, Row};
 use crate::server::baseline::Baseline;
 use slopewatch_core::complexity::{Class, UNSURE};

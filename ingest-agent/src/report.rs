@@ -1,7 +1,8 @@
 //! What the agent shows: a live progress line on a terminal (plain log lines otherwise) and the
 //! table of fitted slopes and their verdicts at the end.
 
-use crate::gate::{Limits, Verdict};
+use crate::measure::gate::{Limits, Verdict};
+use crate::measure::Watch;
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
 use slopewatch_core::wire::{Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun};
@@ -49,7 +50,18 @@ impl Progress {
         self.state.lock().unwrap().toolchain = name.to_string();
     }
 
-    pub fn size_started(&self, workload: &str, size: u64, unit: SizeUnit) {
+    /// A message that must not be overwritten by the progress line.
+    pub fn note(&self, msg: &str) {
+        let _guard = self.state.lock().unwrap();
+        if self.tty {
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!("{msg}");
+    }
+}
+
+impl Watch for Progress {
+    fn size_started(&self, workload: &str, size: u64, unit: SizeUnit) {
         let mut s = self.state.lock().unwrap();
         s.workload = workload.to_string();
         s.size = size;
@@ -57,7 +69,7 @@ impl Progress {
         s.since = Some(Instant::now());
     }
 
-    pub fn size_done(&self, workload: &str, size: u64, median_ns: f64) {
+    fn size_done(&self, workload: &str, size: u64, median_ns: f64) {
         if !self.tty {
             let s = self.state.lock().unwrap();
             eprintln!(
@@ -69,13 +81,8 @@ impl Progress {
         }
     }
 
-    /// A message that must not be overwritten by the progress line.
-    pub fn note(&self, msg: &str) {
-        let _guard = self.state.lock().unwrap();
-        if self.tty {
-            eprint!("\r\x1b[2K");
-        }
-        eprintln!("{msg}");
+    fn note(&self, msg: &str) {
+        Progress::note(self, msg);
     }
 }
 

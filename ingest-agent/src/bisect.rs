@@ -14,7 +14,8 @@ use crate::build::workloads::Workload;
 use crate::config::{split_words, ToolchainSpec};
 use crate::measure::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
-use crate::report::{self, Progress};
+use crate::output::progress::Progress;
+use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::complexity::Class;
@@ -322,13 +323,13 @@ fn judge(
             None => plan.budget.clone(),
         };
         let mut run = measure::measure(&bin, w, &budget, limits, progress).run;
-        let mut row = report::row(&plan.lineage, &run);
+        let mut row = table::row(&plan.lineage, &run);
         if matches!(row.verdict(limits), Verdict::Unsure(_)) && run.failure.is_none() {
             run = measure::measure(&bin, w, &budget, limits, progress).run;
-            row = report::row(&plan.lineage, &run);
+            row = table::row(&plan.lineage, &run);
         }
         if let Some(f) = &run.failure {
-            return skipped(format!("{}: {}", w.name, report::failure_summary(f, w.unit)));
+            return skipped(format!("{}: {}", w.name, table::failure_summary(f, w.unit)));
         }
         if let Ok(fit) = &row.fit {
             if steepest.as_ref().is_none_or(|(k, _)| fit.slope > *k) {

@@ -7,12 +7,13 @@ use crate::build::workloads::{self, Workload};
 use crate::config::{self, cache_root, user_dir, ToolchainSpec};
 use crate::exit::ExitStatus;
 use crate::import::ImportArgs;
-use crate::markdown;
 use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::gate::{self, Limits, DEFAULT_MAX_SLOPE};
 use crate::measure::{self, Budget};
-use crate::report::{self, Progress};
+use crate::output::markdown;
+use crate::output::progress::Progress;
+use crate::output::table;
 use crate::server::baseline::{self, BaselineSpec};
 use crate::server::client::{Client, RetryPolicy};
 use crate::server::deliver::{self, deliver_runs};
@@ -417,7 +418,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             let flushed = deliver::flush(&client, &spool)?;
             let (runs, failures) = measure_all(&measure)?;
             let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
-            let rows = report::rows(&runs);
+            let rows = table::rows(&runs);
             print_rows(&rows, &limits, &mut *report.terminal());
             let delivered = deliver_runs(&client, &spool, &runs)?;
             report.write("run", &runs, &rows, &limits, &server.token)?;
@@ -487,7 +488,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
 /// failed.
 fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
     let measured = measure_gated(measure, limits, true)?;
-    let mut rows = report::rows(&measured.runs);
+    let mut rows = table::rows(&measured.runs);
     for r in &mut rows {
         r.remeasured = measured.remeasured.get(&(r.toolchain.clone(), r.workload.clone())).cloned();
     }
@@ -523,13 +524,13 @@ fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &To
 /// noise rule.
 fn show(runs: &[RunSubmission], max_slope: f64) {
     let limits = Limits { max_slope: Some(max_slope), ..Limits::default() };
-    print_rows(&report::rows(runs), &limits, &mut std::io::stdout());
+    print_rows(&table::rows(runs), &limits, &mut std::io::stdout());
 }
 
 /// Prints the slope table, what was unsure below it, and every failure in full.
-fn print_rows(rows: &[report::Row], limits: &Limits, out: &mut dyn Write) {
-    let mut text = format!("{}{}", report::table(rows, limits), report::doubts(rows, limits));
-    let failures = report::failures(rows);
+fn print_rows(rows: &[table::Row], limits: &Limits, out: &mut dyn Write) {
+    let mut text = format!("{}{}", table::table(rows, limits), table::doubts(rows, limits));
+    let failures = table::failures(rows);
     if !failures.is_empty() {
         text.push_str(&format!("\nfailures:\n{failures}"));
     }
@@ -611,7 +612,7 @@ impl ReportArgs {
         &self,
         command: &str,
         runs: &[RunSubmission],
-        rows: &[report::Row],
+        rows: &[table::Row],
         limits: &Limits,
         token: &TokenArgs,
     ) -> Result<()> {
@@ -786,7 +787,7 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
             };
             if let Some(f) = &run.failure {
                 failures += 1;
-                progress.note(&format!("{} {}: ✗ {}", tc.spec.name, w.name, report::failure_summary(f, w.unit)));
+                progress.note(&format!("{} {}: ✗ {}", tc.spec.name, w.name, table::failure_summary(f, w.unit)));
             }
             answers.push(Answers {
                 toolchain: tc.spec.name.clone(),
@@ -816,7 +817,7 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
                 "{} {}: ✗ {}",
                 d.toolchain,
                 d.workload,
-                report::failure_summary(&d.failure, run.size_unit)
+                table::failure_summary(&d.failure, run.size_unit)
             ));
             run.failure = Some(d.failure);
         }
@@ -830,7 +831,7 @@ fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result
 
 /// Why a measured workload's verdict is unsure; `None` when it is not, or when it failed.
 fn unsure(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Option<String> {
-    match report::row(toolchain, run).verdict(limits) {
+    match table::row(toolchain, run).verdict(limits) {
         gate::Verdict::Unsure(why) if run.failure.is_none() => Some(why),
         _ => None,
     }

@@ -8,9 +8,8 @@ pub mod config;
 pub mod exit;
 pub mod host;
 pub mod import;
-pub mod markdown;
 pub mod measure;
-pub mod report;
+pub mod output;
 pub mod server;
 
 /// The agent's version, sent with every run.

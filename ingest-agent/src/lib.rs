@@ -1,9 +1,9 @@
 //! slopewatch-agent: builds C workloads with each toolchain under test, times them at growing
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
-pub mod bisect;
 pub mod build;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod exit;
 pub mod host;

@@ -243,7 +243,7 @@ pub(crate) struct MeasureArgs {
     /// (default: all).
     #[arg(long, value_delimiter = ',')]
     pub(crate) workloads: Option<Vec<String>>,
-    /// A custom workload's C source (see the README for the protocol). Repeatable.
+    /// A custom workload's C source (see docs/agent/workloads.md for the protocol). Repeatable.
     #[arg(long = "workload-file")]
     pub(crate) workload_files: Vec<PathBuf>,
     #[command(flatten)]

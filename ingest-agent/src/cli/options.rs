@@ -2,7 +2,7 @@
 //! spool they name, and the toolchains and workloads they give.
 
 use super::{GateArgs, ReportArgs, RetryArgs, ServerArgs, SpoolArgs, SweepArgs, TokenArgs, ToolchainArgs};
-use crate::build::workloads::{self, Workload};
+use crate::builds::workloads::{self, Workload};
 use crate::config::{self, user_dir, ToolchainSpec};
 use crate::measure::gate::{Limits, DEFAULT_MAX_SLOPE};
 use crate::measure::Budget;
@@ -49,7 +49,7 @@ impl ToolchainArgs {
             Some(path) => config::load_config(path)?.toolchains,
             None => Vec::new(),
         };
-        specs.extend(crate::build::fetch::cli_toolchains(&self.toolchains, cache)?);
+        specs.extend(crate::builds::fetch::cli_toolchains(&self.toolchains, cache)?);
         if specs.is_empty() {
             bail!(
                 "no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc), --toolchain \

@@ -2,8 +2,8 @@
 //! one.
 
 use super::run::{show, write_runs};
-use crate::build::fetch;
-use crate::build::toolchain;
+use crate::builds::fetch;
+use crate::builds::toolchain;
 use crate::cli::{ImportArgs, ServerArgs, SpoolArgs};
 use crate::config::{self, ToolchainSpec};
 use crate::exit::ExitStatus;

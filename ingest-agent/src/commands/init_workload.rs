@@ -1,7 +1,7 @@
 //! `init-workload`: writes the C template of a workload of the team's own and prints its
 //! `[[workloads]]` entry.
 
-use crate::build::template;
+use crate::builds::template;
 use crate::exit::ExitStatus;
 use anyhow::Result;
 use std::path::Path;

@@ -2,10 +2,10 @@
 //! toolchains detected, each workload built and swept, and the results compared across
 //! toolchains.
 
-use crate::build::cache::BuildCache;
-use crate::build::error::BuildError;
-use crate::build::toolchain;
-use crate::build::workloads::{self, Workload};
+use crate::builds::cache::BuildCache;
+use crate::builds::error::BuildError;
+use crate::builds::toolchain;
+use crate::builds::workloads::{self, Workload};
 use crate::cli::MeasureArgs;
 use crate::config::cache_root;
 use crate::measure;

@@ -1,8 +1,8 @@
 //! `toolchains`: what was detected about each toolchain, or `toolchains fetch`: Zig releases
 //! installed into the cache.
 
-use crate::build::fetch::{check_zig_version, fetch_zig, ZIG_TARGET};
-use crate::build::toolchain::{self, DetectedToolchain};
+use crate::builds::fetch::{check_zig_version, fetch_zig, ZIG_TARGET};
+use crate::builds::toolchain::{self, DetectedToolchain};
 use crate::cli::{FetchArgs, Fetchable, ToolchainArgs};
 use crate::config::cache_root;
 use crate::exit::ExitStatus;

@@ -1,6 +1,6 @@
 //! How much measuring one workload may cost, and the sizes its sweep spans.
 
-use crate::build::workloads::Workload;
+use crate::builds::workloads::Workload;
 use slopewatch_core::complexity;
 use std::time::Duration;
 
@@ -54,7 +54,7 @@ mod tests {
 
     #[test]
     fn sweeps_always_span_enough_sizes_to_name_a_steep_class() {
-        let w = crate::build::workloads::builtin().remove(0);
+        let w = crate::builds::workloads::builtin().remove(0);
         let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
         let (start, max) = b.sizes_for(&w);
         assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");

@@ -1,8 +1,8 @@
 //! Running a workload at one size: the harness binary, or a command workload's program once per
 //! repetition, each killed at the size's deadline, and what it printed read and checked.
 
-use crate::build::command::{CommandWorkload, Printed};
-use crate::build::workloads::Workload;
+use crate::builds::command::{CommandWorkload, Printed};
+use crate::builds::workloads::Workload;
 use crate::measure::failure;
 use serde::Deserialize;
 use slopewatch_core::wire::{Failure, SizeUnit};

@@ -14,7 +14,7 @@
 //!    (never past `--max-size`, and only as the budget allows), then halving below the smallest,
 //!    until a class is named. A workload over the limit or unsure on it is never widened.
 
-use crate::build::workloads::Workload;
+use crate::builds::workloads::Workload;
 use crate::measure::budget::{Budget, MIN_SIZES};
 use crate::measure::failure;
 use crate::measure::gate::Limits;

@@ -91,9 +91,10 @@ impl Client {
     }
 
     /// A client that only reads, from the server of a report's baseline: with `token` where that
-    /// server requires a login to read. Were it to send, it would try once, as it reads.
+    /// server requires a login to read.
     pub fn reader(server: &str, token: Option<&str>) -> Result<Client> {
         let server = checked_url(server, "baseline server")?;
+        // It sends nothing: its policy is that of every read, one attempt within READ_TIMEOUT.
         Ok(Client::build(server, token, RetryPolicy { attempts: 1, timeout: READ_TIMEOUT, ..RetryPolicy::default() }))
     }
 

@@ -10,8 +10,8 @@
 mod candidates;
 mod search;
 
-use crate::build::cache::BuildCache;
-use crate::build::workloads;
+use crate::builds::cache::BuildCache;
+use crate::builds::workloads;
 use crate::cli::BisectArgs;
 use crate::config::{self, cache_root};
 use crate::exit::ExitStatus;

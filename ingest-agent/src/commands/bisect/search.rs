@@ -2,10 +2,10 @@
 //! built and measured at the sizes where the bad end's growth showed, and judged.
 
 use super::candidates::Candidates;
-use crate::build::cache::BuildCache;
-use crate::build::error::BuildError;
-use crate::build::toolchain;
-use crate::build::workloads::Workload;
+use crate::builds::cache::BuildCache;
+use crate::builds::error::BuildError;
+use crate::builds::toolchain;
+use crate::builds::workloads::Workload;
 use crate::config::ToolchainSpec;
 use crate::measure::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};

@@ -1,7 +1,7 @@
 //! `init-workload`: the commented C template of a team's own workload and its `[[workloads]]`
 //! entry.
 
-use crate::build::workloads;
+use crate::builds::workloads;
 use crate::config;
 use anyhow::{bail, Context, Result};
 use std::io::Write;

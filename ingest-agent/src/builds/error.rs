@@ -1,6 +1,6 @@
 //! Why a workload has no binary: the toolchain's failure, reported with the run, or the host's.
 
-use crate::build::toolchain::CompileError;
+use crate::builds::toolchain::CompileError;
 
 /// Why a workload has no binary.
 #[derive(Debug)]

@@ -15,9 +15,9 @@
 //! `{size}` substituted. A repetition's time is what the program prints as `slopewatch_ns=<n>`,
 //! or else its wall time from start to exit.
 
-use crate::build::error::BuildError;
-use crate::build::hash::walk_files;
-use crate::build::toolchain::{CompileError, DetectedToolchain};
+use crate::builds::error::BuildError;
+use crate::builds::hash::walk_files;
+use crate::builds::toolchain::{CompileError, DetectedToolchain};
 use crate::config::{split_words, WorkloadEntry};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};

@@ -1,7 +1,7 @@
 //! What the source hash of a team's workload covers: every file a configured workload's compiler
 //! may read, and every file under a command workload's `sources`.
 
-use crate::build::sources::HARNESS;
+use crate::builds::sources::HARNESS;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -1,10 +1,10 @@
 //! The build cache: workload binaries built per toolchain, keyed by (toolchain fingerprint, source
 //! hash) and kept between runs.
 
-use crate::build::error::BuildError;
-use crate::build::sources::{HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_H_GZ, SQLITE_RECORDS};
-use crate::build::toolchain::DetectedToolchain;
-use crate::build::workloads::{Source, Workload};
+use crate::builds::error::BuildError;
+use crate::builds::sources::{HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_H_GZ, SQLITE_RECORDS};
+use crate::builds::toolchain::DetectedToolchain;
+use crate::builds::workloads::{Source, Workload};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::io::Read;

@@ -1,9 +1,9 @@
 //! The workloads: those the agent ships (C sources compiled in) and those a team adds with
 //! `--workload-file` or `[[workloads]]` in its config, each with its sizes and source hash.
 
-use crate::build::command::CommandWorkload;
-use crate::build::hash::configured_hash;
-use crate::build::sources::{
+use crate::builds::command::CommandWorkload;
+use crate::builds::hash::configured_hash;
+use crate::builds::sources::{
     HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_RECORDS, SQLITE_WORKLOADS, STRING_WORKLOADS, TEXT,
 };
 use crate::config::WorkloadEntry;
@@ -42,7 +42,7 @@ pub(crate) enum Source {
         hash: String,
     },
     /// A `[[workloads]]` entry with a `command`: any program, built by a shell command of the
-    /// team's (see [`crate::build::command`]).
+    /// team's (see [`crate::builds::command`]).
     Command(CommandWorkload),
 }
 

@@ -1,25 +1,16 @@
 //! slopewatch-agent: builds C workloads with each toolchain under test, times them at growing
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
-pub mod agreement;
-pub mod baseline;
-pub mod bisect;
+pub mod builds;
 pub mod cli;
-pub mod command;
+pub mod commands;
 pub mod config;
-pub mod failure;
-pub mod fetch;
-pub mod gate;
+pub mod exit;
 pub mod host;
 pub mod import;
-pub mod markdown;
 pub mod measure;
-pub mod report;
-pub mod spool;
-pub mod submit;
-pub mod template;
-pub mod toolchain;
-pub mod workloads;
+pub mod output;
+pub mod server;
 
 /// The agent's version, sent with every run.
 pub const AGENT_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(slopewatch_agent::cli::main());
+    std::process::exit(slopewatch_agent::commands::main());
 }

@@ -9,11 +9,9 @@ mod criterion;
 mod csv;
 mod google_benchmark;
 
-use crate::config::{self, ToolchainSpec};
-use crate::toolchain;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
-use slopewatch_core::wire::{self, Measurement, RunSubmission, SizeUnit, VersionFrom, WorkloadRun};
+use slopewatch_core::wire::{self, Measurement, SizeUnit, WorkloadRun};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -38,107 +36,6 @@ impl Format {
             Format::Criterion => "criterion",
             Format::Csv => "csv",
         }
-    }
-}
-
-/// What `import` reads and how it describes the toolchain.
-#[derive(Debug, clap::Args)]
-pub struct ImportArgs {
-    /// The harness that wrote the files.
-    #[arg(long, value_enum)]
-    format: Format,
-    /// Result files: Google Benchmark JSON files, criterion directories (e.g. target/criterion),
-    /// or CSV files.
-    #[arg(required = true, value_name = "FILE")]
-    files: Vec<PathBuf>,
-    /// The toolchain the benchmarks were built with, as NAME=COMMAND, or zig@VERSION for a Zig
-    /// release fetched with `toolchains fetch zig` (fetched now if need be). It is probed as for
-    /// `run` unless both --toolchain-version and --libc are given.
-    #[arg(long, value_name = "NAME=COMMAND|zig@VERSION")]
-    toolchain: String,
-    /// The agent's cache, where zig@VERSION releases are (default: the user's cache directory).
-    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-    /// The toolchain's version (with --libc: nothing is probed).
-    #[arg(long, value_parser = one_line)]
-    toolchain_version: Option<String>,
-    /// The libc the benchmarks linked, e.g. 'glibc 2.36' (with --toolchain-version: nothing is
-    /// probed).
-    #[arg(long, value_parser = one_line)]
-    libc: Option<String>,
-    /// Which version the lineage tracks: compiler or libc (default: libc for a musl-gcc wrapper,
-    /// compiler otherwise).
-    #[arg(long, value_name = "compiler|libc", value_parser = parse_version_from)]
-    version_from: Option<VersionFrom>,
-    /// What the sizes count: bytes, records, items or iterations.
-    #[arg(long, default_value = "items", value_parser = parse_unit)]
-    unit: SizeUnit,
-}
-
-fn one_line(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() || s.chars().any(char::is_control) {
-        return Err("must be non-empty text on one line".into());
-    }
-    Ok(s.to_string())
-}
-
-fn parse_version_from(s: &str) -> Result<VersionFrom, String> {
-    VersionFrom::parse(s).ok_or_else(|| format!("{s:?} is neither compiler nor libc"))
-}
-
-fn parse_unit(s: &str) -> Result<SizeUnit, String> {
-    SizeUnit::parse(s).ok_or_else(|| format!("{s:?} is not a size unit: bytes, records, items or iterations"))
-}
-
-impl ImportArgs {
-    /// Reads every file, describes the toolchain and this host, and returns the run, validated as
-    /// the server would. Skipped benchmarks are reported on stderr.
-    pub fn run(&self) -> Result<RunSubmission> {
-        let imported = read(self.format, &self.files, self.unit)?;
-        for warning in &imported.warnings {
-            eprintln!("warning: {warning}");
-        }
-        let run = RunSubmission {
-            run_id: uuid::Uuid::new_v4(),
-            agent_version: crate::AGENT_VERSION.to_string(),
-            started_at: imported.started_at.unwrap_or_else(OffsetDateTime::now_utc),
-            host: crate::host::detect(),
-            toolchain: self.toolchain()?,
-            workloads: imported.workloads,
-        };
-        run.validate().context("the imported run is invalid")?;
-        eprintln!("imported {} workload(s) from {} file(s)", run.workloads.len(), self.files.len());
-        Ok(run)
-    }
-
-    /// The toolchain as given, or probed. The agent compiled nothing, so `flags` stays empty:
-    /// flags that matter belong in the command.
-    fn toolchain(&self) -> Result<wire::Toolchain> {
-        // Only a Zig release needs the cache: an import elsewhere must not depend on $HOME.
-        let given = if self.toolchain.starts_with("zig@") {
-            crate::fetch::cli_toolchain(&self.toolchain, &config::cache_root(self.cache_dir.clone())?)?
-        } else {
-            ToolchainSpec::parse_cli(&self.toolchain)?
-        };
-        let spec = ToolchainSpec { version_from: self.version_from, ..given };
-        if let (Some(version), Some(libc)) = (&self.toolchain_version, &self.libc) {
-            return Ok(wire::Toolchain {
-                name: spec.name.clone(),
-                version: version.clone(),
-                libc: libc.clone(),
-                target: toolchain::explicit_target(&spec.command).unwrap_or_default(),
-                compiler: spec.command_line(),
-                flags: String::new(),
-                // Nothing was probed: short of being told, only a wrapper's name can tell.
-                version_from: spec
-                    .version_from
-                    .unwrap_or_else(|| toolchain::default_version_from(&spec, toolchain::Family::Unknown, "")),
-            });
-        }
-        let spec = ToolchainSpec { version: self.toolchain_version.clone(), libc: self.libc.clone(), ..spec };
-        let scratch = tempfile::tempdir().context("cannot make a directory for the toolchain probe")?;
-        let detected = toolchain::detect(&spec, scratch.path())?;
-        Ok(wire::Toolchain { flags: String::new(), ..detected.wire() })
     }
 }
 

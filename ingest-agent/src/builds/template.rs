@@ -1,15 +1,15 @@
 //! `init-workload`: the commented C template of a team's own workload and its `[[workloads]]`
 //! entry.
 
+use crate::builds::workloads;
 use crate::config;
-use crate::workloads;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A workload following the `sw_*` harness, with what to change in comments; it compiles and
 /// runs as it is.
-pub const TEMPLATE: &str = include_str!("../c/template.c");
+pub const TEMPLATE: &str = include_str!("../../c/template.c");
 
 /// Writes `DIR/NAME.c` from the template (never over an existing file) and returns the
 /// `[[workloads]]` entry for it. With `config`, the entry is appended to that file (created if

@@ -9,7 +9,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PROBE_SOURCE: &str = include_str!("../c/probe.c");
+const PROBE_SOURCE: &str = include_str!("../../c/probe.c");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {

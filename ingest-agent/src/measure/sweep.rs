@@ -14,28 +14,15 @@
 //!    (never past `--max-size`, and only as the budget allows), then halving below the smallest,
 //!    until a class is named. A workload over the limit or unsure on it is never widened.
 
-use crate::failure;
-use crate::gate::Limits;
-use crate::report::Progress;
-use serde::Deserialize;
-use slopewatch_core::complexity;
+use crate::builds::workloads::Workload;
+use crate::measure::budget::{Budget, MIN_SIZES};
+use crate::measure::failure;
+use crate::measure::gate::Limits;
+use crate::measure::process::{run_size, SizeRun, Watch};
 use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, WorkloadRun};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-use crate::workloads::Workload;
-
-/// Fewest sizes a workload is measured at, whatever the budget (a valid run needs only
-/// [`wire::MIN_SIZES`]): one more than the fewest a class is named from. Steep growth is what
-/// stops a sweep early, and `classify` names O(n²) or O(n³) only when the class below is ruled out
-/// with the largest size left out too; from five sizes that leaves four, whose exponent interval
-/// rests on one degree of freedom and rules out little. On a loaded 2-core machine Zig 0.16.0's
-/// quadratic `strchr` and `strspn` read unsure 9 times in 10 at five sizes, O(n²) 16 times in 20
-/// at six.
-pub const MIN_SIZES: usize = complexity::MIN_SIZES + 1;
 
 /// How far above the slope limit growth between two sizes must be for the rise to stop early.
 const STEEP_MARGIN: f64 = 0.2;
@@ -50,41 +37,6 @@ const LONG_REPS: u32 = 3;
 /// Most sizes a sweep adds to name a class it could not tell.
 pub const WIDEN_SIZES: usize = 3;
 
-/// How much measuring each workload may cost.
-#[derive(Debug, Clone)]
-pub struct Budget {
-    /// Timed repetitions per size (after one warm-up).
-    pub reps: u32,
-    /// Doubling stops once one repetition takes longer than this.
-    pub per_size: Duration,
-    /// The most one workload may take on one toolchain, warm-ups included.
-    pub total: Duration,
-    /// Overrides every workload's first size.
-    pub start: Option<u64>,
-    /// Overrides every workload's largest size; widening to name a class never passes it either.
-    pub max: Option<u64>,
-}
-
-impl Default for Budget {
-    fn default() -> Budget {
-        Budget { reps: 5, per_size: Duration::from_secs(1), total: Duration::from_secs(60), start: None, max: None }
-    }
-}
-
-impl Budget {
-    /// The (first, max) sizes of the sweep for `w`: the start widened downwards so at least
-    /// [`MIN_SIZES`] sizes fit, and the rise begun one size below it, so that the growth is known
-    /// before the larger sizes cost (see [`Sweep::rise`]).
-    pub fn sizes_for(&self, w: &Workload) -> (u64, u64) {
-        let max = self.max.unwrap_or(w.max);
-        let mut start = self.start.unwrap_or(w.start).min(max);
-        while start > 1 && max / start < 1 << (MIN_SIZES - 2) {
-            start /= 2;
-        }
-        (start.div_ceil(2), max)
-    }
-}
-
 /// One workload measured on one toolchain.
 #[derive(Debug, Clone)]
 pub struct Measured {
@@ -96,32 +48,17 @@ pub struct Measured {
     pub elapsed: Duration,
 }
 
-/// What a workload binary prints: the protocol documented in `c/slopewatch.h`.
-#[derive(Debug, Deserialize)]
-struct Output {
-    size: u64,
-    samples_ns: Vec<f64>,
-    #[serde(default)]
-    instructions: Option<Vec<u64>>,
-    #[serde(default)]
-    result: Option<String>,
-    #[serde(default)]
-    meta: BTreeMap<String, String>,
-}
-
-/// Longest result a workload may report: a checksum, not a dump.
-const MAX_RESULT_CHARS: usize = 128;
-
 /// Measures `w` from its built `binary`; `limits` say when a class is worth more sizes. A workload
 /// that breaks (crashes, counts wrong, cannot set up, or runs past its time before enough sizes
-/// are measured) comes back with its failure and the sizes measured before it.
-pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, progress: &Progress) -> Measured {
+/// are measured) comes back with its failure and the sizes measured before it. `watch` is told
+/// each size as it starts and ends.
+pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, watch: &dyn Watch) -> Measured {
     let (start, max) = budget.sizes_for(w);
     let mut sweep = Sweep {
         binary,
         w,
         budget,
-        progress,
+        watch,
         began: Instant::now(),
         done: BTreeMap::new(),
         meta: BTreeMap::new(),
@@ -160,7 +97,7 @@ struct Sweep<'a> {
     binary: &'a Path,
     w: &'a Workload,
     budget: &'a Budget,
-    progress: &'a Progress,
+    watch: &'a dyn Watch,
     began: Instant,
     done: BTreeMap<u64, Measurement>,
     meta: BTreeMap<String, String>,
@@ -247,7 +184,8 @@ impl Sweep<'_> {
     /// Runs the workload at `size` and keeps what it measured; returns its median repetition (not
     /// the slowest: one repetition descheduled on a loaded host must not end the sweep).
     fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
-        let out = run_size(self.binary, self.w, size, self.reps_at(size), timeout, self.progress)?;
+        let at = SizeRun { binary: self.binary, w: self.w, size, reps: self.reps_at(size), timeout, watch: self.watch };
+        let out = run_size(&at)?;
         let typical = slopewatch_core::fit::median(&out.samples_ns);
         self.meta.extend(out.meta);
         if let Some(result) = out.result {
@@ -341,185 +279,6 @@ fn local_growth(seen: &[(u64, f64)]) -> Option<f64> {
     }
 }
 
-/// Runs the workload at one size: the harness binary, which repeats the work itself, or a command
-/// workload's program once per repetition. A `timed_out` failure when it ran past `timeout` and
-/// was killed.
-fn run_size(
-    binary: &Path,
-    w: &Workload,
-    size: u64,
-    reps: u32,
-    timeout: Duration,
-    progress: &Progress,
-) -> Result<Output, Box<Failure>> {
-    progress.size_started(&w.name, size, w.unit);
-    let deadline = (Instant::now() + timeout, timeout);
-    let out = match w.command() {
-        Some(c) => run_command(c, binary, w, size, reps, deadline, progress)?,
-        None => run_harness(binary, w, size, reps, deadline, progress)?,
-    };
-    if out
-        .result
-        .as_ref()
-        .is_some_and(|r| r.is_empty() || r.chars().count() > MAX_RESULT_CHARS || r.chars().any(char::is_control))
-    {
-        return Err(Box::new(failure::setup_failed(
-            Some(size),
-            &format!("must print a result of 1 to {MAX_RESULT_CHARS} printable characters, printed {:?}", out.result),
-        )));
-    }
-    progress.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
-    Ok(out)
-}
-
-/// The harness binary at `size`: one process that warms up, repeats `reps` times and prints its
-/// JSON line.
-fn run_harness(
-    binary: &Path,
-    w: &Workload,
-    size: u64,
-    reps: u32,
-    deadline: (Instant, Duration),
-    progress: &Progress,
-) -> Result<Output, Box<Failure>> {
-    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let mut cmd = Command::new(binary);
-    cmd.arg(size.to_string()).arg(reps.to_string());
-    let done = run_process(cmd, w, size, deadline, progress)?;
-    let line = done.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
-    let out: Output = serde_json::from_str(line)
-        .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {:?}", done.stdout)))?;
-    if out.size != size {
-        return Err(setup_failed(format!("reported size {} for size {size}", out.size)));
-    }
-    if out.samples_ns.len() != reps as usize || out.samples_ns.iter().any(|&s| !(s.is_finite() && s > 0.0)) {
-        return Err(setup_failed(format!("must print {reps} positive samples, printed {:?}", out.samples_ns)));
-    }
-    if out.instructions.as_ref().is_some_and(|i| i.len() != reps as usize) {
-        return Err(setup_failed("printed a wrong number of instruction counts".to_string()));
-    }
-    Ok(out)
-}
-
-/// A command workload's program at `size`: one warm-up run, then `reps` timed ones, each timed by
-/// the `slopewatch_ns=` it prints or else by its wall time (start-up included: a fixed cost the
-/// fit sees at every size). Every repetition must time itself the same way and agree on its result.
-fn run_command(
-    c: &crate::command::CommandWorkload,
-    out: &Path,
-    w: &Workload,
-    size: u64,
-    reps: u32,
-    deadline: (Instant, Duration),
-    progress: &Progress,
-) -> Result<Output, Box<Failure>> {
-    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let argv = c.argv(out, size);
-    let mut samples = Vec::with_capacity(reps as usize);
-    let mut reported = None;
-    let mut result: Option<String> = None;
-    for rep in 0..=reps {
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
-        let done = run_process(cmd, w, size, deadline, progress)?;
-        let printed = crate::command::Printed::read(&done.stdout).map_err(setup_failed)?;
-        if rep == 0 {
-            reported = Some(printed.ns.is_some());
-        } else if reported != Some(printed.ns.is_some()) {
-            return Err(setup_failed("printed slopewatch_ns= in some repetitions and not in others".into()));
-        } else {
-            samples.push(printed.ns.unwrap_or(done.wall.as_nanos() as f64).max(1.0));
-        }
-        match (&result, printed.result) {
-            (Some(a), Some(b)) if *a != b => {
-                return Err(setup_failed(format!("printed slopewatch_result={a} and then {b} at one size")))
-            }
-            (_, Some(b)) => result = Some(b),
-            _ => {}
-        }
-    }
-    let timing = if reported == Some(true) { "slopewatch_ns" } else { "wall time" };
-    let meta = BTreeMap::from([("timing".to_string(), timing.to_string())]);
-    Ok(Output { size, samples_ns: samples, instructions: None, result, meta })
-}
-
-/// How a process ended and what it printed.
-struct Finished {
-    stdout: String,
-    wall: Duration,
-}
-
-/// Runs `cmd` to its end, killing it at `deadline` (a `timed_out` failure naming `timeout`, the
-/// size's time); an unsuccessful exit is the workload's failure, with what it printed on stderr.
-/// The wall time runs from the spawn to the moment the process exited, not to when it was seen.
-fn run_process(
-    mut cmd: Command,
-    w: &Workload,
-    size: u64,
-    (deadline, timeout): (Instant, Duration),
-    progress: &Progress,
-) -> Result<Finished, Box<Failure>> {
-    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let began = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| setup_failed(format!("cannot start the workload: {e}")))?;
-    // Read while it runs, so a workload that prints more than a pipe holds is not blocked by it.
-    let stdout = read_in_background(child.stdout.take());
-    let stderr = read_in_background(child.stderr.take());
-    let exited = exit_watch(child.id());
-    let ended = match exited.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-        Ok(ended) => ended,
-        Err(_) => {
-            child.kill().ok();
-            child.wait().ok();
-            progress.note(&format!("{} at size {size} ran past the budget ({timeout:.1?}) and was stopped", w.name));
-            return Err(Box::new(failure::timed_out(size, timeout)));
-        }
-    };
-    let status = child.wait().map_err(|e| setup_failed(format!("cannot wait for the workload: {e}")))?;
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    if !status.success() {
-        return Err(Box::new(failure::exited(status, &stderr, size)));
-    }
-    Ok(Finished { stdout, wall: ended.saturating_duration_since(began) })
-}
-
-/// Sends the moment process `pid` exits. The process is left unreaped (`WNOWAIT`), so its `Child`
-/// still owns it: killing it after a timeout can never reach a process that reused the pid.
-fn exit_watch(pid: u32) -> std::sync::mpsc::Receiver<Instant> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        // SAFETY: an all-zero siginfo_t is valid, and `info` is writable and outlives the call.
-        // Should waitid fail, the moment is reported at once and `Child::wait` tells the rest.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
-        }
-        tx.send(Instant::now()).ok();
-    });
-    rx
-}
-
-/// Most of a workload's output kept: its JSON line with a thousand samples fits many times over.
-const MAX_OUTPUT_BYTES: u64 = 1 << 20;
-
-/// Reads a child's pipe to the end on a thread of its own, keeping the first [`MAX_OUTPUT_BYTES`].
-fn read_in_background(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            pipe.by_ref().take(MAX_OUTPUT_BYTES).read_to_end(&mut bytes).ok();
-            std::io::copy(&mut pipe, &mut std::io::sink()).ok();
-        }
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,17 +290,6 @@ mod tests {
         let flat = [(1000, 1.0e6), (2000, 1.0e6)];
         assert!((predict_rep_ns(&flat, 4000).unwrap() - 2.0e6).abs() < 1.0, "never better than linear");
         assert_eq!(predict_rep_ns(&[], 4000), None);
-    }
-
-    #[test]
-    fn sweeps_always_span_enough_sizes_to_name_a_steep_class() {
-        let w = crate::workloads::builtin().remove(0);
-        let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
-        let (start, max) = b.sizes_for(&w);
-        assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");
-        assert_eq!(Budget::default().sizes_for(&w), (32 * 1024, 4 * 1024 * 1024), "a size below the start");
-        let tiny = Budget { max: Some(8), ..Budget::default() };
-        assert_eq!(tiny.sizes_for(&w), (1, 8), "never below 1");
     }
 
     #[test]

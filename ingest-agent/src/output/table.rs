@@ -1,111 +1,11 @@
-//! What the agent shows: a live progress line on a terminal (plain log lines otherwise) and the
-//! table of fitted slopes and their verdicts at the end.
+//! The table of fitted slopes and their verdicts the agent prints at the end: one row per
+//! workload and toolchain, fitted and classified with the server's own code.
 
-use crate::gate::{Limits, Verdict};
+use crate::measure::gate::{Limits, Verdict};
+use crate::output::format::{format_ns, format_size};
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
 use slopewatch_core::wire::{Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun};
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-#[derive(Default)]
-struct State {
-    toolchain: String,
-    workload: String,
-    size: u64,
-    unit: Option<SizeUnit>,
-    since: Option<Instant>,
-}
-
-/// Progress reporting to stderr. On a terminal one line is redrawn in place with the elapsed
-/// time; elsewhere (cron, CI) each finished size is one log line.
-pub struct Progress {
-    state: Arc<Mutex<State>>,
-    tty: bool,
-    stop: Arc<AtomicBool>,
-    ticker: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Progress {
-    pub fn new() -> Progress {
-        let tty = std::io::stderr().is_terminal();
-        let state = Arc::new(Mutex::new(State::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let ticker = tty.then(|| {
-            let (state, stop) = (state.clone(), stop.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    draw(&state.lock().unwrap());
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-            })
-        });
-        Progress { state, tty, stop, ticker }
-    }
-
-    pub fn set_toolchain(&self, name: &str) {
-        self.state.lock().unwrap().toolchain = name.to_string();
-    }
-
-    pub fn size_started(&self, workload: &str, size: u64, unit: SizeUnit) {
-        let mut s = self.state.lock().unwrap();
-        s.workload = workload.to_string();
-        s.size = size;
-        s.unit = Some(unit);
-        s.since = Some(Instant::now());
-    }
-
-    pub fn size_done(&self, workload: &str, size: u64, median_ns: f64) {
-        if !self.tty {
-            let s = self.state.lock().unwrap();
-            eprintln!(
-                "measured toolchain={} workload={workload} size={} median={}",
-                s.toolchain,
-                format_size(size, s.unit.unwrap_or(SizeUnit::Bytes)),
-                format_ns(median_ns)
-            );
-        }
-    }
-
-    /// A message that must not be overwritten by the progress line.
-    pub fn note(&self, msg: &str) {
-        let _guard = self.state.lock().unwrap();
-        if self.tty {
-            eprint!("\r\x1b[2K");
-        }
-        eprintln!("{msg}");
-    }
-}
-
-impl Default for Progress {
-    fn default() -> Progress {
-        Progress::new()
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.ticker.take() {
-            t.join().ok();
-            eprint!("\r\x1b[2K");
-        }
-    }
-}
-
-fn draw(s: &State) {
-    let Some(since) = s.since else { return };
-    eprint!(
-        "\r\x1b[2K{}  {}  {}  {:.1}s",
-        s.toolchain,
-        s.workload,
-        format_size(s.size, s.unit.unwrap_or(SizeUnit::Bytes)),
-        since.elapsed().as_secs_f64()
-    );
-    std::io::stderr().flush().ok();
-}
 
 /// One line of the slope table.
 #[derive(Debug)]
@@ -270,43 +170,9 @@ fn first_line(f: &Failure) -> Option<String> {
     })
 }
 
-pub fn format_size(size: u64, unit: SizeUnit) -> String {
-    match unit {
-        SizeUnit::Bytes if size >= 1 << 20 && size % (1 << 20) == 0 => {
-            format!("{} MiB", size >> 20)
-        }
-        SizeUnit::Bytes if size >= 1 << 10 && size % (1 << 10) == 0 => {
-            format!("{} KiB", size >> 10)
-        }
-        SizeUnit::Bytes => format!("{size} B"),
-        other => format!("{size} {other}"),
-    }
-}
-
-pub fn format_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        "-".into()
-    } else if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.1} µs", ns / 1e3)
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_and_times_read_naturally() {
-        assert_eq!(format_size(4 << 20, SizeUnit::Bytes), "4 MiB");
-        assert_eq!(format_size(65536, SizeUnit::Bytes), "64 KiB");
-        assert_eq!(format_size(5000, SizeUnit::Records), "5000 records");
-        assert_eq!(format_ns(2.5e9), "2.50 s");
-        assert_eq!(format_ns(1.5e6), "1.50 ms");
-    }
 
     /// Six doubling sizes from 1024 and the time `f` gives each.
     pub(crate) fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {

@@ -1,12 +1,13 @@
-//! Sends runs to the server: one POST per run, transient failures retried with exponential
-//! backoff and jitter, client errors (4xx) never retried.
+//! The one HTTP client of the agent. What it sends (runs, bisections) is retried on transient
+//! failures with exponential backoff and jitter, client errors (4xx) never; what it reads (a
+//! baseline, a regression) is asked once.
 
 use anyhow::{bail, Result};
 use serde::Deserialize;
 use slopewatch_core::wire::RunSubmission;
 use std::time::Duration;
 
-/// How hard to try before a run is left in the spool.
+/// How hard to try a delivery before what it carries is left in the spool.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     /// Attempts in total, the first included.
@@ -29,6 +30,11 @@ impl Default for RetryPolicy {
         }
     }
 }
+
+/// Longest one read may take. A read is asked once: a baseline that cannot be read only leaves
+/// the change out of the report, and a regression that cannot be read stops `bisect` before it
+/// measures anything.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The server's answer to a stored run.
 #[derive(Debug, Clone, Deserialize)]
@@ -57,41 +63,82 @@ pub enum Outcome<T = Accepted> {
     Failed(String),
 }
 
+/// What the server answered a read.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+}
+
+/// A slopewatch server, and how to talk to it.
 pub struct Client {
     agent: ureq::Agent,
     server: String,
     url: String,
-    token: String,
+    /// Sent as `Authorization: Bearer`, where there is one.
+    token: Option<String>,
     retry: RetryPolicy,
 }
 
 impl Client {
+    /// A client that sends to `server` with `token` (one word) as `retry` allows, and reads from it.
     pub fn new(server: &str, token: &str, retry: RetryPolicy) -> Result<Client> {
-        let server = server.trim_end_matches('/');
-        if !(server.starts_with("http://") || server.starts_with("https://")) {
-            bail!("server URL {server:?} must start with http:// or https://");
-        }
+        let server = checked_url(server, "server")?;
         if token.trim().is_empty() || token.chars().any(|c| c.is_control() || c == ' ') {
             bail!("the token must be one non-empty word (check --token, SLOPEWATCH_TOKEN or the token file)");
         }
+        Ok(Client::build(server, Some(token), retry))
+    }
+
+    /// A client that only reads, from the server of a report's baseline: with `token` where that
+    /// server requires a login to read.
+    pub fn reader(server: &str, token: Option<&str>) -> Result<Client> {
+        let server = checked_url(server, "baseline server")?;
+        // It sends nothing: its policy is that of every read, one attempt within READ_TIMEOUT.
+        Ok(Client::build(server, token, RetryPolicy { attempts: 1, timeout: READ_TIMEOUT, ..RetryPolicy::default() }))
+    }
+
+    fn build(server: &str, token: Option<&str>, retry: RetryPolicy) -> Client {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(retry.timeout))
             .user_agent(format!("slopewatch-agent/{}", crate::AGENT_VERSION))
             .build()
             .into();
-        Ok(Client {
+        Client {
             agent,
             server: server.to_string(),
             url: format!("{server}/api/v1/runs"),
-            token: token.trim().to_string(),
+            token: token.map(|t| t.trim().to_string()),
             retry,
-        })
+        }
     }
 
     /// The server's base URL.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// Whether requests carry a token.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// Reads `path` under the server, with `query`, once and for at most [`READ_TIMEOUT`]: the
+    /// answer whatever its status, or why there was none.
+    pub fn get(&self, path: &str, query: &[(&str, &str)]) -> Result<Answer, ureq::Error> {
+        let mut request =
+            self.agent.get(format!("{}{path}", self.server)).config().timeout_global(Some(READ_TIMEOUT)).build();
+        for (k, v) in query {
+            request = request.query(*k, *v);
+        }
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        let mut response = request.call()?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().read_to_string().unwrap_or_default();
+        Ok(Answer { status, body })
     }
 
     /// Delivers one serialized run, retrying what may succeed later. A server that predates
@@ -190,12 +237,11 @@ impl Client {
     }
 
     fn post<T: serde::de::DeserializeOwned>(&self, url: &str, body: &[u8]) -> Attempt<T> {
-        let response = self
-            .agent
-            .post(url)
-            .header("Authorization", &format!("Bearer {}", self.token))
-            .content_type("application/json")
-            .send(body);
+        let mut request = self.agent.post(url);
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        let response = request.content_type("application/json").send(body);
         let mut response = match response {
             Ok(r) => r,
             Err(e) => return Attempt::Transient { reason: e.to_string(), retry_after: None },
@@ -227,6 +273,15 @@ impl Client {
 enum Attempt<T> {
     Done(Outcome<T>),
     Transient { reason: String, retry_after: Option<Duration> },
+}
+
+/// `server` without a trailing `/`, once it is an HTTP(S) URL; `what` names it in the error.
+fn checked_url<'a>(server: &'a str, what: &str) -> Result<&'a str> {
+    let server = server.trim_end_matches('/');
+    if !(server.starts_with("http://") || server.starts_with("https://")) {
+        bail!("{what} URL {server:?} must start with http:// or https://");
+    }
+    Ok(server)
 }
 
 /// `base · 2^(attempt-1)`, scaled by a random factor in [0.5, 1.5) so agents that failed together

@@ -2,14 +2,13 @@
 //! read API (`/api/v1/toolchains` to check that the version exists, `/api/v1/series` per workload).
 
 use crate::config::check_lineage_name;
-use crate::submit::error_message;
+use crate::server::client::{error_message, Answer, Client};
 use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use slopewatch_core::complexity::{Class, Complexity};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::time::Duration;
 
 /// `NAME@VERSION`: the lineage and the version of it to compare against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,15 +58,6 @@ pub struct Stored {
     pub class: Option<Class>,
 }
 
-/// Where to read the baseline and how.
-pub struct Source<'a> {
-    /// The server's base URL.
-    pub server: &'a str,
-    /// A token of any scope; only needed where the server requires a login to read.
-    pub token: Option<&'a str>,
-    pub timeout: Duration,
-}
-
 #[derive(Deserialize)]
 struct ToolchainList {
     toolchains: Vec<ToolchainRow>,
@@ -91,35 +81,19 @@ struct SeriesVersion {
     complexity: Option<Complexity>,
 }
 
-/// Reads the baseline of `workloads` from the server. An unreachable server, a refused token, a
+/// Reads the baseline of `workloads` from the server of `client` (a token of any scope is only
+/// needed where the server requires a login to read). An unreachable server, a refused token, a
 /// lineage or version the server does not have, or an answer it cannot read is an error that says
 /// which; a workload without a slope at the version is only absent from the result.
-pub fn fetch(source: &Source, spec: &BaselineSpec, workloads: &[String]) -> Result<Baseline> {
-    let server = source.server.trim_end_matches('/');
-    if !(server.starts_with("http://") || server.starts_with("https://")) {
-        bail!("baseline server URL {server:?} must start with http:// or https://");
-    }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(source.timeout))
-        .user_agent(format!("slopewatch-agent/{}", crate::AGENT_VERSION))
-        .build()
-        .into();
+pub fn fetch(client: &Client, spec: &BaselineSpec, workloads: &[String]) -> Result<Baseline> {
+    let server = client.server();
     let get = |path: &str, query: &[(&str, &str)]| -> Result<Option<String>> {
-        let mut request = agent.get(format!("{server}{path}"));
-        for (k, v) in query {
-            request = request.query(*k, *v);
-        }
-        if let Some(token) = source.token {
-            request = request.header("Authorization", &format!("Bearer {}", token.trim()));
-        }
-        let mut response = request.call().with_context(|| format!("cannot reach the baseline server {server}"))?;
-        let status = response.status().as_u16();
-        let body = response.body_mut().read_to_string().unwrap_or_default();
+        let Answer { status, body } =
+            client.get(path, query).with_context(|| format!("cannot reach the baseline server {server}"))?;
         match status {
             200 => Ok(Some(body)),
             404 => Ok(None),
-            401 | 403 if source.token.is_some() => {
+            401 | 403 if client.has_token() => {
                 bail!("the baseline server {server} refused the token (HTTP {status}: {})", error_message(&body))
             }
             401 | 403 => bail!(

@@ -15,8 +15,10 @@
 //! `{size}` substituted. A repetition's time is what the program prints as `slopewatch_ns=<n>`,
 //! or else its wall time from start to exit.
 
+use crate::builds::error::BuildError;
+use crate::builds::hash::walk_files;
+use crate::builds::toolchain::{CompileError, DetectedToolchain};
 use crate::config::{split_words, WorkloadEntry};
-use crate::toolchain::{CompileError, DetectedToolchain};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::os::unix::process::ExitStatusExt;
@@ -75,7 +77,7 @@ impl CommandWorkload {
         for s in &e.sources {
             let path = root.join(s);
             if path.is_dir() {
-                files.extend(crate::workloads::walk_files(&path)?);
+                files.extend(walk_files(&path)?);
             } else if path.is_file() {
                 files.push(path);
             } else {
@@ -110,7 +112,7 @@ impl CommandWorkload {
     /// Runs `build` for `tc` so that it writes `out`. A build whose sources are hashed is reused
     /// while `out` exists (its name carries the hash); one without runs every time, since nothing
     /// tells when what it reads has changed.
-    pub fn build(&self, tc: &DetectedToolchain, out: &Path) -> Result<(), crate::workloads::BuildError> {
+    pub fn build(&self, tc: &DetectedToolchain, out: &Path) -> Result<(), BuildError> {
         let Some(build) = &self.build else { return Ok(()) };
         if self.hashes_sources && out.is_file() {
             return Ok(());

@@ -1,7 +1,7 @@
 //! A workload's failure as its run reports it: how the compiler or the workload ended, read from
 //! exit statuses and the harness's codes, and what it printed made fit to send.
 
-use crate::toolchain::CompileError;
+use crate::builds::toolchain::CompileError;
 use slopewatch_core::wire::{Failure, FailureKind, MAX_DETAIL_BYTES, MAX_DETAIL_LINES};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;

@@ -1,9 +1,9 @@
 //! The report for a pull request: the slope table of `check` and `run` as Markdown, with the
 //! toolchains, a summary line and, when asked, the change against a stored baseline.
 
-use crate::baseline::Baseline;
-use crate::gate::{Limits, Verdict};
-use crate::report::{self, Row};
+use crate::measure::gate::{Limits, Verdict};
+use crate::output::table::{self, Row};
+use crate::server::baseline::Baseline;
 use slopewatch_core::complexity::{Class, UNSURE};
 use slopewatch_core::wire::{Toolchain, VersionFrom};
 
@@ -67,7 +67,7 @@ pub fn render(r: &Report) -> String {
     if r.rows.iter().any(|row| row.partial && row.fit.is_ok()) {
         out.push_str("\n\\* partial: fitted from the sizes measured before the failure\n");
     }
-    let doubts = report::doubts(r.rows, r.limits);
+    let doubts = table::doubts(r.rows, r.limits);
     if !doubts.is_empty() {
         out.push('\n');
         for line in doubts.lines() {
@@ -117,7 +117,7 @@ fn cells(r: &Row, limits: &Limits) -> [String; 6] {
     };
     let class = r.complexity.as_ref().map_or("–", |c| c.class.map_or(UNSURE, Class::label));
     let verdict = match &r.failure {
-        Some(f) => format!("✗ {}", escape(&report::failure_summary(f, r.unit))),
+        Some(f) => format!("✗ {}", escape(&table::failure_summary(f, r.unit))),
         None => match r.verdict(limits) {
             v @ Verdict::Over { .. } => format!("**{v}**"),
             v => v.to_string(),
@@ -151,7 +151,7 @@ fn details(rows: &[Row]) -> String {
     }
     let mut out = String::from("\n<details><summary>Failure details</summary>\n\n");
     for (r, f) in failed {
-        out.push_str(&format!("**{}**: {}\n\n", escape(&r.name()), escape(&report::failure_summary(f, r.unit))));
+        out.push_str(&format!("**{}**: {}\n\n", escape(&r.name()), escape(&table::failure_summary(f, r.unit))));
         let detail: String = f.detail.chars().filter(|c| !c.is_control() || matches!(c, '\n' | '\t')).collect();
         let fence = "`".repeat(longest_run(&detail, '`').max(2) + 1);
         out.push_str(&format!("{fence}text\n{}\n{fence}\n\n", detail.trim_end()));
@@ -189,14 +189,14 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baseline::{BaselineSpec, Stored};
-    use crate::report::tests::points;
+    use crate::output::table::tests::points;
+    use crate::server::baseline::{BaselineSpec, Stored};
     use slopewatch_core::wire::{Failure, FailureKind};
     use std::collections::BTreeMap;
 
-    /// `report`'s test row, measured with `toolchain`.
+    /// `table`'s test row, measured with `toolchain`.
     fn row(toolchain: &str, workload: &str, p: Vec<(f64, f64)>) -> Row {
-        Row { toolchain: toolchain.into(), ..report::tests::row(workload, p) }
+        Row { toolchain: toolchain.into(), ..table::tests::row(workload, p) }
     }
 
     fn wrong_result(toolchain: &str, workload: &str) -> Row {

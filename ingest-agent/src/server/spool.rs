@@ -1,31 +1,40 @@
-//! Runs waiting for delivery, kept on disk so none is lost: each written to a temporary file,
-//! fsynced and renamed into place; refused runs move to `rejected/` beside the server's message.
+//! Runs and bisections waiting for delivery, kept on disk so none is lost: each written to a
+//! temporary file, fsynced and renamed into place; refused ones move to `rejected/` beside the
+//! server's message. Bisections wait in `bisections/` under the runs' spool.
 
-use crate::submit::Outcome;
 use anyhow::{Context, Result};
 use slopewatch_core::wire::RunSubmission;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Exit status when what was to be delivered could not be yet and waits in the spool (EX_TEMPFAIL).
-pub const EXIT_SPOOLED: i32 = 75;
-
-/// The exit status of several steps: 1 (something failed) over [`EXIT_SPOOLED`] over 0.
-pub fn worst(codes: &[i32]) -> i32 {
-    if codes.contains(&1) {
-        1
-    } else {
-        codes.iter().copied().max().unwrap_or(0)
-    }
-}
-
+/// One folder of records waiting for delivery, all of one kind.
 pub struct Spool {
     dir: PathBuf,
+    holds: Holds,
+}
+
+/// What a spool holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Runs, as `POST /api/v1/runs` takes them.
+    Runs,
+    /// Bisections, each with the regression it is recorded on.
+    Bisections,
 }
 
 impl Spool {
+    /// The spool of runs in `dir`.
     pub fn new(dir: PathBuf) -> Spool {
-        Spool { dir }
+        Spool { dir, holds: Holds::Runs }
+    }
+
+    /// The spool of bisections, under this one.
+    pub fn bisections(&self) -> Spool {
+        Spool { dir: self.dir.join("bisections"), holds: Holds::Bisections }
+    }
+
+    pub fn holds(&self) -> Holds {
+        self.holds
     }
 
     pub fn dir(&self) -> &Path {
@@ -48,7 +57,7 @@ impl Spool {
         Ok(path)
     }
 
-    /// Spooled runs, oldest first.
+    /// What waits, oldest first.
     pub fn pending(&self) -> Result<Vec<PathBuf>> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(e) => e,
@@ -63,47 +72,6 @@ impl Spool {
             .collect();
         runs.sort();
         Ok(runs.into_iter().map(|(_, p)| p).collect())
-    }
-
-    /// Delivers what waits, oldest first, with `deliver`, which returns the exit status of one
-    /// file (see [`Spool::settle`]); stops at the first left in the spool, as the server is then
-    /// out of reach. Returns the [`worst`] status.
-    pub fn flush(&self, mut deliver: impl FnMut(&Path) -> Result<i32>) -> Result<i32> {
-        let mut code = 0;
-        for path in self.pending()? {
-            let c = deliver(&path)?;
-            code = worst(&[code, c]);
-            if c == EXIT_SPOOLED {
-                break;
-            }
-        }
-        Ok(code)
-    }
-
-    /// Settles the delivery of the `what` (`run`, `bisection`) spooled at `path`: once stored,
-    /// `stored` reports it and the file goes; refused, it moves to `rejected/`; failed, it stays.
-    /// Returns 0, 1 or [`EXIT_SPOOLED`].
-    pub fn settle<T>(&self, path: &Path, what: &str, outcome: Outcome<T>, stored: impl FnOnce(T)) -> Result<i32> {
-        match outcome {
-            Outcome::Stored(answer) => {
-                stored(answer);
-                self.remove(path).with_context(|| {
-                    format!(
-                        "the {what} was stored but stays in the spool; a later flush sends it once more, harmlessly"
-                    )
-                })?;
-                Ok(0)
-            }
-            Outcome::Rejected { status, message } => {
-                let moved = self.reject(path, &format!("HTTP {status}: {message}"))?;
-                eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
-                Ok(1)
-            }
-            Outcome::Failed(why) => {
-                eprintln!("could not deliver ({why}); kept in the spool as {}", path.display());
-                Ok(EXIT_SPOOLED)
-            }
-        }
     }
 
     pub fn remove(&self, path: &Path) -> Result<()> {

@@ -1,7 +1,7 @@
 //! Whether the toolchains measured in one invocation computed the same results: a toolchain whose
 //! workload answers otherwise than the others gets a `wrong_result` failure, never an average.
 
-use crate::failure;
+use crate::measure::failure;
 use slopewatch_core::wire::Failure;
 use std::collections::BTreeMap;
 

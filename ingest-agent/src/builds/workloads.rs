@@ -1,49 +1,23 @@
-//! The workloads the agent ships (C sources compiled in), those a team adds with `--workload-file`
-//! or `[[workloads]]` in its config, and the per-toolchain build cache keyed by (toolchain
-//! fingerprint, source hash).
+//! The workloads: those the agent ships (C sources compiled in) and those a team adds with
+//! `--workload-file` or `[[workloads]]` in its config, each with its sizes and source hash.
 
+use crate::builds::command::CommandWorkload;
+use crate::builds::hash::configured_hash;
+use crate::builds::sources::{
+    HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_RECORDS, SQLITE_WORKLOADS, STRING_WORKLOADS, TEXT,
+};
 use crate::config::WorkloadEntry;
-use crate::toolchain::{CompileError, DetectedToolchain};
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use slopewatch_core::wire::SizeUnit;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-
-const HARNESS: (&str, &str) = ("slopewatch.h", include_str!("../c/slopewatch.h"));
-const TEXT: (&str, &str) = ("text.h", include_str!("../c/text.h"));
-const SQLITE_RECORDS: (&str, &str) = ("sqlite_records.h", include_str!("../c/sqlite_records.h"));
-const SQLITE_C_GZ: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sqlite3.c.gz"));
-const SQLITE_H_GZ: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sqlite3.h.gz"));
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
-/// The libc string-family workloads: name, source. Each is named after the one function it calls.
-const STRING_WORKLOADS: &[(&str, &str)] = &[
-    ("strchr", include_str!("../c/strchr.c")),
-    ("strchrnul", include_str!("../c/strchrnul.c")),
-    ("strspn", include_str!("../c/strspn.c")),
-    ("strcspn", include_str!("../c/strcspn.c")),
-    ("strpbrk", include_str!("../c/strpbrk.c")),
-    ("strstr", include_str!("../c/strstr.c")),
-    ("memchr", include_str!("../c/memchr.c")),
-    ("strtol", include_str!("../c/strtol.c")),
-    ("strtod", include_str!("../c/strtod.c")),
-    ("sscanf", include_str!("../c/sscanf.c")),
-];
-
-const SQLITE_WORKLOADS: &[(&str, &str)] = &[
-    ("sqlite-insert", include_str!("../c/sqlite_insert.c")),
-    ("sqlite-json-each", include_str!("../c/sqlite_json_each.c")),
-];
-
-/// Defines SQLite is built with: no threads or extension loading, so it links with any libc alone.
-const SQLITE_DEFINES: &[&str] =
-    &["-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION", "-DSQLITE_DEFAULT_MEMSTATUS=0"];
-
+/// What a workload is built from: what the build cache compiles.
 #[derive(Debug, Clone, PartialEq)]
-enum Source {
+pub(crate) enum Source {
     Builtin {
         main: &'static str,
         headers: Vec<(&'static str, &'static str)>,
@@ -68,8 +42,8 @@ enum Source {
         hash: String,
     },
     /// A `[[workloads]]` entry with a `command`: any program, built by a shell command of the
-    /// team's (see [`crate::command`]).
-    Command(crate::command::CommandWorkload),
+    /// team's (see [`crate::builds::command`]).
+    Command(CommandWorkload),
 }
 
 /// One workload: what it is called, how its size is counted, the default sizes it sweeps.
@@ -81,7 +55,7 @@ pub struct Workload {
     pub start: u64,
     /// The largest size tried.
     pub max: u64,
-    source: Source,
+    pub(crate) source: Source,
 }
 
 impl Workload {
@@ -112,7 +86,7 @@ impl Workload {
     }
 
     /// The program a command workload runs, when it is one.
-    pub fn command(&self) -> Option<&crate::command::CommandWorkload> {
+    pub fn command(&self) -> Option<&CommandWorkload> {
         match &self.source {
             Source::Command(c) => Some(c),
             _ => None,
@@ -223,7 +197,7 @@ fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     check_name(&e.name).context("name")?;
     let (unit, start, max) = sizes_of(e)?;
     if e.command.is_some() || e.build.is_some() {
-        let c = crate::command::CommandWorkload::configure(e, root)?;
+        let c = CommandWorkload::configure(e, root)?;
         return Ok(Workload { name: e.name.clone(), unit, start, max, source: Source::Command(c) });
     }
     if e.sources.is_empty() {
@@ -273,76 +247,6 @@ fn sizes_of(e: &WorkloadEntry) -> Result<(SizeUnit, u64, u64)> {
     Ok((unit, start, max))
 }
 
-/// File name endings of what C code includes besides `.h`: the headers hashed beside a source.
-const HEADER_ENDINGS: &[&str] = &[".h", ".hh", ".hpp", ".hxx", ".inc", ".def"];
-
-/// The source hash of a configured workload: the harness, every source, the flags and libs, every
-/// file under the `include` directories (whatever its name: `#include "table.inc"` is C too), and
-/// the headers beside each source (where `#include "x.h"` looks first). Each file counts with its
-/// path relative to the config file's directory, so a checkout elsewhere hashes the same.
-///
-/// This is a superset of what the compiler reads, on purpose: a file counted needlessly costs a
-/// rebuild, one missed would let the cache serve a stale binary. The compiler's own dependency
-/// list (`-MD`) is exact but only known after compiling, while the cache key is needed before;
-/// and it holds the system headers of each toolchain, which would make the hash the server shows
-/// for one source differ between toolchains. A header reached some other way (`../elsewhere/x.h`)
-/// is not counted: `cflags` refuses `-I` and its kin so that include directories go in `include`.
-fn configured_hash(
-    root: &Path,
-    sources: &[PathBuf],
-    include: &[PathBuf],
-    cflags: &[String],
-    libs: &[String],
-) -> Result<String> {
-    let mut others = Vec::new();
-    for dir in include {
-        others.extend(walk_files(dir)?);
-    }
-    for dir in sources.iter().filter_map(|s| s.parent()) {
-        for f in std::fs::read_dir(dir).with_context(|| format!("cannot read directory {}", dir.display()))? {
-            let path = f?.path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_file() && HEADER_ENDINGS.iter().any(|e| name.ends_with(e)) {
-                others.push(path);
-            }
-        }
-    }
-    others.sort();
-    others.dedup();
-    let mut h = Sha256::new();
-    h.update(HARNESS.1);
-    for part in [cflags, libs] {
-        for word in part {
-            h.update(word.as_bytes());
-            h.update([0]);
-        }
-        h.update([1]);
-    }
-    for f in sources.iter().chain(&others) {
-        let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-        h.update(f.strip_prefix(root).unwrap_or(f).to_string_lossy().as_bytes());
-        h.update([0]);
-        h.update(Sha256::digest(bytes));
-    }
-    Ok(format!("sha256:{}", hex::encode(h.finalize())))
-}
-
-/// Every regular file under `dir`, at any depth, sorted.
-pub(crate) fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read directory {}", dir.display()))?;
-    for e in entries {
-        let path = e?.path();
-        if path.is_dir() {
-            out.extend(walk_files(&path)?);
-        } else if path.is_file() {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// Picks the workloads named in `--workloads` (all when `None`), in catalogue order.
 pub fn select(all: Vec<Workload>, names: Option<&[String]>) -> Result<Vec<Workload>> {
     let Some(names) = names else { return Ok(all) };
@@ -353,142 +257,6 @@ pub fn select(all: Vec<Workload>, names: Option<&[String]>) -> Result<Vec<Worklo
         }
     }
     Ok(all.into_iter().filter(|w| names.contains(&w.name)).collect())
-}
-
-/// Workload binaries built per toolchain, kept between runs.
-pub struct BuildCache {
-    dir: PathBuf,
-}
-
-impl BuildCache {
-    pub fn new(dir: PathBuf) -> BuildCache {
-        BuildCache { dir }
-    }
-
-    /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
-    pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
-        let hash = w.source_hash();
-        let key = &hash["sha256:".len()..][..16];
-        let tc_dir = self.dir.join(&tc.fingerprint[..16]);
-        let bin = tc_dir.join(format!("{}-{key}", w.name));
-        if let Source::Command(c) = &w.source {
-            std::fs::create_dir_all(&tc_dir)
-                .with_context(|| format!("cannot create build directory {}", tc_dir.display()))?;
-            return c.build(tc, &bin).map(|()| bin);
-        }
-        if bin.is_file() {
-            return Ok(bin);
-        }
-        let src_dir = tc_dir.join(format!("src-{}-{key}", w.name));
-        std::fs::create_dir_all(&src_dir)
-            .with_context(|| format!("cannot create build directory {}", src_dir.display()))?;
-        write(&src_dir, HARNESS)?;
-        let mut sources = Vec::new();
-        let mut extra = Vec::new();
-        match &w.source {
-            Source::Builtin { main, headers } => {
-                for h in headers {
-                    write(&src_dir, *h)?;
-                }
-                sources.push(write(&src_dir, ("main.c", main))?);
-            }
-            Source::Sqlite { main } => {
-                write(&src_dir, SQLITE_RECORDS)?;
-                sources.push(write(&src_dir, ("main.c", main))?);
-                sources.push(self.sqlite_object(tc, &tc_dir, &src_dir)?);
-                extra.push("-lm".to_string());
-            }
-            Source::Custom { path, text, libs } => {
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("custom.c");
-                sources.push(write(&src_dir, (name, text))?);
-                extra.extend(libs.iter().cloned());
-            }
-            Source::Command(_) => unreachable!("built above"),
-            Source::Configured { sources: files, include, cflags, libs, .. } => {
-                sources.extend(files.iter().cloned());
-                extra.extend(cflags.iter().cloned());
-                for dir in include {
-                    extra.push("-I".into());
-                    extra.push(dir.display().to_string());
-                }
-                extra.extend(libs.iter().cloned());
-            }
-        }
-        // Build under a temporary name so an interrupted build never leaves a binary to reuse.
-        let tmp = tc_dir.join(format!(".{}-{key}.{}", w.name, std::process::id()));
-        tc.compile(&sources, &src_dir, &extra, &tmp).map_err(|e| match &w.source {
-            Source::Configured { root, .. } => e.relative_to(&src_dir).relative_to(root),
-            _ => e.relative_to(&src_dir),
-        })?;
-        std::fs::rename(&tmp, &bin)?;
-        Ok(bin)
-    }
-
-    /// SQLite compiled once per toolchain and shared by both SQLite workloads.
-    fn sqlite_object(&self, tc: &DetectedToolchain, tc_dir: &Path, src_dir: &Path) -> Result<PathBuf, BuildError> {
-        let key = &hex::encode(Sha256::digest(SQLITE_C_GZ))[..16];
-        let obj = tc_dir.join(format!("sqlite3-{key}.o"));
-        write(src_dir, ("sqlite3.h", &gunzip(SQLITE_H_GZ)?))?;
-        if obj.is_file() {
-            return Ok(obj);
-        }
-        let c = write(src_dir, ("sqlite3.c", &gunzip(SQLITE_C_GZ)?))?;
-        let tmp = tc_dir.join(format!(".sqlite3-{key}.{}.o", std::process::id()));
-        let mut extra: Vec<String> = SQLITE_DEFINES.iter().map(|d| d.to_string()).collect();
-        extra.push("-c".into());
-        tc.compile(&[c], src_dir, &extra, &tmp).map_err(|e| e.relative_to(src_dir))?;
-        std::fs::rename(&tmp, &obj)?;
-        Ok(obj)
-    }
-}
-
-/// Why a workload has no binary.
-#[derive(Debug)]
-pub enum BuildError {
-    /// The toolchain could not build it: a failure of the toolchain, reported with the run.
-    Compiler(CompileError),
-    /// The build cache could not be used (a full disk, permissions): the host's problem, not the
-    /// toolchain's, so it is not reported as the workload's failure.
-    Cache(anyhow::Error),
-}
-
-impl From<CompileError> for BuildError {
-    fn from(e: CompileError) -> BuildError {
-        BuildError::Compiler(e)
-    }
-}
-
-impl From<anyhow::Error> for BuildError {
-    fn from(e: anyhow::Error) -> BuildError {
-        BuildError::Cache(e)
-    }
-}
-
-impl From<std::io::Error> for BuildError {
-    fn from(e: std::io::Error) -> BuildError {
-        BuildError::Cache(e.into())
-    }
-}
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BuildError::Compiler(e) => e.fmt(f),
-            BuildError::Cache(e) => write!(f, "{e:#}"),
-        }
-    }
-}
-
-fn gunzip(bytes: &[u8]) -> Result<String> {
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(bytes).read_to_string(&mut text)?;
-    Ok(text)
-}
-
-fn write(dir: &Path, (name, text): (&str, &str)) -> Result<PathBuf> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 
 use crate::config::ToolchainSpec;
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::IsTerminal;
@@ -21,60 +20,6 @@ pub const ZIG_TARGET: &str = "x86_64-linux-musl";
 
 /// The file beside an install that records where it came from; an install without it is not ours.
 const RECORD: &str = "fetched.toml";
-
-/// What `toolchains` can do besides listing.
-#[derive(Debug, Subcommand)]
-pub enum ToolchainsCommand {
-    /// Install a toolchain release into the cache (from the Python package index's `ziglang`
-    /// package, with pip), check it and print the compiler command to use.
-    Fetch(FetchArgs),
-}
-
-/// Which toolchains `fetch` knows how to get.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Fetchable {
-    /// Zig releases, from PyPI's `ziglang` wheels.
-    Zig,
-}
-
-#[derive(Debug, Args)]
-pub struct FetchArgs {
-    /// The toolchain to fetch.
-    #[arg(value_enum)]
-    tool: Fetchable,
-    /// Releases to fetch, e.g. 0.15.2 0.16.0.
-    #[arg(required = true, value_name = "VERSION")]
-    versions: Vec<String>,
-    /// The agent's cache, where releases go under zig/VERSION (default: the user's cache directory).
-    #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl FetchArgs {
-    /// Fetches each version into `cache` (or finds it there) and prints the command to compile
-    /// with, one line per version on stdout.
-    pub fn run(&self, cache: &Path) -> Result<i32> {
-        let Fetchable::Zig = self.tool;
-        for v in &self.versions {
-            check_zig_version(v)?;
-        }
-        for v in &self.versions {
-            let (install, fresh) = fetch_zig(cache, v)?;
-            if !fresh {
-                eprintln!(
-                    "zig {v} is already in {} (wheel {}, sha256 {}); nothing to fetch",
-                    install.dir.display(),
-                    install.record.wheel,
-                    install.record.sha256
-                );
-            }
-            eprintln!("zig {v}: compile with the command below, or give --toolchain zig@{v} to the agent");
-            // Alone on stdout, so the command serves as a `bisect --materialize` script.
-            println!("{} cc -target {ZIG_TARGET}", install.zig().display());
-        }
-        Ok(0)
-    }
-}
 
 /// Where a fetched release came from, as written to `fetched.toml` beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

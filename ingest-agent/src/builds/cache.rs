@@ -1,0 +1,110 @@
+//! The build cache: workload binaries built per toolchain, keyed by (toolchain fingerprint, source
+//! hash) and kept between runs.
+
+use crate::builds::error::BuildError;
+use crate::builds::sources::{HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_H_GZ, SQLITE_RECORDS};
+use crate::builds::toolchain::DetectedToolchain;
+use crate::builds::workloads::{Source, Workload};
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Workload binaries built per toolchain, kept between runs.
+pub struct BuildCache {
+    dir: PathBuf,
+}
+
+impl BuildCache {
+    pub fn new(dir: PathBuf) -> BuildCache {
+        BuildCache { dir }
+    }
+
+    /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
+    pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
+        let hash = w.source_hash();
+        let key = &hash["sha256:".len()..][..16];
+        let tc_dir = self.dir.join(&tc.fingerprint[..16]);
+        let bin = tc_dir.join(format!("{}-{key}", w.name));
+        if let Source::Command(c) = &w.source {
+            std::fs::create_dir_all(&tc_dir)
+                .with_context(|| format!("cannot create build directory {}", tc_dir.display()))?;
+            return c.build(tc, &bin).map(|()| bin);
+        }
+        if bin.is_file() {
+            return Ok(bin);
+        }
+        let src_dir = tc_dir.join(format!("src-{}-{key}", w.name));
+        std::fs::create_dir_all(&src_dir)
+            .with_context(|| format!("cannot create build directory {}", src_dir.display()))?;
+        write(&src_dir, HARNESS)?;
+        let mut sources = Vec::new();
+        let mut extra = Vec::new();
+        match &w.source {
+            Source::Builtin { main, headers } => {
+                for h in headers {
+                    write(&src_dir, *h)?;
+                }
+                sources.push(write(&src_dir, ("main.c", main))?);
+            }
+            Source::Sqlite { main } => {
+                write(&src_dir, SQLITE_RECORDS)?;
+                sources.push(write(&src_dir, ("main.c", main))?);
+                sources.push(self.sqlite_object(tc, &tc_dir, &src_dir)?);
+                extra.push("-lm".to_string());
+            }
+            Source::Custom { path, text, libs } => {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("custom.c");
+                sources.push(write(&src_dir, (name, text))?);
+                extra.extend(libs.iter().cloned());
+            }
+            Source::Command(_) => unreachable!("built above"),
+            Source::Configured { sources: files, include, cflags, libs, .. } => {
+                sources.extend(files.iter().cloned());
+                extra.extend(cflags.iter().cloned());
+                for dir in include {
+                    extra.push("-I".into());
+                    extra.push(dir.display().to_string());
+                }
+                extra.extend(libs.iter().cloned());
+            }
+        }
+        // Build under a temporary name so an interrupted build never leaves a binary to reuse.
+        let tmp = tc_dir.join(format!(".{}-{key}.{}", w.name, std::process::id()));
+        tc.compile(&sources, &src_dir, &extra, &tmp).map_err(|e| match &w.source {
+            Source::Configured { root, .. } => e.relative_to(&src_dir).relative_to(root),
+            _ => e.relative_to(&src_dir),
+        })?;
+        std::fs::rename(&tmp, &bin)?;
+        Ok(bin)
+    }
+
+    /// SQLite compiled once per toolchain and shared by both SQLite workloads.
+    fn sqlite_object(&self, tc: &DetectedToolchain, tc_dir: &Path, src_dir: &Path) -> Result<PathBuf, BuildError> {
+        let key = &hex::encode(Sha256::digest(SQLITE_C_GZ))[..16];
+        let obj = tc_dir.join(format!("sqlite3-{key}.o"));
+        write(src_dir, ("sqlite3.h", &gunzip(SQLITE_H_GZ)?))?;
+        if obj.is_file() {
+            return Ok(obj);
+        }
+        let c = write(src_dir, ("sqlite3.c", &gunzip(SQLITE_C_GZ)?))?;
+        let tmp = tc_dir.join(format!(".sqlite3-{key}.{}.o", std::process::id()));
+        let mut extra: Vec<String> = SQLITE_DEFINES.iter().map(|d| d.to_string()).collect();
+        extra.push("-c".into());
+        tc.compile(&[c], src_dir, &extra, &tmp).map_err(|e| e.relative_to(src_dir))?;
+        std::fs::rename(&tmp, &obj)?;
+        Ok(obj)
+    }
+}
+
+fn gunzip(bytes: &[u8]) -> Result<String> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+fn write(dir: &Path, (name, text): (&str, &str)) -> Result<PathBuf> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}

@@ -1,0 +1,12 @@
+//! Building the workloads: the toolchains (detected, or Zig releases fetched), the workloads built
+//! in and the team's own, and the cache of what each toolchain built.
+
+pub mod cache;
+pub mod command;
+pub mod error;
+pub mod fetch;
+pub mod hash;
+pub mod sources;
+pub mod template;
+pub mod toolchain;
+pub mod workloads;

@@ -1,0 +1,121 @@
+//! What the options mean: the budget, limits and retry policy they set, the token, client and
+//! spool they name, and the toolchains and workloads they give.
+
+use super::{GateArgs, ReportArgs, RetryArgs, ServerArgs, SpoolArgs, SweepArgs, TokenArgs, ToolchainArgs};
+use crate::builds::workloads::{self, Workload};
+use crate::config::{self, user_dir, ToolchainSpec};
+use crate::measure::gate::{Limits, DEFAULT_MAX_SLOPE};
+use crate::measure::Budget;
+use crate::server::client::{Client, RetryPolicy};
+use crate::server::spool::Spool;
+use anyhow::{bail, Context, Result};
+use slopewatch_core::verdict::NoiseRule;
+use std::io::Write;
+use std::path::Path;
+
+impl SweepArgs {
+    /// The budget, with `start` as every workload's first size when given.
+    pub(crate) fn budget(&self, start: Option<u64>) -> Budget {
+        Budget { reps: self.reps, per_size: self.size_budget, total: self.total_budget, start, max: self.max_size }
+    }
+}
+
+impl RetryArgs {
+    pub(crate) fn policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            attempts: self.attempts,
+            base: self.retry_base,
+            timeout: self.request_timeout,
+            ..RetryPolicy::default()
+        }
+    }
+}
+
+impl GateArgs {
+    pub(crate) fn limits(&self) -> Limits {
+        let max_slope = match (self.max_slope, self.max_class) {
+            (None, None) => Some(DEFAULT_MAX_SLOPE),
+            (slope, _) => slope,
+        };
+        let noise = NoiseRule { min_r2: self.min_r2, ci_margin: self.ci_margin, ..NoiseRule::default() };
+        Limits { noise, max_slope, max_class: self.max_class }
+    }
+}
+
+impl ToolchainArgs {
+    /// The toolchains given, Zig releases of `zig@VERSION` fetched into `cache` first.
+    pub(crate) fn specs(&self, cache: &Path) -> Result<Vec<ToolchainSpec>> {
+        let mut specs = match &self.config {
+            Some(path) => config::load_config(path)?.toolchains,
+            None => Vec::new(),
+        };
+        specs.extend(crate::builds::fetch::cli_toolchains(&self.toolchains, cache)?);
+        if specs.is_empty() {
+            bail!(
+                "no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc), --toolchain \
+                 zig@VERSION or --config FILE"
+            );
+        }
+        for v in &self.version_from {
+            config::apply_version_from(&mut specs, v)?;
+        }
+        config::check_unique(&specs)?;
+        Ok(specs)
+    }
+
+    /// The `[[workloads]]` of the config file, checked.
+    pub(crate) fn workloads(&self) -> Result<Vec<Workload>> {
+        match &self.config {
+            Some(path) => workloads::configured(&config::load_config(path)?.workloads, path),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+impl TokenArgs {
+    /// The token given, read from its file where that is how it was given; `None` when neither.
+    pub(crate) fn token(&self) -> Result<Option<String>> {
+        match (&self.token, &self.token_file) {
+            (Some(t), _) => Ok(Some(t.clone())),
+            (None, Some(path)) => Ok(Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read token file {}", path.display()))?
+                    .trim()
+                    .to_string(),
+            )),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+impl ReportArgs {
+    /// Where the terminal table goes: stderr when the report takes stdout.
+    pub(crate) fn terminal(&self) -> Box<dyn Write> {
+        if self.report.as_deref() == Some(Path::new("-")) {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(std::io::stdout())
+        }
+    }
+}
+
+impl ServerArgs {
+    pub(crate) fn client(&self) -> Result<Client> {
+        let Some(token) = self.token.token()? else {
+            bail!("a token is required: --token, SLOPEWATCH_TOKEN or --token-file")
+        };
+        // Only `import --out` leaves it unset, and it sends nothing.
+        let server = self.server.as_deref().context("--server is required to send a run")?;
+        Client::new(server, &token, self.retry.policy())
+    }
+}
+
+impl SpoolArgs {
+    pub(crate) fn open(&self) -> Result<Spool> {
+        let dir = match &self.spool_dir {
+            Some(d) => d.clone(),
+            None => user_dir("XDG_STATE_HOME", ".local/state")?.join("slopewatch/spool"),
+        };
+        Ok(Spool::new(dir))
+    }
+}

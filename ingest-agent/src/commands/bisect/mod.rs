@@ -1,0 +1,145 @@
+//! `bisect`: from "this version is quadratic, that one was not" to the first bad toolchain build.
+//!
+//! The candidates are builds of one lineage in order, oldest first: a file of `VERSION=CC COMMAND`
+//! lines, or versions with a script that fetches or builds each and prints its compiler command
+//! (run only for the candidates measured). Both ends are measured first; then the range is halved
+//! like `git bisect`, a candidate that cannot be built or run (or stays unsure when measured again)
+//! skipped. Each candidate is measured only as far as its verdict needs: at the sizes the bad end
+//! was measured at, where the growth already showed.
+
+mod candidates;
+mod search;
+
+use crate::builds::cache::BuildCache;
+use crate::builds::workloads;
+use crate::cli::BisectArgs;
+use crate::config::{self, cache_root};
+use crate::exit::ExitStatus;
+use crate::server::client::Client;
+use crate::server::deliver::{self, deliver_runs};
+use crate::server::regression;
+use crate::server::spool::Spool;
+use anyhow::{bail, Context, Result};
+use candidates::{read_candidates, read_versions, Candidates};
+use search::Plan;
+use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step};
+
+/// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints
+/// each step and where the growth starts, and records the answer on the regression.
+pub fn bisect(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
+    let token = args.token.token()?;
+    let client = match &args.server {
+        Some(server) => {
+            let token =
+                token.as_deref().context("--server needs a token: give --token, SLOPEWATCH_TOKEN or --token-file")?;
+            Some(Client::new(server, token, args.retry.policy())?)
+        }
+        None => None,
+    };
+    // The regression is read only for what the flags leave out, so a bisection given in full
+    // still runs, and is spooled, while the server is down.
+    let given_in_full = args.lineage.is_some() && args.good.is_some() && args.bad.is_some() && args.workloads.is_some();
+    let facts = match (args.regression, &client) {
+        (Some(id), Some(client)) if !given_in_full => Some(regression::read(client, id)?),
+        _ => None,
+    };
+    let pick = |given: &Option<String>, stored: Option<&String>, flag: &str| -> Result<String> {
+        given
+            .clone()
+            .or_else(|| stored.cloned())
+            .with_context(|| format!("give {flag}, or --regression to take it from"))
+    };
+    let lineage = pick(&args.lineage, facts.as_ref().map(|f| &f.lineage), "--lineage")?;
+    config::check_lineage_name(&lineage)?;
+    let good = pick(&args.good, facts.as_ref().map(|f| &f.last_good), "--good")?;
+    let bad = pick(&args.bad, facts.as_ref().map(|f| &f.first_bad), "--bad")?;
+    let mut catalogue = workloads::builtin();
+    if let Some(path) = &args.config {
+        catalogue.extend(workloads::configured(&config::load_config(path)?.workloads, path)?);
+    }
+    let names = match (&args.workloads, &facts) {
+        (Some(names), _) => names.clone(),
+        (None, Some(f)) if !f.workloads.is_empty() => f.workloads.clone(),
+        _ => bail!("give --workloads, e.g. --workloads strchr"),
+    };
+    let selected = workloads::select(catalogue, Some(&names))?;
+    let candidates = match (&args.candidates, &args.materialize, &args.versions) {
+        (Some(file), _, _) => Candidates::Listed(read_candidates(file)?),
+        (None, Some(script), Some(versions)) => {
+            if !script.contains("{version}") {
+                bail!("--materialize must contain {{version}}, where the version to fetch or build goes");
+            }
+            Candidates::Materialized { script: script.clone(), versions: read_versions(versions)? }
+        }
+        _ => bail!("give --candidates FILE, or --materialize SCRIPT with --versions FILE"),
+    };
+    let root = cache_root(args.cache_dir.clone())?;
+    let cache = BuildCache::new(root.join("builds"));
+    let plan = Plan {
+        lineage,
+        workloads: selected,
+        good,
+        bad,
+        max_slope: args.max_slope,
+        max_class: args.max_class,
+        budget: args.sweep.budget(None),
+        cache: &cache,
+        scratch: root.join("probe"),
+        flags: config::split_words(&args.flags).context("--flags")?,
+    };
+    let mut status = ExitStatus::Ok;
+    if let Some(client) = &client {
+        status = status.worst(deliver::flush(client, spool)?);
+    }
+    let mut n = 0;
+    let record = search::bisect(&plan, &candidates, |step, run| {
+        n += 1;
+        eprintln!("{}", step_line(n, step));
+        let (Some(client), Some(run), true) = (&client, run, args.submit) else { return None };
+        match deliver_runs(client, spool, std::slice::from_ref(run)) {
+            Ok(delivered) => {
+                status = status.worst(delivered);
+                Some(run.run_id)
+            }
+            Err(e) => {
+                eprintln!("error: the run of {} was not submitted: {e:#}", step.version);
+                status = ExitStatus::Failed;
+                None
+            }
+        }
+    })?;
+    println!("{}", summary(&record));
+    if let (Some(client), Some(id)) = (&client, args.regression) {
+        status = status.worst(deliver::deliver_bisection(client, spool, id, &record)?);
+    }
+    let found = record.outcome == Outcome::Found;
+    Ok(status.worst(ExitStatus::failed_if(!found)))
+}
+
+/// One step as a line: `3  0.16.0-dev.15  bad   k 1.98 (strchr)  2.1 s`.
+pub fn step_line(n: usize, s: &Step) -> String {
+    let slope = match (&s.slope, &s.workload) {
+        (Some(k), Some(w)) => format!("k {k:.2} ({w})"),
+        _ => String::new(),
+    };
+    let note = s.note.as_deref().map(|n| format!("  {n}")).unwrap_or_default();
+    format!("{n:>3}  {:<24} {:<7} {slope:<22} {:>6.1} s{note}", s.version, s.verdict.as_str(), s.seconds)
+}
+
+/// The last line: where the growth starts, or why the range could not be searched.
+pub fn summary(b: &BisectionSubmission) -> String {
+    let measured = b.steps.len();
+    match b.outcome {
+        Outcome::Found => format!(
+            "first bad: {}, last good: {}, measured {measured} of {} candidates",
+            b.first_bad.as_deref().unwrap_or("?"),
+            b.last_good.as_deref().unwrap_or("?"),
+            b.candidates
+        ),
+        Outcome::GoodIsBad => format!("the good end {} measured bad: nothing to search", b.good),
+        Outcome::BadIsGood => format!("the bad end {} measured good: nothing to search", b.bad),
+        Outcome::Inconclusive => {
+            format!("inconclusive: the candidates left between a good and a bad one were all skipped (measured {measured} of {})", b.candidates)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Measuring every workload with every toolchain, as `run`, `measure` and `check` do: the
+//! toolchains detected, each workload built and swept, and the results compared across
+//! toolchains.
+
+use crate::builds::cache::BuildCache;
+use crate::builds::error::BuildError;
+use crate::builds::toolchain;
+use crate::builds::workloads::{self, Workload};
+use crate::cli::MeasureArgs;
+use crate::config::cache_root;
+use crate::measure;
+use crate::measure::agreement::{self, Answers};
+use crate::measure::failure;
+use crate::measure::gate::{self, Limits};
+use crate::output::progress::Progress;
+use crate::output::table;
+use anyhow::{bail, Context, Result};
+use slopewatch_core::wire::{RunSubmission, WorkloadRun};
+use std::collections::BTreeMap;
+
+/// What measuring every workload with every toolchain gave.
+pub(super) struct Measurements {
+    /// One run per toolchain that could be detected, its failed workloads carried in it.
+    pub(super) runs: Vec<RunSubmission>,
+    /// How many (toolchain, workload) pairs failed.
+    pub(super) failures: usize,
+    /// The (toolchain, workload) pairs measured twice, with why the first measurement was unsure.
+    pub(super) remeasured: BTreeMap<(String, String), String>,
+}
+
+/// Measures every workload with every toolchain, once each, as `run` and `measure` do; returns
+/// the runs and how many (toolchain, workload) pairs failed.
+pub(super) fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
+    let m = measure_gated(args, &Limits::default(), false)?;
+    Ok((m.runs, m.failures))
+}
+
+/// Measures every workload with every toolchain, judged by `limits`; with `remeasure`, a workload
+/// whose verdict is unsure is measured once more (same binary, same budget) and the second
+/// measurement kept.
+pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result<Measurements> {
+    let root = cache_root(args.cache_dir.clone())?;
+    let specs = args.toolchains.specs(&root)?;
+    let mut catalogue = workloads::builtin();
+    catalogue.extend(args.toolchains.workloads()?);
+    for f in &args.workload_files {
+        let w = workloads::load_custom(f)?;
+        if catalogue.iter().any(|c| c.name == w.name) {
+            bail!("workload {} from {} has the name of another workload", w.name, f.display());
+        }
+        catalogue.push(w);
+    }
+    let selected: Vec<Workload> = workloads::select(catalogue, args.workloads.as_deref())?;
+    if let (Some(s), Some(m)) = (args.start_size, args.sweep.max_size) {
+        if s > m {
+            bail!("--start-size {s} is larger than --max-size {m}");
+        }
+    }
+    let budget = args.sweep.budget(args.start_size);
+    let cache = BuildCache::new(root.join("builds"));
+    let host = crate::host::detect();
+    let progress = Progress::new();
+    let mut runs = Vec::new();
+    let mut failures = 0;
+    let mut remeasured = BTreeMap::new();
+    let mut answers = Vec::new();
+    for spec in &specs {
+        progress.set_toolchain(&spec.name);
+        let started_at = time::OffsetDateTime::now_utc();
+        let tc = match toolchain::detect(spec, &root.join("probe")) {
+            Ok(tc) => tc,
+            Err(e) => {
+                progress.note(&format!("{e:#}"));
+                failures += selected.len();
+                continue;
+            }
+        };
+        progress.note(&format!(
+            "toolchain {}: {} {} ({}), {}, {}",
+            tc.spec.name,
+            tc.spec.command_line(),
+            tc.version,
+            tc.version_source(),
+            tc.libc,
+            tc.target
+        ));
+        let mut measured = Vec::new();
+        for w in &selected {
+            let (run, results) = match cache.binary(&tc, w) {
+                Ok(bin) => {
+                    let measure = || {
+                        let m = measure::measure(&bin, w, &budget, limits, &progress);
+                        if m.run.failure.is_none() {
+                            progress.note(&format!(
+                                "{} {}: {} sizes in {:.1?}",
+                                tc.spec.name,
+                                w.name,
+                                m.run.measurements.len(),
+                                m.elapsed
+                            ));
+                        }
+                        (m.run, m.results)
+                    };
+                    let (run, results) = measure();
+                    match remeasure.then(|| unsure(&tc.spec.name, &run, limits)).flatten() {
+                        Some(why) => {
+                            progress
+                                .note(&format!("{} {}: unsure ({why}); measuring it once more", tc.spec.name, w.name));
+                            remeasured.insert((tc.spec.name.clone(), w.name.clone()), why);
+                            measure()
+                        }
+                        None => (run, results),
+                    }
+                }
+                Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(&e)), BTreeMap::new()),
+                Err(e @ BuildError::Cache(_)) => {
+                    failures += 1;
+                    progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
+                    continue;
+                }
+            };
+            if let Some(f) = &run.failure {
+                failures += 1;
+                progress.note(&format!("{} {}: ✗ {}", tc.spec.name, w.name, table::failure_summary(f, w.unit)));
+            }
+            answers.push(Answers {
+                toolchain: tc.spec.name.clone(),
+                workload: w.name.clone(),
+                failed: run.failure.is_some(),
+                by_size: results,
+            });
+            measured.push(run);
+        }
+        let run = RunSubmission {
+            run_id: uuid::Uuid::new_v4(),
+            agent_version: crate::AGENT_VERSION.to_string(),
+            started_at,
+            host: host.clone(),
+            toolchain: tc.wire(),
+            workloads: measured,
+        };
+        run.validate().with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
+        runs.push(run);
+    }
+    for d in agreement::disagreements(&answers) {
+        let mut of_toolchain =
+            runs.iter_mut().filter(|r| r.toolchain.name == d.toolchain).flat_map(|r| r.workloads.iter_mut());
+        if let Some(run) = of_toolchain.find(|w| w.name == d.workload) {
+            failures += 1;
+            progress.note(&format!(
+                "{} {}: ✗ {}",
+                d.toolchain,
+                d.workload,
+                table::failure_summary(&d.failure, run.size_unit)
+            ));
+            run.failure = Some(d.failure);
+        }
+    }
+    drop(progress);
+    if runs.is_empty() {
+        bail!("nothing was measured");
+    }
+    Ok(Measurements { runs, failures, remeasured })
+}
+
+/// Why a measured workload's verdict is unsure; `None` when it is not, or when it failed.
+fn unsure(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Option<String> {
+    match table::row(toolchain, run).verdict(limits) {
+        gate::Verdict::Unsure(why) if run.failure.is_none() => Some(why),
+        _ => None,
+    }
+}

@@ -1,0 +1,158 @@
+//! `run`, `measure` and `check`: measure every workload with every toolchain, print the table,
+//! and send the runs, write them to a file, or judge them as the CI gate.
+
+use super::plan::{measure_all, measure_gated};
+use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
+use crate::exit::ExitStatus;
+use crate::measure::gate::{self, Limits, DEFAULT_MAX_SLOPE};
+use crate::output::{markdown, table};
+use crate::server::baseline;
+use crate::server::client::Client;
+use crate::server::deliver::{self, deliver_runs};
+use anyhow::{Context, Result};
+use slopewatch_core::wire::RunSubmission;
+use std::io::Write;
+use std::path::Path;
+
+/// `run`: sends what waits in the spool, measures, prints the table, sends the runs and writes the
+/// report where asked.
+pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report: &ReportArgs) -> Result<ExitStatus> {
+    let client = server.client()?;
+    let spool = spool.open()?;
+    let flushed = deliver::flush(&client, &spool)?;
+    let (runs, failures) = measure_all(measure)?;
+    let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
+    let rows = table::rows(&runs);
+    print_rows(&rows, &limits, &mut *report.terminal());
+    let delivered = deliver_runs(&client, &spool, &runs)?;
+    write_report(report, "run", &runs, &rows, &limits, &server.token)?;
+    Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(failures > 0)))
+}
+
+/// `measure`: measures, prints the table and writes the runs to `out`.
+pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
+    let (runs, failures) = measure_all(measure)?;
+    show(&runs, DEFAULT_MAX_SLOPE);
+    write_runs(out, &runs)?;
+    Ok(ExitStatus::failed_if(failures > 0))
+}
+
+/// The gate: measures (a workload unsure on the limits once more), prints the table and what was
+/// over or unsure, writes the report where asked, and returns 1 when a workload is over a limit or
+/// failed.
+pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
+    let measured = measure_gated(measure, limits, true)?;
+    let mut rows = table::rows(&measured.runs);
+    for r in &mut rows {
+        r.remeasured = measured.remeasured.get(&(r.toolchain.clone(), r.workload.clone())).cloned();
+    }
+    print_rows(&rows, limits, &mut *report.terminal());
+    let (mut over_slope, mut over_class) = (Vec::new(), Vec::new());
+    for r in rows.iter().filter(|r| r.failure.is_none()) {
+        if let gate::Verdict::Over { slope, class } = r.verdict(limits) {
+            if slope.is_some() {
+                over_slope.push(r.name());
+            }
+            if class.is_some() {
+                over_class.push(r.name());
+            }
+        }
+    }
+    let failed: Vec<String> =
+        rows.iter().filter_map(|r| r.failure.as_ref().map(|f| format!("{} ({})", r.name(), f.kind.label()))).collect();
+    if let (Some(max), false) = (limits.max_slope, over_slope.is_empty()) {
+        eprintln!("slope over {max}: {}", over_slope.join(", "));
+    }
+    if let (Some(max), false) = (limits.max_class, over_class.is_empty()) {
+        eprintln!("class over {}: {}", max.label(), over_class.join(", "));
+    }
+    if !failed.is_empty() {
+        eprintln!("failed: {}", failed.join(", "));
+    }
+    write_report(report, "check", &measured.runs, &rows, limits, token)?;
+    let over = !over_slope.is_empty() || !over_class.is_empty();
+    Ok(ExitStatus::failed_if(measured.failures > 0 || over))
+}
+
+/// Prints the table of `run` and `measure`: slopes judged against `max_slope` by the default
+/// noise rule.
+pub(super) fn show(runs: &[RunSubmission], max_slope: f64) {
+    let limits = Limits { max_slope: Some(max_slope), ..Limits::default() };
+    print_rows(&table::rows(runs), &limits, &mut std::io::stdout());
+}
+
+/// Prints the slope table, what was unsure below it, and every failure in full.
+fn print_rows(rows: &[table::Row], limits: &Limits, out: &mut dyn Write) {
+    let mut text = format!("{}{}", table::table(rows, limits), table::doubts(rows, limits));
+    let failures = table::failures(rows);
+    if !failures.is_empty() {
+        text.push_str(&format!("\nfailures:\n{failures}"));
+    }
+    // A closed stdout (`| head`) must not stop the gate from reporting its verdict.
+    out.write_all(text.as_bytes()).ok();
+}
+
+/// Writes the Markdown report to --report and appends it to the step summary, where either is
+/// given in `args`, with the baseline read first when one is asked for. A baseline that cannot be
+/// read is a warning and a line in the report; a report that cannot be written is an error.
+fn write_report(
+    args: &ReportArgs,
+    command: &str,
+    runs: &[RunSubmission],
+    rows: &[table::Row],
+    limits: &Limits,
+    token: &TokenArgs,
+) -> Result<()> {
+    let step_summary = args.step_summary.as_deref().filter(|p| !p.as_os_str().is_empty());
+    if args.report.is_none() && step_summary.is_none() {
+        if args.baseline.is_some() {
+            eprintln!("warning: --baseline has no effect without --report or GITHUB_STEP_SUMMARY");
+        }
+        return Ok(());
+    }
+    let baseline = args.baseline.as_ref().zip(args.baseline_server.as_deref()).map(|(spec, server)| {
+        let mut workloads: Vec<String> = rows.iter().map(|r| r.workload.clone()).collect();
+        workloads.sort();
+        workloads.dedup();
+        let fetched = token.token().and_then(|token| {
+            let client = Client::reader(server, token.as_deref())?;
+            baseline::fetch(&client, spec, &workloads)
+        });
+        fetched.map_err(|e| {
+            eprintln!("warning: the report leaves out the baseline {spec}: {e:#}");
+            format!("{e:#}")
+        })
+    });
+    let md = markdown::render(&markdown::Report {
+        command,
+        toolchains: runs.iter().map(|r| &r.toolchain).collect(),
+        rows,
+        limits,
+        baseline: baseline.as_ref(),
+    });
+    let written = match args.report.as_deref() {
+        Some(p) if p == Path::new("-") => {
+            std::io::stdout().write_all(md.as_bytes()).context("cannot write the report to stdout")
+        }
+        Some(p) => std::fs::write(p, &md).with_context(|| format!("cannot write the report to {}", p.display())),
+        None => Ok(()),
+    };
+    let appended = match step_summary {
+        Some(p) => std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .and_then(|mut f| f.write_all(format!("{md}\n").as_bytes()))
+            .with_context(|| format!("cannot append the report to the step summary {}", p.display())),
+        None => Ok(()),
+    };
+    written.and(appended)
+}
+
+/// Writes runs as `measure --out` does: one JSON object, or an array of them for several.
+pub(super) fn write_runs(out: &Path, runs: &[RunSubmission]) -> Result<()> {
+    let json = if runs.len() == 1 { serde_json::to_vec_pretty(&runs[0])? } else { serde_json::to_vec_pretty(&runs)? };
+    std::fs::write(out, json).with_context(|| format!("cannot write {}", out.display()))?;
+    eprintln!("wrote {} run(s) to {}", runs.len(), out.display());
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! How the agent exits: the documented statuses, and how the statuses of several steps combine.
+
+/// The agent's exit status. A usage error exits with 2, which clap reports and exits with itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Everything asked for was done.
+    Ok = 0,
+    /// What was to be delivered could not be yet and waits in the spool (`EX_TEMPFAIL`).
+    Spooled = 75,
+    /// Something failed: a workload, a toolchain, a delivery the server refused, or (`check`) a
+    /// limit.
+    Failed = 1,
+}
+
+impl ExitStatus {
+    /// [`ExitStatus::Failed`] when `failed`, else [`ExitStatus::Ok`].
+    pub fn failed_if(failed: bool) -> ExitStatus {
+        if failed {
+            ExitStatus::Failed
+        } else {
+            ExitStatus::Ok
+        }
+    }
+
+    /// The status of two steps together: a failure over a delivery left in the spool over success.
+    pub fn worst(self, other: ExitStatus) -> ExitStatus {
+        match (self, other) {
+            (ExitStatus::Failed, _) | (_, ExitStatus::Failed) => ExitStatus::Failed,
+            (ExitStatus::Spooled, _) | (_, ExitStatus::Spooled) => ExitStatus::Spooled,
+            (ExitStatus::Ok, ExitStatus::Ok) => ExitStatus::Ok,
+        }
+    }
+
+    /// The number the process exits with.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_outweighs_a_spooled_delivery_which_outweighs_success() {
+        use ExitStatus::{Failed, Ok as Done, Spooled};
+        assert_eq!(Done.worst(Spooled), Spooled);
+        assert_eq!(Spooled.worst(Failed), Failed);
+        assert_eq!(Failed.worst(Done), Failed);
+        assert_eq!(Spooled.worst(Done), Spooled);
+        assert_eq!(Done.worst(Done), Done);
+        assert_eq!((Done.code(), Failed.code(), Spooled.code()), (0, 1, 75));
+    }
+}

@@ -1,0 +1,65 @@
+//! How much measuring one workload may cost, and the sizes its sweep spans.
+
+use crate::builds::workloads::Workload;
+use slopewatch_core::complexity;
+use std::time::Duration;
+
+/// Fewest sizes a workload is measured at, whatever the budget (a valid run needs only
+/// [`wire::MIN_SIZES`]): one more than the fewest a class is named from. Steep growth is what
+/// stops a sweep early, and `classify` names O(n²) or O(n³) only when the class below is ruled out
+/// with the largest size left out too; from five sizes that leaves four, whose exponent interval
+/// rests on one degree of freedom and rules out little. On a loaded 2-core machine Zig 0.16.0's
+/// quadratic `strchr` and `strspn` read unsure 9 times in 10 at five sizes, O(n²) 16 times in 20
+/// at six.
+pub const MIN_SIZES: usize = complexity::MIN_SIZES + 1;
+
+/// How much measuring each workload may cost.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// Timed repetitions per size (after one warm-up).
+    pub reps: u32,
+    /// Doubling stops once one repetition takes longer than this.
+    pub per_size: Duration,
+    /// The most one workload may take on one toolchain, warm-ups included.
+    pub total: Duration,
+    /// Overrides every workload's first size.
+    pub start: Option<u64>,
+    /// Overrides every workload's largest size; widening to name a class never passes it either.
+    pub max: Option<u64>,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget { reps: 5, per_size: Duration::from_secs(1), total: Duration::from_secs(60), start: None, max: None }
+    }
+}
+
+impl Budget {
+    /// The (first, max) sizes of the sweep for `w`: the start widened downwards so at least
+    /// [`MIN_SIZES`] sizes fit, and the rise begun one size below it, so that the growth is known
+    /// before the larger sizes cost (see the sweep's rise).
+    pub fn sizes_for(&self, w: &Workload) -> (u64, u64) {
+        let max = self.max.unwrap_or(w.max);
+        let mut start = self.start.unwrap_or(w.start).min(max);
+        while start > 1 && max / start < 1 << (MIN_SIZES - 2) {
+            start /= 2;
+        }
+        (start.div_ceil(2), max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_always_span_enough_sizes_to_name_a_steep_class() {
+        let w = crate::builds::workloads::builtin().remove(0);
+        let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
+        let (start, max) = b.sizes_for(&w);
+        assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");
+        assert_eq!(Budget::default().sizes_for(&w), (32 * 1024, 4 * 1024 * 1024), "a size below the start");
+        let tiny = Budget { max: Some(8), ..Budget::default() };
+        assert_eq!(tiny.sizes_for(&w), (1, 8), "never below 1");
+    }
+}

@@ -1,0 +1,206 @@
+//! Running a workload at one size: the harness binary, or a command workload's program once per
+//! repetition, each killed at the size's deadline, and what it printed read and checked.
+
+use crate::builds::command::{CommandWorkload, Printed};
+use crate::builds::workloads::Workload;
+use crate::measure::failure;
+use serde::Deserialize;
+use slopewatch_core::wire::{Failure, SizeUnit};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a sweep tells as it goes, for a display to show.
+pub trait Watch {
+    /// `workload` started at `size`, counted in `unit`.
+    fn size_started(&self, workload: &str, size: u64, unit: SizeUnit);
+    /// `workload` finished `size`; its median repetition took `median_ns`.
+    fn size_done(&self, workload: &str, size: u64, median_ns: f64);
+    /// A message that must not be overwritten by the progress line.
+    fn note(&self, msg: &str);
+}
+
+/// One size of a sweep: the workload's built `binary`, run `reps` times at `size` within
+/// `timeout`, told to `watch`.
+pub(super) struct SizeRun<'a> {
+    pub binary: &'a Path,
+    pub w: &'a Workload,
+    pub size: u64,
+    pub reps: u32,
+    pub timeout: Duration,
+    pub watch: &'a dyn Watch,
+}
+
+/// What a workload binary prints: the protocol documented in `c/slopewatch.h`.
+#[derive(Debug, Deserialize)]
+pub(super) struct Output {
+    size: u64,
+    pub samples_ns: Vec<f64>,
+    #[serde(default)]
+    pub instructions: Option<Vec<u64>>,
+    #[serde(default)]
+    pub result: Option<String>,
+    #[serde(default)]
+    pub meta: BTreeMap<String, String>,
+}
+
+/// Longest result a workload may report: a checksum, not a dump.
+const MAX_RESULT_CHARS: usize = 128;
+
+/// Runs the workload at one size: the harness binary, which repeats the work itself, or a command
+/// workload's program once per repetition. A `timed_out` failure when it ran past its timeout and
+/// was killed.
+pub(super) fn run_size(at: &SizeRun) -> Result<Output, Box<Failure>> {
+    let (w, size) = (at.w, at.size);
+    at.watch.size_started(&w.name, size, w.unit);
+    let deadline = Instant::now() + at.timeout;
+    let out = match w.command() {
+        Some(c) => run_command(c, at, deadline)?,
+        None => run_harness(at, deadline)?,
+    };
+    if out
+        .result
+        .as_ref()
+        .is_some_and(|r| r.is_empty() || r.chars().count() > MAX_RESULT_CHARS || r.chars().any(char::is_control))
+    {
+        return Err(Box::new(failure::setup_failed(
+            Some(size),
+            &format!("must print a result of 1 to {MAX_RESULT_CHARS} printable characters, printed {:?}", out.result),
+        )));
+    }
+    at.watch.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
+    Ok(out)
+}
+
+/// The harness binary at the size: one process that warms up, repeats `reps` times and prints its
+/// JSON line.
+fn run_harness(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
+    let (size, reps) = (at.size, at.reps);
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
+    let mut cmd = Command::new(at.binary);
+    cmd.arg(size.to_string()).arg(reps.to_string());
+    let done = run_process(cmd, at, deadline)?;
+    let line = done.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+    let out: Output = serde_json::from_str(line)
+        .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {:?}", done.stdout)))?;
+    if out.size != size {
+        return Err(setup_failed(format!("reported size {} for size {size}", out.size)));
+    }
+    if out.samples_ns.len() != reps as usize || out.samples_ns.iter().any(|&s| !(s.is_finite() && s > 0.0)) {
+        return Err(setup_failed(format!("must print {reps} positive samples, printed {:?}", out.samples_ns)));
+    }
+    if out.instructions.as_ref().is_some_and(|i| i.len() != reps as usize) {
+        return Err(setup_failed("printed a wrong number of instruction counts".to_string()));
+    }
+    Ok(out)
+}
+
+/// A command workload's program at the size, `at.binary` being what its build made: one warm-up
+/// run, then `reps` timed ones, each timed by the `slopewatch_ns=` it prints or else by its wall
+/// time (start-up included: a fixed cost the fit sees at every size). Every repetition must time
+/// itself the same way and agree on its result.
+fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
+    let (size, reps) = (at.size, at.reps);
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
+    let argv = c.argv(at.binary, size);
+    let mut samples = Vec::with_capacity(reps as usize);
+    let mut reported = None;
+    let mut result: Option<String> = None;
+    for rep in 0..=reps {
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
+        let done = run_process(cmd, at, deadline)?;
+        let printed = Printed::read(&done.stdout).map_err(setup_failed)?;
+        if rep == 0 {
+            reported = Some(printed.ns.is_some());
+        } else if reported != Some(printed.ns.is_some()) {
+            return Err(setup_failed("printed slopewatch_ns= in some repetitions and not in others".into()));
+        } else {
+            samples.push(printed.ns.unwrap_or(done.wall.as_nanos() as f64).max(1.0));
+        }
+        match (&result, printed.result) {
+            (Some(a), Some(b)) if *a != b => {
+                return Err(setup_failed(format!("printed slopewatch_result={a} and then {b} at one size")))
+            }
+            (_, Some(b)) => result = Some(b),
+            _ => {}
+        }
+    }
+    let timing = if reported == Some(true) { "slopewatch_ns" } else { "wall time" };
+    let meta = BTreeMap::from([("timing".to_string(), timing.to_string())]);
+    Ok(Output { size, samples_ns: samples, instructions: None, result, meta })
+}
+
+/// How a process ended and what it printed.
+struct Finished {
+    stdout: String,
+    wall: Duration,
+}
+
+/// Runs `cmd` to its end, killing it at `deadline` (a `timed_out` failure naming the size's
+/// timeout); an unsuccessful exit is the workload's failure, with what it printed on stderr.
+/// The wall time runs from the spawn to the moment the process exited, not to when it was seen.
+fn run_process(mut cmd: Command, at: &SizeRun, deadline: Instant) -> Result<Finished, Box<Failure>> {
+    let (w, size, timeout) = (at.w, at.size, at.timeout);
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
+    let began = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| setup_failed(format!("cannot start the workload: {e}")))?;
+    // Read while it runs, so a workload that prints more than a pipe holds is not blocked by it.
+    let stdout = read_in_background(child.stdout.take());
+    let stderr = read_in_background(child.stderr.take());
+    let exited = exit_watch(child.id());
+    let ended = match exited.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(ended) => ended,
+        Err(_) => {
+            child.kill().ok();
+            child.wait().ok();
+            at.watch.note(&format!("{} at size {size} ran past the budget ({timeout:.1?}) and was stopped", w.name));
+            return Err(Box::new(failure::timed_out(size, timeout)));
+        }
+    };
+    let status = child.wait().map_err(|e| setup_failed(format!("cannot wait for the workload: {e}")))?;
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        return Err(Box::new(failure::exited(status, &stderr, size)));
+    }
+    Ok(Finished { stdout, wall: ended.saturating_duration_since(began) })
+}
+
+/// Sends the moment process `pid` exits. The process is left unreaped (`WNOWAIT`), so its `Child`
+/// still owns it: killing it after a timeout can never reach a process that reused the pid.
+fn exit_watch(pid: u32) -> std::sync::mpsc::Receiver<Instant> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // SAFETY: an all-zero siginfo_t is valid, and `info` is writable and outlives the call.
+        // Should waitid fail, the moment is reported at once and `Child::wait` tells the rest.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT);
+        }
+        tx.send(Instant::now()).ok();
+    });
+    rx
+}
+
+/// Most of a workload's output kept: its JSON line with a thousand samples fits many times over.
+const MAX_OUTPUT_BYTES: u64 = 1 << 20;
+
+/// Reads a child's pipe to the end on a thread of its own, keeping the first [`MAX_OUTPUT_BYTES`].
+fn read_in_background(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            pipe.by_ref().take(MAX_OUTPUT_BYTES).read_to_end(&mut bytes).ok();
+            std::io::copy(&mut pipe, &mut std::io::sink()).ok();
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}

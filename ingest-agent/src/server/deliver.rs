@@ -1,0 +1,174 @@
+//! The one way to the server for runs and bisections: each is saved in the spool first (so a
+//! crash cannot lose it), and everything that leaves the spool, now or at a later flush, leaves
+//! through [`deliver_spooled`].
+
+use crate::exit::ExitStatus;
+use crate::server::client::{Accepted, Client, Outcome};
+use crate::server::spool::{Holds, Spool};
+use anyhow::{Context, Result};
+use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::wire::RunSubmission;
+use std::path::Path;
+
+/// A bisection waiting for delivery, with the regression it is recorded on.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SpooledBisection {
+    regression: i64,
+    bisection: BisectionSubmission,
+}
+
+/// Spools each run, then sends it. A run the spool cannot keep (full disk, read-only directory)
+/// is still sent, and the exit status says the spool is broken.
+pub fn deliver_runs(client: &Client, spool: &Spool, runs: &[RunSubmission]) -> Result<ExitStatus> {
+    let mut status = ExitStatus::Ok;
+    for run in runs {
+        let one = match spool.save(run) {
+            Ok(path) => deliver_spooled(client, spool, &path)?,
+            Err(e) => deliver_unspooled(client, spool, run, &e)?,
+        };
+        status = status.worst(one);
+    }
+    Ok(status)
+}
+
+/// Spools the bisection for regression `id` under `spool`'s bisections, then sends it; it stays
+/// there when the server cannot be reached, for a flush to send later.
+pub fn deliver_bisection(
+    client: &Client,
+    spool: &Spool,
+    regression: i64,
+    b: &BisectionSubmission,
+) -> Result<ExitStatus> {
+    let spool = spool.bisections();
+    let spooled = SpooledBisection { regression, bisection: b.clone() };
+    let path = spool.save_json(&b.bisection_id.to_string(), &spooled)?;
+    deliver_spooled(client, &spool, &path)
+}
+
+/// Sends what waits in the spool, oldest first, bisections after runs (their steps link to the
+/// runs); stops at the first transient failure.
+pub fn flush(client: &Client, spool: &Spool) -> Result<ExitStatus> {
+    let runs = flush_one(client, spool)?;
+    if runs == ExitStatus::Spooled {
+        return Ok(runs);
+    }
+    Ok(runs.worst(flush_one(client, &spool.bisections())?))
+}
+
+/// Delivers what waits in one spool, oldest first; stops at the first left in it, as the server
+/// is then out of reach. Returns the worst status.
+fn flush_one(client: &Client, spool: &Spool) -> Result<ExitStatus> {
+    let mut status = ExitStatus::Ok;
+    for path in spool.pending()? {
+        let one = deliver_spooled(client, spool, &path)?;
+        status = status.worst(one);
+        if one == ExitStatus::Spooled {
+            break;
+        }
+    }
+    Ok(status)
+}
+
+/// Sends the run or bisection spooled at `path` and settles it: once stored it is reported and
+/// the file goes; refused, it moves to `rejected/`; failed, it stays.
+pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<ExitStatus> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    match spool.holds() {
+        Holds::Runs => {
+            let outcome = client.deliver(&bytes, |attempt, why, wait| {
+                eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
+            });
+            settle(spool, path, "run", outcome, |a| print_stored(client, &a))
+        }
+        Holds::Bisections => {
+            let spooled: SpooledBisection =
+                serde_json::from_slice(&bytes).with_context(|| format!("{} is unreadable", path.display()))?;
+            let (id, regression) = (spooled.bisection.bisection_id, spooled.regression);
+            let outcome = client.deliver_to(
+                &format!("/api/v1/regressions/{regression}/bisections"),
+                &serde_json::to_vec(&spooled.bisection)?,
+                |attempt, why, wait| {
+                    eprintln!("bisection {id}: attempt {attempt} failed ({why}); retrying in {wait:.1?}")
+                },
+            );
+            settle(spool, path, "bisection", outcome, |answer: serde_json::Value| {
+                let url = answer["url"].as_str().map(|u| format!(" at {u}")).unwrap_or_default();
+                println!("bisection {id} recorded on regression {regression}{url}");
+            })
+        }
+    }
+}
+
+/// Settles the delivery of the `what` (`run`, `bisection`) spooled at `path`.
+fn settle<T>(
+    spool: &Spool,
+    path: &Path,
+    what: &str,
+    outcome: Outcome<T>,
+    stored: impl FnOnce(T),
+) -> Result<ExitStatus> {
+    match outcome {
+        Outcome::Stored(answer) => {
+            stored(answer);
+            spool.remove(path).with_context(|| {
+                format!("the {what} was stored but stays in the spool; a later flush sends it once more, harmlessly")
+            })?;
+            Ok(ExitStatus::Ok)
+        }
+        Outcome::Rejected { status, message } => {
+            let moved = spool.reject(path, &format!("HTTP {status}: {message}"))?;
+            eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
+            Ok(ExitStatus::Failed)
+        }
+        Outcome::Failed(why) => {
+            eprintln!("could not deliver ({why}); kept in the spool as {}", path.display());
+            Ok(ExitStatus::Spooled)
+        }
+    }
+}
+
+/// Sends a run that has no copy in the spool; whatever happens, the status is a failure so that
+/// the broken spool is noticed before it costs a run.
+fn deliver_unspooled(
+    client: &Client,
+    spool: &Spool,
+    run: &RunSubmission,
+    why_not_kept: &anyhow::Error,
+) -> Result<ExitStatus> {
+    eprintln!(
+        "error: run {} could not be kept in the spool {}: {why_not_kept:#}; sending it without a copy on disk",
+        run.run_id,
+        spool.dir().display()
+    );
+    let outcome = client.deliver(&serde_json::to_vec(run)?, |attempt, why, wait| {
+        eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
+    });
+    match outcome {
+        Outcome::Stored(a) => print_stored(client, &a),
+        Outcome::Rejected { status, message } => {
+            eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
+        }
+        Outcome::Failed(why) => eprintln!(
+            "error: run {} could not be delivered ({why}) and could not be kept in the spool: it was not saved; \
+             free the spool directory and measure or submit it again",
+            run.run_id
+        ),
+    }
+    Ok(ExitStatus::Failed)
+}
+
+fn print_stored(client: &Client, a: &Accepted) {
+    let what = if a.created { "stored" } else { "already stored" };
+    println!("run {} {what}{}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
+    if !a.left_out.is_empty() {
+        let n = a.left_out.len();
+        eprintln!(
+            "the server at {} does not accept failures (it is older than this agent); sent run {} without its {n} \
+             failed workload{}: {}",
+            client.server(),
+            a.run_id,
+            if n == 1 { "" } else { "s" },
+            a.left_out.join(", ")
+        );
+    }
+}

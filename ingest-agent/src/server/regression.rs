@@ -1,0 +1,41 @@
+//! What `bisect` reads of a stored regression: the lineage, the versions either side of the
+//! change, and the workloads that regressed.
+
+use crate::server::client::{error_message, Answer, Client};
+use anyhow::{bail, Context, Result};
+
+/// A stored regression's facts that a bisection starts from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegressionFacts {
+    pub lineage: String,
+    pub last_good: String,
+    pub first_bad: String,
+    pub workloads: Vec<String>,
+}
+
+/// Reads regression `id` from the server's read API.
+pub fn read(client: &Client, id: i64) -> Result<RegressionFacts> {
+    let server = client.server();
+    let path = format!("/api/v1/regressions/{id}");
+    let url = format!("{server}{path}");
+    let Answer { status, body } = client.get(&path, &[]).with_context(|| format!("cannot reach {server}"))?;
+    match status {
+        200 => {}
+        404 => bail!("the server {server} has no regression {id}"),
+        _ => bail!("the server {server} answered {url} with HTTP {status}: {}", error_message(&body)),
+    }
+    let v: serde_json::Value = serde_json::from_str(&body).with_context(|| format!("{url} answered unreadably"))?;
+    let r = &v["regression"];
+    let text = |k: &str| r[k].as_str().map(str::to_string);
+    let lineage = text("lineage").context("the regression names no lineage")?;
+    let first_bad = text("version").context("the regression names no version")?;
+    let last_good = text("previous_version")
+        .with_context(|| format!("regression {id} has no version before {first_bad}: give --good"))?;
+    let workloads: Vec<String> = v["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["workload"].as_str().map(str::to_string))
+        .collect();
+    Ok(RegressionFacts { lineage, last_good, first_bad, workloads })
+}

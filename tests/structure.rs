@@ -1,23 +1,49 @@
-//! The server's shape holds: modules depend on each other in one direction only
-//! (`scripts/import-circles` finds no import circle), and no source file grows past 500 lines.
+//! Every crate's shape holds: in the server (`src/`), core (`core/src`) and the agent
+//! (`ingest-agent/src`), modules depend on each other in one direction only
+//! (`scripts/import-circles` finds no import circle), and no source file grows past 500 lines
+//! before its inline tests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn the_server_has_no_import_circles() {
+/// The crates' source folders, from the repository's root.
+const CRATES: [&str; 3] = ["src", "core/src", "ingest-agent/src"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `scripts/import-circles` on one crate's sources and fails with what it printed.
+fn assert_no_import_circles(src: &str) {
     let out = Command::new("python3")
         .arg("scripts/import-circles")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg(src)
+        .current_dir(root())
         .output()
         .expect("python3 runs scripts/import-circles");
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "scripts/import-circles exited with {}:\n{}{}",
+        "scripts/import-circles {src} exited with {}:\n{stdout}{}",
         out.status,
-        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    assert!(stdout.contains("import circles: 0 top-level, 0 between siblings"), "{src}: {stdout}");
+}
+
+#[test]
+fn the_server_has_no_import_circles() {
+    assert_no_import_circles("src");
+}
+
+#[test]
+fn core_has_no_import_circles() {
+    assert_no_import_circles("core/src");
+}
+
+#[test]
+fn the_agent_has_no_import_circles() {
+    assert_no_import_circles("ingest-agent/src");
 }
 
 fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -32,18 +58,20 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
 }
 
 #[test]
-fn no_server_source_file_is_over_500_lines_before_its_tests() {
-    let mut files = Vec::new();
-    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
-    assert!(files.len() > 20, "found the server's sources: {files:?}");
-    let long: Vec<String> = files
-        .iter()
-        .filter_map(|f| {
+fn no_source_file_of_any_crate_is_over_500_lines_before_its_tests() {
+    let mut long = Vec::new();
+    for src in CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(src), &mut files);
+        assert!(files.len() > 5, "found the sources of {src}: {files:?}");
+        for f in &files {
             let text = std::fs::read_to_string(f).unwrap();
             // An inline test module at the end does not count.
             let lines = text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")).count();
-            (lines > 500).then(|| format!("{}: {lines} lines", f.display()))
-        })
-        .collect();
+            if lines > 500 {
+                long.push(format!("{}: {lines} lines", f.strip_prefix(root()).unwrap_or(f).display()));
+            }
+        }
+    }
     assert!(long.is_empty(), "split these by concern: {long:?}");
 }

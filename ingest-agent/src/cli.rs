@@ -8,13 +8,13 @@ mod parse;
 use crate::config;
 use crate::import::Format;
 use crate::measure::gate::{self, DEFAULT_MAX_SLOPE};
-use crate::server::baseline::BaselineSpec;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use parse::{
     one_line, parse_baseline, parse_ci_margin, parse_maybe_path, parse_min_r2, parse_slope, parse_unit,
     parse_version_from,
 };
 use slopewatch_core::complexity::Class;
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::verdict::NoiseRule;
 use slopewatch_core::wire::{SizeUnit, VersionFrom};
 use std::path::PathBuf;
@@ -298,7 +298,7 @@ pub(crate) struct ReportArgs {
     /// it cannot be read, the report says why and leaves the change out; the exit status is not
     /// affected.
     #[arg(long, value_name = "NAME@VERSION", requires = "baseline_server", value_parser = parse_baseline)]
-    pub(crate) baseline: Option<BaselineSpec>,
+    pub(crate) baseline: Option<LineageVersion>,
 }
 
 #[derive(Debug, Args)]

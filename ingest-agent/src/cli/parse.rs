@@ -1,7 +1,7 @@
 //! The value parsers of the command line: each refuses a bad value with the reason, as a usage
 //! error.
 
-use crate::server::baseline::BaselineSpec;
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{SizeUnit, VersionFrom};
 use std::path::PathBuf;
 
@@ -24,8 +24,8 @@ pub(super) fn parse_maybe_path(s: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(s))
 }
 
-pub(super) fn parse_baseline(s: &str) -> Result<BaselineSpec, String> {
-    BaselineSpec::parse(s).map_err(|e| format!("{e:#}"))
+pub(super) fn parse_baseline(s: &str) -> Result<LineageVersion, String> {
+    crate::server::baseline::parse_spec(s).map_err(|e| format!("{e:#}"))
 }
 
 pub(super) fn parse_ci_margin(s: &str) -> Result<f64, String> {

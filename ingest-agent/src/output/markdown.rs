@@ -190,7 +190,7 @@ pub fn escape(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::output::table::tests::points;
-    use crate::server::baseline::{BaselineSpec, Stored};
+    use crate::server::baseline::{parse_spec, Stored};
     use slopewatch_core::wire::{Failure, FailureKind};
     use std::collections::BTreeMap;
 
@@ -316,7 +316,7 @@ mod tests {
             ("strchr".to_string(), Stored { slope: 1.0, class: Some(Class::Linear) }),
             ("sscanf".to_string(), Stored { slope: 1.02, class: None }),
         ]);
-        let spec = BaselineSpec::parse("gcc-glibc@0.15.2").unwrap();
+        let spec = parse_spec("gcc-glibc@0.15.2").unwrap();
         let baseline = Ok(Baseline { spec, slopes });
         let rows = [
             row("gcc-glibc", "strchr", points(|n| n * n)),

@@ -7,44 +7,30 @@ use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use slopewatch_core::complexity::{Class, Complexity};
+use slopewatch_core::lineage::LineageVersion;
 use std::collections::BTreeMap;
-use std::fmt;
 
-/// `NAME@VERSION`: the lineage and the version of it to compare against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaselineSpec {
-    pub lineage: String,
-    pub version: String,
-}
-
-impl BaselineSpec {
-    /// Reads `gcc-glibc@12.2.0`. The name follows the rules of a toolchain's name; the version is
-    /// one word of printable characters.
-    pub fn parse(s: &str) -> Result<BaselineSpec> {
-        let Some((lineage, version)) = s.split_once('@') else {
-            bail!("baseline {s:?} must look like NAME@VERSION, e.g. gcc-glibc@12.2.0");
-        };
-        check_lineage_name(lineage).with_context(|| format!("baseline {s:?}"))?;
-        if version.is_empty() || version.len() > 128 {
-            bail!("baseline {s:?}: the version must be 1 to 128 characters");
-        }
-        if version.chars().any(|c| c.is_whitespace() || c.is_control() || c == '@') {
-            bail!("baseline {s:?}: the version may not hold spaces, control characters or a second '@'");
-        }
-        Ok(BaselineSpec { lineage: lineage.to_string(), version: version.to_string() })
+/// Reads a baseline, `NAME@VERSION` (`gcc-glibc@12.2.0`): the lineage and the version of it to
+/// compare against. The name follows the rules of a toolchain's name; the version is one word of
+/// printable characters.
+pub fn parse_spec(s: &str) -> Result<LineageVersion> {
+    let Some((lineage, version)) = s.split_once('@') else {
+        bail!("baseline {s:?} must look like NAME@VERSION, e.g. gcc-glibc@12.2.0");
+    };
+    check_lineage_name(lineage).with_context(|| format!("baseline {s:?}"))?;
+    if version.is_empty() || version.len() > 128 {
+        bail!("baseline {s:?}: the version must be 1 to 128 characters");
     }
-}
-
-impl fmt::Display for BaselineSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}", self.lineage, self.version)
+    if version.chars().any(|c| c.is_whitespace() || c.is_control() || c == '@') {
+        bail!("baseline {s:?}: the version may not hold spaces, control characters or a second '@'");
     }
+    Ok(LineageVersion::new(lineage, version))
 }
 
 /// What the server holds for the baseline version: each workload's slope, where it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Baseline {
-    pub spec: BaselineSpec,
+    pub spec: LineageVersion,
     /// The workloads the version has a slope for; one missing here has no baseline (never run
     /// with the lineage, not at this version, or every run at it failed).
     pub slopes: BTreeMap<String, Stored>,
@@ -85,7 +71,7 @@ struct SeriesVersion {
 /// needed where the server requires a login to read). An unreachable server, a refused token, a
 /// lineage or version the server does not have, or an answer it cannot read is an error that says
 /// which; a workload without a slope at the version is only absent from the result.
-pub fn fetch(client: &Client, spec: &BaselineSpec, workloads: &[String]) -> Result<Baseline> {
+pub fn fetch(client: &Client, spec: &LineageVersion, workloads: &[String]) -> Result<Baseline> {
     let server = client.server();
     let get = |path: &str, query: &[(&str, &str)]| -> Result<Option<String>> {
         let Answer { status, body } =
@@ -148,7 +134,7 @@ mod tests {
 
     #[test]
     fn a_baseline_is_a_lineage_name_and_a_version() {
-        let spec = BaselineSpec::parse("zig-cc-musl@0.15.2").unwrap();
+        let spec = parse_spec("zig-cc-musl@0.15.2").unwrap();
         assert_eq!((spec.lineage.as_str(), spec.version.as_str()), ("zig-cc-musl", "0.15.2"));
         assert_eq!(spec.to_string(), "zig-cc-musl@0.15.2");
         for (bad, why) in [
@@ -159,7 +145,7 @@ mod tests {
             ("gcc-glibc@12 2", "may not hold spaces"),
             ("gcc-glibc@1@2", "second '@'"),
         ] {
-            let e = format!("{:#}", BaselineSpec::parse(bad).unwrap_err());
+            let e = format!("{:#}", parse_spec(bad).unwrap_err());
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

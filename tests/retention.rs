@@ -6,13 +6,13 @@ mod common;
 use axum::http::StatusCode;
 use common::{on_both_backends, run_json, TestApp, TestDb};
 use serde_json::Value;
-use slopewatch::analysis;
 use slopewatch::config::Config;
 use slopewatch::intake::Intake;
 use slopewatch::retention;
 use slopewatch::store::{Arrival, InsertOutcome, Store};
 use slopewatch_core::wire::RunSubmission;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 
@@ -117,10 +117,9 @@ async fn pruning_removes_old_raw_samples_and_keeps_fits_medians_and_summaries() 
 /// Stores `run` as if received `days_ago` days ago.
 async fn store_old_run(store: &Store, run: &Value, days_ago: i64) -> uuid::Uuid {
     let run = RunSubmission::from_json(&serde_json::to_vec(run).unwrap()).unwrap();
-    let fits = analysis::fit_run(&run).unwrap();
     let arrival = Arrival { received_at: OffsetDateTime::now_utc() - time::Duration::days(days_ago), ..Arrival::now() };
-    let intake = Intake::new(store.clone(), &Config::default());
-    let outcome = intake.insert_run_as(&run, &fits, &arrival).await.unwrap();
+    let intake = Intake::new(store.clone(), &Config::default(), Arc::default());
+    let outcome = intake.insert_run(&run, &arrival).await.unwrap();
     assert!(matches!(outcome, InsertOutcome::Created(_)));
     run.run_id
 }

@@ -5,10 +5,9 @@ use super::auth::Ingestor;
 use super::error::ErrorBody;
 use super::extract::AppQuery;
 use super::{AppState, Error};
-use crate::analysis;
 use crate::model::SizeMedian;
 use crate::store::{
-    FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionFailures, WorkloadRow,
+    Arrival, FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionFailures, WorkloadRow,
 };
 use crate::views::SeriesView;
 use axum::body::Bytes;
@@ -138,8 +137,7 @@ pub(super) async fn read_json_body(state: &AppState, request: Request) -> Result
 async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Json<RunAccepted>), Error> {
     let body = read_json_body(state, request).await?;
     let run = RunSubmission::from_json(&body).map_err(Error::Invalid)?;
-    let fits = analysis::fit_run(&run).map_err(Error::Invalid)?;
-    let (status, receipt) = match state.intake.insert_run(&run, &fits).await? {
+    let (status, receipt) = match state.intake.insert_run(&run, &Arrival::now()).await? {
         InsertOutcome::Created(receipt) => (StatusCode::CREATED, receipt),
         InsertOutcome::Existing(receipt) => (StatusCode::OK, receipt),
         InsertOutcome::Conflict => {

@@ -16,13 +16,13 @@ use crate::alerts::payload::{Event, FieldChange};
 use crate::format;
 use crate::model::{SizeMedian, Slope};
 use crate::store::{NewDelivery, NewMember, NewRegression, Tx};
+use slopewatch_core::lineage::LineageVersion;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
 /// A version whose summaries a pass just wrote.
 pub(super) struct Judged<'a> {
-    pub lineage: &'a str,
-    pub version: &'a str,
+    pub at: &'a LineageVersion,
     /// The new summaries of the workloads the pass took runs of.
     pub rows: &'a [SummaryRow],
     /// How the version's runs fared with each workload the pass took runs of, by workload id.
@@ -57,7 +57,7 @@ impl Judged<'_> {
 
 /// Applies the alert rules to one judged version and writes what they decide.
 pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Settings) -> Result<(), sqlx::Error> {
-    let (lineage, version) = (judged.lineage, judged.version);
+    let (lineage, version) = (judged.at.lineage.as_str(), judged.at.version.as_str());
     // Versions of one lineage are judged one at a time, each seeing what the one before wrote.
     tx.lock_lineage(lineage).await?;
     let current = judged.current();
@@ -134,7 +134,7 @@ impl Writer<'_, '_, '_> {
 
     fn scene<'s>(&'s self, version: &'s str) -> Scene<'s> {
         Scene {
-            lineage: self.judged.lineage,
+            lineage: &self.judged.at.lineage,
             version,
             rules: &self.settings.alerts.rules,
             public_url: self.settings.public_url.as_deref(),
@@ -145,7 +145,7 @@ impl Writer<'_, '_, '_> {
     async fn open(&mut self, d: &Derived) -> Result<(), sqlx::Error> {
         let now = self.judged.now;
         let regression = NewRegression {
-            lineage: self.judged.lineage,
+            lineage: &self.judged.at.lineage,
             version: &d.version,
             previous_version: d.previous_version.clone(),
             first_run_at: d.first_run_at,
@@ -172,7 +172,7 @@ impl Writer<'_, '_, '_> {
     /// Brings a stored regression in line with the derived one it matched.
     async fn update(&mut self, u: &Update<'_>) -> Result<(), sqlx::Error> {
         let (id, d, now) = (u.id, u.derived, self.judged.now);
-        let measured = self.judged.version;
+        let measured = self.judged.at.version.as_str();
         let range_moved = u.moved.iter().any(|m| matches!(m.field, "version" | "previous_version"));
         if range_moved {
             self.tx.move_regression(id, &d.version, d.previous_version.as_deref(), d.first_run_at).await?;
@@ -276,7 +276,7 @@ impl Writer<'_, '_, '_> {
         let Some(target) = into_stored.or_else(|| self.opened.get(&into.version).copied()) else {
             return Ok(());
         };
-        let (now, measured) = (self.judged.now, self.judged.version);
+        let (now, measured) = (self.judged.now, self.judged.at.version.as_str());
         self.tx.merge_regression(id, Some(target)).await?;
         let detail = format!("Merged into #{target} when {measured} was measured: its workloads regressed with it");
         self.tx.append_event(id, now, "moved", &detail).await?;

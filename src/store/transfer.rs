@@ -5,6 +5,7 @@ use super::db::sql;
 use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{Failure, Host, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
@@ -67,8 +68,8 @@ pub struct RunCursor {
 /// between stores).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegressionEdit {
-    pub lineage: String,
-    pub version: String,
+    /// The regression's lineage and first bad version.
+    pub regression: LineageVersion,
     pub at: OffsetDateTime,
     /// The editor's token name.
     pub actor: String,
@@ -232,8 +233,7 @@ impl Store {
         drop(conn);
         let mut edits: Vec<RegressionEdit> = Vec::with_capacity(statuses.len() + notes.len() + links.len());
         let edit = |row: EditRow, change| RegressionEdit {
-            lineage: row.lineage,
-            version: row.version,
+            regression: LineageVersion::new(row.lineage, row.version),
             at: row.at,
             actor: row.actor,
             change,
@@ -257,16 +257,17 @@ impl Store {
     }
 
     /// When each regression was opened, by lineage and version: an edit can only follow that.
-    pub async fn regression_openings(&self) -> Result<HashMap<(String, String), OffsetDateTime>, sqlx::Error> {
+    pub async fn regression_openings(&self) -> Result<HashMap<LineageVersion, OffsetDateTime>, sqlx::Error> {
         let rows: Vec<Opening> = self.all(&sql("SELECT lineage, version, opened_at FROM regressions")).await?;
-        Ok(rows.into_iter().map(|r| ((r.lineage, r.version), r.opened_at)).collect())
+        Ok(rows.into_iter().map(|r| (LineageVersion::new(r.lineage, r.version), r.opened_at)).collect())
     }
 
     /// Applies an editor's change carried over from another store, as of its own time, unless
     /// it is already there.
     pub async fn apply_regression_edit(&self, edit: &RegressionEdit) -> Result<EditOutcome, sqlx::Error> {
         let q = sql("SELECT id FROM regressions WHERE lineage = $1 AND version = $2");
-        let Some(id) = self.value::<i64>(&q.bind(&edit.lineage).bind(&edit.version)).await? else {
+        let Some(id) = self.value::<i64>(&q.bind(&edit.regression.lineage).bind(&edit.regression.version)).await?
+        else {
             return Ok(EditOutcome::NoRegression);
         };
         let q = match &edit.change {

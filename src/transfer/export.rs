@@ -7,6 +7,7 @@ use super::records::{
 use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun, StoredWorkload};
 use anyhow::Context;
 use serde::Serialize;
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{Measurement, RunSubmission, SizeUnit, WorkloadRun};
 use std::collections::VecDeque;
 use time::OffsetDateTime;
@@ -63,7 +64,7 @@ pub async fn export<W: AsyncWrite + Unpin>(
         .await?
         .into_iter()
         .map(|e| {
-            let opened = openings.get(&(e.lineage.clone(), e.version.clone())).copied().unwrap_or(e.at);
+            let opened = openings.get(&e.regression).copied().unwrap_or(e.at);
             (e.at.max(opened), e)
         })
         .collect();
@@ -124,7 +125,7 @@ async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, record: &impl Serialize)
 }
 
 async fn write_edit<W: AsyncWrite + Unpin>(out: &mut W, edit: RegressionEdit) -> anyhow::Result<()> {
-    let RegressionEdit { lineage, version, at, actor, change } = edit;
+    let RegressionEdit { regression: LineageVersion { lineage, version }, at, actor, change } = edit;
     match change {
         EditChange::Status(status) => {
             let kind = Kind::RegressionStatus;

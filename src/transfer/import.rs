@@ -16,6 +16,7 @@ use crate::store::{
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{
     FieldError, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN, MAX_SAMPLES_PER_SIZE,
 };
@@ -219,7 +220,7 @@ async fn apply(
                 EditOutcome::NoRegression => Err(format!(
                     "no regression of {} {} here to apply this to: its runs were not imported, or this \
                      store's alert rules did not open it",
-                    edit.lineage, edit.version
+                    edit.regression.lineage, edit.regression.version
                 )),
             })
         }
@@ -405,7 +406,7 @@ fn edit(kind: Kind, line: &[u8]) -> Result<RegressionEdit, String> {
         }
     };
     check_token_name(&actor)?;
-    Ok(RegressionEdit { lineage, version, at: utc(at), actor, change })
+    Ok(RegressionEdit { regression: LineageVersion::new(lineage, version), at: utc(at), actor, change })
 }
 
 fn token(line: &[u8]) -> Result<StoredToken, String> {

@@ -16,7 +16,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::wire::{RunSubmission, SizeUnit};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -382,7 +382,9 @@ async fn get_series(State(state): State<AppState>, AppQuery(q): AppQuery<SeriesQ
     if summaries.is_empty() && failures.is_empty() {
         return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));
     }
-    let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), String::new(), summaries, failures);
+    // The answer carries no size unit, so the view's is never read.
+    let unit = SizeUnit::Bytes;
+    let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), unit, summaries, failures);
     let steps = view.source_steps();
     let versions = view
         .versions

@@ -6,7 +6,7 @@ use super::{decode_json, Store};
 use crate::model::stored_failure;
 use serde::Serialize;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Failure, FailureKind};
+use slopewatch_core::wire::{Failure, FailureKind, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -256,7 +256,8 @@ struct SeriesFailureRow {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FailureRow {
     pub workload: String,
-    pub size_unit: String,
+    #[sqlx(try_from = "String")]
+    pub size_unit: SizeUnit,
     pub lineage: String,
     pub version: String,
     pub kind: String,

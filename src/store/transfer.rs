@@ -6,7 +6,7 @@ use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Failure, Host, Toolchain};
+use slopewatch_core::wire::{Failure, Host, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -36,7 +36,7 @@ pub struct StoredRun {
 #[derive(Debug, Clone)]
 pub struct StoredWorkload {
     pub name: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     pub source_hash: String,
     pub metadata: BTreeMap<String, String>,
     /// By size; for a failed workload, those measured before it failed.
@@ -108,7 +108,8 @@ struct FitRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     source_hash: String,
     metadata: String,
 }
@@ -119,7 +120,8 @@ struct FailureRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     source_hash: String,
     metadata: String,
     kind: String,

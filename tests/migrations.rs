@@ -448,3 +448,55 @@ async fn regressions_from_before_bisections_take_bisections_after_the_upgrade() 
         assert_eq!(detail.bisections[0].summary(), "the bad end 0.16.0 measured good: nothing to search (1 step, 3 s)");
     }
 }
+
+/// The timeline of regression 7 as a store at migration 0015 holds it: a status an editor set, an
+/// acknowledgement, a link and an entry the rules wrote, all as text.
+macro_rules! seed_timeline_0015 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        seed_regression_0009!(pool);
+        let at = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_001);
+        let entries = [
+            ("first_run", "First run of 0.16.0", None),
+            ("acknowledged", "Acknowledged", Some("test-editor")),
+            ("link", "Linked upstream", Some("test-editor")),
+            ("status", "Status set to false alarm", Some("test-editor")),
+        ];
+        for (minute, (kind, detail, actor)) in entries.into_iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO regression_events (regression_id, at, kind, detail, actor) VALUES (7, $1, $2, $3, $4)",
+            )
+            .bind(at + time::Duration::minutes(minute as i64))
+            .bind(kind)
+            .bind(detail)
+            .bind(actor)
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+    }};
+}
+
+#[tokio::test]
+async fn statuses_editors_set_before_the_upgrade_still_move_with_the_history() {
+    use slopewatch::model::RegressionStatus;
+    use slopewatch::store::EditChange;
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 15, seed_timeline_0015);
+        db.store.migrate().await.unwrap();
+        let statuses: Vec<RegressionStatus> = db
+            .store
+            .regression_edits()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.change {
+                EditChange::Status(status) => Some(status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, [RegressionStatus::Acknowledged, RegressionStatus::FalseAlarm]);
+    }
+}

@@ -15,3 +15,4 @@ pub mod markdown;
 pub mod payload;
 pub mod postmortem;
 pub mod signing;
+pub mod timeline;

@@ -4,6 +4,7 @@
 //! bytes under the same delivery id.
 
 use super::config::WebhookFormat;
+use super::lineage::MovedField;
 use crate::format;
 use serde::Serialize;
 use slopewatch_core::wire::Failure;
@@ -43,13 +44,49 @@ pub struct Event {
     pub changes: Vec<FieldChange>,
 }
 
-/// One field of a regression that moved: `version` (the first bad version), `previous_version`
-/// (the last good one), `fixed_version`, or `workloads` (their names, comma-separated).
+/// One field of a regression that moved, from what, to what.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldChange {
-    pub field: String,
+    pub field: Field,
     pub from: Option<String>,
     pub to: Option<String>,
+}
+
+/// What moved of a regression: `version` (the first bad version), `previous_version` (the last
+/// good one), `fixed_version`, `merged_into` (the regression it went into or left), or
+/// `workloads` (their names, comma-separated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Version,
+    PreviousVersion,
+    FixedVersion,
+    MergedInto,
+    Workloads,
+}
+
+impl Field {
+    /// How the field reads in a message.
+    fn label(self) -> &'static str {
+        match self {
+            Field::Version => "first bad",
+            Field::PreviousVersion => "last good",
+            Field::FixedVersion => "fixed in",
+            Field::MergedInto => "merged_into",
+            Field::Workloads => "workloads",
+        }
+    }
+}
+
+impl From<MovedField> for Field {
+    fn from(field: MovedField) -> Field {
+        match field {
+            MovedField::Version => Field::Version,
+            MovedField::PreviousVersion => Field::PreviousVersion,
+            MovedField::FixedVersion => Field::FixedVersion,
+            MovedField::MergedInto => Field::MergedInto,
+        }
+    }
 }
 
 /// One workload of the event's regression, there for its `slope` or for a `failure`. A failure
@@ -123,7 +160,7 @@ impl Event {
                     .iter()
                     .map(|c| {
                         let shown = |v: &Option<String>| slack_escape(v.as_deref().unwrap_or("none"));
-                        format!("{} {} → {}", field_label(&c.field), shown(&c.from), shown(&c.to))
+                        format!("{} {} → {}", c.field.label(), shown(&c.from), shown(&c.to))
                     })
                     .collect();
                 format!(
@@ -170,16 +207,6 @@ impl Event {
         }
         lines.push(format!("<{}|Open the regression>", slack_escape(&self.links.regression)));
         lines.join("\n")
-    }
-}
-
-/// How a moved field reads in a message.
-fn field_label(field: &str) -> &str {
-    match field {
-        "version" => "first bad",
-        "previous_version" => "last good",
-        "fixed_version" => "fixed in",
-        other => other,
     }
 }
 
@@ -294,8 +321,7 @@ mod tests {
     fn an_update_says_what_moved_in_json_and_slack() {
         let mut e = event();
         e.event = UPDATED;
-        e.changes =
-            vec![FieldChange { field: "version".into(), from: Some("0.17.1".into()), to: Some("0.16.0".into()) }];
+        e.changes = vec![FieldChange { field: Field::Version, from: Some("0.17.1".into()), to: Some("0.16.0".into()) }];
         let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
         assert_eq!(json["changes"], serde_json::json!([{"field": "version", "from": "0.17.1", "to": "0.16.0"}]));
         let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();

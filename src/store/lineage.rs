@@ -6,7 +6,7 @@ use super::db::{sql, Tx};
 use super::decode_json;
 use crate::alerts::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
 use crate::alerts::lineage::{Stored, StoredMember, Summary};
-use crate::model::{SizeMedian, Slope};
+use crate::model::{RegressionStatus, SizeMedian, Slope};
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -16,7 +16,8 @@ use time::OffsetDateTime;
 struct MemberRow {
     regression_id: i64,
     version: String,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: RegressionStatus,
     workload_id: i64,
     reason: String,
     fixed_version: Option<String>,
@@ -58,7 +59,8 @@ struct StoredRow {
     id: i64,
     version: String,
     previous_version: Option<String>,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: RegressionStatus,
     fixed_version: Option<String>,
     merged_into: Option<i64>,
     workload_id: Option<i64>,
@@ -80,7 +82,7 @@ impl Tx<'_> {
                 Some(Membership {
                     regression_id: row.regression_id,
                     version: row.version,
-                    open: matches!(row.status.as_str(), "open" | "acknowledged"),
+                    open: row.status.is_open(),
                     track: Track { workload_id: row.workload_id, reason: Reason::parse(&row.reason)? },
                     fixed: row.fixed_version.is_some(),
                 })

@@ -142,16 +142,27 @@ struct MeasurementRow {
     instructions: Option<String>,
 }
 
-/// An entry of a regression's timeline, a note or a link, with the regression it belongs to.
+/// A status an editor set, with the regression it belongs to.
+#[derive(sqlx::FromRow)]
+struct StatusRow {
+    lineage: String,
+    version: String,
+    at: OffsetDateTime,
+    actor: String,
+    #[sqlx(try_from = "String")]
+    status: RegressionStatus,
+}
+
+/// A note or a link, with the regression it belongs to.
 #[derive(sqlx::FromRow)]
 struct EditRow {
     lineage: String,
     version: String,
     at: OffsetDateTime,
     actor: String,
-    /// A timeline entry's kind, a link's title; empty for a note.
+    /// A link's title; empty for a note.
     kind: String,
-    /// A timeline entry's detail, a note's body, a link's URL.
+    /// A note's body, a link's URL.
     detail: String,
 }
 
@@ -214,11 +225,11 @@ impl Store {
     /// as many as people wrote, so they are read at once.
     pub async fn regression_edits(&self) -> Result<Vec<RegressionEdit>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
-        let statuses: Vec<EditRow> = conn
+        let statuses: Vec<StatusRow> = conn
             .exec()
-            .all(&sql("SELECT r.lineage, r.version, e.at, e.actor, e.kind, e.detail
+            .all(&sql("SELECT r.lineage, r.version, e.at, e.actor, e.status
                  FROM regression_events e JOIN regressions r ON r.id = e.regression_id
-                 WHERE e.actor IS NOT NULL AND e.kind IN ('acknowledged', 'status') ORDER BY e.at, e.id"))
+                 WHERE e.actor IS NOT NULL AND e.status IS NOT NULL ORDER BY e.at, e.id"))
             .await?;
         let notes: Vec<EditRow> = conn
             .exec()
@@ -234,25 +245,21 @@ impl Store {
             .await?;
         drop(conn);
         let mut edits: Vec<RegressionEdit> = Vec::with_capacity(statuses.len() + notes.len() + links.len());
-        let edit = |row: EditRow, change| RegressionEdit {
-            regression: LineageVersion::new(row.lineage, row.version),
-            at: row.at,
-            actor: row.actor,
+        let edit = |lineage, version, at, actor, change| RegressionEdit {
+            regression: LineageVersion::new(lineage, version),
+            at,
+            actor,
             change,
         };
         for row in statuses {
-            // Only the entries an editor's status change wrote.
-            if let Some(status) = RegressionStatus::from_event(&row.kind, &row.detail) {
-                edits.push(edit(row, EditChange::Status(status)));
-            }
+            edits.push(edit(row.lineage, row.version, row.at, row.actor, EditChange::Status(row.status)));
         }
-        for mut row in notes {
-            let body = std::mem::take(&mut row.detail);
-            edits.push(edit(row, EditChange::Note { body }));
+        for row in notes {
+            edits.push(edit(row.lineage, row.version, row.at, row.actor, EditChange::Note { body: row.detail }));
         }
-        for mut row in links {
-            let (title, url) = (std::mem::take(&mut row.kind), std::mem::take(&mut row.detail));
-            edits.push(edit(row, EditChange::Link { title, url }));
+        for row in links {
+            let change = EditChange::Link { title: row.kind, url: row.detail };
+            edits.push(edit(row.lineage, row.version, row.at, row.actor, change));
         }
         edits.sort_by_key(|e| e.at);
         Ok(edits)
@@ -273,16 +280,12 @@ impl Store {
             return Ok(EditOutcome::NoRegression);
         };
         let q = match &edit.change {
-            EditChange::Status(status) => {
-                let (kind, detail) = status.event();
-                sql("SELECT 1 FROM regression_events
-                     WHERE regression_id = $1 AND at = $2 AND actor = $3 AND kind = $4 AND detail = $5")
-                .bind(id)
-                .bind(edit.at)
-                .bind(&edit.actor)
-                .bind(kind)
-                .bind(detail)
-            }
+            EditChange::Status(status) => sql("SELECT 1 FROM regression_events
+                 WHERE regression_id = $1 AND at = $2 AND actor = $3 AND status = $4")
+            .bind(id)
+            .bind(edit.at)
+            .bind(&edit.actor)
+            .bind(status.as_str()),
             EditChange::Note { body } => {
                 sql("SELECT 1 FROM regression_notes WHERE regression_id = $1 AND at = $2 AND author = $3 AND body = $4")
                     .bind(id)

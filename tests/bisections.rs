@@ -90,7 +90,7 @@ async fn submit(app: &TestApp, regression: i64, token: &str, body: &Value) -> (S
 /// A run of the regression's good version under a known id, for a step to link to.
 async fn stored_run(app: &TestApp) -> Uuid {
     let id = Uuid::new_v4();
-    let mut run = common::run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 3, 8, 5);
+    let mut run = common::RunShape::new("zig-cc-musl", "0.15.0").workloads(3).sizes(8).samples(5).json();
     run["run_id"] = json!(id);
     let (status, body) = app.submit(&run).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");

@@ -189,7 +189,7 @@ async fn raw_samples_and_medians_survive_the_move_into_measurement_rows() {
 
         // A new run of the version takes the migrated runs' medians into its summary.
         let app = TestApp::new(db).await;
-        let mut run = common::run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 1, 3, 5);
+        let mut run = common::RunShape::new("zig-cc-musl", "0.15.0").sizes(3).samples(5).json();
         run["host"] = serde_json::json!({"name": "build-01", "cpu": "cpu", "kernel": "6.1", "arch": "x86_64"});
         run["toolchain"] = serde_json::json!({"name": "zig-cc-musl", "version": "0.15.0", "libc": "musl",
             "target": "x86_64-linux-musl", "compiler": "zig cc", "flags": "-O2"});
@@ -362,7 +362,7 @@ async fn regressions_from_before_failures_keep_their_workloads_as_slope_members(
 
         // The migrated regression resolves by the usual rule when a good version arrives.
         let app = TestApp::new(db).await;
-        let mut run = common::run_json("zig-cc-musl", "0.17.0", "build-01", 1.0, 1, 6, 3);
+        let mut run = common::RunShape::new("zig-cc-musl", "0.17.0").sizes(6).json();
         run["workloads"][0]["name"] = "strchr".into();
         let (status, body) = app.submit(&run).await;
         assert_eq!(status, 201, "{body}");
@@ -407,7 +407,7 @@ async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it
 
         // The old musl-gcc history is kept apart: musl's version under its name is refused, and
         // starts its own lineage under a new one.
-        let mut libc = common::run_json("musl-gcc", "1.2.3", "build-01", 1.0, 1, 6, 3);
+        let mut libc = common::RunShape::new("musl-gcc", "1.2.3").sizes(6).json();
         libc["toolchain"]["version_from"] = "libc".into();
         let (status, body) = app.submit(&libc).await;
         assert_eq!(status, 422, "{body}");
@@ -415,7 +415,7 @@ async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it
         libc["toolchain"]["name"] = "musl-gcc-libc".into();
         let (status, body) = app.submit(&libc).await;
         assert_eq!(status, 201, "{body}");
-        let compiler = common::run_json("musl-gcc", "12.2.0", "build-01", 1.0, 1, 6, 3);
+        let compiler = common::RunShape::new("musl-gcc", "12.2.0").sizes(6).json();
         assert_eq!(app.submit(&compiler).await.0, 201, "the old lineage goes on as it was");
     }
 }

@@ -5,7 +5,7 @@ use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
 use crate::session_key::{self, SessionKey};
 use crate::store::{mask_password, sqlite_file, OpenOptions, Scope, ServerLock, Store};
 use crate::transfer::{ExportSummary, ImportSummary};
-use crate::{app, auth, outbox, retention, transfer, AppState};
+use crate::{app, auth, retention, transfer, webhooks, AppState};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -298,7 +298,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     });
     let sweeper = tokio::spawn(state.intake.clone().sweep(worker_stopped.clone()));
     let alert_settings = state.config.alerts.clone();
-    let worker = tokio::spawn(outbox::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
+    let worker =
+        tokio::spawn(webhooks::sender::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let limits = state.config.limits.clone();
     let served = crate::http::serve(listener, app(state), &limits, shutdown).await;

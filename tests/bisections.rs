@@ -11,8 +11,8 @@ use common::forms::{get, seed_regression};
 use common::webhooks::{assert_signed, body_json, wait_for, Receiver};
 use common::{on_both_backends, TestApp, TestDb};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::WebhookFormat;
 use slopewatch::config::Config;
+use slopewatch::config::WebhookFormat;
 use std::time::Duration;
 use tokio::sync::watch;
 use uuid::Uuid;
@@ -268,7 +268,7 @@ async fn regression_bisected_is_delivered_once_signed_in_both_formats_despite_re
         let settings = config.alerts.clone();
         let app = TestApp::with_config(db, config).await;
         let (stop, stopped) = watch::channel(false);
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
 
         let id = seed_regression(&app).await;
         let b = bisection(Uuid::new_v4(), Uuid::new_v4());

@@ -10,7 +10,7 @@ mod common;
 use common::process::{agent_binary, create_token, free_addr, get_json, PrivatePostgres, Server};
 use common::{Backend, RunShape, TestDb};
 use serde_json::Value;
-use slopewatch::alerts::signing;
+use slopewatch::webhooks::signing;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -9,7 +9,7 @@ mod common;
 use common::process::{create_token, free_addr, get_json, Server};
 use common::{Backend, RunShape, TestDb};
 use serde_json::Value;
-use slopewatch::alerts::signing;
+use slopewatch::webhooks::signing;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

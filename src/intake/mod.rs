@@ -1,6 +1,7 @@
-//! What happens to a run once it is accepted: it is stored whole, then taken into its version's
-//! summaries by a summary pass, which also applies the alert rules and writes the regressions and
-//! webhook deliveries they decide (`summaries.rs`, `alerts.rs`).
+//! What happens to a run once it is accepted: it is fitted and stored whole, then taken into its
+//! version's summaries by a summary pass (`pass.rs`), which also applies the alert rules and
+//! writes the regressions and webhook deliveries they decide (`regressions.rs`). A bisection an
+//! agent sends is recorded and announced here too (`bisections.rs`).
 //!
 //! Storing marks a run pending; after it commits, a pass takes it in, together with every other
 //! run pending by then, one transaction for all their versions. One pass runs at a time. A run
@@ -13,16 +14,15 @@
 //! pending at start-up and every few seconds, so a run is taken in once even when the server dies
 //! in between.
 
-mod alerts;
 mod bisections;
-mod summaries;
+mod pass;
+mod regressions;
 
 pub use bisections::BisectionOutcome;
+pub use pass::SUMMARY_WINDOW;
 
-pub use summaries::SUMMARY_WINDOW;
-
-use crate::alerts::config::AlertSettings;
 use crate::analysis::{self, Medians, Summary, WorkloadFit};
+use crate::config::AlertSettings;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::store::{Arrival, InsertOutcome, Store};
@@ -102,9 +102,9 @@ impl Intake {
     }
 
     /// Takes every pending run into its version's summaries and alert rules; returns how many runs
-    /// were taken in (`summaries::summarize_pending`).
+    /// were taken in (`pass::summarize_pending`).
     pub async fn summarize_pending(&self) -> Result<usize, sqlx::Error> {
-        summaries::summarize_pending(&self.store, &self.settings, &self.metrics).await
+        pass::summarize_pending(&self.store, &self.settings, &self.metrics).await
     }
 
     /// Takes in the runs left pending, by a server that stopped between storing a run and updating

@@ -4,9 +4,9 @@
 use super::complexity::decode_complexity;
 use super::db::{sql, Tx};
 use super::decode_json;
-use crate::alerts::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
-use crate::alerts::lineage::{Stored, StoredMember, Summary};
 use crate::model::{RegressionStatus, SizeMedian, Slope};
+use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
+use crate::rules::replay::{Stored, StoredMember, Summary};
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;

@@ -6,12 +6,12 @@ use super::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
-use crate::alerts::evaluate::Track;
-use crate::alerts::timeline::Entry;
 use crate::model::{
     RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, Slope, VersionSizes,
 };
+use crate::rules::evaluate::Track;
+use crate::rules::timeline::Entry;
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;

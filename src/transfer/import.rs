@@ -5,7 +5,6 @@ use super::records::{
     BisectionRecordIn, End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord,
     TokenRecord, FORMAT,
 };
-use crate::alerts::edits;
 use crate::analysis::Medians;
 use crate::config::Config;
 use crate::intake::Intake;
@@ -13,6 +12,7 @@ use crate::store::{
     Arrival, BisectionWrite, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store,
     StoredToken,
 };
+use crate::views::regression::edits;
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use slopewatch_core::bisection::BisectionSubmission;

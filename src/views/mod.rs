@@ -3,6 +3,7 @@
 //! exports all read these, so a page, its charts and its CSV carry the same numbers.
 
 mod overview;
+pub mod regression;
 
 pub use overview::{open_regressions, CellFailure, OpenRegression, Overview, OverviewCell, OverviewRow};
 

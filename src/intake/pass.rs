@@ -1,12 +1,12 @@
 //! A summary pass: claims pending runs, reads each touched version's window of latest runs, asks
 //! `analysis` for the new summaries, writes them, and has the alert rules judge each version
-//! (`alerts.rs`), all in one transaction per group of versions.
+//! (`regressions.rs`), all in one transaction per group of versions.
 
-use super::alerts::{self, Judged};
+use super::regressions::{self, Judged};
 use super::{Settings, SummaryRow};
-use crate::alerts::evaluate::Outcomes;
 use crate::analysis::{self, RunFit};
 use crate::metrics::Metrics;
+use crate::rules::evaluate::Outcomes;
 use crate::store::{add_failures, NewSummary, Store, SummaryTotals, WindowFit};
 use slopewatch_core::lineage::LineageVersion;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -220,7 +220,7 @@ async fn summarize_versions(
             workload_ids: &batch.workload_ids,
             now: batch.now.unwrap_or_else(OffsetDateTime::now_utc),
         };
-        alerts::judge(&mut tx, &judged, settings).await?;
+        regressions::judge(&mut tx, &judged, settings).await?;
     }
     tx.commit().await?;
     tracing::debug!(

@@ -2,7 +2,7 @@
 //! did, each with its kind and its wording, which are written here and nowhere else.
 
 use super::evaluate::{Evidence, Outcomes};
-use super::lineage::{Moved, MovedField};
+use super::replay::{Moved, MovedField};
 use crate::format;
 use crate::model::RegressionStatus;
 

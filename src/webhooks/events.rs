@@ -1,12 +1,11 @@
 //! The webhook events a summary pass sends: built from what the rules decided and what the store
 //! holds of a regression, as plain values. No database here.
 
-use super::config::Rules;
-use super::evaluate::time_ratio;
-use super::evaluate::Track;
-use super::lineage::{Derived, Update};
 use super::payload::{Event, EventLinks, EventWorkload, Field, FieldChange, OPENED, RESOLVED, UPDATED};
+use crate::config::Rules;
 use crate::model::ResolvedMember;
+use crate::rules::evaluate::{time_ratio, Track};
+use crate::rules::replay::{Derived, Update};
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
 use std::collections::HashMap;

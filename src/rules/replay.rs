@@ -23,8 +23,8 @@
 //!
 //! No database here: `intake` reads the lineage, asks, and writes what changes.
 
-use super::config::Rules;
 use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdict};
+use crate::config::Rules;
 use crate::model::RegressionStatus;
 use slopewatch_core::version;
 use std::cmp::Ordering;
@@ -430,8 +430,8 @@ fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::evaluate::VersionFit;
     use crate::model::SizeMedian;
+    use crate::rules::evaluate::VersionFit;
 
     fn summary(workload_id: i64, version: &str, slope: f64) -> Summary {
         let sizes = (0..6).map(|i| SizeMedian { size: 1024 << i, median_ns: 1.0, runs: 1 }).collect();

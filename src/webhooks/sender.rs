@@ -2,8 +2,8 @@
 //! regressions they announce), signs and sends them, and schedules retries with exponential
 //! backoff and jitter until a delivery succeeds or is a day old. Ingest never waits on it.
 
-use crate::alerts::config::{AlertSettings, RetryPolicy};
-use crate::alerts::signing;
+use super::signing;
+use crate::config::{AlertSettings, RetryPolicy};
 use crate::metrics::Metrics;
 use crate::model::AttemptOutcome;
 use crate::store::{ClaimedDelivery, NewAttempt, Store};

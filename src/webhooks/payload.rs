@@ -1,11 +1,9 @@
-//! What a webhook says: the event as JSON, or the same summary as a Slack message.
-//!
-//! Bodies are rendered once, when the delivery row is written, so every retry sends the same
-//! bytes under the same delivery id.
+//! What the regression webhooks say (`regression.opened`, `.updated`, `.resolved`): the event's
+//! JSON, and its summary as a Slack message.
 
-use super::config::WebhookFormat;
-use super::lineage::MovedField;
+use super::body::{slack_code, slack_escape, Body};
 use crate::format;
+use crate::rules::replay::MovedField;
 use serde::Serialize;
 use slopewatch_core::wire::Failure;
 
@@ -120,21 +118,6 @@ pub struct EventLinks {
 }
 
 impl Event {
-    /// The body sent to a target of the given format.
-    pub fn render(&self, format: WebhookFormat) -> String {
-        match format {
-            WebhookFormat::Json => serde_json::to_string(self).expect("events serialize"),
-            WebhookFormat::Slack => {
-                let text = self.slack_text();
-                serde_json::json!({
-                    "text": text,
-                    "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
-                })
-                .to_string()
-            }
-        }
-    }
-
     /// What the regression is about: a slope, a failure, or both.
     fn what(&self) -> &'static str {
         let failures = self.workloads.iter().filter(|w| w.reason == "failure").count();
@@ -143,6 +126,16 @@ impl Event {
             n if n == self.workloads.len() => "Failure",
             _ => "Regression",
         }
+    }
+}
+
+impl Body for Event {
+    fn event(&self) -> &'static str {
+        self.event
+    }
+
+    fn regression_id(&self) -> i64 {
+        self.regression_id
     }
 
     fn slack_text(&self) -> String {
@@ -210,20 +203,10 @@ impl Event {
     }
 }
 
-/// Text inside a code span: mrkdwn has no escape for a backtick there, so it becomes a modifier
-/// grave accent (ˋ) that looks the same and cannot end the span.
-fn slack_code(s: &str) -> String {
-    slack_escape(s).replace('`', "\u{2cb}")
-}
-
-/// Slack's mrkdwn treats `&`, `<` and `>` as control characters.
-pub(super) fn slack_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::WebhookFormat;
 
     fn event() -> Event {
         Event {

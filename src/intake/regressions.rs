@@ -1,21 +1,23 @@
-//! The alert rules applied to a version a summary pass just updated.
+//! A lineage's regressions brought in line with the alert rules, for a version a summary pass just
+//! updated.
 //!
 //! When the version is the newest of its lineage and nothing in it could change a regression (see
 //! `evaluate::needs_history`), nothing is read. Otherwise the lineage's summaries and regressions
-//! are read, the rules replayed over them in version order (`alerts::lineage::derive`), and the
-//! store brought in line with the result (`alerts::lineage::reconcile`): regressions opened,
+//! are read, the rules replayed over them in version order (`rules::replay::derive`), and the
+//! store brought in line with the result (`rules::replay::reconcile`): regressions opened,
 //! moved, joined, fixed and resolved, with their timelines and the webhook deliveries that
 //! announce them, in the pass's transaction. So the regressions of a lineage are those in-order
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{Settings, SummaryRow};
-use crate::alerts::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
-use crate::alerts::events::{self, Scene};
-use crate::alerts::lineage::{self, Change, Derived, DerivedMember, MemberFix, MovedField, Summary, Update};
-use crate::alerts::payload::{Event, Field, FieldChange};
-use crate::alerts::timeline::Entry;
 use crate::model::{SizeMedian, Slope};
-use crate::store::{NewDelivery, NewMember, NewRegression, Tx};
+use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
+use crate::rules::replay::{self, Change, Derived, DerivedMember, MemberFix, MovedField, Summary, Update};
+use crate::rules::timeline::Entry;
+use crate::store::{NewMember, NewRegression, Tx};
+use crate::webhooks;
+use crate::webhooks::events::{self, Scene};
+use crate::webhooks::payload::{Event, Field, FieldChange};
 use slopewatch_core::lineage::LineageVersion;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -82,8 +84,8 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     }
     let summaries = tx.lineage_summaries(lineage).await?;
     let stored = tx.lineage_regressions(lineage).await?;
-    let derived = lineage::derive(rules, &summaries);
-    let changes = lineage::reconcile(rules, &stored, &derived, &summaries);
+    let derived = replay::derive(rules, &summaries);
+    let changes = replay::reconcile(rules, &stored, &derived, &summaries);
     if changes.is_empty() {
         return Ok(());
     }
@@ -316,19 +318,7 @@ impl<'j> Writer<'_, '_, 'j> {
 
     /// Queues every announcement for every webhook target.
     async fn enqueue(self) -> Result<(), sqlx::Error> {
-        let targets = &self.settings.alerts.webhooks;
-        let deliveries: Vec<NewDelivery> = self
-            .announced
-            .iter()
-            .flat_map(|event| {
-                targets.iter().map(move |target| NewDelivery {
-                    regression_id: event.regression_id,
-                    event: event.event,
-                    target: &target.name,
-                    body: event.render(target.format),
-                })
-            })
-            .collect();
+        let deliveries = webhooks::deliveries(&self.announced, &self.settings.alerts.webhooks);
         self.tx.enqueue_deliveries(&deliveries, self.judged.now).await
     }
 }

@@ -181,8 +181,7 @@ async fn summarize_versions(
     let mut rows = Vec::new();
     for (at, version_rows) in touched.iter().zip(&summaries) {
         rows.extend(version_rows.iter().map(|row| NewSummary {
-            lineage: &at.lineage,
-            version: &at.version,
+            at,
             workload_id: row.workload_id,
             summary: &row.summary,
             host_ids: &row.host_ids,

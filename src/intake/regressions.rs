@@ -67,7 +67,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         return Ok(());
     }
     let rules = &settings.alerts.rules;
-    let members = tx.lineage_members(lineage, version).await?;
+    let members = tx.lineage_members(judged.at).await?;
     if !evaluate::needs_history(rules, version, &current, &members) {
         // Nothing here changes what the rules decided at the versions before, so in version order
         // nothing changes: the version is the newest, or nothing is over its threshold in a

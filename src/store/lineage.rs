@@ -7,6 +7,7 @@ use super::decode_json;
 use crate::model::{RegressionStatus, SizeMedian, Slope};
 use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
 use crate::rules::replay::{Stored, StoredMember, Summary};
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -69,13 +70,13 @@ struct StoredRow {
 }
 
 impl Tx<'_> {
-    /// The workloads of the lineage's open regressions, and of any regression opened at
-    /// `version` (repeated runs of that version must not alert again).
-    pub async fn lineage_members(&mut self, lineage: &str, version: &str) -> Result<Vec<Membership>, sqlx::Error> {
+    /// The workloads of `at`'s lineage's open regressions, and of any regression opened at its
+    /// version (repeated runs of that version must not alert again).
+    pub async fn lineage_members(&mut self, at: &LineageVersion) -> Result<Vec<Membership>, sqlx::Error> {
         let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.reason, rw.fixed_version
              FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
              WHERE r.lineage = $1 AND r.merged_into IS NULL AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
-        let rows: Vec<MemberRow> = self.exec().all(&q.bind(lineage).bind(version)).await?;
+        let rows: Vec<MemberRow> = self.exec().all(&q.bind(&at.lineage).bind(&at.version)).await?;
         Ok(rows
             .into_iter()
             .filter_map(|row| {

@@ -72,8 +72,7 @@ struct TotalsRow {
 
 /// A workload's summary at a version, to write.
 pub struct NewSummary<'a> {
-    pub lineage: &'a str,
-    pub version: &'a str,
+    pub at: &'a LineageVersion,
     pub workload_id: i64,
     pub summary: &'a Summary,
     pub host_ids: &'a [i64],
@@ -195,8 +194,8 @@ impl Tx<'_> {
                 .map(|&(size, median_ns, runs)| serde_json::json!({"size": size, "median_ns": median_ns, "runs": runs}))
                 .collect();
             b.bind(row.workload_id)
-                .bind(row.lineage)
-                .bind(row.version)
+                .bind(row.at.lineage.as_str())
+                .bind(row.at.version.as_str())
                 .bind(s.slope)
                 .bind(s.slope_min)
                 .bind(s.slope_max)

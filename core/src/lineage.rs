@@ -31,7 +31,7 @@ mod tests {
 
     #[test]
     fn orders_as_the_pair_of_strings_and_reads_as_name_at_version() {
-        let mut keys = vec![
+        let mut keys = [
             LineageVersion::new("zig-cc-musl", "0.16.0"),
             LineageVersion::new("gcc-glibc", "12.2.0"),
             LineageVersion::new("zig-cc-musl", "0.15.2"),

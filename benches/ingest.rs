@@ -8,7 +8,7 @@
 //! (`RUST_LOG=sqlx=debug` logs every statement with its time on stderr)
 
 use slopewatch::config::Config;
-use slopewatch::store::{OpenOptions, Scope, Store};
+use slopewatch::store::{Arrival, OpenOptions, Scope, Store};
 use slopewatch::{app, auth, AppState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -92,11 +92,10 @@ fn run_body(i: usize) -> Vec<u8> {
 /// Stores `runs` runs through the store directly, spread over the same hosts, lineages and
 /// versions as the timed load, so each version already has `runs / 30` runs when the clock starts.
 async fn preload(store: &Store, bodies: &Bodies, runs: usize) {
-    let intake = slopewatch::intake::Intake::new(store.clone(), &Config::default());
+    let intake = slopewatch::intake::Intake::new(store.clone(), &Config::default(), Arc::default());
     for i in 0..runs {
         let run = slopewatch_core::wire::RunSubmission::from_json(&bodies.next(i)).unwrap();
-        let fits = slopewatch::analysis::fit_run(&run).unwrap();
-        intake.insert_run(&run, &fits).await.unwrap();
+        intake.insert_run(&run, &Arrival::now()).await.unwrap();
     }
 }
 

@@ -13,8 +13,8 @@ use axum::http::{Request, StatusCode};
 use futures_util::stream::{self, StreamExt};
 use http_body_util::BodyExt;
 use slopewatch::config::Config;
-use slopewatch::store::{OpenOptions, Store};
-use slopewatch::{analysis, app, AppState};
+use slopewatch::store::{Arrival, OpenOptions, Store};
+use slopewatch::{app, AppState};
 use slopewatch_core::wire::RunSubmission;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
@@ -114,12 +114,11 @@ async fn fill(store: &Store, runs_per_version: usize) -> usize {
         .flat_map(|&l| (0..VERSIONS).flat_map(move |v| (0..runs_per_version).map(move |r| (l, v, r))))
         .collect();
     let total = jobs.len();
-    let intake = &slopewatch::intake::Intake::new(store.clone(), &Config::default());
+    let intake = &slopewatch::intake::Intake::new(store.clone(), &Config::default(), Default::default());
     stream::iter(jobs)
         .map(|(l, v, r)| async move {
             let submission = run(l, v, r);
-            let fits = analysis::fit_run(&submission).unwrap();
-            intake.insert_run(&submission, &fits).await.unwrap();
+            intake.insert_run(&submission, &Arrival::now()).await.unwrap();
         })
         .buffer_unordered(8)
         .collect::<Vec<()>>()

@@ -4,39 +4,47 @@
 use crate::model::Slope;
 use slopewatch_core::complexity::{self, Complexity};
 use slopewatch_core::fit::{self, Fit};
-use slopewatch_core::wire::{FieldError, RunSubmission};
+use slopewatch_core::wire::{FieldError, RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, HashSet};
 
-/// The fit of one workload in a run, with the per-size medians it was fitted on.
+/// A workload's (size, median ns, number of samples) in one run: all its fit needs.
+pub type Medians = Vec<(u64, f64, usize)>;
+
+/// The fit of one workload in a run, with the per-size medians it was fitted on, by size.
 #[derive(Debug, Clone)]
 pub struct WorkloadFit {
     pub workload: String,
     pub fit: Fit,
-    /// (size, median ns, number of samples), by size.
-    pub medians: Vec<(u64, f64, usize)>,
+    pub medians: Medians,
 }
 
-/// Fits every workload of a validated run that did not fail. A failed workload's partial sizes
-/// are stored but never fitted into a version's summary.
+/// Fits every workload of a validated run that did not fail, from its samples' medians. A failed
+/// workload's partial sizes are stored but never fitted into a version's summary.
 pub fn fit_run(run: &RunSubmission) -> Result<Vec<WorkloadFit>, FieldError> {
+    fit_workloads(run, |_, w| w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect())
+}
+
+/// `fit_run` for a run whose raw samples were pruned: `medians[i]` holds what each size of
+/// `run.workloads[i]` kept, all a fit needs, so the run fits exactly as it did when its samples
+/// were there.
+pub fn fit_pruned_run(run: &RunSubmission, medians: &[Medians]) -> Result<Vec<WorkloadFit>, FieldError> {
+    fit_workloads(run, |i, _| medians.get(i).cloned().unwrap_or_default())
+}
+
+fn fit_workloads(
+    run: &RunSubmission,
+    medians: impl Fn(usize, &WorkloadRun) -> Medians,
+) -> Result<Vec<WorkloadFit>, FieldError> {
     run.workloads
         .iter()
         .enumerate()
         .filter(|(_, w)| w.failure.is_none())
-        .map(|(i, w)| {
-            let medians = w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect();
-            fit_medians(i, &w.name, medians)
-        })
+        .map(|(i, w)| fit_medians(i, &w.name, medians(i, w)))
         .collect()
 }
 
-/// Fits the `index`th workload of a run from its (size, median ns, number of samples): all a fit
-/// needs, so a run whose raw samples were pruned fits exactly as it did when they were there.
-pub fn fit_medians(
-    index: usize,
-    workload: &str,
-    mut medians: Vec<(u64, f64, usize)>,
-) -> Result<WorkloadFit, FieldError> {
+/// Fits the `index`th workload of a run from its (size, median ns, number of samples).
+fn fit_medians(index: usize, workload: &str, mut medians: Medians) -> Result<WorkloadFit, FieldError> {
     medians.sort_by_key(|m| m.0);
     let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t, _)| (s as f64, t)).collect();
     let invalid =

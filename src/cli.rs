@@ -2,11 +2,10 @@
 //! stores and prune old raw samples.
 
 use crate::config::{Config, DatabaseArgs, LogFormat, ServeArgs};
-use crate::intake::Intake;
 use crate::session_key::{self, SessionKey};
 use crate::store::{mask_password, sqlite_file, OpenOptions, Scope, ServerLock, Store};
 use crate::transfer::{ExportSummary, ImportSummary};
-use crate::{app, auth, outbox, retention, transfer, AppState};
+use crate::{app, auth, retention, transfer, webhooks, AppState};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -287,20 +286,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "starting slopewatch {}",
         env!("CARGO_PKG_VERSION"),
     );
-    let intake = Intake::new(store.clone(), &config);
-    intake.catch_up().await;
+    let state = AppState::new(store.clone(), config);
+    state.intake.catch_up().await;
     let shutdown = shutdown_signal();
     let listener =
         tokio::net::TcpListener::bind(args.bind).await.with_context(|| format!("cannot listen on {}", args.bind))?;
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
-    let alert_settings = config.alerts.clone();
-    let metrics = intake.metrics().clone();
-    let pruner = config.retain_samples_days.map(|days| {
+    let metrics = state.metrics.clone();
+    let pruner = state.config.retain_samples_days.map(|days| {
         tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, metrics, worker_stopped.clone()))
     });
-    let sweeper = tokio::spawn(intake.clone().sweep(worker_stopped.clone()));
-    let state = AppState::with_intake(intake, config);
-    let worker = tokio::spawn(outbox::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
+    let sweeper = tokio::spawn(state.intake.clone().sweep(worker_stopped.clone()));
+    let alert_settings = state.config.alerts.clone();
+    let worker =
+        tokio::spawn(webhooks::sender::run(store.clone(), alert_settings, state.metrics.clone(), worker_stopped));
     tracing::info!("listening on http://{}", listener.local_addr()?);
     let limits = state.config.limits.clone();
     let served = crate::http::serve(listener, app(state), &limits, shutdown).await;

@@ -3,6 +3,8 @@
 //! share these.
 
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
+use slopewatch_core::wire::SizeUnit;
+use std::borrow::Borrow;
 
 /// A class as events and timelines write it: `"n^2"`, `"unsure"`, or `None` with no complexity.
 pub fn class_text(complexity: Option<&Complexity>) -> Option<String> {
@@ -56,9 +58,10 @@ pub fn duration(ns: f64) -> String {
 }
 
 /// A size in the workload's unit: binary prefixes for bytes (`64 KiB`, `1.5 MiB`), grouped
-/// digits and the unit's name otherwise (`10,000 records`).
-pub fn size(size: u64, unit: &str) -> String {
-    if unit == "bytes" {
+/// digits and the unit's name otherwise (`10,000 records`). Templates hand the unit by reference.
+pub fn size(size: u64, unit: impl Borrow<SizeUnit>) -> String {
+    let unit = *unit.borrow();
+    if unit == SizeUnit::Bytes {
         const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
         let mut value = size as f64;
         let mut i = 0;
@@ -73,8 +76,9 @@ pub fn size(size: u64, unit: &str) -> String {
 }
 
 /// A size without its unit word where the axis title names it: `64 KiB`, `10k`.
-pub fn size_short(size: u64, unit: &str) -> String {
-    if unit == "bytes" {
+pub fn size_short(size: u64, unit: impl Borrow<SizeUnit>) -> String {
+    let unit = *unit.borrow();
+    if unit == SizeUnit::Bytes {
         return self::size(size, unit);
     }
     let value = size as f64;
@@ -208,14 +212,14 @@ mod tests {
 
     #[test]
     fn sizes_use_binary_prefixes_for_bytes_and_grouped_counts_otherwise() {
-        assert_eq!(size(65536, "bytes"), "64 KiB");
-        assert_eq!(size(1 << 20, "bytes"), "1 MiB");
-        assert_eq!(size(3 << 19, "bytes"), "1.5 MiB");
-        assert_eq!(size(100, "bytes"), "100 B");
-        assert_eq!(size(10_000, "records"), "10,000 records");
-        assert_eq!(size_short(16_000, "records"), "16k");
-        assert_eq!(size_short(2_000_000, "records"), "2M");
-        assert_eq!(size_short(500, "items"), "500");
+        assert_eq!(size(65536, SizeUnit::Bytes), "64 KiB");
+        assert_eq!(size(1 << 20, SizeUnit::Bytes), "1 MiB");
+        assert_eq!(size(3 << 19, SizeUnit::Bytes), "1.5 MiB");
+        assert_eq!(size(100, SizeUnit::Bytes), "100 B");
+        assert_eq!(size(10_000, SizeUnit::Records), "10,000 records");
+        assert_eq!(size_short(16_000, SizeUnit::Records), "16k");
+        assert_eq!(size_short(2_000_000, SizeUnit::Records), "2M");
+        assert_eq!(size_short(500, SizeUnit::Items), "500");
     }
 
     #[test]

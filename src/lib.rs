@@ -1,7 +1,6 @@
 //! slopewatch: stores benchmark runs of C workloads built with each toolchain under test, fits
 //! the log-log slope of time against input size, and shows and alerts on growth regressions.
 
-pub mod alerts;
 pub mod analysis;
 pub mod auth;
 pub mod charts;
@@ -15,12 +14,13 @@ pub mod intake;
 pub mod links;
 pub mod metrics;
 pub mod model;
-pub mod outbox;
 pub mod retention;
+pub mod rules;
 pub mod session_key;
 pub mod store;
 pub mod transfer;
 pub mod views;
+pub mod webhooks;
 
 pub use http::{app, AppState};
 

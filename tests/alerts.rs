@@ -8,8 +8,8 @@ use common::webhooks::{assert_signed, body_json, wait_for, Receiver, SECRET};
 use common::{create_token, on_both_backends, TestApp, TestDb};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
 use slopewatch::config::Config;
+use slopewatch::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
 use slopewatch::store::Scope;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -53,7 +53,7 @@ impl Alerting {
         let (stop, stopped) = watch::channel(false);
         let settings = config.alerts.clone();
         let app = TestApp::with_config(db, config).await;
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
         Alerting { app, stop }
     }
 }

@@ -4,14 +4,14 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{on_both_backends, run_json, TestApp};
+use common::{on_both_backends, RunShape, TestApp};
 use serde_json::json;
 
 #[tokio::test]
 async fn a_submitted_run_is_stored_with_its_fits() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let mut run = run_json("zig-cc-musl", "0.16.0", "build-01", 2.0, 3, 6, 5);
+        let mut run = RunShape::new("zig-cc-musl", "0.16.0").slope(2.0).workloads(3).sizes(6).samples(5).json();
         run["workloads"][2]["metadata"] = json!({"sqlite_version": "3.46.0"});
         let (status, body) = app.submit(&run).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -42,7 +42,7 @@ async fn a_submitted_run_is_stored_with_its_fits() {
 async fn resubmitting_a_run_stores_it_once() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        let run = RunShape::new("gcc-glibc", "12.2.0").workloads(2).json();
         assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
         let (status, body) = app.submit(&run).await;
         assert_eq!(status, StatusCode::OK, "{body}");
@@ -62,8 +62,8 @@ async fn concurrent_duplicates_are_stored_once() {
         let app = TestApp::new(db).await;
         // The first run adds its host, toolchain build and workloads; the second, of the same
         // build, adds nothing but itself (on Postgres, one statement without a transaction).
-        let first = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 4, 6, 5);
-        let second = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 4, 6, 5);
+        let first = RunShape::new("gcc-glibc", "12.2.0").workloads(4).sizes(6).samples(5).json();
+        let second = RunShape::new("gcc-glibc", "12.2.0").workloads(4).sizes(6).samples(5).json();
         for (stored, run) in [&first, &second].into_iter().enumerate() {
             let attempts = (0..8).map(|_| app.submit(run));
             let results = futures_util::future::join_all(attempts).await;
@@ -103,7 +103,7 @@ async fn concurrent_duplicates_are_stored_once() {
 async fn the_same_run_id_with_other_content_is_a_conflict() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let mut run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+        let mut run = RunShape::new("gcc-glibc", "12.2.0").json();
         assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
         run["toolchain"]["version"] = json!("13.1.0");
         let (status, body) = app.submit(&run).await;
@@ -117,7 +117,7 @@ async fn the_same_run_id_with_other_content_is_a_conflict() {
 async fn ingest_requires_a_valid_token_of_the_right_scope() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let body = serde_json::to_vec(&run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3)).unwrap();
+        let body = serde_json::to_vec(&RunShape::new("gcc-glibc", "12.2.0").host("h").json()).unwrap();
         let no_token = Request::post("/api/v1/runs")
             .header("content-type", "application/json")
             .body(Body::from(body.clone()))
@@ -132,7 +132,7 @@ async fn ingest_requires_a_valid_token_of_the_right_scope() {
         assert_eq!(refused["error"]["code"], "forbidden");
         assert_eq!(app.submit_raw(&app.admin_token, body).await.0, StatusCode::CREATED);
         assert!(app.db.store.revoke_token("test-ingest").await.unwrap());
-        let other = serde_json::to_vec(&run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3)).unwrap();
+        let other = serde_json::to_vec(&RunShape::new("gcc-glibc", "12.2.0").host("h").json()).unwrap();
         assert_eq!(app.submit_raw(&app.ingest_token, other).await.0, StatusCode::UNAUTHORIZED);
     })
     .await;
@@ -145,7 +145,7 @@ async fn the_authorization_scheme_is_matched_without_regard_to_case() {
         config.auth.require_login_to_read = true;
         let app = TestApp::with_config(db, config).await;
         for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
-            let body = serde_json::to_vec(&run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3)).unwrap();
+            let body = serde_json::to_vec(&RunShape::new("gcc-glibc", "12.2.0").host("h").json()).unwrap();
             let submit = Request::post("/api/v1/runs")
                 .header("content-type", "application/json")
                 .header("authorization", format!("{scheme} {}", app.ingest_token))
@@ -181,7 +181,7 @@ async fn bodies_that_are_not_json_or_too_large_are_refused() {
         assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
         assert_eq!(body["error"]["code"], "unsupported_media_type");
 
-        let huge = run_json("gcc-glibc", "1", "h", 1.0, 40, 10, 20);
+        let huge = RunShape::new("gcc-glibc", "1").host("h").workloads(40).sizes(10).samples(20).json();
         let (status, body) = app.submit(&huge).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
         assert_eq!(body["error"]["code"], "payload_too_large");
@@ -207,14 +207,14 @@ async fn invalid_runs_get_422_naming_the_field_and_nothing_is_stored() {
             ("/started_at", json!("yesterday"), "started_at"),
         ];
         for (pointer, value, field) in cases {
-            let mut run = run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3);
+            let mut run = RunShape::new("gcc-glibc", "12.2.0").host("h").workloads(2).json();
             *run.pointer_mut(pointer).unwrap() = value;
             let (status, body) = app.submit(&run).await;
             assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{pointer}: {body}");
             assert_eq!(body["error"]["field"], field, "{pointer}: {body}");
             assert!(!body["error"]["reason"].as_str().unwrap().is_empty());
         }
-        let mut too_few = run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 2, 3);
+        let mut too_few = RunShape::new("gcc-glibc", "12.2.0").host("h").sizes(2).json();
         too_few["workloads"][0]["name"] = json!("w");
         let (status, body) = app.submit(&too_few).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -235,8 +235,8 @@ async fn invalid_runs_get_422_naming_the_field_and_nothing_is_stored() {
 async fn a_workload_keeps_its_size_unit() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        assert_eq!(app.submit(&run_json("gcc-glibc", "12", "h", 1.0, 1, 4, 3)).await.0, StatusCode::CREATED);
-        let mut run = run_json("gcc-glibc", "13", "h", 1.0, 1, 4, 3);
+        assert_eq!(app.submit(&RunShape::new("gcc-glibc", "12").host("h").json()).await.0, StatusCode::CREATED);
+        let mut run = RunShape::new("gcc-glibc", "13").host("h").json();
         run["workloads"][0]["size_unit"] = json!("records");
         let (status, body) = app.submit(&run).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -259,7 +259,9 @@ async fn series_lists_versions_in_version_order_with_medians() {
             ("0.16.0", 2.1),
             ("0.17.0", 1.0),
         ] {
-            let (status, body) = app.submit(&run_json("zig-cc-musl", version, "h", slope, 2, 5, 3)).await;
+            let (status, body) = app
+                .submit(&RunShape::new("zig-cc-musl", version).host("h").slope(slope).workloads(2).sizes(5).json())
+                .await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
         let (status, series) = app.get("/api/v1/series?workload=workload-1&toolchain=zig-cc-musl").await;
@@ -293,11 +295,19 @@ async fn a_version_counts_every_run_and_takes_medians_over_its_latest_runs() {
         let app = TestApp::new(db).await;
         let window = slopewatch::intake::SUMMARY_WINDOW as usize;
         for i in 0..8 {
-            let run = run_json("gcc-glibc", "12.2.0", &format!("early-{}", i % 2), 2.0, 1, 3, 1);
+            let run = RunShape::new("gcc-glibc", "12.2.0")
+                .host(&format!("early-{}", i % 2))
+                .slope(2.0)
+                .sizes(3)
+                .samples(1)
+                .json();
             assert_eq!(app.submit(&run).await.0, StatusCode::CREATED);
         }
         for _ in 0..window {
-            assert_eq!(app.submit(&run_json("gcc-glibc", "12.2.0", "late", 1.0, 1, 3, 1)).await.0, StatusCode::CREATED);
+            assert_eq!(
+                app.submit(&RunShape::new("gcc-glibc", "12.2.0").host("late").sizes(3).samples(1).json()).await.0,
+                StatusCode::CREATED
+            );
         }
         let (status, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(status, StatusCode::OK, "{series}");
@@ -314,8 +324,8 @@ async fn a_version_counts_every_run_and_takes_medians_over_its_latest_runs() {
 async fn reads_list_what_has_reported() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        app.submit(&run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3)).await;
-        app.submit(&run_json("musl-gcc", "1.2.3", "build-02", 1.0, 3, 4, 3)).await;
+        app.submit(&RunShape::new("gcc-glibc", "12.2.0").workloads(2).json()).await;
+        app.submit(&RunShape::new("musl-gcc", "1.2.3").host("build-02").workloads(3).json()).await;
         let (_, w) = app.get("/api/v1/workloads").await;
         assert_eq!(w["workloads"].as_array().unwrap().len(), 3);
         assert_eq!(w["workloads"][0]["size_unit"], "bytes");
@@ -353,8 +363,8 @@ async fn health_and_readiness_answer() {
 async fn metrics_count_requests_runs_and_rejections() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        app.submit(&run_json("gcc-glibc", "12", "h", 1.0, 2, 4, 3)).await;
-        let mut bad = run_json("gcc-glibc", "12", "h", 1.0, 2, 4, 3);
+        app.submit(&RunShape::new("gcc-glibc", "12").host("h").workloads(2).json()).await;
+        let mut bad = RunShape::new("gcc-glibc", "12").host("h").workloads(2).json();
         bad["workloads"][0]["name"] = json!("");
         app.submit(&bad).await;
         app.submit_raw("nope", b"{}".to_vec()).await;
@@ -377,8 +387,9 @@ async fn metrics_count_requests_runs_and_rejections() {
 async fn runs_stored_together_are_each_counted_once() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let runs: Vec<_> =
-            (0..24).map(|i| run_json("gcc-glibc", "12.2.0", &format!("build-{}", i % 3), 1.0, 2, 4, 3)).collect();
+        let runs: Vec<_> = (0..24)
+            .map(|i| RunShape::new("gcc-glibc", "12.2.0").host(&format!("build-{}", i % 3)).workloads(2).json())
+            .collect();
         let results = futures_util::future::join_all(runs.iter().map(|r| app.submit(r))).await;
         assert!(results.iter().all(|r| r.0 == StatusCode::CREATED), "{results:?}");
         // Runs answered while a summary pass was under way are taken in by the pass after it.
@@ -410,12 +421,13 @@ async fn runs_stored_together_are_each_counted_once() {
 async fn runs_that_wait_together_each_get_their_own_answer() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let mut fresh: Vec<serde_json::Value> =
-            (0..4).map(|i| run_json("gcc-glibc", "12.2.0", &format!("fresh-{i}"), 1.0, 2, 4, 3)).collect();
+        let mut fresh: Vec<serde_json::Value> = (0..4)
+            .map(|i| RunShape::new("gcc-glibc", "12.2.0").host(&format!("fresh-{i}")).workloads(2).json())
+            .collect();
         let repeat = fresh[0].clone();
         let mut changed = fresh[1].clone();
         changed["agent_version"] = "0.2.0".into();
-        let mut bytes = run_json("clang", "18.1.0", "bytes-host", 1.0, 1, 4, 3);
+        let mut bytes = RunShape::new("clang", "18.1.0").host("bytes-host").json();
         bytes["workloads"][0]["name"] = "new-workload".into();
         let mut records = bytes.clone();
         records["run_id"] = uuid::Uuid::new_v4().to_string().into();
@@ -491,7 +503,7 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
         app.db.refuse_summaries(true).await;
-        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        let run = RunShape::new("gcc-glibc", "12.2.0").workloads(2).json();
         let (status, receipt) = app.submit(&run).await;
         assert_eq!(status, StatusCode::CREATED, "{receipt}");
         let (status, _) = app.get(&format!("/api/v1/runs/{}", run["run_id"].as_str().unwrap())).await;
@@ -510,7 +522,7 @@ async fn a_run_whose_summary_pass_fails_is_kept_and_taken_in_once_later() {
         let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(series["versions"][0]["runs"], 1, "{series}");
 
-        let next = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        let next = RunShape::new("gcc-glibc", "12.2.0").workloads(2).json();
         assert_eq!(app.submit(&next).await.0, StatusCode::CREATED);
         let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
         assert_eq!(series["versions"][0]["runs"], 2, "{series}");
@@ -526,7 +538,7 @@ async fn a_workload_only_older_runs_measured_is_counted_when_many_are_taken_in_a
         let app = TestApp::new(db).await;
         app.db.refuse_summaries(true).await;
         let named = |name: &str| {
-            let mut run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+            let mut run = RunShape::new("gcc-glibc", "12.2.0").json();
             run["workloads"][0]["name"] = json!(name);
             run
         };
@@ -562,7 +574,7 @@ async fn a_request_cancelled_during_its_summary_pass_leaves_passes_working() {
         .execute(&mut *holder)
         .await
         .unwrap();
-    let first = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let first = RunShape::new("gcc-glibc", "12.2.0").json();
     let mut submit = Box::pin(app.submit(&first));
     // Hang up once the run is stored and its pass waits for the lock.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -592,7 +604,7 @@ async fn a_request_cancelled_during_its_summary_pass_leaves_passes_working() {
         assert!(std::time::Instant::now() < deadline, "the cancelled request's pass never finished");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let next = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let next = RunShape::new("gcc-glibc", "12.2.0").json();
     assert_eq!(app.submit(&next).await.0, StatusCode::CREATED);
     let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=gcc-glibc").await;
     assert_eq!(series["versions"][0]["runs"], 2, "counted when answered: {series}");

@@ -10,7 +10,7 @@ use common::{on_both_backends, TestApp};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::WebhookFormat;
+use slopewatch::config::WebhookFormat;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -191,7 +191,7 @@ async fn a_backfilled_release_moves_an_announced_regression_once_signed_in_json_
         let app = TestApp::with_config(db, config(&receiver, &[WebhookFormat::Json, WebhookFormat::Slack])).await;
         let (stop, stopped) = watch::channel(false);
         let settings = config(&receiver, &[WebhookFormat::Json, WebhookFormat::Slack]).alerts;
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
         let strchr = |shape| vec![("strchr-scan".to_string(), shape)];
         let post = |version: &'static str, shape| {
             let body = run("zig-cc-musl", version, &strchr(shape));

@@ -4,7 +4,7 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::{on_both_backends, run_json, TestApp};
+use common::{on_both_backends, RunShape, TestApp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -111,7 +111,7 @@ fn mutate(rng: &mut StdRng, base: &Value) -> Vec<u8> {
 async fn ten_thousand_bad_bodies_get_clear_4xx_answers_and_never_a_5xx() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let base = run_json("gcc-glibc", "12.2.0", "fuzz-host", 1.0, 2, 4, 3);
+        let base = RunShape::new("gcc-glibc", "12.2.0").host("fuzz-host").workloads(2).json();
         let mut rng = StdRng::seed_from_u64(0x5107e);
         let (mut created, mut refused) = (0, 0);
         for i in 0..5_000 {

@@ -11,8 +11,8 @@ use common::forms::{get, seed_regression};
 use common::webhooks::{assert_signed, body_json, wait_for, Receiver};
 use common::{on_both_backends, TestApp, TestDb};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::WebhookFormat;
 use slopewatch::config::Config;
+use slopewatch::config::WebhookFormat;
 use std::time::Duration;
 use tokio::sync::watch;
 use uuid::Uuid;
@@ -90,7 +90,7 @@ async fn submit(app: &TestApp, regression: i64, token: &str, body: &Value) -> (S
 /// A run of the regression's good version under a known id, for a step to link to.
 async fn stored_run(app: &TestApp) -> Uuid {
     let id = Uuid::new_v4();
-    let mut run = common::run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 3, 8, 5);
+    let mut run = common::RunShape::new("zig-cc-musl", "0.15.0").workloads(3).sizes(8).samples(5).json();
     run["run_id"] = json!(id);
     let (status, body) = app.submit(&run).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -268,7 +268,7 @@ async fn regression_bisected_is_delivered_once_signed_in_both_formats_despite_re
         let settings = config.alerts.clone();
         let app = TestApp::with_config(db, config).await;
         let (stop, stopped) = watch::channel(false);
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
 
         let id = seed_regression(&app).await;
         let b = bisection(Uuid::new_v4(), Uuid::new_v4());

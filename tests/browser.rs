@@ -7,7 +7,7 @@
 mod common;
 
 use common::chromium::{browser, output_dir, Chromium};
-use common::{create_token, run_json, Backend, TestDb};
+use common::{create_token, Backend, RunShape, TestDb};
 use slopewatch::config::Config;
 use slopewatch::store::Scope;
 use slopewatch::{app, AppState};
@@ -102,7 +102,12 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
     .into_iter()
     .enumerate()
     {
-        let mut run = run_json(lineage, version, &format!("build-0{}", i % 2 + 1), slope, 2, 6, 3);
+        let mut run = RunShape::new(lineage, version)
+            .host(&format!("build-0{}", i % 2 + 1))
+            .slope(slope)
+            .workloads(2)
+            .sizes(6)
+            .json();
         run["workloads"][0]["name"] = "strchr".into();
         run["workloads"][1]["name"] = "memchr".into();
         let (libc, compiler) = if lineage == "musl-gcc" { ("musl 1.2.3", "musl-gcc") } else { ("glibc 2.36", "clang") };

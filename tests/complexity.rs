@@ -9,8 +9,8 @@ use axum::http::StatusCode;
 use common::webhooks::{body_json, wait_for, Receiver, SECRET};
 use common::{on_both_backends, TestApp, TestDb};
 use serde_json::{json, Value};
-use slopewatch::alerts::config::{AlertRule, AlertSettings, RetryPolicy, Rules, Webhook, WebhookFormat};
 use slopewatch::config::Config;
+use slopewatch::config::{AlertRule, AlertSettings, RetryPolicy, Rules, Webhook, WebhookFormat};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -171,7 +171,7 @@ impl Alerting {
         let config = Config { alerts: alerts.clone(), ..Config::default() };
         let (stop, stopped) = watch::channel(false);
         let app = TestApp::with_config(db, config).await;
-        tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), alerts, app.metrics.clone(), stopped));
+        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), alerts, app.metrics.clone(), stopped));
         Alerting { app, stop }
     }
 }

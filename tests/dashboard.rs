@@ -4,7 +4,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
-use common::{on_both_backends, run_json, TestApp};
+use common::{on_both_backends, RunShape, TestApp};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, VecDeque};
@@ -80,7 +80,7 @@ async fn seed(app: &TestApp) -> Vec<Value> {
         ("zig-cc-musl", "0.16.0", "build-02", 2.02),
         ("musl-gcc", "1.2.5", "build-02", 1.0),
     ] {
-        let run = run_json(lineage, version, host, slope, 2, 5, 3);
+        let run = RunShape::new(lineage, version).host(host).slope(slope).workloads(2).sizes(5).json();
         let (status, body) = app.submit(&run).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         runs.push(run);
@@ -172,7 +172,7 @@ async fn charts_answer_a_reload_with_304_and_compress() {
         assert!(again.body.is_empty());
 
         // A new run changes the data, so the chart.
-        app.submit(&run_json("zig-cc-musl", "0.17.0", "build-01", 1.0, 2, 5, 3)).await;
+        app.submit(&RunShape::new("zig-cc-musl", "0.17.0").workloads(2).sizes(5).json()).await;
         let changed = fetch(&app, uri, &[("if-none-match", &etag)]).await;
         assert_eq!(changed.status, StatusCode::OK);
         assert!(changed.body.contains("0.17.0"));
@@ -213,7 +213,7 @@ async fn comparisons_give_the_ratio_at_each_size_and_the_slope_delta() {
         assert!(missing.body.contains("has no runs with musl-gcc 9"));
         // Lineages and versions may hold `@`: the reading the store has wins.
         for (lineage, version) in [("gcc@12", "14.1"), ("gcc", "14.1@rc2")] {
-            let (status, body) = app.submit(&run_json(lineage, version, "build-01", 1.0, 1, 4, 3)).await;
+            let (status, body) = app.submit(&RunShape::new(lineage, version).json()).await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
         for (side, label) in [("gcc%4012%4014.1", "gcc@12 14.1"), ("gcc%4014.1%40rc2", "gcc 14.1@rc2")] {
@@ -263,8 +263,10 @@ async fn names_full_of_markup_are_escaped_on_every_page() {
         let app = TestApp::new(db).await;
         let evil = "<script>alert(\"x&y\")</script>";
         for (version, slope) in [("1.0'\"<b>", 1.0), ("2.0&amp;<i>", 2.0)] {
-            let mut run =
-                run_json("zig\"<img src=x onerror=alert(1)>&", version, "<script>host</script>", slope, 1, 4, 3);
+            let mut run = RunShape::new("zig\"<img src=x onerror=alert(1)>&", version)
+                .host("<script>host</script>")
+                .slope(slope)
+                .json();
             run["workloads"][0]["name"] = json!(evil);
             run["workloads"][0]["metadata"] = json!({"<script>k</script>": "\"><script>v</script>"});
             run["host"]["cpu"] = json!("CPU <marquee>&");
@@ -352,7 +354,7 @@ async fn a_change_of_the_workload_s_source_is_marked_on_the_series_page_its_char
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
         let with_source = |version: &str, slope: f64, source: &str| {
-            let mut run = run_json("gcc-glibc", version, "build-01", slope, 1, 6, 3);
+            let mut run = RunShape::new("gcc-glibc", version).slope(slope).sizes(6).json();
             run["workloads"][0]["source_hash"] = source.into();
             run
         };

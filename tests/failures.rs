@@ -10,7 +10,7 @@ use common::process::agent_binary;
 use common::webhooks::{assert_signed, body_json, config, wait_for, Receiver};
 use common::{on_both_backends, serve, TestApp};
 use serde_json::Value;
-use slopewatch::alerts::config::WebhookFormat;
+use slopewatch::config::WebhookFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -80,7 +80,7 @@ async fn alerting(db: common::TestDb, formats: &[WebhookFormat]) -> (Receiver, T
     let app = TestApp::with_config(db, config(&receiver, formats)).await;
     let (stop, stopped) = watch::channel(false);
     let settings = config(&receiver, formats).alerts;
-    tokio::spawn(slopewatch::outbox::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+    tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
     (receiver, app, stop)
 }
 

@@ -8,9 +8,9 @@
 mod common;
 
 use common::process::{agent_binary, create_token, free_addr, get_json, PrivatePostgres, Server};
-use common::{run_json, Backend, TestDb};
+use common::{Backend, RunShape, TestDb};
 use serde_json::Value;
-use slopewatch::alerts::signing;
+use slopewatch::webhooks::signing;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -53,7 +53,12 @@ const RUNS_PER_AGENT: usize = 12;
 fn write_agent_runs(dir: &Path, agent: usize) -> Vec<(PathBuf, Value)> {
     (0..RUNS_PER_AGENT)
         .map(|i| {
-            let run = run_json("gcc-glibc", &format!("12.{}", i % 3), &format!("host-{agent}"), 1.0, 6, 8, 20);
+            let run = RunShape::new("gcc-glibc", &format!("12.{}", i % 3))
+                .host(&format!("host-{agent}"))
+                .workloads(6)
+                .sizes(8)
+                .samples(20)
+                .json();
             let path = dir.join(format!("run-{i:02}.json"));
             std::fs::write(&path, serde_json::to_vec_pretty(&run).unwrap()).unwrap();
             (path, run)
@@ -278,7 +283,12 @@ async fn postgres_stopped_under_load_gets_fast_503s_and_the_server_recovers_by_i
         tasks.push(tokio::spawn(async move {
             let c = client();
             while !stop.load(Ordering::SeqCst) {
-                let run = run_json("gcc-glibc", "12.2.0", &format!("load-{worker}"), 1.0, 3, 6, 5);
+                let run = RunShape::new("gcc-glibc", "12.2.0")
+                    .host(&format!("load-{worker}"))
+                    .workloads(3)
+                    .sizes(6)
+                    .samples(5)
+                    .json();
                 let sent = Instant::now();
                 let (status, body, latency) = post_run(&c, &url, &token, &run).await;
                 let code = body["error"]["code"].as_str().unwrap_or_default().to_string();
@@ -494,7 +504,8 @@ async fn a_hanging_then_failing_webhook_receiver_slows_no_ingest_and_gets_each_a
     let (mut with_latency, mut without_latency) = (Vec::new(), Vec::new());
     for l in 0..LINEAGES {
         for (version, slope) in [("1.0", 1.0), ("2.0", 2.0)] {
-            let run = run_json(&format!("lineage-{l}"), version, "build-01", slope, 3, 8, 5);
+            let run =
+                RunShape::new(&format!("lineage-{l}"), version).slope(slope).workloads(3).sizes(8).samples(5).json();
             let (status, body, latency) = post_run(&c, &with_hook.url(), &token_a, &run).await;
             assert_eq!(status, 201, "{body}");
             with_latency.push(latency);
@@ -592,7 +603,7 @@ async fn runs_left_pending_are_taken_in_when_the_server_starts() {
         db.refuse_summaries(true).await;
         let server = Server::start(&db.url, &free_addr(), None, &log);
         let url = server.url();
-        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+        let run = RunShape::new("gcc-glibc", "12.2.0").workloads(2).json();
         let (status, body, _) = post_run(&c, &url, &token, &run).await;
         assert_eq!(status, 201, "the run is stored though its summary is not: {body}");
         let series = |url: &str| format!("{url}/api/v1/series?workload=workload-0&toolchain=gcc-glibc");

@@ -13,7 +13,7 @@ mod common;
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode};
 use common::process::{create_token as cli_token, free_addr, Server};
-use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
+use common::{on_both_backends, Backend, RunShape, TestApp, TestDb};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -226,7 +226,7 @@ async fn an_upload_without_a_valid_ingest_token_is_refused_before_its_body_is_re
             assert_eq!(pulled.load(Ordering::SeqCst), 0, "{what}: the body was read before the token was checked");
         }
         // With a valid token the body is read and judged as before.
-        let (status, body) = app.submit(&run_json("gcc", "12.2.0", "h", 1.0, 1, 4, 3)).await;
+        let (status, body) = app.submit(&RunShape::new("gcc", "12.2.0").host("h").json()).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     })
     .await;
@@ -264,7 +264,7 @@ async fn compare_parameters_cost_a_constant_number_of_queries_and_long_ones_are_
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
         for version in ["0.15.2", "0.16.0"] {
-            let (status, body) = app.submit(&run_json("zig-cc-musl", version, "h", 1.0, 1, 4, 3)).await;
+            let (status, body) = app.submit(&RunShape::new("zig-cc-musl", version).host("h").json()).await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
         // The fewest of three tries: a first request may also open a pool connection.
@@ -327,7 +327,7 @@ async fn metrics_label_only_known_methods_and_matched_routes() {
 #[tokio::test]
 async fn answers_forbid_framing_sniffing_and_inline_script_and_csv_downloads() {
     let app = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
-    let (status, body) = app.submit(&run_json("gcc", "12.2.0", "h", 1.0, 1, 4, 3)).await;
+    let (status, body) = app.submit(&RunShape::new("gcc", "12.2.0").host("h").json()).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     for path in ["/", "/series/workload-0/gcc", "/api/v1/workloads", "/no/such/page", "/static/style.css"] {
         let res = app.router.clone().oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();

@@ -189,7 +189,7 @@ async fn raw_samples_and_medians_survive_the_move_into_measurement_rows() {
 
         // A new run of the version takes the migrated runs' medians into its summary.
         let app = TestApp::new(db).await;
-        let mut run = common::run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 1, 3, 5);
+        let mut run = common::RunShape::new("zig-cc-musl", "0.15.0").sizes(3).samples(5).json();
         run["host"] = serde_json::json!({"name": "build-01", "cpu": "cpu", "kernel": "6.1", "arch": "x86_64"});
         run["toolchain"] = serde_json::json!({"name": "zig-cc-musl", "version": "0.15.0", "libc": "musl",
             "target": "x86_64-linux-musl", "compiler": "zig cc", "flags": "-O2"});
@@ -362,7 +362,7 @@ async fn regressions_from_before_failures_keep_their_workloads_as_slope_members(
 
         // The migrated regression resolves by the usual rule when a good version arrives.
         let app = TestApp::new(db).await;
-        let mut run = common::run_json("zig-cc-musl", "0.17.0", "build-01", 1.0, 1, 6, 3);
+        let mut run = common::RunShape::new("zig-cc-musl", "0.17.0").sizes(6).json();
         run["workloads"][0]["name"] = "strchr".into();
         let (status, body) = app.submit(&run).await;
         assert_eq!(status, 201, "{body}");
@@ -407,7 +407,7 @@ async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it
 
         // The old musl-gcc history is kept apart: musl's version under its name is refused, and
         // starts its own lineage under a new one.
-        let mut libc = common::run_json("musl-gcc", "1.2.3", "build-01", 1.0, 1, 6, 3);
+        let mut libc = common::RunShape::new("musl-gcc", "1.2.3").sizes(6).json();
         libc["toolchain"]["version_from"] = "libc".into();
         let (status, body) = app.submit(&libc).await;
         assert_eq!(status, 422, "{body}");
@@ -415,7 +415,7 @@ async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it
         libc["toolchain"]["name"] = "musl-gcc-libc".into();
         let (status, body) = app.submit(&libc).await;
         assert_eq!(status, 201, "{body}");
-        let compiler = common::run_json("musl-gcc", "12.2.0", "build-01", 1.0, 1, 6, 3);
+        let compiler = common::RunShape::new("musl-gcc", "12.2.0").sizes(6).json();
         assert_eq!(app.submit(&compiler).await.0, 201, "the old lineage goes on as it was");
     }
 }
@@ -446,5 +446,57 @@ async fn regressions_from_before_bisections_take_bisections_after_the_upgrade() 
         let detail = app.db.store.regression(7).await.unwrap().unwrap();
         assert_eq!(detail.bisections.len(), 1);
         assert_eq!(detail.bisections[0].summary(), "the bad end 0.16.0 measured good: nothing to search (1 step, 3 s)");
+    }
+}
+
+/// The timeline of regression 7 as a store at migration 0015 holds it: a status an editor set, an
+/// acknowledgement, a link and an entry the rules wrote, all as text.
+macro_rules! seed_timeline_0015 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        seed_regression_0009!(pool);
+        let at = time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_001);
+        let entries = [
+            ("first_run", "First run of 0.16.0", None),
+            ("acknowledged", "Acknowledged", Some("test-editor")),
+            ("link", "Linked upstream", Some("test-editor")),
+            ("status", "Status set to false alarm", Some("test-editor")),
+        ];
+        for (minute, (kind, detail, actor)) in entries.into_iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO regression_events (regression_id, at, kind, detail, actor) VALUES (7, $1, $2, $3, $4)",
+            )
+            .bind(at + time::Duration::minutes(minute as i64))
+            .bind(kind)
+            .bind(detail)
+            .bind(actor)
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+    }};
+}
+
+#[tokio::test]
+async fn statuses_editors_set_before_the_upgrade_still_move_with_the_history() {
+    use slopewatch::model::RegressionStatus;
+    use slopewatch::store::EditChange;
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 15, seed_timeline_0015);
+        db.store.migrate().await.unwrap();
+        let statuses: Vec<RegressionStatus> = db
+            .store
+            .regression_edits()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.change {
+                EditChange::Status(status) => Some(status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, [RegressionStatus::Acknowledged, RegressionStatus::FalseAlarm]);
     }
 }

@@ -8,7 +8,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
+use common::{on_both_backends, Backend, RunShape, TestApp, TestDb};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use slopewatch::config::Config;
@@ -237,7 +237,7 @@ async fn a_submission_built_from_the_wire_types_fits_the_request_schema_and_is_s
     bare.workloads[0].measurements.iter_mut().for_each(|m| m.instructions = None);
     let bare = serde_json::to_value(bare).unwrap();
     assert_eq!(violations(&doc, schema, &bare), Vec::<String>::new(), "{bare}");
-    let agent_shaped = run_json("gcc-glibc", "14.2.0", "build-02", 1.0, 3, 5, 4);
+    let agent_shaped = RunShape::new("gcc-glibc", "14.2.0").host("build-02").workloads(3).sizes(5).samples(4).json();
     assert_eq!(violations(&doc, schema, &agent_shaped), Vec::<String>::new());
     for body in [full, bare, agent_shaped] {
         let (status, answer) = app.submit(&body).await;
@@ -418,7 +418,7 @@ async fn real_answers_fit_their_documented_schemas() {
 
         // A run with failed workloads: one crashed after four sizes (a partial slope), one built
         // with errors; its answer and a series whose version every run failed fit their schemas.
-        let mut failed = run_json("musl-gcc", "1.2.6", "build-01", 1.0, 3, 4, 3);
+        let mut failed = RunShape::new("musl-gcc", "1.2.6").workloads(3).json();
         failed["toolchain"]["version_from"] = json!("libc");
         failed["workloads"][1]["failure"] = json!({"kind": "crashed", "size": 1048576, "signal": 11, "detail": "boom"});
         failed["workloads"][2]["measurements"] = json!([]);
@@ -436,7 +436,9 @@ async fn real_answers_fit_their_documented_schemas() {
         exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=nothing&toolchain=musl-gcc")).await;
 
         for (version, slope) in [("0.15.0", 1.0), ("0.16.0", 2.0)] {
-            let (status, answer) = app.submit(&run_json("zig-cc-musl", version, "build-01", slope, 3, 6, 5)).await;
+            let (status, answer) = app
+                .submit(&RunShape::new("zig-cc-musl", version).slope(slope).workloads(3).sizes(6).samples(5).json())
+                .await;
             assert_eq!(status, StatusCode::CREATED, "{answer}");
         }
         let list = "/api/v1/regressions";
@@ -492,7 +494,10 @@ async fn real_answers_fit_their_documented_schemas() {
         let small = Config { body_limit: 1024, ..Config::default() };
         let limited = TestApp::with_config(TestDb::new(Backend::Sqlite).await, small).await;
         let token = limited.ingest_token.clone();
-        let large = serde_json::to_vec(&run_json("gcc-glibc", "14.2.0", "build-02", 1.0, 3, 5, 4)).unwrap();
+        let large = serde_json::to_vec(
+            &RunShape::new("gcc-glibc", "14.2.0").host("build-02").workloads(3).sizes(5).samples(4).json(),
+        )
+        .unwrap();
         assert!(large.len() > 1024);
         exercise(&limited, &doc, &mut seen, runs, post_run(Some(&token), "application/json", large.clone())).await;
         let bisect_uri = "/api/v1/regressions/1/bisections";

@@ -7,9 +7,9 @@
 mod common;
 
 use common::process::{create_token, free_addr, get_json, Server};
-use common::{run_json, Backend, TestDb};
+use common::{Backend, RunShape, TestDb};
 use serde_json::Value;
-use slopewatch::alerts::signing;
+use slopewatch::webhooks::signing;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -255,7 +255,13 @@ async fn replicas_on_one_postgres_share_the_work_and_do_it_once_when_one_is_kill
         let runs: Vec<Value> = (0..VERSIONS)
             .flat_map(|v| {
                 (0..HOSTS).map(move |h| {
-                    run_json(&format!("lineage-{l}"), &format!("1.{v}.0"), &format!("host-{h}"), slope(l, v), 3, 6, 5)
+                    RunShape::new(&format!("lineage-{l}"), &format!("1.{v}.0"))
+                        .host(&format!("host-{h}"))
+                        .slope(slope(l, v))
+                        .workloads(3)
+                        .sizes(6)
+                        .samples(5)
+                        .json()
                 })
             })
             .collect();
@@ -589,7 +595,7 @@ async fn the_replicas_profiles_nginx_config_is_valid_balances_both_replicas_and_
     assert!(at_a >= PROBES / 4 && at_b >= PROBES / 4, "balanced across both: {at_a} and {at_b}");
 
     // Runs go through it; with one replica gone the proxy sends them to the other.
-    let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 3, 6, 5);
+    let run = RunShape::new("gcc-glibc", "12.2.0").workloads(3).sizes(6).samples(5).json();
     let post = |run: Value| {
         let (c, proxy, token) = (c.clone(), proxy.clone(), token.clone());
         async move { c.post(format!("{proxy}/api/v1/runs")).bearer_auth(token).json(&run).send().await.unwrap().status() }
@@ -598,7 +604,8 @@ async fn the_replicas_profiles_nginx_config_is_valid_balances_both_replicas_and_
     assert_eq!(post(run).await, 200, "sent again through the proxy, stored once");
     replica_a.kill_9();
     for i in 0..4 {
-        let run = run_json("gcc-glibc", "12.2.0", &format!("host-{i}"), 1.0, 3, 6, 5);
+        let run =
+            RunShape::new("gcc-glibc", "12.2.0").host(&format!("host-{i}")).workloads(3).sizes(6).samples(5).json();
         assert_eq!(post(run).await, 201, "stored through the surviving replica");
     }
     eprintln!("nginx {}: config valid; {at_a} and {at_b} of {PROBES} requests at the two replicas; fails over", {

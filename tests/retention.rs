@@ -4,15 +4,15 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::{on_both_backends, run_json, TestApp, TestDb};
+use common::{on_both_backends, RunShape, TestApp, TestDb};
 use serde_json::Value;
-use slopewatch::analysis;
 use slopewatch::config::Config;
 use slopewatch::intake::Intake;
 use slopewatch::retention;
 use slopewatch::store::{Arrival, InsertOutcome, Store};
 use slopewatch_core::wire::RunSubmission;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 
@@ -64,7 +64,15 @@ async fn pruning_removes_old_raw_samples_and_keeps_fits_medians_and_summaries() 
         let runs: Vec<Value> = [("0.15.0", 1.0), ("0.16.0", 2.0), ("0.16.0", 2.0), ("0.17.0", 1.0), ("0.16.0", 2.0)]
             .into_iter()
             .enumerate()
-            .map(|(i, (version, slope))| run_json("zig-cc-musl", version, &format!("build-0{i}"), slope, 2, 6, 5))
+            .map(|(i, (version, slope))| {
+                RunShape::new("zig-cc-musl", version)
+                    .host(&format!("build-0{i}"))
+                    .slope(slope)
+                    .workloads(2)
+                    .sizes(6)
+                    .samples(5)
+                    .json()
+            })
             .collect();
         let mut ids = Vec::new();
         for run in &runs[..2] {
@@ -117,10 +125,9 @@ async fn pruning_removes_old_raw_samples_and_keeps_fits_medians_and_summaries() 
 /// Stores `run` as if received `days_ago` days ago.
 async fn store_old_run(store: &Store, run: &Value, days_ago: i64) -> uuid::Uuid {
     let run = RunSubmission::from_json(&serde_json::to_vec(run).unwrap()).unwrap();
-    let fits = analysis::fit_run(&run).unwrap();
     let arrival = Arrival { received_at: OffsetDateTime::now_utc() - time::Duration::days(days_ago), ..Arrival::now() };
-    let intake = Intake::new(store.clone(), &Config::default());
-    let outcome = intake.insert_run_as(&run, &fits, &arrival).await.unwrap();
+    let intake = Intake::new(store.clone(), &Config::default(), Arc::default());
+    let outcome = intake.insert_run(&run, &arrival).await.unwrap();
     assert!(matches!(outcome, InsertOutcome::Created(_)));
     run.run_id
 }
@@ -141,8 +148,10 @@ fn slopewatch(args: &[&str], db: &str) -> Output {
 #[tokio::test]
 async fn the_prune_command_prints_what_it_removed() {
     on_both_backends(|db| async move {
-        let old = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 30).await;
-        let young = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 3).await;
+        let old =
+            store_old_run(&db.store, &RunShape::new("gcc-glibc", "12.2.0").host("h").workloads(2).json(), 30).await;
+        let young =
+            store_old_run(&db.store, &RunShape::new("gcc-glibc", "12.2.0").host("h").workloads(2).json(), 3).await;
         let out = slopewatch(&["prune", "--samples-days", "7"], &db.url);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -167,7 +176,7 @@ async fn the_prune_command_prints_what_it_removed() {
 #[tokio::test]
 async fn the_server_prunes_at_start_up_and_then_periodically() {
     let db = TestDb::new(common::Backend::Sqlite).await;
-    let old = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 30).await;
+    let old = store_old_run(&db.store, &RunShape::new("gcc-glibc", "12.2.0").host("h").workloads(2).json(), 30).await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_slopewatch"))
         .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--retain-samples-days", "7"])
@@ -188,8 +197,10 @@ async fn the_server_prunes_at_start_up_and_then_periodically() {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let metrics = std::sync::Arc::new(slopewatch::metrics::Metrics::default());
         let task = tokio::spawn(retention::run(db.store.clone(), 7, Duration::from_millis(100), metrics, stopped));
-        let young = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 1).await;
-        let aged = store_old_run(&db.store, &run_json("gcc-glibc", "12.2.0", "h", 1.0, 2, 4, 3), 8).await;
+        let young =
+            store_old_run(&db.store, &RunShape::new("gcc-glibc", "12.2.0").host("h").workloads(2).json(), 1).await;
+        let aged =
+            store_old_run(&db.store, &RunShape::new("gcc-glibc", "12.2.0").host("h").workloads(2).json(), 8).await;
         let deadline = Instant::now() + Duration::from_secs(30);
         while !is_pruned(&db.store, aged).await {
             assert!(Instant::now() < deadline, "a run that arrived old was not pruned on a later pass");

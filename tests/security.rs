@@ -15,7 +15,7 @@ use axum::extract::ConnectInfo;
 use axum::http::{header, Request, StatusCode};
 use common::forms::{cookie_pair, get, hidden, login, post_form, seed_regression, send, Page};
 use common::process::{cli, create_token, free_addr, Server};
-use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
+use common::{on_both_backends, Backend, RunShape, TestApp, TestDb};
 use serde_json::{json, Value};
 use slopewatch::config::Config;
 use std::net::SocketAddr;
@@ -110,7 +110,7 @@ async fn hostile_names_are_stored_literally_and_shown_escaped() {
         let app = TestApp::new(db).await;
         let mut ids = Vec::new();
         for (i, s) in HOSTILE.iter().enumerate() {
-            let mut run = run_json(s, s, s, 1.0, 1, 4, 3);
+            let mut run = RunShape::new(s, s).host(s).json();
             run["host"] = json!({"name": s, "cpu": s, "kernel": s, "arch": s});
             run["toolchain"] = json!({"name": s, "version": s, "libc": s, "target": s, "compiler": s, "flags": s});
             run["agent_version"] = json!(s);
@@ -210,7 +210,7 @@ async fn tokens_never_reach_the_server_log_or_the_token_list() {
     let server = Server::start_logging(&db.url, &free_addr(), None, &log, "debug");
     let url = server.url();
     let c = reqwest::Client::new();
-    let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 2, 4, 3);
+    let run = RunShape::new("gcc-glibc", "12.2.0").workloads(2).json();
     for (token, expected) in [(&ingest, 201), (&wrong, 401), (&editor, 403)] {
         let res = c.post(format!("{url}/api/v1/runs")).bearer_auth(token).json(&run).send().await.unwrap();
         assert_eq!(res.status().as_u16(), expected);
@@ -261,7 +261,7 @@ async fn server_errors_answer_nothing_internal_and_log_the_detail() {
     let server = Server::start(&db.url, &free_addr(), None, &log);
     let url = server.url();
     let c = reqwest::Client::new();
-    let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let run = RunShape::new("gcc-glibc", "12.2.0").json();
     let res = c.post(format!("{url}/api/v1/runs")).bearer_auth(&token).json(&run).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 201);
 
@@ -271,7 +271,7 @@ async fn server_errors_answer_nothing_internal_and_log_the_detail() {
     pool.close().await;
 
     let series = format!("{url}/api/v1/series?workload=workload-0&toolchain=gcc-glibc");
-    let other = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 4, 3);
+    let other = RunShape::new("gcc-glibc", "12.2.0").json();
     let answers = [
         c.get(&series).send().await.unwrap(),
         c.post(format!("{url}/api/v1/runs")).bearer_auth(&token).json(&other).send().await.unwrap(),
@@ -370,7 +370,9 @@ async fn with_login_to_read_every_page_and_read_api_needs_a_session_or_a_token()
         config.auth.require_login_to_read = true;
         let app = TestApp::with_config(db, config).await;
         for (version, slope) in [("0.15.0", 1.0), ("0.16.0", 2.0)] {
-            let (status, body) = app.submit(&run_json("zig-cc-musl", version, "build-01", slope, 3, 8, 5)).await;
+            let (status, body) = app
+                .submit(&RunShape::new("zig-cc-musl", version).slope(slope).workloads(3).sizes(8).samples(5).json())
+                .await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
         let id = app.db.store.regressions(None).await.unwrap()[0].0.id;

@@ -5,11 +5,11 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
+use common::{on_both_backends, Backend, RunShape, TestApp, TestDb};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
-use slopewatch::alerts::config::{AlertSettings, AlertsSection, WebhookFormat, WebhookSection};
 use slopewatch::config::Config;
+use slopewatch::config::{AlertSettings, AlertsSection, WebhookFormat, WebhookSection};
 use slopewatch::model::RegressionStatus;
 use slopewatch::store::Store;
 use slopewatch::{app, retention, AppState};
@@ -64,7 +64,7 @@ async fn get(router: &axum::Router, uri: &str) -> Value {
 }
 
 async fn submit(app: &TestApp, lineage: &str, version: &str, host: &str, slope: f64, day: u32) -> String {
-    let mut run = run_json(lineage, version, host, slope, 3, 8, 5);
+    let mut run = RunShape::new(lineage, version).host(host).slope(slope).workloads(3).sizes(8).samples(5).json();
     run["started_at"] = json!(format!("2026-11-{day:02}T21:00:00.{:06}Z", day * 1111));
     run["workloads"][2]["metadata"] = json!({"sqlite_version": "3.46.0"});
     run["workloads"][0]["measurements"][0]["instructions"] = json!([1000, 1001, 1002, 1003, u64::MAX]);
@@ -247,7 +247,10 @@ async fn moves_and_reads_the_same(from: Backend, to: Backend) {
     assert_eq!(twice, without_deliveries(&after), "a second import changes nothing");
 
     // The agents' tokens came along: the source's ingest token submits to the new store.
-    let fresh = serde_json::to_vec(&run_json("gcc-glibc", "14.1.0", "build-03", 1.0, 3, 8, 5)).unwrap();
+    let fresh = serde_json::to_vec(
+        &RunShape::new("gcc-glibc", "14.1.0").host("build-03").workloads(3).sizes(8).samples(5).json(),
+    )
+    .unwrap();
     let post = Request::post("/api/v1/runs")
         .header("content-type", "application/json")
         .header("authorization", format!("Bearer {}", source.ingest_token))
@@ -340,7 +343,7 @@ async fn a_garbled_or_invalid_line_is_named_and_nothing_of_it_is_stored() {
         assert!(text(&out.stderr).contains("ends without its closing line"), "{}", text(&out.stderr));
 
         // Anything but an export is refused at its first line.
-        std::fs::write(&partial, format!("{}\n", run_json("gcc-glibc", "12.2.0", "h", 1.0, 1, 4, 3))).unwrap();
+        std::fs::write(&partial, format!("{}\n", RunShape::new("gcc-glibc", "12.2.0").host("h").json())).unwrap();
         let out = import(&fresh, &partial, dir.path());
         assert!(!out.status.success());
         assert!(text(&out.stderr).contains("line 1: not a slopewatch export"), "{}", text(&out.stderr));
@@ -362,10 +365,15 @@ async fn fill_with_failures(app: &TestApp) -> Vec<String> {
     let wrong =
         json!({"kind": "wrong_result", "size": 65536, "got": "-1", "expected": "9362", "detail": "end pointer"});
     let runs = [
-        run_json("zig-cc-musl", "0.14.0", "build-01", 1.0, 3, 8, 5),
-        failing(run_json("zig-cc-musl", "0.15.0", "build-01", 1.0, 3, 8, 5), 1, 4, crash),
-        failing(run_json("zig-cc-musl", "0.15.0", "build-02", 1.0, 3, 8, 5), 2, 0, build),
-        run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 3, 8, 5),
+        RunShape::new("zig-cc-musl", "0.14.0").workloads(3).sizes(8).samples(5).json(),
+        failing(RunShape::new("zig-cc-musl", "0.15.0").workloads(3).sizes(8).samples(5).json(), 1, 4, crash),
+        failing(
+            RunShape::new("zig-cc-musl", "0.15.0").host("build-02").workloads(3).sizes(8).samples(5).json(),
+            2,
+            0,
+            build,
+        ),
+        RunShape::new("gcc-glibc", "12.2.0").workloads(3).sizes(8).samples(5).json(),
     ];
     let mut ids = Vec::new();
     for mut run in runs {
@@ -376,9 +384,25 @@ async fn fill_with_failures(app: &TestApp) -> Vec<String> {
     }
     let old = OffsetDateTime::now_utc();
     for (day, run) in [
-        (5, failing(run_json("zig-cc-musl", "0.16.0", "build-01", 1.0, 3, 8, 5), 0, 0, wrong.clone())),
-        (6, failing(run_json("zig-cc-musl", "0.16.0", "build-02", 1.0, 3, 8, 5), 0, 0, wrong)),
-        (7, run_json("zig-cc-musl", "0.16.0", "build-03", 1.0, 3, 8, 5)),
+        (
+            5,
+            failing(
+                RunShape::new("zig-cc-musl", "0.16.0").workloads(3).sizes(8).samples(5).json(),
+                0,
+                0,
+                wrong.clone(),
+            ),
+        ),
+        (
+            6,
+            failing(
+                RunShape::new("zig-cc-musl", "0.16.0").host("build-02").workloads(3).sizes(8).samples(5).json(),
+                0,
+                0,
+                wrong,
+            ),
+        ),
+        (7, RunShape::new("zig-cc-musl", "0.16.0").host("build-03").workloads(3).sizes(8).samples(5).json()),
     ] {
         let mut run = run;
         run["started_at"] = json!(format!("2026-11-{day:02}T21:00:00Z"));

@@ -6,7 +6,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::Request;
-use common::{on_both_backends, run_json, Backend, TestApp, TestDb};
+use common::{on_both_backends, Backend, RunShape, TestApp, TestDb};
 use futures_util::future::join_all;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -19,7 +19,7 @@ use tower::ServiceExt;
 
 /// A musl-gcc run versioned by musl, as the agent sends it by default.
 fn libc_run(lineage: &str, version: &str, host: &str) -> Value {
-    let mut run = run_json(lineage, version, host, 1.0, 1, 6, 3);
+    let mut run = RunShape::new(lineage, version).host(host).sizes(6).json();
     run["toolchain"]["libc"] = "musl 1.2.3".into();
     run["toolchain"]["compiler"] = "musl-gcc".into();
     run["toolchain"]["version_from"] = "libc".into();
@@ -28,7 +28,7 @@ fn libc_run(lineage: &str, version: &str, host: &str) -> Value {
 
 /// A musl-gcc run versioned by the gcc it wraps, as agents sent it before the axis existed.
 fn compiler_run(lineage: &str, version: &str, host: &str) -> Value {
-    let mut run = run_json(lineage, version, host, 1.0, 1, 6, 3);
+    let mut run = RunShape::new(lineage, version).host(host).sizes(6).json();
     run["toolchain"]["libc"] = "musl 1.2.3".into();
     run["toolchain"]["compiler"] = "musl-gcc".into();
     run
@@ -122,7 +122,7 @@ async fn libc_run_id(app: &TestApp) -> String {
 async fn a_run_without_the_field_is_stored_on_the_compiler_axis_and_resubmits_as_the_same_run() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
-        let run = run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 6, 3);
+        let run = RunShape::new("gcc-glibc", "12.2.0").sizes(6).json();
         assert!(run["toolchain"].get("version_from").is_none());
         assert_eq!(app.submit(&run).await.0, 201);
         assert_eq!(builds(&app).await, [("gcc-glibc".into(), "12.2.0".into(), "compiler".into())]);
@@ -168,7 +168,7 @@ async fn the_toolchains_page_says_what_each_version_counts() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
         assert_eq!(app.submit(&libc_run("musl-gcc-libc", "1.2.3", "build-01")).await.0, 201);
-        assert_eq!(app.submit(&run_json("gcc-glibc", "12.2.0", "build-01", 1.0, 1, 6, 3)).await.0, 201);
+        assert_eq!(app.submit(&RunShape::new("gcc-glibc", "12.2.0").sizes(6).json()).await.0, 201);
         let (status, page) = app.get("/toolchains").await;
         assert_eq!(status, 200);
         let page = page.as_str().unwrap();

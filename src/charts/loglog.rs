@@ -35,7 +35,7 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
     sizes.dedup();
     let x_keys: Vec<f64> = thin(&sizes, MAX_X_TICKS).into_iter().map(|s| s as f64).collect();
     let y_keys = duration_ticks(y_range.start, y_range.end);
-    let unit = view.size_unit.as_str();
+    let unit = view.size_unit;
 
     let mut hits = Vec::new();
     let mut svg = String::new();
@@ -179,7 +179,7 @@ pub fn loglog_description(view: &LogLogView) -> String {
                 l.label,
                 format::slope(l.slope),
                 format::duration(ns),
-                format::size(size, &view.size_unit)
+                format::size(size, view.size_unit)
             ))
         })
         .collect();

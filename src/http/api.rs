@@ -5,10 +5,9 @@ use super::auth::Ingestor;
 use super::error::ErrorBody;
 use super::extract::AppQuery;
 use super::{AppState, Error};
-use crate::analysis;
 use crate::model::SizeMedian;
 use crate::store::{
-    FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionFailures, WorkloadRow,
+    Arrival, FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionFailures, WorkloadRow,
 };
 use crate::views::SeriesView;
 use axum::body::Bytes;
@@ -17,7 +16,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::wire::{RunSubmission, SizeUnit};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -138,8 +137,7 @@ pub(super) async fn read_json_body(state: &AppState, request: Request) -> Result
 async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Json<RunAccepted>), Error> {
     let body = read_json_body(state, request).await?;
     let run = RunSubmission::from_json(&body).map_err(Error::Invalid)?;
-    let fits = analysis::fit_run(&run).map_err(Error::Invalid)?;
-    let (status, receipt) = match state.intake.insert_run(&run, &fits).await? {
+    let (status, receipt) = match state.intake.insert_run(&run, &Arrival::now()).await? {
         InsertOutcome::Created(receipt) => (StatusCode::CREATED, receipt),
         InsertOutcome::Existing(receipt) => (StatusCode::OK, receipt),
         InsertOutcome::Conflict => {
@@ -384,7 +382,9 @@ async fn get_series(State(state): State<AppState>, AppQuery(q): AppQuery<SeriesQ
     if summaries.is_empty() && failures.is_empty() {
         return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));
     }
-    let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), String::new(), summaries, failures);
+    // The answer carries no size unit, so the view's is never read.
+    let unit = SizeUnit::Bytes;
+    let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), unit, summaries, failures);
     let steps = view.source_steps();
     let versions = view
         .versions

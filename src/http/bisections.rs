@@ -7,7 +7,7 @@ use super::auth::BisectionSubmitter;
 use super::error::ErrorBody;
 use super::extract::RegressionId;
 use super::{AppState, Error};
-use crate::alerts::config::Rules;
+use crate::config::Rules;
 use crate::format;
 use crate::intake::BisectionOutcome;
 use crate::model::{Bisection, RegressionDetail};

@@ -64,21 +64,12 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a server over `store`: its metrics, and the intake that counts in them.
     pub fn new(store: Store, config: Config) -> AppState {
-        AppState::with_intake(Intake::new(store, &config), config)
-    }
-
-    /// The state around an intake already running, whose summary passes the server shares.
-    pub fn with_intake(intake: Intake, config: Config) -> AppState {
+        let metrics = Arc::new(Metrics::default());
+        let intake = Intake::new(store.clone(), &config, metrics.clone());
         let session_key = config.auth.session_key.clone().unwrap_or_else(SessionKey::generate);
-        AppState {
-            store: intake.store().clone(),
-            metrics: intake.metrics().clone(),
-            intake,
-            config: Arc::new(config),
-            session_key,
-            login_throttle: Arc::default(),
-        }
+        AppState { store, intake, config: Arc::new(config), metrics, session_key, login_throttle: Arc::default() }
     }
 }
 

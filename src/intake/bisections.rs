@@ -3,9 +3,9 @@
 //! transaction.
 
 use super::Intake;
-use crate::alerts::bisected::{BisectedEvent, BISECTED};
 use crate::model::Bisection;
-use crate::store::{BisectionWrite, NewDelivery};
+use crate::store::BisectionWrite;
+use crate::webhooks::{self, bisected::BisectedEvent};
 use sha2::{Digest, Sha256};
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::FieldError;
@@ -54,18 +54,7 @@ impl Intake {
             regression.previous_version.as_deref(),
             self.settings.public_url.as_deref(),
         );
-        let deliveries: Vec<NewDelivery> = self
-            .settings
-            .alerts
-            .webhooks
-            .iter()
-            .map(|target| NewDelivery {
-                regression_id,
-                event: BISECTED,
-                target: &target.name,
-                body: event.render(target.format),
-            })
-            .collect();
+        let deliveries = webhooks::deliveries(std::slice::from_ref(&event), &self.settings.alerts.webhooks);
         Ok(match self.store.insert_bisection(regression_id, b, &hash, now, &deliveries).await? {
             BisectionWrite::Stored => BisectionOutcome::Created,
             BisectionWrite::AlreadyThere { regression_id: stored, content_hash } => {

@@ -1,6 +1,7 @@
-//! What happens to a run once it is accepted: it is stored whole, then taken into its version's
-//! summaries by a summary pass, which also applies the alert rules and writes the regressions and
-//! webhook deliveries they decide (`summaries.rs`, `alerts.rs`).
+//! What happens to a run once it is accepted: it is fitted and stored whole, then taken into its
+//! version's summaries by a summary pass (`pass.rs`), which also applies the alert rules and
+//! writes the regressions and webhook deliveries they decide (`regressions.rs`). A bisection an
+//! agent sends is recorded and announced here too (`bisections.rs`).
 //!
 //! Storing marks a run pending; after it commits, a pass takes it in, together with every other
 //! run pending by then, one transaction for all their versions. One pass runs at a time. A run
@@ -13,20 +14,19 @@
 //! pending at start-up and every few seconds, so a run is taken in once even when the server dies
 //! in between.
 
-mod alerts;
 mod bisections;
-mod summaries;
+mod pass;
+mod regressions;
 
 pub use bisections::BisectionOutcome;
+pub use pass::SUMMARY_WINDOW;
 
-pub use summaries::SUMMARY_WINDOW;
-
-use crate::alerts::config::AlertSettings;
-use crate::analysis::{Summary, WorkloadFit};
+use crate::analysis::{self, Medians, Summary, WorkloadFit};
+use crate::config::AlertSettings;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::store::{Arrival, InsertOutcome, Store};
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::wire::{FieldError, RunSubmission};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use time::OffsetDateTime;
@@ -41,7 +41,7 @@ pub struct Intake {
     store: Store,
     settings: Arc<Settings>,
     turns: Arc<SummaryTurns>,
-    /// Where the runs each pass took in are counted, shared with the server's other metrics.
+    /// Where the runs each pass took in are counted: the server's metrics, served at `/metrics`.
     metrics: Arc<Metrics>,
 }
 
@@ -54,35 +54,47 @@ struct Settings {
 }
 
 impl Intake {
-    pub fn new(store: Store, config: &Config) -> Intake {
+    /// An intake over `store` that counts what its summary passes take in in `metrics`.
+    pub fn new(store: Store, config: &Config, metrics: Arc<Metrics>) -> Intake {
         let settings = Settings { alerts: config.alerts.clone(), public_url: config.public_url.clone() };
-        Intake { store, settings: Arc::new(settings), turns: Arc::default(), metrics: Arc::default() }
+        Intake { store, settings: Arc::new(settings), turns: Arc::default(), metrics }
     }
 
     pub fn store(&self) -> &Store {
         &self.store
     }
 
-    /// The metrics summary passes count their claims in; the server serves them at `/metrics`.
-    pub fn metrics(&self) -> &Arc<Metrics> {
-        &self.metrics
+    /// Fits a validated run and stores it with its fits whole, or not at all; then its version's
+    /// summaries take it in, with the regressions and alert deliveries it causes (before this
+    /// returns when no summary pass was under way, by the next pass when one was). `arrival` says
+    /// how it came: `Arrival::now()` at ingest, as first received for a run from another store's
+    /// export.
+    pub async fn insert_run(&self, run: &RunSubmission, arrival: &Arrival) -> Result<InsertOutcome, sqlx::Error> {
+        self.insert_fitted(run, analysis::fit_run(run), arrival).await
     }
 
-    /// Stores a validated run and its fits whole, or not at all; then its version's summaries take
-    /// it in, with the regressions and alert deliveries it causes (before this returns when no
-    /// summary pass was under way, by the next pass when one was).
-    pub async fn insert_run(&self, run: &RunSubmission, fits: &[WorkloadFit]) -> Result<InsertOutcome, sqlx::Error> {
-        self.insert_run_as(run, fits, &Arrival::now()).await
-    }
-
-    /// `insert_run` for a run that arrives as `arrival` says, e.g. from another store's export.
-    pub async fn insert_run_as(
+    /// `insert_run` for a run from an export whose raw samples were pruned: it is fitted from the
+    /// medians its sizes kept, `medians[i]` those of `run.workloads[i]` (`analysis::fit_pruned_run`).
+    pub async fn insert_pruned_run(
         &self,
         run: &RunSubmission,
-        fits: &[WorkloadFit],
+        medians: &[Medians],
         arrival: &Arrival,
     ) -> Result<InsertOutcome, sqlx::Error> {
-        let outcome = self.store.insert_run(run, fits, arrival).await?;
+        self.insert_fitted(run, analysis::fit_pruned_run(run, medians), arrival).await
+    }
+
+    async fn insert_fitted(
+        &self,
+        run: &RunSubmission,
+        fits: Result<Vec<WorkloadFit>, FieldError>,
+        arrival: &Arrival,
+    ) -> Result<InsertOutcome, sqlx::Error> {
+        let fits = match fits {
+            Ok(fits) => fits,
+            Err(e) => return Ok(InsertOutcome::Invalid(e)),
+        };
+        let outcome = self.store.insert_run(run, &fits, arrival).await?;
         if let InsertOutcome::Created(_) = outcome {
             self.take_in_summaries().await;
         }
@@ -90,9 +102,9 @@ impl Intake {
     }
 
     /// Takes every pending run into its version's summaries and alert rules; returns how many runs
-    /// were taken in (`summaries::summarize_pending`).
+    /// were taken in (`pass::summarize_pending`).
     pub async fn summarize_pending(&self) -> Result<usize, sqlx::Error> {
-        summaries::summarize_pending(&self.store, &self.settings, &self.metrics).await
+        pass::summarize_pending(&self.store, &self.settings, &self.metrics).await
     }
 
     /// Takes in the runs left pending, by a server that stopped between storing a run and updating

@@ -43,17 +43,9 @@ impl RegressionStatus {
         RegressionStatus::ALL.into_iter().find(|st| st.as_str() == s)
     }
 
-    /// The timeline entry, kind and detail, that an editor setting this status writes.
-    pub(crate) fn event(self) -> (&'static str, String) {
-        match self {
-            RegressionStatus::Acknowledged => ("acknowledged", "Acknowledged".to_string()),
-            other => ("status", format!("Status set to {}", other.label())),
-        }
-    }
-
-    /// The status an editor's timeline entry set, if it is such an entry.
-    pub(crate) fn from_event(kind: &str, detail: &str) -> Option<RegressionStatus> {
-        RegressionStatus::ALL.into_iter().find(|s| s.event() == (kind, detail.to_string()))
+    /// Whether the regression is still open, acknowledged or not.
+    pub fn is_open(self) -> bool {
+        matches!(self, RegressionStatus::Open | RegressionStatus::Acknowledged)
     }
 
     /// How a stored status reads on a page; an unknown one reads as itself.
@@ -62,6 +54,15 @@ impl RegressionStatus {
             Some(s) => s.label(),
             None => status,
         }
+    }
+}
+
+/// As a database column spells it.
+impl TryFrom<String> for RegressionStatus {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<RegressionStatus, String> {
+        RegressionStatus::parse(&s).ok_or_else(|| format!("{s:?} is not a regression status"))
     }
 }
 
@@ -225,18 +226,4 @@ pub struct RegressionDetail {
     pub sizes: Vec<VersionSizes>,
     /// The bisections recorded on it, oldest first, each with its steps in version order.
     pub bisections: Vec<Bisection>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_status_an_editor_sets_is_read_back_from_its_timeline_entry() {
-        for status in RegressionStatus::ALL {
-            let (kind, detail) = status.event();
-            assert_eq!(RegressionStatus::from_event(kind, &detail), Some(status));
-        }
-        assert_eq!(RegressionStatus::from_event("link", "Linked upstream"), None);
-    }
 }

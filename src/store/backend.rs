@@ -5,6 +5,7 @@
 
 use super::columns::NewRuns;
 use super::rows::{ClaimedFit, WindowFitRow};
+use slopewatch_core::lineage::LineageVersion;
 use uuid::Uuid;
 
 pub(super) trait Backend: sqlx::Database {
@@ -34,7 +35,7 @@ pub(super) trait Backend: sqlx::Database {
 
     /// Holds, until the transaction ends, a lock on each of these toolchain versions' summaries,
     /// taken in sorted order (as every holder takes them) so two passes cannot deadlock.
-    async fn lock_versions(conn: &mut Self::Connection, versions: &[(String, String)]) -> Result<(), sqlx::Error>;
+    async fn lock_versions(conn: &mut Self::Connection, versions: &[LineageVersion]) -> Result<(), sqlx::Error>;
 
     /// Holds, until the transaction ends, a lock on one lineage's regressions, so a fix never
     /// misses the regression a concurrent pass is opening.

@@ -290,10 +290,10 @@ impl PendingRun {
 
     /// The first of the run's workloads whose size unit differs from the one it is stored in, or
     /// is about to be stored in by a run ahead of this one.
-    pub fn unit_conflict(&self, units: &HashMap<String, SizeUnitText>) -> Option<FieldError> {
-        self.workloads.iter().enumerate().find_map(|(i, (name, unit))| {
-            let stored = units.get(name)?;
-            (stored.as_str() != unit.as_str()).then(|| unit_clash(i, name, stored, *unit))
+    pub fn unit_conflict(&self, units: &HashMap<String, SizeUnit>) -> Option<FieldError> {
+        self.workloads.iter().enumerate().find_map(|(i, &(ref name, unit))| {
+            let stored = *units.get(name)?;
+            (stored != unit).then(|| unit_clash(i, name, stored, unit))
         })
     }
 
@@ -325,15 +325,12 @@ pub(super) fn axis_clash(toolchain: &Toolchain, stored: &str) -> FieldError {
 }
 
 /// The error for workload `i` of a run, measured in `unit` where `name` is stored in `stored`.
-pub(super) fn unit_clash(i: usize, name: &str, stored: &str, unit: SizeUnit) -> FieldError {
+pub(super) fn unit_clash(i: usize, name: &str, stored: SizeUnit, unit: SizeUnit) -> FieldError {
     FieldError {
         field: format!("workloads[{i}].size_unit"),
         reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
     }
 }
-
-/// A workload's size unit as the database spells it.
-pub(super) type SizeUnitText = String;
 
 /// A lineage's version axis as the database spells it: `compiler` or `libc`.
 pub(super) type VersionFromText = String;

@@ -6,6 +6,7 @@
 use super::backend::Backend;
 use super::columns::NewRuns;
 use super::rows::{ClaimedFit, WindowFit, WindowFitRow};
+use slopewatch_core::lineage::LineageVersion;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
@@ -160,11 +161,11 @@ impl<'a> Sql<'a> {
         }
     }
 
-    /// Writes `(VALUES ($1, $2), …)` for (lineage, version) pairs, each bound.
-    pub fn push_versions(&mut self, versions: &'a [(String, String)]) -> &mut Self {
+    /// Writes `(VALUES ($1, $2), …)` for lineage versions, each bound.
+    pub fn push_versions(&mut self, versions: &'a [LineageVersion]) -> &mut Self {
         self.push("(");
-        self.push_values(versions, |row, (lineage, version)| {
-            row.bind(lineage).bind(version);
+        self.push_values(versions, |row, v| {
+            row.bind(&v.lineage).bind(&v.version);
         });
         self.push(")")
     }
@@ -427,7 +428,7 @@ impl<'c> Tx<'c> {
 
     /// Holds, until the transaction ends, each of these toolchain versions' summaries
     /// (`Backend::lock_versions`).
-    pub async fn lock_versions(&mut self, versions: &[(String, String)]) -> Result<(), sqlx::Error> {
+    pub async fn lock_versions(&mut self, versions: &[LineageVersion]) -> Result<(), sqlx::Error> {
         match &mut self.inner {
             TxInner::Postgres(tx) => Postgres::lock_versions(tx, versions).await,
             TxInner::Sqlite(tx) => Sqlite::lock_versions(tx, versions).await,
@@ -466,7 +467,7 @@ mod tests {
 
     #[test]
     fn statements_built_piece_by_piece_number_their_placeholders_in_order() {
-        let versions = [("gcc".to_string(), "12".to_string()), ("zig".to_string(), "0.16.0".to_string())];
+        let versions = [LineageVersion::new("gcc", "12"), LineageVersion::new("zig", "0.16.0")];
         let mut q = sql("SELECT 1 FROM t WHERE a = $1").bind(7i64);
         q.push(" AND b IN ").push_tuple([1i32, 2]).push(" AND (l, v) IN ").push_versions(&versions);
         q.push(" AND c = ").push_bind(None::<&str>);

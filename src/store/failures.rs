@@ -5,7 +5,8 @@ use super::db::{sql, Tx};
 use super::{decode_json, Store};
 use crate::model::stored_failure;
 use serde::Serialize;
-use slopewatch_core::wire::{Failure, FailureKind};
+use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::{Failure, FailureKind, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -70,17 +71,14 @@ impl TotalsRow {
             first_seen: self.first_seen,
             last_run_at: self.last_run_at,
         };
-        Ok(Some(((self.lineage, self.version), self.workload_id, totals)))
+        Ok(Some((LineageVersion::new(self.lineage, self.version), self.workload_id, totals)))
     }
 }
 
 const TOTALS_COLUMNS: &str = "SELECT lineage, version, workload_id, runs, host_ids, run_id, kind, size, detail, facts,
      first_seen, last_run_at FROM version_failures";
 
-/// A lineage and one of its versions.
-type LineageVersion = (String, String);
-
-/// Failure totals by (lineage, version), then by workload id.
+/// Failure totals by lineage version, then by workload id.
 pub type FailureTotalsByVersion = HashMap<LineageVersion, HashMap<i64, FailureTotals>>;
 
 impl Tx<'_> {
@@ -97,7 +95,7 @@ impl Tx<'_> {
     /// The stored failure totals of these workloads at these versions.
     pub async fn failure_totals(
         &mut self,
-        versions: &[(String, String)],
+        versions: &[LineageVersion],
         workload_ids: &[i64],
     ) -> Result<FailureTotalsByVersion, sqlx::Error> {
         let mut totals = FailureTotalsByVersion::new();
@@ -117,17 +115,17 @@ impl Tx<'_> {
 
     /// Writes failure totals, each replacing the stored one of its workload and version.
     pub async fn upsert_failure_totals(&mut self, totals: &FailureTotalsByVersion) -> Result<(), sqlx::Error> {
-        let rows: Vec<(&(String, String), &i64, &FailureTotals)> =
+        let rows: Vec<(&LineageVersion, &i64, &FailureTotals)> =
             totals.iter().flat_map(|(v, by_workload)| by_workload.iter().map(move |(w, t)| (v, w, t))).collect();
         if rows.is_empty() {
             return Ok(());
         }
         let mut q = sql("INSERT INTO version_failures (workload_id, lineage, version, runs, host_ids, run_id, kind,
              size, detail, facts, first_seen, last_run_at) ");
-        q.push_values(rows, |b, ((lineage, version), &workload_id, t)| {
+        q.push_values(rows, |b, (v, &workload_id, t)| {
             b.bind(workload_id)
-                .bind(lineage.as_str())
-                .bind(version.as_str())
+                .bind(v.lineage.as_str())
+                .bind(v.version.as_str())
                 .bind(t.runs as i32)
                 .bind(serde_json::to_string(&t.host_ids).expect("ids serialize"))
                 .bind(t.run_id)
@@ -160,7 +158,7 @@ impl ClaimedFailure {
 pub fn add_failures(totals: &mut FailureTotalsByVersion, claimed: &[ClaimedFailure]) {
     for c in claimed {
         let Some(failure) = c.failure() else { continue };
-        let at = totals.entry((c.lineage.clone(), c.version.clone())).or_default();
+        let at = totals.entry(LineageVersion::new(c.lineage.clone(), c.version.clone())).or_default();
         let t = at.entry(c.workload_id).or_insert_with(|| FailureTotals {
             runs: 0,
             host_ids: Vec::new(),
@@ -258,7 +256,8 @@ struct SeriesFailureRow {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FailureRow {
     pub workload: String,
-    pub size_unit: String,
+    #[sqlx(try_from = "String")]
+    pub size_unit: SizeUnit,
     pub lineage: String,
     pub version: String,
     pub kind: String,

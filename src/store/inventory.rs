@@ -5,14 +5,16 @@ use super::db::sql;
 use super::Store;
 use serde::Serialize;
 use slopewatch_core::version::sort_versions;
-use slopewatch_core::wire::VersionFrom;
+use slopewatch_core::wire::{SizeUnit, VersionFrom};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct WorkloadRow {
     pub name: String,
-    pub size_unit: String,
+    #[sqlx(try_from = "String")]
+    #[schema(value_type = String)]
+    pub size_unit: SizeUnit,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
 }

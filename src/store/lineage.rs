@@ -4,9 +4,10 @@
 use super::complexity::decode_complexity;
 use super::db::{sql, Tx};
 use super::decode_json;
-use crate::alerts::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
-use crate::alerts::lineage::{Stored, StoredMember, Summary};
-use crate::model::{SizeMedian, Slope};
+use crate::model::{RegressionStatus, SizeMedian, Slope};
+use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
+use crate::rules::replay::{Stored, StoredMember, Summary};
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -16,7 +17,8 @@ use time::OffsetDateTime;
 struct MemberRow {
     regression_id: i64,
     version: String,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: RegressionStatus,
     workload_id: i64,
     reason: String,
     fixed_version: Option<String>,
@@ -58,7 +60,8 @@ struct StoredRow {
     id: i64,
     version: String,
     previous_version: Option<String>,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: RegressionStatus,
     fixed_version: Option<String>,
     merged_into: Option<i64>,
     workload_id: Option<i64>,
@@ -67,20 +70,20 @@ struct StoredRow {
 }
 
 impl Tx<'_> {
-    /// The workloads of the lineage's open regressions, and of any regression opened at
-    /// `version` (repeated runs of that version must not alert again).
-    pub async fn lineage_members(&mut self, lineage: &str, version: &str) -> Result<Vec<Membership>, sqlx::Error> {
+    /// The workloads of `at`'s lineage's open regressions, and of any regression opened at its
+    /// version (repeated runs of that version must not alert again).
+    pub async fn lineage_members(&mut self, at: &LineageVersion) -> Result<Vec<Membership>, sqlx::Error> {
         let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.reason, rw.fixed_version
              FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
              WHERE r.lineage = $1 AND r.merged_into IS NULL AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
-        let rows: Vec<MemberRow> = self.exec().all(&q.bind(lineage).bind(version)).await?;
+        let rows: Vec<MemberRow> = self.exec().all(&q.bind(&at.lineage).bind(&at.version)).await?;
         Ok(rows
             .into_iter()
             .filter_map(|row| {
                 Some(Membership {
                     regression_id: row.regression_id,
                     version: row.version,
-                    open: matches!(row.status.as_str(), "open" | "acknowledged"),
+                    open: row.status.is_open(),
                     track: Track { workload_id: row.workload_id, reason: Reason::parse(&row.reason)? },
                     fixed: row.fixed_version.is_some(),
                 })

@@ -24,6 +24,18 @@ pub struct ClaimedDelivery {
     pub created_at: OffsetDateTime,
 }
 
+/// One attempt at sending a claimed delivery, to record.
+pub struct NewAttempt<'a> {
+    pub at: OffsetDateTime,
+    /// The target's answer, when it answered.
+    pub http_status: Option<u16>,
+    pub latency_ms: f64,
+    /// Why it failed, when it did.
+    pub error: Option<&'a str>,
+    /// What follows from it.
+    pub outcome: AttemptOutcome,
+}
+
 /// A delivery to write: one event's body for one target.
 pub struct NewDelivery<'a> {
     pub regression_id: i64,
@@ -83,16 +95,12 @@ impl Store {
     }
 
     /// Records an attempt and what follows from it, together.
-    #[allow(clippy::too_many_arguments)]
     pub async fn finish_attempt(
         &self,
         delivery: &ClaimedDelivery,
-        at: OffsetDateTime,
-        http_status: Option<u16>,
-        latency_ms: f64,
-        error: Option<&str>,
-        outcome: AttemptOutcome,
+        attempt: &NewAttempt<'_>,
     ) -> Result<(), sqlx::Error> {
+        let NewAttempt { at, http_status, latency_ms, error, outcome } = *attempt;
         let (status, next, delivered_at) = match outcome {
             AttemptOutcome::Delivered => ("delivered", at, Some(at)),
             AttemptOutcome::RetryAt(next) => ("pending", next, None),

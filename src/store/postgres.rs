@@ -4,6 +4,7 @@
 use super::backend::Backend;
 use super::columns::NewRuns;
 use super::rows::{ClaimedFit, WindowFitRow};
+use slopewatch_core::lineage::LineageVersion;
 use sqlx::{PgConnection, Postgres};
 use uuid::Uuid;
 
@@ -100,9 +101,9 @@ impl Backend for Postgres {
         Ok(stored as u64)
     }
 
-    async fn lock_versions(conn: &mut PgConnection, versions: &[(String, String)]) -> Result<(), sqlx::Error> {
+    async fn lock_versions(conn: &mut PgConnection, versions: &[LineageVersion]) -> Result<(), sqlx::Error> {
         let (lineages, versions): (Vec<&str>, Vec<&str>) =
-            versions.iter().map(|(l, v)| (l.as_str(), v.as_str())).unzip();
+            versions.iter().map(|v| (v.lineage.as_str(), v.version.as_str())).unzip();
         sqlx::query(
             "SELECT pg_advisory_xact_lock(hashtextextended('version' || chr(31) || l || chr(31) || v, 0))
          FROM (SELECT l, v FROM unnest($1::text[], $2::text[]) AS x (l, v) ORDER BY l, v) AS sorted",

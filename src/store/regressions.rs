@@ -6,11 +6,12 @@ use super::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
-use crate::alerts::evaluate::Track;
 use crate::model::{
     RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, Slope, VersionSizes,
 };
+use crate::rules::evaluate::Track;
+use crate::rules::timeline::Entry;
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -229,8 +230,7 @@ impl Store {
             sql("UPDATE regressions SET status = $2 WHERE id = $1").bind(id).bind(status.as_str())
         };
         tx.exec().execute(&q).await?;
-        let (kind, detail) = status.event();
-        append_event(tx.exec(), id, now, kind, &detail, Some(actor)).await?;
+        append_event(tx.exec(), id, now, &Entry::Status(status), Some(actor)).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -263,24 +263,30 @@ impl Store {
              SELECT id, $2, $3, $4, $5 FROM regressions WHERE id = $1");
         let inserted = tx.exec().execute(&q.bind(id).bind(now).bind(author).bind(title).bind(url)).await?;
         if inserted == 1 {
-            append_event(tx.exec(), id, now, "link", &format!("Linked {title}"), Some(author)).await?;
+            append_event(tx.exec(), id, now, &Entry::Linked { title }, Some(author)).await?;
         }
         tx.commit().await?;
         Ok(inserted == 1)
     }
 }
 
-/// Appends to a regression's timeline.
+/// Appends to a regression's timeline: the entry's kind and wording, and the status it sets.
 async fn append_event(
     on: Exec<'_>,
     regression_id: i64,
     at: OffsetDateTime,
-    kind: &str,
-    detail: &str,
+    entry: &Entry<'_>,
     actor: Option<&str>,
 ) -> Result<(), sqlx::Error> {
-    let q = sql("INSERT INTO regression_events (regression_id, at, kind, detail, actor) VALUES ($1, $2, $3, $4, $5)");
-    on.execute(&q.bind(regression_id).bind(at).bind(kind).bind(detail).bind(actor)).await.map(drop)
+    let q = sql("INSERT INTO regression_events (regression_id, at, kind, detail, status, actor)
+         VALUES ($1, $2, $3, $4, $5, $6)")
+    .bind(regression_id)
+    .bind(at)
+    .bind(entry.kind())
+    .bind(entry.detail())
+    .bind(entry.status().map(RegressionStatus::as_str))
+    .bind(actor);
+    on.execute(&q).await.map(drop)
 }
 
 impl Tx<'_> {
@@ -404,9 +410,8 @@ impl Tx<'_> {
         &mut self,
         regression_id: i64,
         at: OffsetDateTime,
-        kind: &str,
-        detail: &str,
+        entry: &Entry<'_>,
     ) -> Result<(), sqlx::Error> {
-        append_event(self.exec(), regression_id, at, kind, detail, None).await
+        append_event(self.exec(), regression_id, at, entry, None).await
     }
 }

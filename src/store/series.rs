@@ -9,6 +9,7 @@ use crate::model::SizeMedian;
 use serde::Serialize;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::version::sort_versions;
+use slopewatch_core::wire::SizeUnit;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -95,7 +96,7 @@ const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, 
 #[derive(Debug, Clone, Serialize)]
 pub struct SlopeRow {
     pub workload: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     pub lineage: String,
     pub version: String,
     pub slope: f64,
@@ -108,7 +109,8 @@ pub struct SlopeRow {
 #[derive(sqlx::FromRow)]
 struct SlopeRecord {
     workload: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     lineage: String,
     version: String,
     slope: f64,

@@ -4,6 +4,7 @@
 use super::backend::Backend;
 use super::columns::NewRuns;
 use super::rows::{ClaimedFit, WindowFitRow};
+use slopewatch_core::lineage::LineageVersion;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
@@ -88,7 +89,7 @@ impl Backend for Sqlite {
         Ok(stored)
     }
 
-    async fn lock_versions(_conn: &mut SqliteConnection, _versions: &[(String, String)]) -> Result<(), sqlx::Error> {
+    async fn lock_versions(_conn: &mut SqliteConnection, _versions: &[LineageVersion]) -> Result<(), sqlx::Error> {
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use super::db::{sql, Tx};
 use super::{decode_json, Store};
 use crate::analysis::{Classified, Summary};
 use crate::model::SizeMedian;
+use slopewatch_core::lineage::LineageVersion;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -71,8 +72,7 @@ struct TotalsRow {
 
 /// A workload's summary at a version, to write.
 pub struct NewSummary<'a> {
-    pub lineage: &'a str,
-    pub version: &'a str,
+    pub at: &'a LineageVersion,
     pub workload_id: i64,
     pub summary: &'a Summary,
     pub host_ids: &'a [i64],
@@ -87,10 +87,10 @@ impl Store {
     }
 
     /// Up to `limit` of the toolchain versions with runs pending, sorted.
-    pub async fn pending_versions(&self, limit: i64) -> Result<Vec<(String, String)>, sqlx::Error> {
+    pub async fn pending_versions(&self, limit: i64) -> Result<Vec<LineageVersion>, sqlx::Error> {
         let q = sql("SELECT DISTINCT lineage, version FROM pending_summaries ORDER BY lineage, version LIMIT $1");
         let rows: Vec<PendingVersion> = self.all(&q.bind(limit)).await?;
-        Ok(rows.into_iter().map(|v| (v.lineage, v.version)).collect())
+        Ok(rows.into_iter().map(|v| LineageVersion::new(v.lineage, v.version)).collect())
     }
 
     /// Most versions one summary transaction should cover on this backend.
@@ -101,7 +101,7 @@ impl Store {
 
 impl Tx<'_> {
     /// Takes up to `limit` runs pending for these versions off the pending list; returns their ids.
-    pub async fn claim_pending(&mut self, versions: &[(String, String)], limit: i64) -> Result<Vec<Uuid>, sqlx::Error> {
+    pub async fn claim_pending(&mut self, versions: &[LineageVersion], limit: i64) -> Result<Vec<Uuid>, sqlx::Error> {
         let mut q = sql("DELETE FROM pending_summaries WHERE run_id IN (
                  SELECT run_id FROM pending_summaries WHERE (lineage, version) IN ");
         q.push_versions(versions).push(" LIMIT ").push_bind(limit).push(") RETURNING run_id");
@@ -113,7 +113,7 @@ impl Tx<'_> {
     /// after a window's worth instead of sorting every run the version ever had.
     pub async fn version_windows(
         &mut self,
-        versions: &[(String, String)],
+        versions: &[LineageVersion],
         window: i64,
     ) -> Result<Vec<Vec<WindowRun>>, sqlx::Error> {
         let mut q = sql("SELECT id, name, version FROM toolchains WHERE (name, version) IN ");
@@ -124,7 +124,7 @@ impl Tx<'_> {
             return Ok(windows);
         }
         let position: HashMap<(&str, &str), usize> =
-            versions.iter().enumerate().map(|(k, (l, v))| ((l.as_str(), v.as_str()), k)).collect();
+            versions.iter().enumerate().map(|(k, v)| ((v.lineage.as_str(), v.version.as_str()), k)).collect();
         let mut version_of = HashMap::new();
         let mut q = sql("");
         for (i, build) in builds.iter().enumerate() {
@@ -149,15 +149,15 @@ impl Tx<'_> {
     /// The stored totals of these workloads' summaries at these versions.
     pub async fn summary_totals(
         &mut self,
-        versions: &[(String, String)],
+        versions: &[LineageVersion],
         workload_ids: &[i64],
-    ) -> Result<HashMap<(String, String), HashMap<i64, SummaryTotals>>, sqlx::Error> {
+    ) -> Result<HashMap<LineageVersion, HashMap<i64, SummaryTotals>>, sqlx::Error> {
         let mut q =
             sql("SELECT lineage, version, workload_id, runs, host_ids, first_seen, last_run_at, sizes, complexity
              FROM version_summaries WHERE (lineage, version) IN ");
         q.push_versions(versions).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
         let rows: Vec<TotalsRow> = self.exec().all(&q).await?;
-        let mut totals: HashMap<(String, String), HashMap<i64, SummaryTotals>> = HashMap::new();
+        let mut totals: HashMap<LineageVersion, HashMap<i64, SummaryTotals>> = HashMap::new();
         for row in rows {
             let classified = match row.complexity.as_deref() {
                 Some(text) => {
@@ -173,7 +173,7 @@ impl Tx<'_> {
                 last_run_at: row.last_run_at,
                 classified,
             };
-            totals.entry((row.lineage, row.version)).or_default().insert(row.workload_id, stored);
+            totals.entry(LineageVersion::new(row.lineage, row.version)).or_default().insert(row.workload_id, stored);
         }
         Ok(totals)
     }
@@ -194,8 +194,8 @@ impl Tx<'_> {
                 .map(|&(size, median_ns, runs)| serde_json::json!({"size": size, "median_ns": median_ns, "runs": runs}))
                 .collect();
             b.bind(row.workload_id)
-                .bind(row.lineage)
-                .bind(row.version)
+                .bind(row.at.lineage.as_str())
+                .bind(row.at.version.as_str())
                 .bind(s.slope)
                 .bind(s.slope_min)
                 .bind(s.slope_max)

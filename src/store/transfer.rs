@@ -5,7 +5,8 @@ use super::db::sql;
 use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
-use slopewatch_core::wire::{Failure, Host, Toolchain};
+use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::{Failure, Host, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -35,7 +36,7 @@ pub struct StoredRun {
 #[derive(Debug, Clone)]
 pub struct StoredWorkload {
     pub name: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     pub source_hash: String,
     pub metadata: BTreeMap<String, String>,
     /// By size; for a failed workload, those measured before it failed.
@@ -67,8 +68,8 @@ pub struct RunCursor {
 /// between stores).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegressionEdit {
-    pub lineage: String,
-    pub version: String,
+    /// The regression's lineage and first bad version.
+    pub regression: LineageVersion,
     pub at: OffsetDateTime,
     /// The editor's token name.
     pub actor: String,
@@ -107,7 +108,8 @@ struct FitRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     source_hash: String,
     metadata: String,
 }
@@ -118,7 +120,8 @@ struct FailureRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     source_hash: String,
     metadata: String,
     kind: String,
@@ -139,16 +142,27 @@ struct MeasurementRow {
     instructions: Option<String>,
 }
 
-/// An entry of a regression's timeline, a note or a link, with the regression it belongs to.
+/// A status an editor set, with the regression it belongs to.
+#[derive(sqlx::FromRow)]
+struct StatusRow {
+    lineage: String,
+    version: String,
+    at: OffsetDateTime,
+    actor: String,
+    #[sqlx(try_from = "String")]
+    status: RegressionStatus,
+}
+
+/// A note or a link, with the regression it belongs to.
 #[derive(sqlx::FromRow)]
 struct EditRow {
     lineage: String,
     version: String,
     at: OffsetDateTime,
     actor: String,
-    /// A timeline entry's kind, a link's title; empty for a note.
+    /// A link's title; empty for a note.
     kind: String,
-    /// A timeline entry's detail, a note's body, a link's URL.
+    /// A note's body, a link's URL.
     detail: String,
 }
 
@@ -211,11 +225,11 @@ impl Store {
     /// as many as people wrote, so they are read at once.
     pub async fn regression_edits(&self) -> Result<Vec<RegressionEdit>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
-        let statuses: Vec<EditRow> = conn
+        let statuses: Vec<StatusRow> = conn
             .exec()
-            .all(&sql("SELECT r.lineage, r.version, e.at, e.actor, e.kind, e.detail
+            .all(&sql("SELECT r.lineage, r.version, e.at, e.actor, e.status
                  FROM regression_events e JOIN regressions r ON r.id = e.regression_id
-                 WHERE e.actor IS NOT NULL AND e.kind IN ('acknowledged', 'status') ORDER BY e.at, e.id"))
+                 WHERE e.actor IS NOT NULL AND e.status IS NOT NULL ORDER BY e.at, e.id"))
             .await?;
         let notes: Vec<EditRow> = conn
             .exec()
@@ -231,55 +245,47 @@ impl Store {
             .await?;
         drop(conn);
         let mut edits: Vec<RegressionEdit> = Vec::with_capacity(statuses.len() + notes.len() + links.len());
-        let edit = |row: EditRow, change| RegressionEdit {
-            lineage: row.lineage,
-            version: row.version,
-            at: row.at,
-            actor: row.actor,
+        let edit = |lineage, version, at, actor, change| RegressionEdit {
+            regression: LineageVersion::new(lineage, version),
+            at,
+            actor,
             change,
         };
         for row in statuses {
-            // Only the entries an editor's status change wrote.
-            if let Some(status) = RegressionStatus::from_event(&row.kind, &row.detail) {
-                edits.push(edit(row, EditChange::Status(status)));
-            }
+            edits.push(edit(row.lineage, row.version, row.at, row.actor, EditChange::Status(row.status)));
         }
-        for mut row in notes {
-            let body = std::mem::take(&mut row.detail);
-            edits.push(edit(row, EditChange::Note { body }));
+        for row in notes {
+            edits.push(edit(row.lineage, row.version, row.at, row.actor, EditChange::Note { body: row.detail }));
         }
-        for mut row in links {
-            let (title, url) = (std::mem::take(&mut row.kind), std::mem::take(&mut row.detail));
-            edits.push(edit(row, EditChange::Link { title, url }));
+        for row in links {
+            let change = EditChange::Link { title: row.kind, url: row.detail };
+            edits.push(edit(row.lineage, row.version, row.at, row.actor, change));
         }
         edits.sort_by_key(|e| e.at);
         Ok(edits)
     }
 
     /// When each regression was opened, by lineage and version: an edit can only follow that.
-    pub async fn regression_openings(&self) -> Result<HashMap<(String, String), OffsetDateTime>, sqlx::Error> {
+    pub async fn regression_openings(&self) -> Result<HashMap<LineageVersion, OffsetDateTime>, sqlx::Error> {
         let rows: Vec<Opening> = self.all(&sql("SELECT lineage, version, opened_at FROM regressions")).await?;
-        Ok(rows.into_iter().map(|r| ((r.lineage, r.version), r.opened_at)).collect())
+        Ok(rows.into_iter().map(|r| (LineageVersion::new(r.lineage, r.version), r.opened_at)).collect())
     }
 
     /// Applies an editor's change carried over from another store, as of its own time, unless
     /// it is already there.
     pub async fn apply_regression_edit(&self, edit: &RegressionEdit) -> Result<EditOutcome, sqlx::Error> {
         let q = sql("SELECT id FROM regressions WHERE lineage = $1 AND version = $2");
-        let Some(id) = self.value::<i64>(&q.bind(&edit.lineage).bind(&edit.version)).await? else {
+        let Some(id) = self.value::<i64>(&q.bind(&edit.regression.lineage).bind(&edit.regression.version)).await?
+        else {
             return Ok(EditOutcome::NoRegression);
         };
         let q = match &edit.change {
-            EditChange::Status(status) => {
-                let (kind, detail) = status.event();
-                sql("SELECT 1 FROM regression_events
-                     WHERE regression_id = $1 AND at = $2 AND actor = $3 AND kind = $4 AND detail = $5")
-                .bind(id)
-                .bind(edit.at)
-                .bind(&edit.actor)
-                .bind(kind)
-                .bind(detail)
-            }
+            EditChange::Status(status) => sql("SELECT 1 FROM regression_events
+                 WHERE regression_id = $1 AND at = $2 AND actor = $3 AND status = $4")
+            .bind(id)
+            .bind(edit.at)
+            .bind(&edit.actor)
+            .bind(status.as_str()),
             EditChange::Note { body } => {
                 sql("SELECT 1 FROM regression_notes WHERE regression_id = $1 AND at = $2 AND author = $3 AND body = $4")
                     .bind(id)

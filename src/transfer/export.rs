@@ -4,10 +4,11 @@ use super::records::{
     BisectionRecordOut, End, Header, Kind, LinkRecord, Median, NoteRecord, PrunedRun, PrunedRunRecord, PrunedWorkload,
     RunRecordOut, StatusRecord, TokenRecord, FORMAT,
 };
-use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun, StoredWorkload};
+use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun};
 use anyhow::Context;
 use serde::Serialize;
-use slopewatch_core::wire::{Measurement, RunSubmission, SizeUnit, WorkloadRun};
+use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::{Measurement, RunSubmission, WorkloadRun};
 use std::collections::VecDeque;
 use time::OffsetDateTime;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -63,7 +64,7 @@ pub async fn export<W: AsyncWrite + Unpin>(
         .await?
         .into_iter()
         .map(|e| {
-            let opened = openings.get(&(e.lineage.clone(), e.version.clone())).copied().unwrap_or(e.at);
+            let opened = openings.get(&e.regression).copied().unwrap_or(e.at);
             (e.at.max(opened), e)
         })
         .collect();
@@ -124,7 +125,7 @@ async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, record: &impl Serialize)
 }
 
 async fn write_edit<W: AsyncWrite + Unpin>(out: &mut W, edit: RegressionEdit) -> anyhow::Result<()> {
-    let RegressionEdit { lineage, version, at, actor, change } = edit;
+    let RegressionEdit { regression: LineageVersion { lineage, version }, at, actor, change } = edit;
     match change {
         EditChange::Status(status) => {
             let kind = Kind::RegressionStatus;
@@ -155,28 +156,22 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
         toolchain,
         workloads,
     } = run;
-    let unit = |w: &StoredWorkload| {
-        SizeUnit::parse(&w.size_unit)
-            .with_context(|| format!("run {run_id}: workload {:?} has unknown size unit {:?}", w.name, w.size_unit))
-    };
     if let Some(samples_pruned_at) = samples_pruned_at {
         let workloads = workloads
             .into_iter()
-            .map(|w| {
-                Ok(PrunedWorkload {
-                    size_unit: unit(&w)?,
-                    measurements: w
-                        .measurements
-                        .iter()
-                        .map(|m| Median { size: m.size as u64, median_ns: m.median_ns, samples: m.samples as u32 })
-                        .collect(),
-                    name: w.name,
-                    source_hash: w.source_hash,
-                    metadata: w.metadata,
-                    failure: w.failure,
-                })
+            .map(|w| PrunedWorkload {
+                size_unit: w.size_unit,
+                measurements: w
+                    .measurements
+                    .iter()
+                    .map(|m| Median { size: m.size as u64, median_ns: m.median_ns, samples: m.samples as u32 })
+                    .collect(),
+                name: w.name,
+                source_hash: w.source_hash,
+                metadata: w.metadata,
+                failure: w.failure,
             })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .collect();
         let record = PrunedRunRecord {
             kind: Kind::PrunedRun,
             received_at,
@@ -190,26 +185,24 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
     }
     let workloads = workloads
         .into_iter()
-        .map(|w| {
-            Ok(WorkloadRun {
-                size_unit: unit(&w)?,
-                measurements: w
-                    .measurements
-                    .into_iter()
-                    .map(|m| Measurement {
-                        size: m.size as u64,
-                        // Counted for every repetition or for none, as the agent sends them.
-                        instructions: m.instructions,
-                        samples_ns: m.samples_ns,
-                    })
-                    .collect(),
-                name: w.name,
-                source_hash: w.source_hash,
-                metadata: w.metadata,
-                failure: w.failure,
-            })
+        .map(|w| WorkloadRun {
+            size_unit: w.size_unit,
+            measurements: w
+                .measurements
+                .into_iter()
+                .map(|m| Measurement {
+                    size: m.size as u64,
+                    // Counted for every repetition or for none, as the agent sends them.
+                    instructions: m.instructions,
+                    samples_ns: m.samples_ns,
+                })
+                .collect(),
+            name: w.name,
+            source_hash: w.source_hash,
+            metadata: w.metadata,
+            failure: w.failure,
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect();
     let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads };
     let record = RunRecordOut { kind: Kind::Run, received_at, content_hash: &content_hash, run: &submission };
     write_line(out, &record).await?;

@@ -5,20 +5,22 @@ use super::records::{
     BisectionRecordIn, End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord,
     TokenRecord, FORMAT,
 };
-use crate::alerts::edits;
-use crate::analysis;
+use crate::analysis::Medians;
 use crate::config::Config;
 use crate::intake::Intake;
 use crate::store::{
     Arrival, BisectionWrite, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store,
     StoredToken,
 };
+use crate::views::regression::edits;
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{
     FieldError, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN, MAX_SAMPLES_PER_SIZE,
 };
+use std::sync::Arc;
 use time::{OffsetDateTime, UtcOffset};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -84,7 +86,8 @@ pub async fn import<R: AsyncBufRead + Unpin>(
 ) -> anyhow::Result<ImportSummary> {
     let mut config = config.clone();
     config.alerts.webhooks.clear();
-    let intake = Intake::new(store.clone(), &config);
+    // Nothing serves an import's metrics: what its summary passes count goes with it.
+    let intake = Intake::new(store.clone(), &config, Arc::default());
     let mut summary = ImportSummary::default();
     let mut seen = Seen::default();
     let mut buf = Vec::new();
@@ -180,14 +183,15 @@ async fn apply(
                 Ok(a) => a,
                 Err(reason) => return Ok(Err(reason)),
             };
-            Ok(store_run(intake, &run, analysis::fit_run(&run), &arrival, summary).await?.map(drop))
+            let outcome = intake.insert_run(&run, &arrival).await?;
+            Ok(count_run(&run, outcome, summary).map(drop))
         }
         Kind::PrunedRun => {
             let record: PrunedRunRecord = match parse(line) {
                 Ok(r) => r,
                 Err(reason) => return Ok(Err(reason)),
             };
-            let (run, fits) = match pruned_run(&record) {
+            let (run, medians) = match pruned_run(&record) {
                 Ok(parts) => parts,
                 Err(e) => return Ok(Err(format!("invalid run: {}", at_field("run", e)))),
             };
@@ -196,8 +200,8 @@ async fn apply(
                 Ok(a) => a,
                 Err(reason) => return Ok(Err(reason)),
             };
-            let stored = store_run(intake, &run, Ok(fits), &arrival, summary).await?;
-            Ok(stored.map(|created| summary.pruned_runs_imported += u64::from(created)))
+            let outcome = intake.insert_pruned_run(&run, &medians, &arrival).await?;
+            Ok(count_run(&run, outcome, summary).map(|created| summary.pruned_runs_imported += u64::from(created)))
         }
         Kind::RegressionStatus | Kind::RegressionNote | Kind::RegressionLink => {
             let edit = match edit(kind, line) {
@@ -216,7 +220,7 @@ async fn apply(
                 EditOutcome::NoRegression => Err(format!(
                     "no regression of {} {} here to apply this to: its runs were not imported, or this \
                      store's alert rules did not open it",
-                    edit.lineage, edit.version
+                    edit.regression.lineage, edit.regression.version
                 )),
             })
         }
@@ -287,19 +291,9 @@ async fn apply(
     }
 }
 
-/// Stores a run as ingest does, counting it; `Ok(Ok(true))` when it was not there yet.
-async fn store_run(
-    intake: &Intake,
-    run: &RunSubmission,
-    fits: Result<Vec<analysis::WorkloadFit>, FieldError>,
-    arrival: &Arrival,
-    summary: &mut ImportSummary,
-) -> anyhow::Result<Result<bool, String>> {
-    let fits = match fits {
-        Ok(f) => f,
-        Err(e) => return Ok(Err(format!("run {}: {}", run.run_id, at_field("run", e)))),
-    };
-    Ok(match intake.insert_run_as(run, &fits, arrival).await? {
+/// Counts a run the intake stored as at ingest; `Ok(true)` when it was not there yet.
+fn count_run(run: &RunSubmission, outcome: InsertOutcome, summary: &mut ImportSummary) -> Result<bool, String> {
+    match outcome {
         InsertOutcome::Created(_) => {
             summary.runs_imported += 1;
             Ok(true)
@@ -310,7 +304,7 @@ async fn store_run(
         }
         InsertOutcome::Conflict => Err(format!("run {} is already stored here with different content", run.run_id)),
         InsertOutcome::Invalid(e) => Err(format!("run {}: {}", run.run_id, at_field("run", e))),
-    })
+    }
 }
 
 /// How a carried-over run arrives: as of its original receipt, with its original digest.
@@ -322,9 +316,10 @@ fn arrival(content_hash: &str, received_at: OffsetDateTime, pruned: Option<Prune
     Ok(Arrival { received_at: utc(received_at), content_hash: Some(content_hash.to_string()), pruned })
 }
 
-/// The run a pruned record stands for, with empty sample lists, and its fits from the medians.
-/// It is checked by the rules a submission obeys, each median standing in for its samples.
-fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::WorkloadFit>), FieldError> {
+/// The run a pruned record stands for, with empty sample lists, and each workload's (size, median
+/// ns, number of samples) to fit it from. It is checked by the rules a submission obeys, each
+/// median standing in for its samples.
+fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>), FieldError> {
     let r = &record.run;
     let mut run = RunSubmission {
         run_id: r.run_id,
@@ -374,16 +369,11 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::
             ),
         });
     }
-    let fits = r
+    let medians = r
         .workloads
         .iter()
-        .enumerate()
-        .filter(|(_, w)| w.failure.is_none())
-        .map(|(i, w)| {
-            let medians = w.measurements.iter().map(|m| (m.size, m.median_ns, m.samples as usize)).collect();
-            analysis::fit_medians(i, &w.name, medians)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|w| w.measurements.iter().map(|m| (m.size, m.median_ns, m.samples as usize)).collect())
+        .collect();
     for (w, pruned) in run.workloads.iter_mut().zip(&r.workloads) {
         for (m, median) in w.measurements.iter_mut().zip(&pruned.measurements) {
             // A fitted workload's sizes are stored from its fit's medians. A failed one has no fit:
@@ -393,7 +383,7 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<analysis::
                 if w.failure.is_some() { vec![median.median_ns; median.samples as usize] } else { Vec::new() };
         }
     }
-    Ok((run, fits))
+    Ok((run, medians))
 }
 
 /// An editor's change from its line, checked by the rules its page applies.
@@ -416,7 +406,7 @@ fn edit(kind: Kind, line: &[u8]) -> Result<RegressionEdit, String> {
         }
     };
     check_token_name(&actor)?;
-    Ok(RegressionEdit { lineage, version, at: utc(at), actor, change })
+    Ok(RegressionEdit { regression: LineageVersion::new(lineage, version), at: utc(at), actor, change })
 }
 
 fn token(line: &[u8]) -> Result<StoredToken, String> {

@@ -3,6 +3,7 @@
 //! exports all read these, so a page, its charts and its CSV carry the same numbers.
 
 mod overview;
+pub mod regression;
 
 pub use overview::{open_regressions, CellFailure, OpenRegression, Overview, OverviewCell, OverviewRow};
 
@@ -10,6 +11,7 @@ use crate::format;
 use crate::store::{RunDetail, VersionFailures, VersionSummary};
 use serde::Serialize;
 use slopewatch_core::version::sort_versions;
+use slopewatch_core::wire::SizeUnit;
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 
@@ -86,7 +88,7 @@ pub fn fit_partial_slopes(run: &mut RunDetail, min_sizes: usize) {
 pub struct SeriesView {
     pub workload: String,
     pub lineage: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     /// Every version: those some run passed, with their summary, and those every run failed.
     pub versions: Vec<SeriesVersion>,
 }
@@ -214,7 +216,7 @@ impl SeriesView {
     pub fn new(
         workload: String,
         lineage: String,
-        size_unit: String,
+        size_unit: SizeUnit,
         summaries: Vec<VersionSummary>,
         failures: Vec<VersionFailures>,
     ) -> SeriesView {
@@ -330,7 +332,7 @@ impl SeriesView {
             .collect();
         LogLogView {
             title: format!("Time vs size: {} · {}", self.workload, self.lineage),
-            size_unit: self.size_unit.clone(),
+            size_unit: self.size_unit,
             lines: chosen
                 .into_iter()
                 .filter_map(|v| {
@@ -353,7 +355,7 @@ fn median_at(v: &VersionSummary, size: u64) -> Option<f64> {
 #[derive(Debug, Clone, Serialize)]
 pub struct LogLogView {
     pub title: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     pub lines: Vec<LogLogLine>,
     /// Chosen versions every run failed, which have no line: what the legend says of each.
     pub failed_every_run: Vec<String>,
@@ -384,7 +386,7 @@ impl LogLogLine {
 #[derive(Debug, Clone)]
 pub struct CompareView {
     pub workload: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     pub a: VersionSummary,
     pub b: VersionSummary,
 }
@@ -432,7 +434,7 @@ impl CompareView {
     pub fn loglog(&self) -> LogLogView {
         LogLogView {
             title: format!("{}: {} vs {}", self.workload, self.label_a(), self.label_b()),
-            size_unit: self.size_unit.clone(),
+            size_unit: self.size_unit,
             lines: vec![LogLogLine::of(&self.label_a(), &self.a), LogLogLine::of(&self.label_b(), &self.b)],
             failed_every_run: Vec::new(),
         }
@@ -479,7 +481,7 @@ pub(crate) mod tests {
         SeriesView {
             workload: "strchr".into(),
             lineage: "zig-cc-musl".into(),
-            size_unit: "bytes".into(),
+            size_unit: SizeUnit::Bytes,
             versions: slopes
                 .iter()
                 .map(|&(v, k)| SeriesVersion {
@@ -494,7 +496,7 @@ pub(crate) mod tests {
     fn slope_row(workload: &str, lineage: &str, version: &str, slope: f64) -> SlopeRow {
         SlopeRow {
             workload: workload.into(),
-            size_unit: "bytes".into(),
+            size_unit: SizeUnit::Bytes,
             lineage: lineage.into(),
             version: version.into(),
             slope,
@@ -528,7 +530,7 @@ pub(crate) mod tests {
             summary("gcc-glibc", "14.2.0", 2.0, 6),
         ];
         let series = |versions: Vec<VersionSummary>| {
-            SeriesView::new("strchr".into(), "gcc-glibc".into(), "bytes".into(), versions, Vec::new())
+            SeriesView::new("strchr".into(), "gcc-glibc".into(), SizeUnit::Bytes, versions, Vec::new())
         };
         assert!(series(versions.clone()).source_changes().is_empty(), "one source throughout");
         versions[2].source_hash = Some("d4e5f6".into());
@@ -642,7 +644,7 @@ pub(crate) mod tests {
     fn failure_row(lineage: &str, version: &str, failed_runs: i32, passed_runs: i32) -> FailureRow {
         FailureRow {
             workload: "strchr".into(),
-            size_unit: "bytes".into(),
+            size_unit: SizeUnit::Bytes,
             lineage: lineage.into(),
             version: version.into(),
             kind: "wrong_result".into(),
@@ -675,7 +677,7 @@ pub(crate) mod tests {
         let s = SeriesView::new(
             "strchr".into(),
             "zig-cc-musl".into(),
-            "bytes".into(),
+            SizeUnit::Bytes,
             summaries,
             vec![failures("0.15.2", 2, 2), failures("0.16.0", 1, 4)],
         );
@@ -699,7 +701,7 @@ pub(crate) mod tests {
     fn a_comparison_gives_ratios_at_shared_sizes_and_the_slope_delta() {
         let c = CompareView {
             workload: "strchr".into(),
-            size_unit: "bytes".into(),
+            size_unit: SizeUnit::Bytes,
             a: summary("musl-gcc", "1.2.5", 1.0, 4),
             b: summary("zig-cc-musl", "0.16.0", 2.0, 3),
         };

@@ -5,7 +5,7 @@ use super::Band;
 use crate::store::{FailureRow, SlopeRow};
 use serde::Serialize;
 use slopewatch_core::version::sort_versions;
-use slopewatch_core::wire::FailureKind;
+use slopewatch_core::wire::{FailureKind, SizeUnit};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 
@@ -19,7 +19,7 @@ pub struct Overview {
 #[derive(Debug, Clone)]
 pub struct OverviewRow {
     pub workload: String,
-    pub size_unit: String,
+    pub size_unit: SizeUnit,
     /// One cell per lineage, in the order of `Overview::lineages`; `None` where never measured.
     pub cells: Vec<Option<OverviewCell>>,
 }
@@ -91,7 +91,7 @@ fn group(history: &[SlopeRow]) -> BTreeMap<(&str, &str), Vec<&SlopeRow>> {
 /// A version of a series on the overview: its slope where runs passed, its failures.
 struct OverviewVersion<'a> {
     version: &'a str,
-    size_unit: &'a str,
+    size_unit: SizeUnit,
     first_seen: OffsetDateTime,
     slope: Option<f64>,
     class: Option<Option<slopewatch_core::complexity::Class>>,
@@ -106,7 +106,7 @@ impl Overview {
         for row in history {
             series.entry((&row.workload, &row.lineage)).or_default().push(OverviewVersion {
                 version: &row.version,
-                size_unit: &row.size_unit,
+                size_unit: row.size_unit,
                 first_seen: row.first_seen,
                 slope: Some(row.slope),
                 class: row.class,
@@ -119,7 +119,7 @@ impl Overview {
                 Some(v) => v.failure = Some(f),
                 None => versions.push(OverviewVersion {
                     version: &f.version,
-                    size_unit: &f.size_unit,
+                    size_unit: f.size_unit,
                     first_seen: f.first_seen,
                     slope: None,
                     class: None,
@@ -137,7 +137,7 @@ impl Overview {
             if rows.last().is_none_or(|r| r.workload != *workload) {
                 rows.push(OverviewRow {
                     workload: workload.to_string(),
-                    size_unit: latest.size_unit.to_string(),
+                    size_unit: latest.size_unit,
                     cells: vec![None; lineages.len()],
                 });
             }

@@ -56,7 +56,9 @@ pub fn hidden(text: &str, name: &str) -> String {
 
 pub async fn seed_regression(app: &TestApp) -> i64 {
     for (version, slope) in [("0.15.0", 1.0), ("0.16.0", 2.0)] {
-        let (status, body) = app.submit(&super::run_json("zig-cc-musl", version, "build-01", slope, 3, 8, 5)).await;
+        let (status, body) = app
+            .submit(&super::RunShape::new("zig-cc-musl", version).slope(slope).workloads(3).sizes(8).samples(5).json())
+            .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
     let (_, list) = app.get_with("/api/v1/regressions", Some(&app.admin_token)).await;

@@ -3,9 +3,9 @@
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
-use slopewatch::alerts::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
-use slopewatch::alerts::signing;
 use slopewatch::config::Config;
+use slopewatch::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
+use slopewatch::webhooks::signing;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -113,7 +113,7 @@ impl ComparePage {
         let (view, row) = (self.view.as_ref()?, self.rows.last()?);
         Some(format!(
             "At {}, {} is {} than {}",
-            format::size(row.size, &view.size_unit),
+            format::size(row.size, view.size_unit),
             view.label_b(),
             format::ratio(row.ratio),
             view.label_a()

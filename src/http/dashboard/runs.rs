@@ -58,7 +58,7 @@ impl RunPage {
     /// Where a failed workload stopped, e.g. `at 128 KiB`, or before its first size.
     fn failed_at(&self, w: &WorkloadDetail, f: &Failure) -> String {
         match f.size {
-            Some(size) => format!("at {}", format::size(size, &w.size_unit)),
+            Some(size) => format!("at {}", format::size(size, w.size_unit)),
             None => "before any size ran".into(),
         }
     }
@@ -73,7 +73,7 @@ impl RunPage {
             .iter()
             .enumerate()
             .map(|(i, m)| SizeRow {
-                size: format::size(m.size.max(0) as u64, &w.size_unit),
+                size: format::size(m.size.max(0) as u64, w.size_unit),
                 median: format::duration(m.median_ns),
                 local_slope: w.local_slopes.get(i).map_or_else(|| "—".into(), |l| format::slope(l.slope)),
                 samples: if self.run.samples_pruned_at.is_some() {

@@ -2,9 +2,9 @@
 //! run id is taken, the ids and units of the workloads, hosts and toolchain builds it names, and
 //! the version axis of its lineages.
 
-use crate::store::columns::{NewRuns, PendingRun, SizeUnitText, VersionFromText};
+use crate::store::columns::{NewRuns, PendingRun, VersionFromText};
 use crate::store::db::{sql, Sql};
-use slopewatch_core::wire::{Host, Toolchain};
+use slopewatch_core::wire::{Host, SizeUnit, Toolchain};
 use std::collections::{HashMap, HashSet};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -121,7 +121,7 @@ pub(super) struct Stored<'a> {
     /// The content hash of the run stored under each of the batch's run ids, by the run's index.
     pub hashes: Vec<Option<String>>,
     /// Each stored workload's id and unit, by name.
-    pub workloads: HashMap<String, (i64, SizeUnitText)>,
+    pub workloads: HashMap<String, (i64, SizeUnit)>,
     /// Each stored lineage's version axis, by name.
     pub lineages: HashMap<String, VersionFromText>,
     pub hosts: HashMap<Key<'a>, i64>,
@@ -139,13 +139,15 @@ impl<'a> Stored<'a> {
         }
     }
 
-    /// Takes in the rows a `select_stored` for `hosts` and `toolchains` found.
-    pub fn read(&mut self, rows: Vec<Found>, hosts: &[Key<'a>], toolchains: &[Key<'a>]) {
+    /// Takes in the rows a `select_stored` for `hosts` and `toolchains` found; a workload's unit
+    /// is decoded here, as the column it shares with a lineage's version axis is text.
+    pub fn read(&mut self, rows: Vec<Found>, hosts: &[Key<'a>], toolchains: &[Key<'a>]) -> Result<(), sqlx::Error> {
         for row in rows {
             let k = row.at as usize;
             match (row.kind, row.id, row.text, row.unit) {
                 (FoundKind::Run, _, hash, _) => self.hashes[k] = hash,
                 (FoundKind::Workload, Some(id), Some(name), Some(unit)) => {
+                    let unit = SizeUnit::try_from(unit).map_err(|e| sqlx::Error::Decode(e.into()))?;
                     self.workloads.insert(name, (id, unit));
                 }
                 (FoundKind::Lineage, _, Some(name), Some(axis)) => {
@@ -160,6 +162,7 @@ impl<'a> Stored<'a> {
                 _ => {}
             }
         }
+        Ok(())
     }
 
     /// The rows of `runs`, with the ids of the hosts, toolchain builds and workloads they name.

@@ -11,7 +11,7 @@ mod reads;
 pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 
-use super::columns::{axis_clash, unit_clash, Arrival, PendingRun, SizeUnitText, Step, VersionFromText};
+use super::columns::{axis_clash, unit_clash, Arrival, PendingRun, Step, VersionFromText};
 use super::db::sql;
 use super::Store;
 use crate::analysis::WorkloadFit;
@@ -19,7 +19,7 @@ use lookup::{
     first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, Key, Stored, HOST_KEY, TOOLCHAIN_KEY,
 };
 use serde::Serialize;
-use slopewatch_core::wire::{FieldError, RunSubmission};
+use slopewatch_core::wire::{FieldError, RunSubmission, SizeUnit};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 use time::OffsetDateTime;
@@ -143,14 +143,14 @@ impl Store {
             // adds no host, toolchain build or workload is then written by one more.
             let mut stored = Stored::new(runs.len());
             let found = select_stored(&run_ids, &names, &lineages, &host_keys, &toolchain_keys);
-            stored.read(conn.exec().all(&found).await?, &host_keys, &toolchain_keys);
+            stored.read(conn.exec().all(&found).await?, &host_keys, &toolchain_keys)?;
 
             // Each run's outcome unless it is to be stored, judged in order as if the runs came
             // one after another: a run id taken earlier in the batch is already there, a workload's
             // unit is the first one it was stored in, and a lineage's version axis that of its
             // first run.
-            let mut units: HashMap<String, SizeUnitText> =
-                stored.workloads.iter().map(|(name, (_, unit))| (name.clone(), unit.clone())).collect();
+            let mut units: HashMap<String, SizeUnit> =
+                stored.workloads.iter().map(|(name, &(_, unit))| (name.clone(), unit)).collect();
             let mut axes: HashMap<String, VersionFromText> = stored.lineages.clone();
             let mut steps: Vec<Option<Step>> = Vec::with_capacity(runs.len());
             let mut taken: HashMap<Uuid, &str> = HashMap::new();
@@ -163,7 +163,7 @@ impl Store {
                     Some(Step::Invalid(e))
                 } else {
                     for (name, unit) in &run.workloads {
-                        units.entry(name.clone()).or_insert_with(|| unit.as_str().to_string());
+                        units.entry(name.clone()).or_insert(*unit);
                     }
                     let axis = run.toolchain.version_from.as_str();
                     axes.entry(run.toolchain.name.clone()).or_insert_with(|| axis.to_string());
@@ -190,13 +190,13 @@ impl Store {
             let new_hosts = unstored(to_store.iter().map(|r| (host_key(&r.host), r.received_at)), &stored.hosts);
             let new_toolchains =
                 unstored(to_store.iter().map(|r| (toolchain_key(&r.toolchain), r.received_at)), &stored.toolchains);
-            let new_workloads: Vec<(&str, &str, OffsetDateTime)> = first_of_each(
+            let new_workloads: Vec<(&str, SizeUnit, OffsetDateTime)> = first_of_each(
                 to_store.iter().flat_map(|r| r.workloads.iter().map(move |(name, _)| (name.as_str(), r.received_at))),
                 |&(name, _)| name,
             )
             .into_iter()
             .filter(|(name, _)| !stored.workloads.contains_key(*name))
-            .map(|(name, at)| (name, units[name].as_str(), at))
+            .map(|(name, at)| (name, units[name], at))
             .collect();
 
             let adds_nothing = new_lineages.is_empty()
@@ -226,7 +226,7 @@ impl Store {
                 if !new_workloads.is_empty() {
                     let mut q = sql("INSERT INTO workloads (name, size_unit, first_seen) ");
                     q.push_values(&new_workloads, |row, &(name, unit, at)| {
-                        row.bind(name).bind(unit).bind(at);
+                        row.bind(name).bind(unit.as_str()).bind(at);
                     });
                     q.push(" ON CONFLICT (name) DO NOTHING");
                     tx.exec().execute(&q).await?;
@@ -238,7 +238,7 @@ impl Store {
                     let hosts: Vec<Key> = new_hosts.into_iter().map(|(k, _)| k).collect();
                     let toolchains: Vec<Key> = new_toolchains.into_iter().map(|(k, _)| k).collect();
                     let found = select_stored(&[], &names, &lineages, &hosts, &toolchains);
-                    stored.read(tx.exec().all(&found).await?, &hosts, &toolchains);
+                    stored.read(tx.exec().all(&found).await?, &hosts, &toolchains)?;
                 }
                 for &(name, axis, _) in &new_lineages {
                     let Some(stored_axis) = stored.lineages.get(name).filter(|a| a.as_str() != axis) else {
@@ -251,7 +251,7 @@ impl Store {
                     break 'write Some(vec![Step::Invalid(axis_clash(&to_store[0].toolchain, stored_axis))]);
                 }
                 for &(name, unit, _) in &new_workloads {
-                    let Some((_, stored_unit)) = stored.workloads.get(name).filter(|(_, u)| u != unit) else {
+                    let Some(&(_, stored_unit)) = stored.workloads.get(name).filter(|&&(_, u)| u != unit) else {
                         continue;
                     };
                     // A concurrent writer created the workload in another unit (Postgres).

@@ -6,7 +6,7 @@ use crate::store::{decode_json, Store};
 use serde::Serialize;
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::fit::LocalSlope;
-use slopewatch_core::wire::{Failure, Host, Toolchain, VersionFrom};
+use slopewatch_core::wire::{Failure, Host, SizeUnit, Toolchain, VersionFrom};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -48,7 +48,8 @@ pub struct RunDetail {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WorkloadDetail {
     pub name: String,
-    pub size_unit: String,
+    #[schema(value_type = String)]
+    pub size_unit: SizeUnit,
     pub source_hash: String,
     /// The log-log fit's numbers. For a failed workload they are those of a partial fit over the
     /// sizes measured before the failure (`partial`), or null when it measured too few sizes.
@@ -152,7 +153,8 @@ impl RunOrigin {
 struct FitRecord {
     workload_id: i64,
     name: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     source_hash: String,
     slope: f64,
     intercept: f64,
@@ -170,7 +172,8 @@ struct FitRecord {
 struct FailureRecord {
     workload_id: i64,
     name: String,
-    size_unit: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     source_hash: String,
     kind: String,
     size: Option<i64>,

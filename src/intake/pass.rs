@@ -1,13 +1,14 @@
 //! A summary pass: claims pending runs, reads each touched version's window of latest runs, asks
 //! `analysis` for the new summaries, writes them, and has the alert rules judge each version
-//! (`alerts.rs`), all in one transaction per group of versions.
+//! (`regressions.rs`), all in one transaction per group of versions.
 
-use super::alerts::{self, Judged};
+use super::regressions::{self, Judged};
 use super::{Settings, SummaryRow};
-use crate::alerts::evaluate::Outcomes;
 use crate::analysis::{self, RunFit};
 use crate::metrics::Metrics;
+use crate::rules::evaluate::Outcomes;
 use crate::store::{add_failures, NewSummary, Store, SummaryTotals, WindowFit};
+use slopewatch_core::lineage::LineageVersion;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -42,7 +43,7 @@ pub(super) async fn summarize_pending(
         }
         let mut full = versions.len() == VERSIONS_PER_PASS as usize;
         let mut first_error = None;
-        let mut chunks: VecDeque<&[(String, String)]> = versions.chunks(store.summary_versions_per_tx()).collect();
+        let mut chunks: VecDeque<&[LineageVersion]> = versions.chunks(store.summary_versions_per_tx()).collect();
         while let Some(chunk) = chunks.pop_front() {
             match summarize_versions(store, chunk, settings).await {
                 Ok(n) => {
@@ -57,7 +58,7 @@ pub(super) async fn summarize_pending(
                     }
                 }
                 Err(e) => {
-                    let (lineage, version) = &chunk[0];
+                    let LineageVersion { lineage, version } = &chunk[0];
                     tracing::error!(error = %e, lineage, version, "cannot update the version's summaries");
                     first_error.get_or_insert(e);
                 }
@@ -96,7 +97,7 @@ struct Candidate {
 /// summaries in one transaction; returns how many.
 async fn summarize_versions(
     store: &Store,
-    versions: &[(String, String)],
+    versions: &[LineageVersion],
     settings: &Settings,
 ) -> Result<usize, sqlx::Error> {
     let started = std::time::Instant::now();
@@ -111,21 +112,22 @@ async fn summarize_versions(
 
     let fits = tx.claimed_fits(&claimed).await?;
     let failures = tx.claimed_failures(&claimed).await?;
-    let mut batches: BTreeMap<(String, String), VersionBatch> = BTreeMap::new();
-    let mut claimed_runs: Vec<((String, String), Uuid, i64, OffsetDateTime)> = Vec::new();
+    let mut batches: BTreeMap<LineageVersion, VersionBatch> = BTreeMap::new();
+    let mut claimed_runs: Vec<(LineageVersion, Uuid, i64, OffsetDateTime)> = Vec::new();
     for f in fits {
-        claimed_runs.push(((f.lineage.clone(), f.version.clone()), f.run_id, f.host_id, f.received_at));
-        let b = batches.entry((f.lineage, f.version)).or_default();
+        let version = LineageVersion::new(f.lineage, f.version);
+        claimed_runs.push((version.clone(), f.run_id, f.host_id, f.received_at));
+        let b = batches.entry(version).or_default();
         b.additions.entry(f.workload_id).or_default().push((f.host_id, f.started_at));
         b.workload_ids.insert(f.workload, f.workload_id);
         b.now = b.now.max(Some(f.received_at));
     }
     for f in &failures {
-        let b = batches.entry((f.lineage.clone(), f.version.clone())).or_default();
+        let b = batches.entry(LineageVersion::new(f.lineage.clone(), f.version.clone())).or_default();
         b.workload_ids.insert(f.workload.clone(), f.workload_id);
         b.now = b.now.max(Some(f.received_at));
     }
-    let touched: Vec<(String, String)> = batches.keys().cloned().collect();
+    let touched: Vec<LineageVersion> = batches.keys().cloned().collect();
     let mut ids: Vec<i64> = batches.values().flat_map(|b| b.workload_ids.values().copied()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -141,7 +143,7 @@ async fn summarize_versions(
             window_runs.insert(r.run_id, (k, r.host_id, r.received_at));
         }
     }
-    let position: HashMap<&(String, String), usize> = touched.iter().enumerate().map(|(k, v)| (v, k)).collect();
+    let position: HashMap<&LineageVersion, usize> = touched.iter().enumerate().map(|(k, v)| (v, k)).collect();
     for (version, run_id, host_id, received_at) in claimed_runs {
         window_runs.insert(run_id, (position[&version], host_id, received_at));
     }
@@ -152,7 +154,7 @@ async fn summarize_versions(
     add_failures(&mut failure_totals, &failures);
     tx.upsert_failure_totals(&failure_totals).await?;
     // The runs and hosts that passed each workload, before this pass's runs are added to them.
-    let mut passed: HashMap<(String, String), HashMap<i64, PassedRuns>> = totals
+    let mut passed: HashMap<LineageVersion, HashMap<i64, PassedRuns>> = totals
         .iter()
         .map(|(k, by_workload)| {
             (k.clone(), by_workload.iter().map(|(w, t)| (*w, (t.runs, t.host_ids.clone()))).collect())
@@ -177,10 +179,9 @@ async fn summarize_versions(
         .collect();
 
     let mut rows = Vec::new();
-    for ((lineage, version), version_rows) in touched.iter().zip(&summaries) {
+    for (at, version_rows) in touched.iter().zip(&summaries) {
         rows.extend(version_rows.iter().map(|row| NewSummary {
-            lineage,
-            version,
+            at,
             workload_id: row.workload_id,
             summary: &row.summary,
             host_ids: &row.host_ids,
@@ -192,13 +193,12 @@ async fn summarize_versions(
 
     // Versions in sorted order, each taking its lineage's lock after every version lock is held:
     // no pass waits for a version lock while holding a lineage lock.
-    for (((lineage, version), batch), rows) in batches.iter().zip(&summaries) {
-        let key = (lineage.clone(), version.clone());
-        let mut passed = passed.remove(&key).unwrap_or_default();
+    for ((at, batch), rows) in batches.iter().zip(&summaries) {
+        let mut passed = passed.remove(at).unwrap_or_default();
         for row in rows {
             passed.insert(row.workload_id, (row.summary.runs, row.host_ids.clone()));
         }
-        let failed = failure_totals.remove(&key).unwrap_or_default();
+        let failed = failure_totals.remove(at).unwrap_or_default();
         let mut outcomes: Vec<(i64, Outcomes)> = batch
             .workload_ids
             .values()
@@ -213,14 +213,13 @@ async fn summarize_versions(
             .collect();
         outcomes.sort_by_key(|(id, _)| *id);
         let judged = Judged {
-            lineage,
-            version,
+            at,
             rows,
             outcomes: &outcomes,
             workload_ids: &batch.workload_ids,
             now: batch.now.unwrap_or_else(OffsetDateTime::now_utc),
         };
-        alerts::judge(&mut tx, &judged, settings).await?;
+        regressions::judge(&mut tx, &judged, settings).await?;
     }
     tx.commit().await?;
     tracing::debug!(

@@ -1,7 +1,11 @@
 //! Server configuration: command-line flags and environment variables, plus an optional TOML
-//! file for settings that do not fit on a command line.
+//! file for settings that do not fit on a command line (its `[alerts]` and `[[webhooks]]` in
+//! `alerts.rs`).
 
-use crate::alerts::config::{AlertSettings, AlertsSection, AuthSection, AuthSettings, WebhookSection};
+mod alerts;
+
+pub use alerts::{AlertRule, AlertSettings, AlertsSection, RetryPolicy, Rules, Webhook, WebhookFormat, WebhookSection};
+
 use crate::client_addr::TrustedProxies;
 use crate::session_key::SessionKey;
 use serde::Deserialize;
@@ -123,6 +127,38 @@ impl Default for Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
         }
+    }
+}
+
+/// `[auth]` as written in the config file.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthSection {
+    /// When true, every page and read of the API needs a login or a token too.
+    pub require_login_to_read: bool,
+    /// Key that signs session cookies, written here.
+    pub session_secret: Option<String>,
+    /// File holding the key that signs session cookies.
+    pub session_key_file: Option<PathBuf>,
+}
+
+/// Login settings of the running server.
+#[derive(Clone, Debug, Default)]
+pub struct AuthSettings {
+    pub require_login_to_read: bool,
+    /// The key that signs session cookies, when configured (the server makes one otherwise).
+    pub session_key: Option<SessionKey>,
+}
+
+impl AuthSettings {
+    pub fn from_file(auth: &AuthSection) -> anyhow::Result<AuthSettings> {
+        let session_key = match (&auth.session_secret, &auth.session_key_file) {
+            (Some(_), Some(_)) => anyhow::bail!("[auth] has both session_secret and session_key_file; keep one"),
+            (Some(secret), None) => Some(SessionKey::new(secret, "[auth] session_secret")?),
+            (None, Some(path)) => Some(SessionKey::read(path)?),
+            (None, None) => None,
+        };
+        Ok(AuthSettings { require_login_to_read: auth.require_login_to_read, session_key })
     }
 }
 

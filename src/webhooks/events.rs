@@ -1,11 +1,11 @@
 //! The webhook events a summary pass sends: built from what the rules decided and what the store
 //! holds of a regression, as plain values. No database here.
 
-use super::config::Rules;
-use super::evaluate::time_ratio;
-use super::lineage::Derived;
-use super::payload::{Event, EventLinks, EventWorkload, FieldChange, OPENED, RESOLVED, UPDATED};
+use super::payload::{Event, EventLinks, EventWorkload, Field, FieldChange, OPENED, RESOLVED, UPDATED};
+use crate::config::Rules;
 use crate::model::ResolvedMember;
+use crate::rules::evaluate::{time_ratio, Track};
+use crate::rules::replay::{Derived, Update};
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
 use std::collections::HashMap;
@@ -36,7 +36,7 @@ pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, regression: &Derived, n
 }
 
 /// The event of an announced regression that a version measured out of order moved: the opened
-/// event as the regression stands now, with what moved.
+/// event as the regression stands now, with what moved (`changes`).
 pub fn updated<'n>(
     scene: &Scene<'_>,
     regression_id: i64,
@@ -45,6 +45,27 @@ pub fn updated<'n>(
     name: impl Fn(i64) -> &'n str,
 ) -> Event {
     announce(scene, regression_id, regression, name, UPDATED, changes)
+}
+
+/// What `regression.updated` says moved when a stored regression is brought in line with the
+/// derived one it matched: its versions, and its workloads' names when some joined or left.
+pub fn changes<'n>(u: &Update<'_>, name: impl Fn(i64) -> &'n str) -> Vec<FieldChange> {
+    let mut changes: Vec<FieldChange> =
+        u.moved.iter().map(|m| FieldChange { field: m.field.into(), from: m.from.clone(), to: m.to.clone() }).collect();
+    if !u.added.is_empty() || !u.removed.is_empty() {
+        let before = names(u.kept().map(|m| m.track).chain(u.removed.iter().copied()), &name);
+        let after = names(u.derived.members.iter().map(|m| m.track), &name);
+        changes.push(FieldChange { field: Field::Workloads, from: Some(before), to: Some(after) });
+    }
+    changes
+}
+
+/// The tracks' workloads by name, sorted, each once.
+fn names<'n>(tracks: impl Iterator<Item = Track>, name: &impl Fn(i64) -> &'n str) -> String {
+    let mut names: Vec<&str> = tracks.map(|t| name(t.workload_id)).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
 }
 
 fn announce<'n>(

@@ -23,8 +23,9 @@
 //!
 //! No database here: `intake` reads the lineage, asks, and writes what changes.
 
-use super::config::Rules;
 use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdict};
+use crate::config::Rules;
+use crate::model::RegressionStatus;
 use slopewatch_core::version;
 use std::cmp::Ordering;
 use time::OffsetDateTime;
@@ -155,8 +156,7 @@ pub struct Stored {
     pub id: i64,
     pub version: String,
     pub previous_version: Option<String>,
-    /// `open`, `acknowledged`, `fixed` or `false_alarm`.
-    pub status: String,
+    pub status: RegressionStatus,
     pub fixed_version: Option<String>,
     /// The regression it was merged into, if it was.
     pub merged_into: Option<i64>,
@@ -171,7 +171,7 @@ pub struct StoredMember {
 
 impl Stored {
     fn is_open(&self) -> bool {
-        matches!(self.status.as_str(), "open" | "acknowledged")
+        self.status.is_open()
     }
 
     fn has(&self, track: Track) -> bool {
@@ -182,11 +182,29 @@ impl Stored {
 /// One field of a regression that moved, as `regression.updated` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Moved {
-    /// `version` (the first bad version), `previous_version` (the last good one),
-    /// `fixed_version`, or `merged_into` (taken out of the regression it was merged into).
-    pub field: &'static str,
+    pub field: MovedField,
     pub from: Option<String>,
     pub to: Option<String>,
+}
+
+/// What moved of a regression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MovedField {
+    /// The first bad version.
+    Version,
+    /// The last good version.
+    PreviousVersion,
+    /// The version that fixed it; to none when it is reopened.
+    FixedVersion,
+    /// Out of the regression it was merged into (from that one's id, to none).
+    MergedInto,
+}
+
+impl MovedField {
+    /// Whether the move changes the range of versions the regression covers at its start.
+    pub fn moves_range(self) -> bool {
+        matches!(self, MovedField::Version | MovedField::PreviousVersion)
+    }
 }
 
 /// What the store must change so that it holds the derived regressions.
@@ -225,7 +243,12 @@ pub struct Update<'d> {
     pub announce: bool,
 }
 
-impl Update<'_> {
+impl<'d> Update<'d> {
+    /// The workloads the stored regression had already, as the derived one holds them now.
+    pub fn kept(&self) -> impl Iterator<Item = &'d DerivedMember> + '_ {
+        self.derived.members.iter().filter(|m| !self.added.iter().any(|a| a.track == m.track))
+    }
+
     fn is_empty(&self) -> bool {
         self.moved.is_empty()
             && self.added.is_empty()
@@ -321,22 +344,22 @@ pub fn reconcile<'d>(
 
 fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
     let mut moved = Vec::new();
-    let mut field = |field: &'static str, from: Option<&str>, to: Option<&str>| {
+    let mut field = |field: MovedField, from: Option<&str>, to: Option<&str>| {
         if from != to {
             moved.push(Moved { field, from: from.map(str::to_string), to: to.map(str::to_string) });
         }
     };
-    field("version", Some(&s.version), Some(&d.version));
-    field("previous_version", s.previous_version.as_deref(), d.previous_version.as_deref());
+    field(MovedField::Version, Some(&s.version), Some(&d.version));
+    field(MovedField::PreviousVersion, s.previous_version.as_deref(), d.previous_version.as_deref());
     // A stored regression still open that the derived one fixes is resolved, not moved. One the
     // rules resolved that the derived one keeps open is reopened (`fixed_version` moves to none):
     // a workload measured late turned out to regress with it and is not fixed yet.
-    let resolved_by_rules = s.status == "fixed" && s.fixed_version.is_some();
+    let resolved_by_rules = s.status == RegressionStatus::Fixed && s.fixed_version.is_some();
     if resolved_by_rules || (s.fixed_version.is_some() && d.fixed_version.is_some()) {
-        field("fixed_version", s.fixed_version.as_deref(), d.fixed_version.as_deref());
+        field(MovedField::FixedVersion, s.fixed_version.as_deref(), d.fixed_version.as_deref());
     }
     if let Some(into) = s.merged_into {
-        field("merged_into", Some(&into.to_string()), None);
+        field(MovedField::MergedInto, Some(&into.to_string()), None);
     }
     let added: Vec<&DerivedMember> = d.members.iter().filter(|m| !s.has(m.track)).collect();
     let removed: Vec<Track> =
@@ -359,7 +382,7 @@ fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
         .collect();
     let resolves = s.is_open() && d.fixed_version.is_some();
     // Workloads joining or leaving without the range moving are noted on the timeline, not paged.
-    let announce = s.status != "false_alarm" && !moved.is_empty();
+    let announce = s.status != RegressionStatus::FalseAlarm && !moved.is_empty();
     Update { id: s.id, derived: d, moved, added, removed, fixed, unfixed, resolves, announce }
 }
 
@@ -407,8 +430,8 @@ fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alerts::evaluate::VersionFit;
     use crate::model::SizeMedian;
+    use crate::rules::evaluate::VersionFit;
 
     fn summary(workload_id: i64, version: &str, slope: f64) -> Summary {
         let sizes = (0..6).map(|i| SizeMedian { size: 1024 << i, median_ns: 1.0, runs: 1 }).collect();
@@ -427,7 +450,7 @@ mod tests {
             id,
             version: version.into(),
             previous_version: previous.map(Into::into),
-            status: if fixed.is_some() { "fixed" } else { "open" }.into(),
+            status: if fixed.is_some() { RegressionStatus::Fixed } else { RegressionStatus::Open },
             fixed_version: fixed.map(Into::into),
             merged_into: None,
             members: vec![StoredMember { track: Track::slope(1), fixed_version: fixed.map(Into::into) }],
@@ -452,7 +475,10 @@ mod tests {
         let changes = reconcile(&Rules::default(), &[stored(4, "0.17.1", Some("0.13.0"), None)], &d, &s);
         let [Change::Update(u)] = changes.as_slice() else { panic!("{changes:?}") };
         assert_eq!(u.id, 4);
-        assert_eq!(u.moved, [Moved { field: "version", from: Some("0.17.1".into()), to: Some("0.16.0".into()) }]);
+        assert_eq!(
+            u.moved,
+            [Moved { field: MovedField::Version, from: Some("0.17.1".into()), to: Some("0.16.0".into()) }]
+        );
         assert!(u.announce && !u.resolves && u.added.is_empty() && u.removed.is_empty());
     }
 
@@ -468,7 +494,10 @@ mod tests {
         // Already resolved later: the fix moves back instead.
         let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), Some("0.19.0"))], &d, &s);
         let Change::Update(u) = &changes[0] else { panic!("{changes:?}") };
-        assert_eq!(u.moved, [Moved { field: "fixed_version", from: Some("0.19.0".into()), to: Some("0.17.0".into()) }]);
+        assert_eq!(
+            u.moved,
+            [Moved { field: MovedField::FixedVersion, from: Some("0.19.0".into()), to: Some("0.17.0".into()) }]
+        );
         assert!(u.announce && !u.resolves);
     }
 

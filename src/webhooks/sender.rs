@@ -2,11 +2,11 @@
 //! regressions they announce), signs and sends them, and schedules retries with exponential
 //! backoff and jitter until a delivery succeeds or is a day old. Ingest never waits on it.
 
-use crate::alerts::config::{AlertSettings, RetryPolicy};
-use crate::alerts::signing;
+use super::signing;
+use crate::config::{AlertSettings, RetryPolicy};
 use crate::metrics::Metrics;
 use crate::model::AttemptOutcome;
-use crate::store::{ClaimedDelivery, Store};
+use crate::store::{ClaimedDelivery, NewAttempt, Store};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -120,7 +120,8 @@ async fn attempt(
             tracing::warn!(delivery = %d.id, target = %d.target, event = %d.event, attempt = d.attempts, error = %e, ?outcome, "alert delivery failed")
         }
     }
-    if let Err(e) = store.finish_attempt(d, at, http_status, latency_ms, error.as_deref(), outcome).await {
+    let attempt = NewAttempt { at, http_status, latency_ms, error: error.as_deref(), outcome };
+    if let Err(e) = store.finish_attempt(d, &attempt).await {
         // The claim's lease runs out and the delivery is tried again, under the same id.
         tracing::error!(delivery = %d.id, error = %e, "cannot record a delivery attempt");
     }

@@ -1,28 +1,30 @@
-//! The alert rules applied to a version a summary pass just updated.
+//! A lineage's regressions brought in line with the alert rules, for a version a summary pass just
+//! updated.
 //!
 //! When the version is the newest of its lineage and nothing in it could change a regression (see
 //! `evaluate::needs_history`), nothing is read. Otherwise the lineage's summaries and regressions
-//! are read, the rules replayed over them in version order (`alerts::lineage::derive`), and the
-//! store brought in line with the result (`alerts::lineage::reconcile`): regressions opened,
+//! are read, the rules replayed over them in version order (`rules::replay::derive`), and the
+//! store brought in line with the result (`rules::replay::reconcile`): regressions opened,
 //! moved, joined, fixed and resolved, with their timelines and the webhook deliveries that
 //! announce them, in the pass's transaction. So the regressions of a lineage are those in-order
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{Settings, SummaryRow};
-use crate::alerts::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
-use crate::alerts::events::{self, Scene};
-use crate::alerts::lineage::{self, Change, Derived, DerivedMember, MemberFix, Summary, Update};
-use crate::alerts::payload::{Event, FieldChange};
-use crate::format;
 use crate::model::{SizeMedian, Slope};
-use crate::store::{NewDelivery, NewMember, NewRegression, Tx};
+use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
+use crate::rules::replay::{self, Change, Derived, DerivedMember, MemberFix, MovedField, Summary, Update};
+use crate::rules::timeline::Entry;
+use crate::store::{NewMember, NewRegression, Tx};
+use crate::webhooks;
+use crate::webhooks::events::{self, Scene};
+use crate::webhooks::payload::{Event, Field, FieldChange};
+use slopewatch_core::lineage::LineageVersion;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
 /// A version whose summaries a pass just wrote.
 pub(super) struct Judged<'a> {
-    pub lineage: &'a str,
-    pub version: &'a str,
+    pub at: &'a LineageVersion,
     /// The new summaries of the workloads the pass took runs of.
     pub rows: &'a [SummaryRow],
     /// How the version's runs fared with each workload the pass took runs of, by workload id.
@@ -57,7 +59,7 @@ impl Judged<'_> {
 
 /// Applies the alert rules to one judged version and writes what they decide.
 pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Settings) -> Result<(), sqlx::Error> {
-    let (lineage, version) = (judged.lineage, judged.version);
+    let (lineage, version) = (judged.at.lineage.as_str(), judged.at.version.as_str());
     // Versions of one lineage are judged one at a time, each seeing what the one before wrote.
     tx.lock_lineage(lineage).await?;
     let current = judged.current();
@@ -65,7 +67,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         return Ok(());
     }
     let rules = &settings.alerts.rules;
-    let members = tx.lineage_members(lineage, version).await?;
+    let members = tx.lineage_members(judged.at).await?;
     if !evaluate::needs_history(rules, version, &current, &members) {
         // Nothing here changes what the rules decided at the versions before, so in version order
         // nothing changes: the version is the newest, or nothing is over its threshold in a
@@ -82,8 +84,8 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     }
     let summaries = tx.lineage_summaries(lineage).await?;
     let stored = tx.lineage_regressions(lineage).await?;
-    let derived = lineage::derive(rules, &summaries);
-    let changes = lineage::reconcile(rules, &stored, &derived, &summaries);
+    let derived = replay::derive(rules, &summaries);
+    let changes = replay::reconcile(rules, &stored, &derived, &summaries);
     if changes.is_empty() {
         return Ok(());
     }
@@ -126,26 +128,42 @@ struct Writer<'t, 'c, 'j> {
     opened: HashMap<String, i64>,
 }
 
-impl Writer<'_, '_, '_> {
-    fn name(&self, workload_id: i64) -> &str {
-        let found = self.summaries.iter().find(|s| s.history.track.workload_id == workload_id);
+impl<'j> Writer<'_, '_, 'j> {
+    fn name(&self, workload_id: i64) -> &'j str {
+        let summaries: &'j [Summary] = self.summaries;
+        let found = summaries.iter().find(|s| s.history.track.workload_id == workload_id);
         found.map_or("", |s| s.workload.as_str())
     }
 
     fn scene<'s>(&'s self, version: &'s str) -> Scene<'s> {
         Scene {
-            lineage: self.judged.lineage,
+            lineage: &self.judged.at.lineage,
             version,
             rules: &self.settings.alerts.rules,
             public_url: self.settings.public_url.as_deref(),
         }
     }
 
+    fn threshold(&self, workload: &str) -> f64 {
+        self.settings.alerts.rules.threshold_for(workload)
+    }
+
+    /// The version whose runs the judgement took in.
+    fn measured(&self) -> &'j str {
+        let judged: &'j Judged<'j> = self.judged;
+        &judged.at.version
+    }
+
+    /// Appends to a regression's timeline, at the judgement's time.
+    async fn note(&mut self, id: i64, entry: &Entry<'_>) -> Result<(), sqlx::Error> {
+        self.tx.append_event(id, self.judged.now, entry).await
+    }
+
     /// A regression nobody has seen: opened, and resolved at once when its fix is measured too.
     async fn open(&mut self, d: &Derived) -> Result<(), sqlx::Error> {
         let now = self.judged.now;
         let regression = NewRegression {
-            lineage: self.judged.lineage,
+            lineage: &self.judged.at.lineage,
             version: &d.version,
             previous_version: d.previous_version.clone(),
             first_run_at: d.first_run_at,
@@ -153,7 +171,7 @@ impl Writer<'_, '_, '_> {
         };
         let id = self.tx.open_regression(&regression).await?;
         self.opened.insert(d.version.clone(), id);
-        self.tx.append_event(id, d.first_run_at, "first_run", &format!("First run of {}", d.version)).await?;
+        self.tx.append_event(id, d.first_run_at, &Entry::FirstRun { version: &d.version }).await?;
         for m in &d.members {
             self.add_member(id, m, m.joined_late).await?;
         }
@@ -171,49 +189,26 @@ impl Writer<'_, '_, '_> {
 
     /// Brings a stored regression in line with the derived one it matched.
     async fn update(&mut self, u: &Update<'_>) -> Result<(), sqlx::Error> {
-        let (id, d, now) = (u.id, u.derived, self.judged.now);
-        let measured = self.judged.version;
-        let range_moved = u.moved.iter().any(|m| matches!(m.field, "version" | "previous_version"));
+        let (id, d, now, measured) = (u.id, u.derived, self.judged.now, self.measured());
+        let range_moved = u.moved.iter().any(|m| m.field.moves_range());
         if range_moved {
             self.tx.move_regression(id, &d.version, d.previous_version.as_deref(), d.first_run_at).await?;
         }
-        for m in &u.moved {
-            if m.field == "merged_into" {
+        for moved in &u.moved {
+            if moved.field == MovedField::MergedInto {
                 self.tx.merge_regression(id, None).await?;
-                let from = m.from.as_deref().unwrap_or_default();
-                let detail = format!("Taken out of #{from} when {measured} was measured: it regressed on its own");
-                self.tx.append_event(id, now, "moved", &detail).await?;
-                continue;
             }
-            let what = match m.field {
-                "version" => "First bad",
-                "previous_version" => "Last good",
-                _ => "Fixed in",
-            };
-            let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_string());
-            let detail = match (m.field, &m.to) {
-                ("fixed_version", None) => format!(
-                    "Reopened when {measured} was measured: a workload regressed with it and is not fixed in {}",
-                    shown(&m.from)
-                ),
-                _ => format!("{what} moved from {} to {} when {measured} was measured", shown(&m.from), shown(&m.to)),
-            };
-            self.tx.append_event(id, now, "moved", &detail).await?;
+            self.note(id, &Entry::Moved { moved, measured }).await?;
         }
-        // The workloads it already had, as the derived regression numbers them now.
-        let kept: Vec<&DerivedMember> =
-            d.members.iter().filter(|m| !u.added.iter().any(|a| a.track == m.track)).collect();
         for &t in &u.removed {
             self.tx.remove_regression_member(id, t).await?;
-            let detail =
-                format!("{} left when {measured} was measured: it regressed elsewhere", self.name(t.workload_id));
-            self.tx.append_event(id, now, "left", &detail).await?;
+            self.note(id, &Entry::Left { workload: self.name(t.workload_id), measured }).await?;
         }
         for m in &u.added {
             self.add_member(id, m, true).await?;
         }
         if range_moved {
-            for m in &kept {
+            for m in u.kept() {
                 self.tx.refresh_regression_member(&new_member(id, m, m.joined_late, now)).await?;
             }
         }
@@ -221,37 +216,14 @@ impl Writer<'_, '_, '_> {
             self.tx.update_magnitude(id).await?;
         }
         if u.announce {
-            let mut changes: Vec<FieldChange> = u
-                .moved
-                .iter()
-                .map(|m| FieldChange { field: m.field.to_string(), from: m.from.clone(), to: m.to.clone() })
-                .collect();
-            if !u.added.is_empty() || !u.removed.is_empty() {
-                let mut before: Vec<String> = kept
-                    .iter()
-                    .map(|m| m.track)
-                    .chain(u.removed.iter().copied())
-                    .map(|t| self.name(t.workload_id).to_string())
-                    .collect();
-                before.sort();
-                before.dedup();
-                let mut after: Vec<String> =
-                    d.members.iter().map(|m| self.name(m.track.workload_id).to_string()).collect();
-                after.sort();
-                after.dedup();
-                changes.push(FieldChange {
-                    field: "workloads".to_string(),
-                    from: Some(before.join(", ")),
-                    to: Some(after.join(", ")),
-                });
-            }
+            let changes = events::changes(u, |w| self.name(w));
             let event = events::updated(&self.scene(&d.version), id, d, changes, |w| self.name(w));
             self.announced.push(event);
         }
         for &t in &u.unfixed {
             self.tx.clear_fix(id, t).await?;
         }
-        match u.moved.iter().find(|m| m.field == "fixed_version").map(|m| m.to.as_deref()) {
+        match u.moved.iter().find(|m| m.field == MovedField::FixedVersion).map(|m| m.to.as_deref()) {
             Some(Some(fixed)) => {
                 let first_run_at = d.members.iter().filter_map(|m| m.fix.as_ref()).map(|f| f.first_run_at).min();
                 self.tx.move_fix(id, fixed, first_run_at.unwrap_or(now)).await?;
@@ -276,13 +248,11 @@ impl Writer<'_, '_, '_> {
         let Some(target) = into_stored.or_else(|| self.opened.get(&into.version).copied()) else {
             return Ok(());
         };
-        let (now, measured) = (self.judged.now, self.judged.version);
+        let measured = self.measured();
         self.tx.merge_regression(id, Some(target)).await?;
-        let detail = format!("Merged into #{target} when {measured} was measured: its workloads regressed with it");
-        self.tx.append_event(id, now, "moved", &detail).await?;
-        let detail = format!("#{id} merged into this regression when {measured} was measured");
-        self.tx.append_event(target, now, "merged", &detail).await?;
-        let change = FieldChange { field: "merged_into".to_string(), from: None, to: Some(target.to_string()) };
+        self.note(id, &Entry::MergedInto { into: target, measured }).await?;
+        self.note(target, &Entry::Merged { from: id, measured }).await?;
+        let change = FieldChange { field: Field::MergedInto, from: None, to: Some(target.to_string()) };
         let mut event = events::updated(&self.scene(&into.version), target, into, vec![change], |w| self.name(w));
         event.regression_id = id;
         self.announced.push(event);
@@ -290,44 +260,26 @@ impl Writer<'_, '_, '_> {
     }
 
     async fn add_member(&mut self, id: i64, m: &DerivedMember, late: bool) -> Result<(), sqlx::Error> {
-        let now = self.judged.now;
-        self.tx.add_regression_member(&new_member(id, m, late, now)).await?;
-        let workload = self.name(m.track.workload_id).to_string();
-        let kind = if late { "joined" } else { "opened" };
-        let detail = match &m.evidence {
-            Evidence::Slope(fit) => {
-                let mut detail = format!(
-                    "{workload} {} at {}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {:.2})",
-                    if late { "joined" } else { "crossed" },
-                    m.crossed_at,
-                    fit.slope,
-                    fit.ci_low,
-                    fit.ci_high,
-                    self.settings.alerts.rules.threshold_for(&workload)
-                );
-                let before = m.previous.as_ref().and_then(|(_, p)| p.slope()).and_then(|p| p.complexity.as_ref());
-                if let Some(step) = format::class_step(before, fit.complexity.as_ref()) {
-                    detail.push_str(&format!(", {step}"));
-                }
-                detail
-            }
-            Evidence::Outcomes(o) => format!(
-                "{workload} failed at {}{}: {}",
-                m.crossed_at,
-                if late { " and joined" } else { "" },
-                failure_text(o)
-            ),
+        self.tx.add_regression_member(&new_member(id, m, late, self.judged.now)).await?;
+        let workload = self.name(m.track.workload_id);
+        let entry = Entry::Crossed {
+            workload,
+            at: &m.crossed_at,
+            evidence: &m.evidence,
+            before: m.previous.as_ref().map(|(_, p)| p),
+            threshold: self.threshold(workload),
+            late,
         };
-        self.tx.append_event(id, now, kind, &detail).await
+        self.note(id, &entry).await
     }
 
     /// Records members of a regression back under their thresholds, or passing again.
     async fn fix(&mut self, id: i64, fixes: &[(Track, &MemberFix)]) -> Result<(), sqlx::Error> {
         for &(track, f) in fixes {
             let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(f.evidence.sizes(), b.sizes()));
-            let workload = self.name(track.workload_id).to_string();
+            let workload = self.name(track.workload_id);
             if let Some((size, _)) = ratio {
-                self.ratio_sizes.entry(id).or_default().insert(workload.clone(), size as i64);
+                self.ratio_sizes.entry(id).or_default().insert(workload.to_string(), size as i64);
             }
             let fix = crate::store::MemberFix {
                 regression_id: id,
@@ -338,23 +290,9 @@ impl Writer<'_, '_, '_> {
                 first_run_at: f.first_run_at,
             };
             self.tx.record_fix(&fix).await?;
-            let detail = match &f.evidence {
-                Evidence::Slope(fit) => format!(
-                    "{workload} back under {:.2} at {}: slope {:.2}",
-                    self.settings.alerts.rules.threshold_for(&workload),
-                    f.version,
-                    fit.slope
-                ),
-                Evidence::Outcomes(o) => {
-                    format!(
-                        "{workload} runs correctly again at {} ({} of {} runs passed)",
-                        f.version,
-                        o.passed,
-                        o.passed + o.failed
-                    )
-                }
-            };
-            self.tx.append_event(id, self.judged.now, "fix_seen", &detail).await?;
+            let threshold = self.threshold(workload);
+            let entry = Entry::Fixed { workload, version: &f.version, evidence: &f.evidence, threshold };
+            self.note(id, &entry).await?;
         }
         Ok(())
     }
@@ -363,7 +301,7 @@ impl Writer<'_, '_, '_> {
     async fn resolve(&mut self, id: i64, version: &str) -> Result<(), sqlx::Error> {
         let now = self.judged.now;
         self.tx.resolve_regression(id, version, now).await?;
-        self.tx.append_event(id, now, "resolved", &format!("Resolved by {version}")).await?;
+        self.note(id, &Entry::Resolved { version }).await?;
         let members = self.tx.resolved_members(id).await?;
         let sizes = self.ratio_sizes.remove(&id).unwrap_or_default();
         let summaries = self.summaries;
@@ -380,19 +318,7 @@ impl Writer<'_, '_, '_> {
 
     /// Queues every announcement for every webhook target.
     async fn enqueue(self) -> Result<(), sqlx::Error> {
-        let targets = &self.settings.alerts.webhooks;
-        let deliveries: Vec<NewDelivery> = self
-            .announced
-            .iter()
-            .flat_map(|event| {
-                targets.iter().map(move |target| NewDelivery {
-                    regression_id: event.regression_id,
-                    event: event.event,
-                    target: &target.name,
-                    body: event.render(target.format),
-                })
-            })
-            .collect();
+        let deliveries = webhooks::deliveries(&self.announced, &self.settings.alerts.webhooks);
         self.tx.enqueue_deliveries(&deliveries, self.judged.now).await
     }
 }
@@ -409,16 +335,4 @@ fn new_member(regression_id: i64, m: &DerivedMember, late: bool, now: OffsetDate
         joined_at: now,
         joined_late: late,
     }
-}
-
-/// What a failing version shows: the latest failure, and on how many runs and hosts it failed.
-fn failure_text(o: &Outcomes) -> String {
-    let what = o.failure.as_ref().map_or_else(|| "failed".to_string(), |f| f.summary());
-    format!(
-        "{what} (failed in {} of {} runs, on {} of {} hosts)",
-        o.failed,
-        o.passed + o.failed,
-        o.failed_hosts,
-        o.hosts
-    )
 }

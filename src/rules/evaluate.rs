@@ -33,7 +33,7 @@
 //! never opens or resolves a slope regression.
 
 use super::classes::{self, Standing};
-use super::config::{AlertRule, Rules};
+use crate::config::{AlertRule, Rules};
 use crate::model::{SizeMedian, Slope};
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::verdict::{NoiseRule, SlopeEvidence};

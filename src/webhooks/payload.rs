@@ -1,10 +1,9 @@
-//! What a webhook says: the event as JSON, or the same summary as a Slack message.
-//!
-//! Bodies are rendered once, when the delivery row is written, so every retry sends the same
-//! bytes under the same delivery id.
+//! What the regression webhooks say (`regression.opened`, `.updated`, `.resolved`): the event's
+//! JSON, and its summary as a Slack message.
 
-use super::config::WebhookFormat;
+use super::body::{slack_code, slack_escape, Body};
 use crate::format;
+use crate::rules::replay::MovedField;
 use serde::Serialize;
 use slopewatch_core::wire::Failure;
 
@@ -43,13 +42,49 @@ pub struct Event {
     pub changes: Vec<FieldChange>,
 }
 
-/// One field of a regression that moved: `version` (the first bad version), `previous_version`
-/// (the last good one), `fixed_version`, or `workloads` (their names, comma-separated).
+/// One field of a regression that moved, from what, to what.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldChange {
-    pub field: String,
+    pub field: Field,
     pub from: Option<String>,
     pub to: Option<String>,
+}
+
+/// What moved of a regression: `version` (the first bad version), `previous_version` (the last
+/// good one), `fixed_version`, `merged_into` (the regression it went into or left), or
+/// `workloads` (their names, comma-separated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Version,
+    PreviousVersion,
+    FixedVersion,
+    MergedInto,
+    Workloads,
+}
+
+impl Field {
+    /// How the field reads in a message.
+    fn label(self) -> &'static str {
+        match self {
+            Field::Version => "first bad",
+            Field::PreviousVersion => "last good",
+            Field::FixedVersion => "fixed in",
+            Field::MergedInto => "merged_into",
+            Field::Workloads => "workloads",
+        }
+    }
+}
+
+impl From<MovedField> for Field {
+    fn from(field: MovedField) -> Field {
+        match field {
+            MovedField::Version => Field::Version,
+            MovedField::PreviousVersion => Field::PreviousVersion,
+            MovedField::FixedVersion => Field::FixedVersion,
+            MovedField::MergedInto => Field::MergedInto,
+        }
+    }
 }
 
 /// One workload of the event's regression, there for its `slope` or for a `failure`. A failure
@@ -83,21 +118,6 @@ pub struct EventLinks {
 }
 
 impl Event {
-    /// The body sent to a target of the given format.
-    pub fn render(&self, format: WebhookFormat) -> String {
-        match format {
-            WebhookFormat::Json => serde_json::to_string(self).expect("events serialize"),
-            WebhookFormat::Slack => {
-                let text = self.slack_text();
-                serde_json::json!({
-                    "text": text,
-                    "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
-                })
-                .to_string()
-            }
-        }
-    }
-
     /// What the regression is about: a slope, a failure, or both.
     fn what(&self) -> &'static str {
         let failures = self.workloads.iter().filter(|w| w.reason == "failure").count();
@@ -106,6 +126,16 @@ impl Event {
             n if n == self.workloads.len() => "Failure",
             _ => "Regression",
         }
+    }
+}
+
+impl Body for Event {
+    fn event(&self) -> &'static str {
+        self.event
+    }
+
+    fn regression_id(&self) -> i64 {
+        self.regression_id
     }
 
     fn slack_text(&self) -> String {
@@ -123,7 +153,7 @@ impl Event {
                     .iter()
                     .map(|c| {
                         let shown = |v: &Option<String>| slack_escape(v.as_deref().unwrap_or("none"));
-                        format!("{} {} → {}", field_label(&c.field), shown(&c.from), shown(&c.to))
+                        format!("{} {} → {}", c.field.label(), shown(&c.from), shown(&c.to))
                     })
                     .collect();
                 format!(
@@ -173,30 +203,10 @@ impl Event {
     }
 }
 
-/// How a moved field reads in a message.
-fn field_label(field: &str) -> &str {
-    match field {
-        "version" => "first bad",
-        "previous_version" => "last good",
-        "fixed_version" => "fixed in",
-        other => other,
-    }
-}
-
-/// Text inside a code span: mrkdwn has no escape for a backtick there, so it becomes a modifier
-/// grave accent (ˋ) that looks the same and cannot end the span.
-fn slack_code(s: &str) -> String {
-    slack_escape(s).replace('`', "\u{2cb}")
-}
-
-/// Slack's mrkdwn treats `&`, `<` and `>` as control characters.
-pub(super) fn slack_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::WebhookFormat;
 
     fn event() -> Event {
         Event {
@@ -294,8 +304,7 @@ mod tests {
     fn an_update_says_what_moved_in_json_and_slack() {
         let mut e = event();
         e.event = UPDATED;
-        e.changes =
-            vec![FieldChange { field: "version".into(), from: Some("0.17.1".into()), to: Some("0.16.0".into()) }];
+        e.changes = vec![FieldChange { field: Field::Version, from: Some("0.17.1".into()), to: Some("0.16.0".into()) }];
         let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
         assert_eq!(json["changes"], serde_json::json!([{"field": "version", "from": "0.17.1", "to": "0.16.0"}]));
         let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();

@@ -1,13 +1,11 @@
-//! The `[alerts]`, `[[webhooks]]` and `[auth]` sections of the config file, and what the running
-//! server makes of them. Webhook targets come only from here, so no API caller can make the
-//! server call a URL of its choosing.
+//! The `[alerts]` and `[[webhooks]]` sections of the config file, and what the running server
+//! makes of them: the alert rules, the webhook targets and the retry pacing. Webhook targets come
+//! only from here, so no API caller can make the server call a URL of its choosing.
 
-use crate::session_key::SessionKey;
 use serde::Deserialize;
 use slopewatch_core::verdict::NoiseRule;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// `[alerts]` as written in the config file.
@@ -103,18 +101,6 @@ pub struct WebhookSection {
     pub format: WebhookFormat,
 }
 
-/// `[auth]` as written in the config file.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct AuthSection {
-    /// When true, every page and read of the API needs a login or a token too.
-    pub require_login_to_read: bool,
-    /// Key that signs session cookies, written here.
-    pub session_secret: Option<String>,
-    /// File holding the key that signs session cookies.
-    pub session_key_file: Option<PathBuf>,
-}
-
 /// When a workload's version slope counts as a regression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rules {
@@ -208,14 +194,6 @@ pub struct AlertSettings {
     pub retry: RetryPolicy,
 }
 
-/// Login settings of the running server.
-#[derive(Clone, Debug, Default)]
-pub struct AuthSettings {
-    pub require_login_to_read: bool,
-    /// The key that signs session cookies, when configured (the server makes one otherwise).
-    pub session_key: Option<SessionKey>,
-}
-
 impl AlertSettings {
     /// Checks the file's sections and turns them into settings; errors name the offending key.
     pub fn from_file(alerts: &AlertsSection, webhooks: &[WebhookSection]) -> anyhow::Result<AlertSettings> {
@@ -257,18 +235,6 @@ impl AlertSettings {
             targets.push(Webhook { name: name.to_string(), url, secret: w.secret.clone(), format: w.format });
         }
         Ok(AlertSettings { rules: Rules::from(alerts), webhooks: targets, retry: RetryPolicy::from(alerts) })
-    }
-}
-
-impl AuthSettings {
-    pub fn from_file(auth: &AuthSection) -> anyhow::Result<AuthSettings> {
-        let session_key = match (&auth.session_secret, &auth.session_key_file) {
-            (Some(_), Some(_)) => anyhow::bail!("[auth] has both session_secret and session_key_file; keep one"),
-            (Some(secret), None) => Some(SessionKey::new(secret, "[auth] session_secret")?),
-            (None, Some(path)) => Some(SessionKey::read(path)?),
-            (None, None) => None,
-        };
-        Ok(AuthSettings { require_login_to_read: auth.require_login_to_read, session_key })
     }
 }
 

@@ -1,8 +1,8 @@
 //! The `regression.bisected` webhook: a bisection recorded on a regression, as JSON or as a Slack
 //! message. Rendered once, when its delivery rows are written.
 
-use super::config::WebhookFormat;
-use super::payload::{slack_escape, EventLinks};
+use super::body::{slack_escape, Body};
+use super::payload::EventLinks;
 use crate::links;
 use crate::model::Bisection;
 use serde::Serialize;
@@ -85,20 +85,15 @@ impl BisectedEvent {
             links: EventLinks { regression: links::absolute(public_url, &links::regression(bisection.regression_id)) },
         }
     }
+}
 
-    /// The body sent to a target of the given format.
-    pub fn render(&self, format: WebhookFormat) -> String {
-        match format {
-            WebhookFormat::Json => serde_json::to_string(self).expect("events serialize"),
-            WebhookFormat::Slack => {
-                let text = self.slack_text();
-                serde_json::json!({
-                    "text": text,
-                    "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
-                })
-                .to_string()
-            }
-        }
+impl Body for BisectedEvent {
+    fn event(&self) -> &'static str {
+        self.event
+    }
+
+    fn regression_id(&self) -> i64 {
+        self.regression_id
     }
 
     fn slack_text(&self) -> String {
@@ -134,6 +129,7 @@ impl BisectedEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::WebhookFormat;
     use crate::model::BisectionStep;
     use slopewatch_core::bisection::StepVerdict;
     use slopewatch_core::wire::Host;

@@ -258,8 +258,8 @@ pub fn run_of(lineage: &str, version: &str, host: &str, workloads: Vec<Value>) -
 }
 
 /// A run shaped like an agent's, of one toolchain build on one host: `workloads` string workloads
-/// (`workload-0`, …), `sizes` sizes doubling from 64 KiB, `samples` samples at each, time =
-/// c · size^`slope` with a little deterministic jitter. `RunShape::new` starts from one linear
+/// (`workload-0`, …), `sizes` sizes doubling from 64 KiB (or `first_size`), `samples` samples at
+/// each, time = c · size^`slope` with a little deterministic jitter. `RunShape::new` starts from one linear
 /// workload at four sizes of three samples, from `build-01`; each setter changes one of them.
 #[derive(Debug, Clone, Copy)]
 pub struct RunShape<'a> {
@@ -269,12 +269,22 @@ pub struct RunShape<'a> {
     slope: f64,
     workloads: usize,
     sizes: usize,
+    first_size: u64,
     samples: usize,
 }
 
 impl<'a> RunShape<'a> {
     pub fn new(lineage: &'a str, version: &'a str) -> RunShape<'a> {
-        RunShape { lineage, version, host: "build-01", slope: 1.0, workloads: 1, sizes: 4, samples: 3 }
+        RunShape {
+            lineage,
+            version,
+            host: "build-01",
+            slope: 1.0,
+            workloads: 1,
+            sizes: 4,
+            first_size: 65536,
+            samples: 3,
+        }
     }
 
     pub fn host(self, host: &'a str) -> RunShape<'a> {
@@ -293,18 +303,23 @@ impl<'a> RunShape<'a> {
         RunShape { sizes, ..self }
     }
 
+    /// The smallest size, doubled for each size after it (64 KiB unless set).
+    pub fn first_size(self, first_size: u64) -> RunShape<'a> {
+        RunShape { first_size, ..self }
+    }
+
     pub fn samples(self, samples: usize) -> RunShape<'a> {
         RunShape { samples, ..self }
     }
 
     /// The run as the agent would send it, with a fresh run id.
     pub fn json(self) -> Value {
-        let RunShape { lineage, version, host, slope, workloads, sizes, samples } = self;
+        let RunShape { lineage, version, host, slope, workloads, sizes, first_size, samples } = self;
         let workloads: Vec<Value> = (0..workloads)
             .map(|w| {
                 let measurements: Vec<Value> = (0..sizes)
                     .map(|i| {
-                        let size = 65536u64 << i;
+                        let size = first_size << i;
                         let base = 0.5 * (size as f64).powf(slope);
                         let samples: Vec<f64> = (0..samples).map(|k| base * (1.0 + 0.01 * ((k * 7 + i * 3 + w) % 5) as f64)).collect();
                         serde_json::json!({"size": size, "samples_ns": samples})

@@ -113,7 +113,9 @@ fn a_configured_workload_with_a_quadratic_strchr_among_its_sources_measures_quad
         measure(&config, &dir.path().join("cache"), &out_file, &["--workloads", "tokenize", "--max-size", "256K"]);
     assert!(out.status.success(), "{}", text(&out));
     let slopes = slopes(&out_file);
-    assert!(slope_of(&slopes, "gcc-glibc", "tokenize") > 1.8, "{slopes:?}");
+    // Over the alert line, as the verdict says: at 2–64 KiB the loop's fixed cost and a busy host
+    // can hold a real quadratic's fitted slope near 1.8.
+    assert!(slope_of(&slopes, "gcc-glibc", "tokenize") > 1.5, "{slopes:?}");
 }
 
 #[test]

@@ -2,9 +2,11 @@
 //!
 //! Defined once here so the agent and the server can never disagree about the format.
 
+mod contract;
 mod failure;
 mod fields;
 
+pub use contract::{breaks, degree, Contract, CONTRACT_PREFIX};
 pub use failure::{Failure, FailureKind};
 use fields::key_path;
 pub use fields::FieldError;
@@ -173,6 +175,16 @@ pub struct WorkloadRun {
     /// its time limit, counted wrong, or could not set up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// The class the workload may cost, judged instead of the slope limit: a contract probe's
+    /// (`contract.FUNCTION.AXIS`), or a team's workload declared with `expect`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
+    pub contract: Option<Contract>,
+    /// The toolchain's libc does not provide the function the probe calls (glibc 2.36 has no
+    /// `strlcpy`): neither a failure nor a pass, with no measurements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
+    pub not_provided: bool,
 }
 
 /// The unit a workload's size is counted in.
@@ -303,6 +315,18 @@ impl RunSubmission {
             if let Some(f) = &w.failure {
                 f.validate(&format!("{at}.failure"))?;
             }
+            if let Some(c) = &w.contract {
+                c.validate(&format!("{at}.contract"))?;
+            }
+            if w.not_provided {
+                if w.failure.is_some() || !w.measurements.is_empty() {
+                    return Err(err(
+                        format!("{at}.not_provided"),
+                        "a workload whose function is not provided has no measurements and no failure",
+                    ));
+                }
+                continue;
+            }
             total_samples += validate_measurements(&at, &w.measurements, w.failure.is_none())?;
         }
         if total_samples > MAX_SAMPLES_PER_RUN {
@@ -324,6 +348,31 @@ impl RunSubmission {
     pub fn without_failures(&self) -> Option<RunSubmission> {
         let workloads: Vec<WorkloadRun> = self.workloads.iter().filter(|w| w.failure.is_none()).cloned().collect();
         (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
+    }
+
+    /// The run as a server that predates contracts accepts it: its probes as plain workloads, and
+    /// without the functions its libc does not provide. `None` when nothing is left.
+    pub fn without_contracts(&self) -> Option<RunSubmission> {
+        let workloads: Vec<WorkloadRun> = self
+            .workloads
+            .iter()
+            .filter(|w| !w.not_provided)
+            .map(|w| WorkloadRun { contract: None, ..w.clone() })
+            .collect();
+        (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
+    }
+
+    /// The first field a server that does not store contracts must refuse, named as a server that
+    /// predates them names it (`unknown field `contract``), so that an agent sends the probes
+    /// again as plain workloads.
+    pub fn contract_field(&self) -> Option<FieldError> {
+        self.workloads.iter().enumerate().find_map(|(i, w)| {
+            let field = if w.contract.is_some() { "contract" } else { w.not_provided.then_some("not_provided")? };
+            Some(err(
+                format!("workloads[{i}].{field}"),
+                format!("unknown field `{field}`: this server does not store contracts yet"),
+            ))
+        })
     }
 
     /// Total number of timed samples in the run.
@@ -646,6 +695,43 @@ mod tests {
         assert_ne!(libc.content_hash(), run.content_hash());
         v["toolchain"]["version_from"] = serde_json::json!("kernel");
         assert_eq!(parse(&v).unwrap_err().field, "toolchain.version_from");
+    }
+
+    #[test]
+    fn a_probe_carries_its_contract_and_a_function_not_provided_carries_nothing_else() {
+        let mut v = sample_json();
+        v["workloads"][0]["name"] = serde_json::json!("contract.strchr.remaining");
+        assert!(parse(&v).is_ok(), "a probe sent as a plain workload, as to a server that predates contracts");
+        v["workloads"][0]["contract"] = serde_json::json!({
+            "expected": "1", "function": "strchr", "axis": "remaining",
+            "broken": "reads the whole remaining string",
+            "consequence": "A loop that calls it once per token over n bytes is O(n²)."
+        });
+        let probe = parse(&v).unwrap();
+        assert_eq!(probe.workloads[0].contract.as_ref().unwrap().expected, crate::complexity::Class::Constant);
+        v["workloads"][0]["contract"]["expected"] = serde_json::json!("n^4");
+        assert_eq!(parse(&v).unwrap_err().field, "workloads[0].contract.expected");
+        v["workloads"][0]["contract"] = serde_json::json!({"expected": "n", "consequence": "x".repeat(513)});
+        assert_eq!(parse(&v).unwrap_err().field, "workloads[0].contract.consequence");
+
+        let mut absent = sample_json();
+        absent["workloads"][0] = serde_json::json!({
+            "name": "contract.strlcpy.remaining", "size_unit": "bytes", "measurements": [],
+            "contract": {"expected": "n"}, "not_provided": true
+        });
+        let run = parse(&absent).unwrap();
+        assert!(run.workloads[0].not_provided);
+        assert!(run.without_contracts().is_none(), "nothing left for an older server");
+        absent["workloads"][0]["measurements"] = sample_json()["workloads"][0]["measurements"].clone();
+        assert_eq!(parse(&absent).unwrap_err().field, "workloads[0].not_provided");
+
+        // Without either field, a run is what agents sent before contracts, byte for byte.
+        let plain = parse(&sample_json()).unwrap();
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json["workloads"][0].get("contract").is_none() && json["workloads"][0].get("not_provided").is_none());
+        assert_eq!(plain.without_contracts().unwrap(), plain);
+        let stripped = probe.without_contracts().unwrap();
+        assert!(stripped.workloads[0].contract.is_none());
     }
 
     #[test]

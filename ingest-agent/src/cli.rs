@@ -7,7 +7,7 @@ mod parse;
 
 use crate::config;
 use crate::import::Format;
-use crate::measure::gate::{self, DEFAULT_MAX_SLOPE};
+use crate::measure::gate::DEFAULT_MAX_SLOPE;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use parse::{
     one_line, parse_baseline, parse_ci_margin, parse_maybe_path, parse_min_r2, parse_slope, parse_unit,
@@ -169,7 +169,7 @@ pub(crate) struct BisectArgs {
     pub(crate) max_slope: f64,
     /// A candidate is bad, too, when a workload's class is named above this: 1, log n, n, n log n,
     /// n^2 or n^3.
-    #[arg(long, value_name = "CLASS", value_parser = gate::parse_class)]
+    #[arg(long, value_name = "CLASS", value_parser = config::parse_class)]
     pub(crate) max_class: Option<Class>,
     /// Compile flags for every candidate.
     #[arg(long, default_value = config::DEFAULT_FLAGS, allow_hyphen_values = true)]
@@ -225,22 +225,27 @@ pub(crate) struct ToolchainArgs {
     #[arg(long = "toolchain", value_name = "NAME=COMMAND|zig@VERSION")]
     toolchains: Vec<String>,
     /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc,
-    /// version_from) and [[workloads]] entries (name, sources, and optional include, cflags, libs,
-    /// unit, start, max).
+    /// version_from, link_after) and [[workloads]] entries (name, sources, and optional include,
+    /// cflags, libs, unit, start, max, expect).
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     config: Option<PathBuf>,
     /// Which version a toolchain's lineage tracks, as NAME=compiler or NAME=libc (default: libc
     /// for a musl-gcc wrapper, compiler otherwise). Repeatable.
     #[arg(long = "version-from", value_name = "NAME=compiler|libc")]
     version_from: Vec<String>,
+    /// A link argument for a toolchain, after the workload's own objects, as NAME=ARG: a libc
+    /// that comes as an archive (NAME=path/libc-overlay.a), or NAME=-lfoo. Repeatable.
+    #[arg(long = "link-after", value_name = "NAME=ARG")]
+    link_after: Vec<String>,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct MeasureArgs {
     #[command(flatten)]
     pub(crate) toolchains: ToolchainArgs,
-    /// Comma-separated workloads to run, built-in or the team's own, e.g. strchr,sqlite-insert
-    /// (default: all).
+    /// Comma-separated workloads to run: names, globs and the groups builtin and contract, e.g.
+    /// strchr,sqlite*,contract.str* (default: all: the built-in loops, the contract catalogue and
+    /// the team's own).
     #[arg(long, value_delimiter = ',')]
     pub(crate) workloads: Option<Vec<String>>,
     /// A custom workload's C source (see docs/agent/workloads.md for the protocol). Repeatable.
@@ -267,7 +272,7 @@ pub(crate) struct GateArgs {
     max_slope: Option<f64>,
     /// Most complex acceptable class: 1, log n, n, n log n, n^2 or n^3 (O(n), nlogn, n2, O(n²) and
     /// the like are read too). An unsure class never fails the gate.
-    #[arg(long, value_name = "CLASS", value_parser = gate::parse_class)]
+    #[arg(long, value_name = "CLASS", value_parser = config::parse_class)]
     max_class: Option<Class>,
     /// Least R² of the log-log fit for a slope to be judged over or under the limit.
     #[arg(long, default_value_t = NoiseRule::default().min_r2, value_parser = parse_min_r2)]

@@ -3,6 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
+use slopewatch_core::complexity::Class;
 use slopewatch_core::wire::VersionFrom;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,6 +28,9 @@ pub struct ToolchainSpec {
     /// Which version the lineage tracks: the compiler's or the libc's. `None` leaves it to
     /// detection: the libc's for a `musl-gcc` wrapper, the compiler's otherwise.
     pub version_from: Option<VersionFrom>,
+    /// Link arguments after the workload's own objects: a libc that comes as an archive (an
+    /// overlay of some functions, linked ahead of the system's), or `-lfoo`.
+    pub link_after: Vec<String>,
 }
 
 impl ToolchainSpec {
@@ -70,7 +74,15 @@ impl ToolchainSpec {
                 }
             }
         }
-        Ok(ToolchainSpec { name: name.to_string(), command, flags, version, libc, version_from })
+        Ok(ToolchainSpec {
+            name: name.to_string(),
+            command,
+            flags,
+            version,
+            libc,
+            version_from,
+            link_after: Vec::new(),
+        })
     }
 
     /// The command and flags as one line, for display and for the run's `compiler` field.
@@ -157,6 +169,9 @@ struct ToolchainEntry {
     libc: Option<String>,
     #[serde(default)]
     version_from: Option<VersionFrom>,
+    /// Paths relative to the config file's directory.
+    #[serde(default)]
+    link_after: Vec<String>,
 }
 
 /// A `[[workloads]]` entry as written, before its files are looked at: the vocabulary of the
@@ -193,6 +208,10 @@ pub struct WorkloadEntry {
     pub start: Option<SizeSetting>,
     #[serde(default)]
     pub max: Option<SizeSetting>,
+    /// The class the workload may cost, e.g. `"1"` or `"O(n)"`: it is then judged against that
+    /// class, not the slope limit.
+    #[serde(default)]
+    pub expect: Option<String>,
 }
 
 /// A size as TOML gives it: `"64K"` or `65536`.
@@ -222,7 +241,16 @@ pub struct Config {
 /// Reads a TOML config file: its `[[toolchains]]` and `[[workloads]]`.
 pub fn load_config(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-    parse_config(&text).with_context(|| format!("in config file {}", path.display()))
+    let mut config = parse_config(&text).with_context(|| format!("in config file {}", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for spec in &mut config.toolchains {
+        for arg in &mut spec.link_after {
+            if !arg.starts_with('-') && Path::new(arg.as_str()).is_relative() {
+                *arg = dir.join(&*arg).display().to_string();
+            }
+        }
+    }
+    Ok(config)
 }
 
 pub fn parse_config(text: &str) -> Result<Config> {
@@ -235,7 +263,9 @@ pub fn parse_config(text: &str) -> Result<Config> {
         .into_iter()
         .map(|t| {
             let flags = t.flags.as_deref().unwrap_or(DEFAULT_FLAGS);
-            ToolchainSpec::new(&t.name, &t.cc, flags, t.version, t.libc, t.version_from)
+            let spec = ToolchainSpec::new(&t.name, &t.cc, flags, t.version, t.libc, t.version_from)?;
+            check_link_after(&spec.name, &t.link_after)?;
+            Ok(ToolchainSpec { link_after: t.link_after, ..spec })
         })
         .collect::<Result<_>>()?;
     let workloads = file
@@ -269,6 +299,34 @@ pub fn apply_version_from(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> 
     Ok(())
 }
 
+/// Applies `--link-after NAME=ARG` to the toolchain of that name, whether it came from
+/// `--toolchain` or the config file: ARG follows the workload's objects when it links.
+pub fn apply_link_after(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> {
+    let Some((name, link)) = arg.split_once('=') else {
+        bail!("--link-after {arg:?} must look like NAME=ARG, e.g. gcc-overlay=lib/liboverlay.a or gcc-glibc=-lm");
+    };
+    let link = link.trim().to_string();
+    check_link_after(name.trim(), std::slice::from_ref(&link))?;
+    match specs.iter_mut().find(|s| s.name == name.trim()) {
+        Some(spec) => spec.link_after.push(link),
+        None => bail!("--link-after {arg:?} names no toolchain given with --toolchain or in the config file"),
+    }
+    Ok(())
+}
+
+/// A link argument is a flag or a file that is there.
+fn check_link_after(toolchain: &str, args: &[String]) -> Result<()> {
+    for a in args {
+        if a.trim().is_empty() {
+            bail!("toolchain {toolchain}: link_after: an empty argument");
+        }
+        if !a.starts_with('-') && !Path::new(a).is_file() && Path::new(a).is_absolute() {
+            bail!("toolchain {toolchain}: link_after: {a:?} is not a file");
+        }
+    }
+    Ok(())
+}
+
 /// Rejects two toolchains with one lineage name: their runs would be indistinguishable.
 pub fn check_unique(specs: &[ToolchainSpec]) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
@@ -297,6 +355,26 @@ pub fn user_dir(xdg: &str, under_home: &str) -> Result<PathBuf> {
         Some(home) => Ok(PathBuf::from(home).join(under_home)),
         None => bail!("neither ${xdg} nor $HOME is set; give the directory explicitly"),
     }
+}
+
+/// Reads a class as the API writes it (`1`, `log n`, `n`, `n log n`, `n^2`, `n^3`) or as people
+/// do (`O(n)`, `nlogn`, `n2`, `O(n²)`, in any case and spacing).
+pub fn parse_class(s: &str) -> Result<Class, String> {
+    let mut key: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
+    if let Some(inner) = key.strip_prefix("o(").and_then(|k| k.strip_suffix(')')) {
+        key = inner.to_string();
+    }
+    let key = key.replace('²', "^2").replace('³', "^3");
+    Class::ALL
+        .into_iter()
+        .find(|c| {
+            let wire = c.as_str().replace(' ', "");
+            wire == key || wire.replace('^', "") == key
+        })
+        .ok_or_else(|| {
+            let wire: Vec<&str> = Class::ALL.iter().map(|c| c.as_str()).collect();
+            format!("{s:?} is not a class; use one of {} (or O(n), nlogn, n2, O(n²) and the like)", wire.join(", "))
+        })
 }
 
 /// Parses a size: a positive integer with an optional `K`/`KiB` (1024) or `M`/`MiB` (1024²)
@@ -340,6 +418,35 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_spelling_of_a_class_is_read_and_a_wrong_one_lists_the_right_ones() {
+        for (s, class) in [
+            ("1", Class::Constant),
+            ("O(1)", Class::Constant),
+            ("log n", Class::Log),
+            ("O(log n)", Class::Log),
+            ("logn", Class::Log),
+            ("n", Class::Linear),
+            ("O(n)", Class::Linear),
+            ("n log n", Class::NLogN),
+            ("nlogn", Class::NLogN),
+            ("O(N log N)", Class::NLogN),
+            ("n^2", Class::Quadratic),
+            ("n2", Class::Quadratic),
+            ("O(n²)", Class::Quadratic),
+            ("O(n^2)", Class::Quadratic),
+            ("n^3", Class::Cubic),
+            ("O(n³)", Class::Cubic),
+            ("n3", Class::Cubic),
+        ] {
+            assert_eq!(parse_class(s), Ok(class), "{s}");
+        }
+        for bad in ["n^4", "O(2^n)", "linear", "", "O(n"] {
+            let e = parse_class(bad).unwrap_err();
+            assert!(e.contains("1, log n, n, n log n, n^2, n^3"), "{bad}: {e}");
+        }
+    }
+
     use super::*;
 
     #[test]

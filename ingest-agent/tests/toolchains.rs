@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use std::path::Path;
 
 fn detect(toolchain: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -158,10 +159,20 @@ fn a_libc_whose_version_cannot_be_told_is_an_error_not_unknown() {
     if !have_musl_gcc() {
         return;
     }
-    // Linked statically, musl maps no loader to ask for its version.
+    // Linked statically from a copy of musl's archive that no package installed and no loader
+    // sits beside, musl has no way left to say its version.
     let dir = tempfile::tempdir().unwrap();
-    let out =
-        run(agent().args(["toolchains", "--toolchain", "static=musl-gcc -static"]).arg("--cache-dir").arg(dir.path()));
+    let lib = dir.path().join("musl");
+    std::fs::create_dir_all(&lib).unwrap();
+    let musl = Path::new("/usr/lib/x86_64-linux-musl");
+    for f in ["libc.a", "Scrt1.o", "crt1.o", "crti.o", "crtn.o", "rcrt1.o"] {
+        std::fs::copy(musl.join(f), lib.join(f)).unwrap();
+    }
+    let specs = std::fs::read_to_string(musl.join("musl-gcc.specs")).unwrap();
+    std::fs::write(lib.join("musl-gcc.specs"), specs.replace("/usr/lib/x86_64-linux-musl", &lib.display().to_string()))
+        .unwrap();
+    let toolchain = format!("static=gcc -specs {} -static", lib.join("musl-gcc.specs").display());
+    let out = run(agent().args(["toolchains", "--toolchain", &toolchain]).arg("--cache-dir").arg(dir.path()));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let said = text(&out);
     assert!(said.contains("could not be detected") && said.contains("--version-from static=compiler"), "{said}");

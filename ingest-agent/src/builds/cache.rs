@@ -1,9 +1,10 @@
 //! The build cache: workload binaries built per toolchain, keyed by (toolchain fingerprint, source
 //! hash) and kept between runs.
 
+use crate::builds::contracts;
 use crate::builds::error::BuildError;
 use crate::builds::sources::{HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_H_GZ, SQLITE_RECORDS};
-use crate::builds::toolchain::DetectedToolchain;
+use crate::builds::toolchain::{CompileError, DetectedToolchain};
 use crate::builds::workloads::{Source, Workload};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -25,7 +26,7 @@ impl BuildCache {
         let hash = w.source_hash();
         let key = &hash["sha256:".len()..][..16];
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
-        let bin = tc_dir.join(format!("{}-{key}", w.name));
+        let bin = tc_dir.join(format!("{}-{key}", w.build_name()));
         if let Source::Command(c) = &w.source {
             std::fs::create_dir_all(&tc_dir)
                 .with_context(|| format!("cannot create build directory {}", tc_dir.display()))?;
@@ -34,7 +35,7 @@ impl BuildCache {
         if bin.is_file() {
             return Ok(bin);
         }
-        let src_dir = tc_dir.join(format!("src-{}-{key}", w.name));
+        let src_dir = tc_dir.join(format!("src-{}-{key}", w.build_name()));
         std::fs::create_dir_all(&src_dir)
             .with_context(|| format!("cannot create build directory {}", src_dir.display()))?;
         write(&src_dir, HARNESS)?;
@@ -59,6 +60,15 @@ impl BuildCache {
                 extra.extend(libs.iter().cloned());
             }
             Source::Command(_) => unreachable!("built above"),
+            Source::Contract => {
+                for file in contracts::FILES {
+                    let path = write(&src_dir, *file)?;
+                    if file.0.ends_with(".c") {
+                        sources.push(path);
+                    }
+                }
+                extra.extend(contracts::CFLAGS.iter().map(|f| f.to_string()));
+            }
             Source::Configured { sources: files, include, cflags, libs, .. } => {
                 sources.extend(files.iter().cloned());
                 extra.extend(cflags.iter().cloned());
@@ -70,8 +80,12 @@ impl BuildCache {
             }
         }
         // Build under a temporary name so an interrupted build never leaves a binary to reuse.
-        let tmp = tc_dir.join(format!(".{}-{key}.{}", w.name, std::process::id()));
-        tc.compile(&sources, &src_dir, &extra, &tmp).map_err(|e| match &w.source {
+        let tmp = tc_dir.join(format!(".{}-{key}.{}", w.build_name(), std::process::id()));
+        let compiled = match &w.source {
+            Source::Contract => link_what_the_libc_has(tc, &sources, &src_dir, &extra, &tmp),
+            _ => tc.compile(&sources, &src_dir, &extra, &tmp),
+        };
+        compiled.map_err(|e| match &w.source {
             Source::Configured { root, .. } => e.relative_to(&src_dir).relative_to(root),
             _ => e.relative_to(&src_dir),
         })?;
@@ -94,6 +108,34 @@ impl BuildCache {
         tc.compile(&[c], src_dir, &extra, &tmp).map_err(|e| e.relative_to(src_dir))?;
         std::fs::rename(&tmp, &obj)?;
         Ok(obj)
+    }
+}
+
+/// Compiles the contract catalogue, its functions that some libcs lack linked in where this one
+/// has them (`-Wl,-u,NAME` makes a static libc's archive give each up): a link that finds one
+/// missing is tried again without it, so a missing function costs only its own probes, which then
+/// report it not provided.
+fn link_what_the_libc_has(
+    tc: &DetectedToolchain,
+    sources: &[PathBuf],
+    src_dir: &Path,
+    extra: &[String],
+    out: &Path,
+) -> Result<(), CompileError> {
+    let mut symbols = contracts::optional_symbols();
+    loop {
+        let mut args = extra.to_vec();
+        args.extend(symbols.iter().map(|s| format!("-Wl,-u,{s}")));
+        match tc.compile(sources, src_dir, &args, out) {
+            Err(e) => {
+                let missing = contracts::undefined_symbols(&e, &symbols);
+                if missing.is_empty() {
+                    return Err(e);
+                }
+                symbols.retain(|s| !missing.contains(s));
+            }
+            done => return done,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod command;
+pub mod contracts;
 pub mod error;
 pub mod fetch;
 pub mod hash;

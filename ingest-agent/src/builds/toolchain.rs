@@ -79,6 +79,11 @@ impl DetectedToolchain {
             .arg("-o")
             .arg(out)
             .args(extra);
+        // An archive linked ahead of the system's libc must follow the objects that need it; an
+        // object compiled alone (`-c`) links nothing.
+        if !extra.iter().any(|a| a == "-c") {
+            cmd.args(&self.spec.link_after);
+        }
         let failed = |exit_status, signal, output| CompileError {
             toolchain: self.spec.name.clone(),
             exit_status,
@@ -155,7 +160,7 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
         None => None,
     };
     let probe = run_probe(spec, scratch)?;
-    let libc_version = libc_version(&probe, zig.as_deref());
+    let libc_version = libc_version(&probe, zig.as_deref()).or_else(|| static_musl_version(spec, &probe, scratch));
     let version_from = spec.version_from.unwrap_or_else(|| default_version_from(spec, family, &probe.libc));
     let version = match (&spec.version, version_from, &zig_version, family) {
         (Some(v), _, _, _) => v.clone(),
@@ -181,7 +186,7 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
 
     let libc = match &spec.libc {
         Some(l) => l.clone(),
-        None => describe_libc(&probe, libc_version.as_deref(), zig_version.as_deref()),
+        None => describe_libc(&probe, libc_version.as_deref(), zig_version.as_deref()) + &linked_after(spec),
     };
     let mut target = explicit_target(&spec.command)
         .or_else(|| run_text(&with_args(&spec.command, &["-dumpmachine"])).ok().map(|t| t.trim().to_string()))
@@ -192,7 +197,7 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
     }
 
     let mut h = Sha256::new();
-    for part in spec.command.iter().chain(&spec.flags) {
+    for part in spec.command.iter().chain(&spec.flags).chain(&spec.link_after) {
         h.update(part.as_bytes());
         h.update([0]);
         // A shim object or a wrapper script can change while its path stays the same.
@@ -300,6 +305,52 @@ fn libc_version(probe: &Probe, zig: Option<&[String]>) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// The version of a statically linked musl (no loader to ask): the linker names the `libc.a` it
+/// took (`-Wl,-t` lists every input), and musl's `libc.so` beside it is its loader, which says its
+/// version when run; failing that, the Debian package that installed the archive says it.
+fn static_musl_version(spec: &ToolchainSpec, probe: &Probe, scratch: &Path) -> Option<String> {
+    if probe.libc != "musl" || probe.libc_path.is_some() {
+        return None;
+    }
+    let out = Command::new(&spec.command[0])
+        .args(&spec.command[1..])
+        .args(&spec.flags)
+        .arg(scratch.join("probe.c"))
+        .arg("-o")
+        .arg(scratch.join(format!("probe-{}-traced", spec.name)))
+        .arg("-Wl,-t")
+        .output()
+        .ok()?;
+    let inputs = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let archive = inputs.lines().map(str::trim).find(|l| l.ends_with("/libc.a"))?;
+    let loader = Path::new(archive).with_file_name("libc.so");
+    musl_loader_version(&loader.display().to_string()).or_else(|| package_version(archive))
+}
+
+/// The upstream version of the Debian package that installed `path` (`1.2.3` of `1.2.3-1`).
+fn package_version(path: &str) -> Option<String> {
+    let owner = run_text(&["dpkg-query".into(), "-S".into(), path.into()]).ok()?;
+    let package = owner.split(':').next()?.trim().to_string();
+    let version = run_text(&["dpkg-query".into(), "-W".into(), "-f=${Version}".into(), package]).ok()?;
+    let upstream = version.trim().rsplit_once('-').map_or(version.trim(), |(v, _)| v);
+    let upstream = upstream.split_once(':').map_or(upstream, |(_, v)| v);
+    (!upstream.is_empty()).then(|| upstream.to_string())
+}
+
+/// What a toolchain links after the workload's objects, for the libc column: ` + liboverlay.a -lfoo`.
+fn linked_after(spec: &ToolchainSpec) -> String {
+    spec.link_after
+        .iter()
+        .map(|a| {
+            Path::new(a)
+                .file_name()
+                .filter(|_| !a.starts_with('-'))
+                .map_or(a.clone(), |f| f.to_string_lossy().into_owned())
+        })
+        .map(|a| format!(" + {a}"))
+        .collect()
 }
 
 fn describe_libc(probe: &Probe, version: Option<&str>, zig_version: Option<&str>) -> String {

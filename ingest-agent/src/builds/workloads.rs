@@ -2,14 +2,16 @@
 //! `--workload-file` or `[[workloads]]` in its config, each with its sizes and source hash.
 
 use crate::builds::command::CommandWorkload;
+use crate::builds::contracts;
 use crate::builds::hash::configured_hash;
 use crate::builds::sources::{
     HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_RECORDS, SQLITE_WORKLOADS, STRING_WORKLOADS, TEXT,
 };
+use crate::config::parse_class;
 use crate::config::WorkloadEntry;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
-use slopewatch_core::wire::SizeUnit;
+use slopewatch_core::wire::{Contract, SizeUnit, CONTRACT_PREFIX};
 use std::path::{Path, PathBuf};
 
 const KIB: u64 = 1024;
@@ -44,6 +46,9 @@ pub(crate) enum Source {
     /// A `[[workloads]]` entry with a `command`: any program, built by a shell command of the
     /// team's (see [`crate::builds::command`]).
     Command(CommandWorkload),
+    /// A probe of the contract catalogue: one binary holds them all, and `SLOPEWATCH_PROBE`
+    /// picks the workload's (see [`crate::builds::contracts`]).
+    Contract,
 }
 
 /// One workload: what it is called, how its size is counted, the default sizes it sweeps.
@@ -55,6 +60,9 @@ pub struct Workload {
     pub start: u64,
     /// The largest size tried.
     pub max: u64,
+    /// The class it may cost, judged instead of the slope limit: a probe's, or a configured
+    /// workload's `expect`.
+    pub contract: Option<Contract>,
     pub(crate) source: Source,
 }
 
@@ -81,8 +89,26 @@ impl Workload {
             }
             Source::Configured { hash, .. } => return hash.clone(),
             Source::Command(c) => return c.hash.clone(),
+            Source::Contract => {
+                contracts::FILES.iter().for_each(|(_, text)| h.update(text));
+                contracts::CFLAGS.iter().for_each(|f| h.update(f));
+            }
         }
         format!("sha256:{}", hex::encode(h.finalize()))
+    }
+
+    /// Whether it is a probe of the contract catalogue.
+    pub fn is_probe(&self) -> bool {
+        self.source == Source::Contract
+    }
+
+    /// What its binary is called in the build cache: the probes share the catalogue's.
+    pub(crate) fn build_name(&self) -> &str {
+        if self.is_probe() {
+            "contracts"
+        } else {
+            &self.name
+        }
     }
 
     /// The program a command workload runs, when it is one.
@@ -101,6 +127,7 @@ pub fn builtin() -> Vec<Workload> {
         unit: SizeUnit::Bytes,
         start: 64 * KIB,
         max: 4 * MIB,
+        contract: None,
         source: Source::Builtin { main, headers: vec![TEXT] },
     });
     let sqlite = SQLITE_WORKLOADS.iter().map(|(name, main)| Workload {
@@ -108,9 +135,25 @@ pub fn builtin() -> Vec<Workload> {
         unit: SizeUnit::Records,
         start: 5_000,
         max: 80_000,
+        contract: None,
         source: Source::Sqlite { main },
     });
     strings.chain(sqlite).collect()
+}
+
+/// Every probe of the contract catalogue, in its order.
+pub fn probes() -> Vec<Workload> {
+    contracts::catalogue()
+        .iter()
+        .map(|p| Workload {
+            name: p.name(),
+            unit: p.unit,
+            start: p.start,
+            max: p.max,
+            contract: Some(p.contract()),
+            source: Source::Contract,
+        })
+        .collect()
 }
 
 /// Reads a custom workload. Its settings come from `slopewatch:` lines anywhere in the file, e.g.
@@ -124,6 +167,7 @@ pub fn load_custom(path: &Path) -> Result<Workload> {
         unit: SizeUnit::Bytes,
         start: 64 * KIB,
         max: 4 * MIB,
+        contract: None,
         source: Source::Custom { path: path.to_path_buf(), text: String::new(), libs: vec![] },
     };
     let mut libs = Vec::new();
@@ -195,10 +239,17 @@ pub fn configured(entries: &[WorkloadEntry], config: &Path) -> Result<Vec<Worklo
 
 fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     check_name(&e.name).context("name")?;
+    if e.name.starts_with(CONTRACT_PREFIX) {
+        bail!("name: {CONTRACT_PREFIX}… is kept for the probes of the contract catalogue");
+    }
     let (unit, start, max) = sizes_of(e)?;
+    let contract = match &e.expect {
+        Some(class) => Some(Contract::expecting(parse_class(class).map_err(|why| anyhow::anyhow!("expect: {why}"))?)),
+        None => None,
+    };
     if e.command.is_some() || e.build.is_some() {
         let c = CommandWorkload::configure(e, root)?;
-        return Ok(Workload { name: e.name.clone(), unit, start, max, source: Source::Command(c) });
+        return Ok(Workload { name: e.name.clone(), unit, start, max, contract, source: Source::Command(c) });
     }
     if e.sources.is_empty() {
         bail!("sources: empty; list the C files to compile, or give `build` and `command` for a program");
@@ -225,7 +276,7 @@ fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     }
     let hash = configured_hash(root, &sources, &include, &cflags, &e.libs)?;
     let source = Source::Configured { sources, include, cflags, libs: e.libs.clone(), root: root.to_path_buf(), hash };
-    Ok(Workload { name: e.name.clone(), unit, start, max, source })
+    Ok(Workload { name: e.name.clone(), unit, start, max, contract, source })
 }
 
 /// A configured workload's unit and sweep, checked.
@@ -247,16 +298,56 @@ fn sizes_of(e: &WorkloadEntry) -> Result<(SizeUnit, u64, u64)> {
     Ok((unit, start, max))
 }
 
-/// Picks the workloads named in `--workloads` (all when `None`), in catalogue order.
+/// The group `--workloads` names for the workloads the agent ships (the loops), and the one for
+/// the contract catalogue.
+pub const GROUPS: [&str; 2] = ["builtin", "contract"];
+
+/// Picks the workloads `--workloads` names (all when `None`), in catalogue order: a name, a glob
+/// (`contract.str*`, `sqlite*`: `*` any run of characters, `?` one), or a group of [`GROUPS`].
+/// A name or glob that picks nothing is an error that lists what there is.
 pub fn select(all: Vec<Workload>, names: Option<&[String]>) -> Result<Vec<Workload>> {
     let Some(names) = names else { return Ok(all) };
+    let builtins: Vec<String> = builtin().into_iter().map(|w| w.name).collect();
+    let picks = |pattern: &str, w: &Workload| match pattern {
+        "builtin" => builtins.contains(&w.name),
+        "contract" => w.is_probe(),
+        _ => glob_match(pattern, &w.name),
+    };
     for n in names {
-        if !all.iter().any(|w| &w.name == n) {
-            let known: Vec<&str> = all.iter().map(|w| w.name.as_str()).collect();
-            bail!("unknown workload {n:?}; known: {}", known.join(", "));
+        if !all.iter().any(|w| picks(n, w)) {
+            let probes = all.iter().filter(|w| w.is_probe()).count();
+            let mut known: Vec<String> = all.iter().filter(|w| !w.is_probe()).map(|w| w.name.clone()).collect();
+            if probes > 0 {
+                known.push(format!("{CONTRACT_PREFIX}* ({probes} probes, see docs/contracts.md)"));
+            }
+            bail!("unknown workload {n:?}; known: {}; groups: {}", known.join(", "), GROUPS.join(", "));
         }
     }
-    Ok(all.into_iter().filter(|w| names.contains(&w.name)).collect())
+    Ok(all.into_iter().filter(|w| names.iter().any(|n| picks(n, w))).collect())
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters and `?` one.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // The classic two-pointer match, backtracking to the last `*`.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -307,6 +398,25 @@ mod tests {
         assert!(e.contains("strlenn") && e.contains("sqlite-insert"), "{e}");
         let picked = select(builtin(), Some(&["sqlite-insert".into(), "strchr".into()])).unwrap();
         assert_eq!(picked.iter().map(|w| w.name.as_str()).collect::<Vec<_>>(), ["strchr", "sqlite-insert"]);
+    }
+
+    #[test]
+    fn globs_and_groups_pick_workloads_in_catalogue_order() {
+        let all = || builtin().into_iter().chain(probes()).collect::<Vec<_>>();
+        let names = |picks: &[&str]| -> Vec<String> {
+            let picks: Vec<String> = picks.iter().map(|s| s.to_string()).collect();
+            select(all(), Some(&picks)).unwrap().into_iter().map(|w| w.name).collect()
+        };
+        assert_eq!(names(&["sqlite*"]), ["sqlite-insert", "sqlite-json-each"]);
+        assert_eq!(names(&["builtin"]).len(), builtin().len());
+        assert_eq!(names(&["contract"]).len(), probes().len());
+        let strchr = names(&["contract.strch?.*"]);
+        assert!(strchr.contains(&"contract.strchr.remaining".to_string()), "{strchr:?}");
+        assert!(strchr.iter().all(|n| n.starts_with("contract.strch")), "{strchr:?}");
+        assert_eq!(names(&["strchr", "builtin"]).len(), builtin().len(), "each workload once");
+        let e = select(all(), Some(&["contract.nosuch*".into()])).unwrap_err().to_string();
+        assert!(e.contains("contract.* (") && e.contains("groups: builtin, contract"), "{e}");
+        assert!(glob_match("a*b*c", "aXXbYc") && !glob_match("a*b", "ab_") && glob_match("*", ""));
     }
 
     #[test]

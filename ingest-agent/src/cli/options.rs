@@ -38,7 +38,7 @@ impl GateArgs {
             (slope, _) => slope,
         };
         let noise = NoiseRule { min_r2: self.min_r2, ci_margin: self.ci_margin, ..NoiseRule::default() };
-        Limits { noise, max_slope, max_class: self.max_class }
+        Limits { noise, max_slope, max_class: self.max_class, contract: None }
     }
 }
 
@@ -58,6 +58,14 @@ impl ToolchainArgs {
         }
         for v in &self.version_from {
             config::apply_version_from(&mut specs, v)?;
+        }
+        for l in &self.link_after {
+            config::apply_link_after(&mut specs, l)?;
+        }
+        for spec in &specs {
+            if let Some(missing) = spec.link_after.iter().find(|a| !a.starts_with('-') && !Path::new(a).is_file()) {
+                bail!("toolchain {}: link_after: {missing:?} is not a file", spec.name);
+            }
         }
         config::check_unique(&specs)?;
         Ok(specs)

@@ -5,7 +5,7 @@ use super::plan::{measure_all, measure_gated};
 use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
 use crate::exit::ExitStatus;
 use crate::measure::gate::{self, Limits, DEFAULT_MAX_SLOPE};
-use crate::output::{markdown, table};
+use crate::output::{contracts, markdown, table};
 use crate::server::baseline;
 use crate::server::client::Client;
 use crate::server::deliver::{self, deliver_runs};
@@ -47,15 +47,22 @@ pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token:
         r.remeasured = measured.remeasured.get(&(r.toolchain.clone(), r.workload.clone())).cloned();
     }
     print_rows(&rows, limits, &mut *report.terminal());
-    let (mut over_slope, mut over_class) = (Vec::new(), Vec::new());
+    let (mut over_slope, mut over_class, mut over_contract) = (Vec::new(), Vec::new(), Vec::new());
     for r in rows.iter().filter(|r| r.failure.is_none()) {
-        if let gate::Verdict::Over { slope, class } = r.verdict(limits) {
-            if slope.is_some() {
-                over_slope.push(r.name());
+        match r.verdict(limits) {
+            gate::Verdict::Over { slope, class } => {
+                if slope.is_some() {
+                    over_slope.push(r.name());
+                }
+                if class.is_some() {
+                    over_class.push(r.name());
+                }
             }
-            if class.is_some() {
-                over_class.push(r.name());
+            gate::Verdict::OverContract(expected) => {
+                let measured = r.complexity.as_ref().and_then(|c| c.class).map_or("-", |c| c.label());
+                over_contract.push(format!("{} ({measured}, held to {})", r.name(), expected.label()));
             }
+            gate::Verdict::Ok | gate::Verdict::Unsure(_) => {}
         }
     }
     let failed: Vec<String> =
@@ -66,11 +73,14 @@ pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token:
     if let (Some(max), false) = (limits.max_class, over_class.is_empty()) {
         eprintln!("class over {}: {}", max.label(), over_class.join(", "));
     }
+    if !over_contract.is_empty() {
+        eprintln!("over contract: {}", over_contract.join(", "));
+    }
     if !failed.is_empty() {
         eprintln!("failed: {}", failed.join(", "));
     }
     write_report(report, "check", &measured.runs, &rows, limits, token)?;
-    let over = !over_slope.is_empty() || !over_class.is_empty();
+    let over = !over_slope.is_empty() || !over_class.is_empty() || !over_contract.is_empty();
     Ok(ExitStatus::failed_if(measured.failures > 0 || over))
 }
 
@@ -83,7 +93,10 @@ pub(super) fn show(runs: &[RunSubmission], max_slope: f64) {
 
 /// Prints the slope table, what was unsure below it, and every failure in full.
 fn print_rows(rows: &[table::Row], limits: &Limits, out: &mut dyn Write) {
-    let mut text = format!("{}{}", table::table(rows, limits), table::doubts(rows, limits));
+    let contracts = contracts::table(rows, limits);
+    let loops = table::table(rows, limits);
+    let gap = if loops.is_empty() || contracts.is_empty() { "" } else { "\n" };
+    let mut text = format!("{loops}{gap}{contracts}{}", table::doubts(rows, limits));
     let failures = table::failures(rows);
     if !failures.is_empty() {
         text.push_str(&format!("\nfailures:\n{failures}"));

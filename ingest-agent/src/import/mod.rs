@@ -160,6 +160,8 @@ impl Family {
                 .collect(),
             metadata,
             failure: None,
+            contract: None,
+            not_provided: false,
         })
     }
 }

@@ -12,6 +12,9 @@ pub const EXIT_SETUP_FAILED: i32 = 2;
 /// The harness's exit status when the hit count differs from what a correct libc gives; it prints
 /// `wrong result: GOT hits, expected EXPECTED` on stderr.
 pub const EXIT_WRONG_RESULT: i32 = 3;
+/// The contract catalogue's exit status when the libc lacks the probe's function; it prints `not
+/// provided: NAME` on stderr.
+pub const EXIT_NOT_PROVIDED: i32 = 4;
 
 fn failure(kind: FailureKind, size: Option<u64>, output: &str) -> Failure {
     Failure {
@@ -47,13 +50,19 @@ pub fn exited(status: ExitStatus, stderr: &str, size: u64) -> Failure {
                 };
             }
         }
-        Some(EXIT_SETUP_FAILED) => {
+        Some(EXIT_SETUP_FAILED | EXIT_NOT_PROVIDED) => {
             return Failure { exit_status: code, ..failure(FailureKind::SetupFailed, Some(size), stderr) };
         }
         _ => {}
     }
     // Any other status, and a 3 without the harness's message, is the workload's own error.
     Failure { exit_status: code, ..failure(FailureKind::Crashed, Some(size), stderr) }
+}
+
+/// Whether the workload stopped because the libc lacks its function: not a failure, a status of
+/// its own.
+pub fn is_not_provided(f: &Failure) -> bool {
+    f.kind == FailureKind::SetupFailed && f.exit_status == Some(EXIT_NOT_PROVIDED)
 }
 
 /// The workload computed `got` at `size` where other toolchains computed `expected`.

@@ -5,6 +5,7 @@
 use slopewatch_core::complexity::{classify, Class, Complexity};
 use slopewatch_core::fit::{fit, Fit};
 use slopewatch_core::verdict::{self as rule, NoiseRule, SlopeEvidence};
+use slopewatch_core::wire::{self, Contract};
 use std::fmt;
 
 /// The slope limit when none is given: between linear (1) and quadratic (2).
@@ -19,12 +20,15 @@ pub struct Limits {
     pub max_slope: Option<f64>,
     /// The most complex class allowed; none when the class is not gated.
     pub max_class: Option<Class>,
+    /// The class the workload may cost, judged instead of both limits: a contract probe's, or a
+    /// configured workload's `expect`.
+    pub contract: Option<Class>,
 }
 
 impl Default for Limits {
     /// The limit `run` and `measure` judge by, and `check`'s when given no limit.
     fn default() -> Limits {
-        Limits { noise: NoiseRule::default(), max_slope: Some(DEFAULT_MAX_SLOPE), max_class: None }
+        Limits { noise: NoiseRule::default(), max_slope: Some(DEFAULT_MAX_SLOPE), max_class: None, contract: None }
     }
 }
 
@@ -35,6 +39,8 @@ pub enum Verdict {
     Ok,
     /// Over the slope limit, the class limit, or both: the limits it is over.
     Over { slope: Option<f64>, class: Option<Class> },
+    /// Named a class at least a polynomial step above its contract's: the class it was held to.
+    OverContract(Class),
     /// Over no limit, but not clearly under every one: why not.
     Unsure(String),
 }
@@ -49,22 +55,42 @@ impl fmt::Display for Verdict {
                     slope.map(|s| s.to_string()).into_iter().chain(class.map(|c| c.label().to_string())).collect();
                 write!(f, "OVER {}", over.join(", "))
             }
+            Verdict::OverContract(expected) => write!(f, "OVER CONTRACT {}", expected.label()),
             Verdict::Unsure(_) => f.write_str("unsure"),
         }
     }
 }
 
 impl Limits {
+    /// The limits of a workload held to `contract` (its expected class), when it has one: the
+    /// contract instead of the slope and class limits, under the same noise rule.
+    pub fn of(&self, contract: Option<&Contract>) -> Limits {
+        match contract {
+            Some(c) => Limits { max_slope: None, max_class: None, contract: Some(c.expected), ..*self },
+            None => *self,
+        }
+    }
+
     /// The slope limit the sweep judges growth by: the one in force, or the default when only the
-    /// class is gated.
+    /// class is gated; under a contract, half a degree above the expected class's.
     pub fn slope_limit(&self) -> f64 {
-        self.max_slope.unwrap_or(DEFAULT_MAX_SLOPE)
+        match self.contract {
+            Some(expected) => f64::from(wire::degree(expected)) + 0.5,
+            None => self.max_slope.unwrap_or(DEFAULT_MAX_SLOPE),
+        }
     }
 
     /// The verdict on a workload's fit and class (`None` when the medians could not be fitted or
     /// classified). A slope is over or under only on the noise rule's evidence; a class is over
     /// only when named, so an unsure class never fails.
     pub fn judge(&self, fit: Option<&Fit>, complexity: Option<&Complexity>) -> Verdict {
+        if let Some(expected) = self.contract {
+            return match complexity.and_then(|c| c.class) {
+                Some(class) if wire::breaks(expected, class) => Verdict::OverContract(expected),
+                Some(_) => Verdict::Ok,
+                None => Verdict::Unsure(class_doubt(complexity)),
+            };
+        }
         let mut over = (None, None);
         let mut doubts = Vec::new();
         if let Some(max) = self.max_slope {
@@ -94,6 +120,9 @@ impl Limits {
     /// unsure on it, is not worth it: its verdict needs no class, and on a quadratic libc every
     /// size more is expensive.
     pub fn class_worth_widening(&self, points: &[(f64, f64)]) -> bool {
+        if self.contract.is_some() {
+            return classify(points).is_ok_and(|c| c.class.is_none());
+        }
         let Ok(fit) = fit(points) else { return false };
         self.noise.slope(&SlopeEvidence::from(&fit), self.slope_limit()) == rule::Verdict::Under
             && classify(points).is_ok_and(|c| c.class.is_none())
@@ -120,26 +149,6 @@ fn class_doubt(complexity: Option<&Complexity>) -> String {
     }
 }
 
-/// Reads a class as the API writes it (`1`, `log n`, `n`, `n log n`, `n^2`, `n^3`) or as people
-/// do (`O(n)`, `nlogn`, `n2`, `O(n²)`, in any case and spacing).
-pub fn parse_class(s: &str) -> Result<Class, String> {
-    let mut key: String = s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
-    if let Some(inner) = key.strip_prefix("o(").and_then(|k| k.strip_suffix(')')) {
-        key = inner.to_string();
-    }
-    let key = key.replace('²', "^2").replace('³', "^3");
-    Class::ALL
-        .into_iter()
-        .find(|c| {
-            let wire = c.as_str().replace(' ', "");
-            wire == key || wire.replace('^', "") == key
-        })
-        .ok_or_else(|| {
-            let wire: Vec<&str> = Class::ALL.iter().map(|c| c.as_str()).collect();
-            format!("{s:?} is not a class; use one of {} (or O(n), nlogn, n2, O(n²) and the like)", wire.join(", "))
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,35 +159,6 @@ mod tests {
 
     fn judged(limits: &Limits, p: &[(f64, f64)]) -> Verdict {
         limits.judge(fit(p).ok().as_ref(), classify(p).ok().as_ref())
-    }
-
-    #[test]
-    fn every_spelling_of_a_class_is_read_and_a_wrong_one_lists_the_right_ones() {
-        for (s, class) in [
-            ("1", Class::Constant),
-            ("O(1)", Class::Constant),
-            ("log n", Class::Log),
-            ("O(log n)", Class::Log),
-            ("logn", Class::Log),
-            ("n", Class::Linear),
-            ("O(n)", Class::Linear),
-            ("n log n", Class::NLogN),
-            ("nlogn", Class::NLogN),
-            ("O(N log N)", Class::NLogN),
-            ("n^2", Class::Quadratic),
-            ("n2", Class::Quadratic),
-            ("O(n²)", Class::Quadratic),
-            ("O(n^2)", Class::Quadratic),
-            ("n^3", Class::Cubic),
-            ("O(n³)", Class::Cubic),
-            ("n3", Class::Cubic),
-        ] {
-            assert_eq!(parse_class(s), Ok(class), "{s}");
-        }
-        for bad in ["n^4", "O(2^n)", "linear", "", "O(n"] {
-            let e = parse_class(bad).unwrap_err();
-            assert!(e.contains("1, log n, n, n log n, n^2, n^3"), "{bad}: {e}");
-        }
     }
 
     #[test]
@@ -214,6 +194,20 @@ mod tests {
         assert_eq!(verdict.to_string(), "OVER 1.5, O(n)");
         let allowed = Limits { max_class: Some(Class::Quadratic), ..class_only };
         assert_eq!(judged(&allowed, &quadratic), Verdict::Ok);
+    }
+
+    #[test]
+    fn a_contract_is_judged_by_its_class_a_polynomial_step_up_and_not_by_the_slope() {
+        let held = Limits::default().of(Some(&Contract::expecting(Class::Constant)));
+        assert_eq!(judged(&held, &points(|_| 500.0, 8, 2.0)), Verdict::Ok);
+        assert_eq!(judged(&held, &points(|n| 500.0 + 3.0 * n, 8, 2.0)), Verdict::OverContract(Class::Constant));
+        assert_eq!(judged(&held, &points(|n| 500.0 * n.ln(), 8, 2.0)), Verdict::Ok, "O(log n) is no break of O(1)");
+        let sort = Limits::default().of(Some(&Contract::expecting(Class::NLogN)));
+        let verdict = judged(&sort, &points(|n| n * n, 8, 2.0));
+        assert_eq!(verdict, Verdict::OverContract(Class::NLogN), "a slope of 2 is under no slope limit here");
+        assert_eq!(verdict.to_string(), "OVER CONTRACT O(n log n)");
+        assert_eq!(held.slope_limit(), 0.5);
+        assert_eq!(Limits::default().of(None), Limits::default());
     }
 
     #[test]

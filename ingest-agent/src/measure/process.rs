@@ -81,6 +81,9 @@ fn run_harness(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> 
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
     let mut cmd = Command::new(at.binary);
     cmd.arg(size.to_string()).arg(reps.to_string());
+    if at.w.is_probe() {
+        cmd.env("SLOPEWATCH_PROBE", &at.w.name);
+    }
     let done = run_process(cmd, at, deadline)?;
     let line = done.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
     let out: Output = serde_json::from_str(line)

@@ -53,6 +53,7 @@ pub struct Measured {
 /// are measured) comes back with its failure and the sizes measured before it. `watch` is told
 /// each size as it starts and ends.
 pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, watch: &dyn Watch) -> Measured {
+    let limits = &limits.of(w.contract.as_ref());
     let (start, max) = budget.sizes_for(w);
     let mut sweep = Sweep {
         binary,
@@ -71,6 +72,10 @@ pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, wa
         .and_then(|()| sweep.descend(start))
         .and_then(|()| sweep.widen(limits))
         .err();
+    if broke.as_deref().is_some_and(failure::is_not_provided) {
+        let run = WorkloadRun { not_provided: true, ..workload_run(w, Vec::new(), BTreeMap::new(), None) };
+        return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed() };
+    }
     let failure = broke.map(|f| *f).or_else(|| {
         (sweep.done.len() < wire::MIN_SIZES).then(|| {
             sweep.stopped.take().unwrap_or_else(|| {
@@ -260,6 +265,8 @@ fn workload_run(
         measurements,
         metadata,
         failure,
+        contract: w.contract.clone(),
+        not_provided: false,
     }
 }
 

@@ -5,7 +5,7 @@ use crate::measure::gate::{Limits, Verdict};
 use crate::output::format::{format_ns, format_size};
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
-use slopewatch_core::wire::{Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun};
+use slopewatch_core::wire::{Contract, Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX};
 
 /// One line of the slope table.
 #[derive(Debug)]
@@ -25,12 +25,21 @@ pub struct Row {
     pub partial: bool,
     /// Why its first measurement was unsure, when the gate measured it again.
     pub remeasured: Option<String>,
+    /// The class it is held to instead of the limits, when it has a contract.
+    pub contract: Option<Contract>,
+    /// The libc lacks the function it calls: nothing measured, nothing failed.
+    pub not_provided: bool,
 }
 
 impl Row {
     /// The verdict on a measured row; a failed one is judged by its failure instead.
     pub fn verdict(&self, limits: &Limits) -> Verdict {
-        limits.judge(self.fit.as_ref().ok(), self.complexity.as_ref())
+        limits.of(self.contract.as_ref()).judge(self.fit.as_ref().ok(), self.complexity.as_ref())
+    }
+
+    /// Whether it is a probe of the contract catalogue, shown in a table of its own.
+    pub fn is_probe(&self) -> bool {
+        self.workload.starts_with(CONTRACT_PREFIX)
     }
 
     /// `gcc-glibc/strchr`.
@@ -59,14 +68,21 @@ pub fn row(toolchain: &str, w: &WorkloadRun) -> Row {
         failure: w.failure.clone(),
         partial: w.failure.as_ref().is_some_and(|f| f.size.is_none_or(|s| !w.measurements.iter().any(|m| m.size == s))),
         remeasured: None,
+        contract: w.contract.clone(),
+        not_provided: w.not_provided,
     }
 }
 
-/// The slope table, one workload per line, with a verdict against `limits`: `ok`, `OVER 1.5` (the
-/// slope limit), `OVER O(n)` (the class limit), `unsure`, or for a failed workload `✗`, the
+/// The slope table of the loops (the probes have [`crate::output::contracts`]'s), one workload per
+/// line, with a verdict against `limits`: `ok`, `OVER 1.5` (the slope limit), `OVER O(n)` (the
+/// class limit), `OVER CONTRACT O(1)` (a workload's own `expect`), `unsure`, or for a failed workload `✗`, the
 /// failure and the first line of what it printed. A workload stopped by its failure has the slope
 /// of the sizes before it, marked `*`.
 pub fn table(rows: &[Row], limits: &Limits) -> String {
+    let rows: Vec<&Row> = rows.iter().filter(|r| !r.is_probe()).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
     let mut out = format!(
         "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
         "toolchain", "workload", "class", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
@@ -115,7 +131,7 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
 pub fn doubts(rows: &[Row], limits: &Limits) -> String {
     let mut unsure = Vec::new();
     let mut settled = Vec::new();
-    for r in rows.iter().filter(|r| r.failure.is_none()) {
+    for r in rows.iter().filter(|r| r.failure.is_none() && !r.not_provided) {
         match (r.verdict(limits), &r.remeasured) {
             (Verdict::Unsure(why), None) => unsure.push(format!("{} ({why})", r.name())),
             (Verdict::Unsure(why), Some(_)) => unsure.push(format!("{} ({why}; re-measured once)", r.name())),
@@ -192,6 +208,8 @@ pub(crate) mod tests {
             failure: None,
             partial: false,
             remeasured: None,
+            contract: None,
+            not_provided: false,
         }
     }
 

@@ -48,6 +48,10 @@ pub struct Accepted {
     /// The failed workloads left out for a server that predates failures, as `name (kind)`.
     #[serde(skip)]
     pub left_out: Vec<String>,
+    /// For a server that predates contracts, the probes were sent as plain workloads: those left
+    /// out because the libc does not provide their function.
+    #[serde(skip)]
+    pub contracts_dropped: Option<Vec<String>>,
 }
 
 /// How one delivery ended.
@@ -144,54 +148,63 @@ impl Client {
     /// Delivers one serialized run, retrying what may succeed later. A server that predates
     /// failures refuses a run carrying them; the run is then sent once more without its failed
     /// workloads, under the same id (what agents sent before failures were data), and the answer
-    /// names what was left out. When every workload failed, nothing is left to send: the run is
-    /// refused with the reason.
+    /// names what was left out. A server that predates contracts is sent the probes as plain
+    /// workloads, without those whose function the libc does not provide. When nothing is left to
+    /// send, the run is refused with the reason.
     ///
     /// A server that predates version axes refuses a run on the libc axis; that run is not sent
     /// without its axis (its versions would join a lineage of compiler versions), and the refusal
     /// says so.
     pub fn deliver(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
-        let outcome = self.deliver_as_is(body, &mut on_retry);
-        let Outcome::Rejected { status, message } = &outcome else {
-            return outcome;
-        };
-        if predates_version_axes(*status, message) {
-            return Outcome::Rejected {
-                status: *status,
-                message: format!(
-                    "{message} (the server at {} is older than this agent and knows only compiler versions; \
-                     upgrade it, or set version_from = \"compiler\" for this toolchain to send the compiler's \
-                     version under this lineage)",
-                    self.server
-                ),
-            };
-        }
-        if !predates_failures(*status, message) {
-            return outcome;
-        }
-        let Ok(run) = RunSubmission::from_json(body) else {
-            return outcome;
-        };
-        let left_out: Vec<String> = run.failures().map(|(w, f)| format!("{} ({})", w.name, f.kind.label())).collect();
-        if left_out.is_empty() {
-            return outcome;
-        }
-        match run.without_failures() {
-            None => Outcome::Rejected {
-                status: *status,
-                message: format!(
-                    "run {} could not be stored at {}: the server does not accept failures (it is older than this \
-                     agent) and every workload of the run failed: {} ({message})",
-                    run.run_id,
-                    self.server,
-                    left_out.join(", ")
-                ),
-            },
-            Some(rest) => {
-                let body = serde_json::to_vec(&rest).expect("a run always serializes");
-                match self.deliver_as_is(&body, &mut on_retry) {
-                    Outcome::Stored(a) => Outcome::Stored(Accepted { left_out, ..a }),
+        let mut body = body.to_vec();
+        let (mut left_out, mut contracts_dropped) = (Vec::new(), None);
+        loop {
+            let outcome = self.deliver_as_is(&body, &mut on_retry);
+            let Outcome::Rejected { status, message } = &outcome else {
+                return match outcome {
+                    Outcome::Stored(a) => Outcome::Stored(Accepted { left_out, contracts_dropped, ..a }),
                     other => other,
+                };
+            };
+            if predates_version_axes(*status, message) {
+                return Outcome::Rejected {
+                    status: *status,
+                    message: format!(
+                        "{message} (the server at {} is older than this agent and knows only compiler versions; \
+                         upgrade it, or set version_from = \"compiler\" for this toolchain to send the compiler's \
+                         version under this lineage)",
+                        self.server
+                    ),
+                };
+            }
+            let Ok(run) = RunSubmission::from_json(&body) else {
+                return outcome;
+            };
+            let (older, left, rest) = if predates_failures(*status, message) && run.failures().next().is_some() {
+                let failed: Vec<String> =
+                    run.failures().map(|(w, f)| format!("{} ({})", w.name, f.kind.label())).collect();
+                left_out.extend(failed.iter().cloned());
+                ("failures", format!("every workload of the run failed: {}", failed.join(", ")), run.without_failures())
+            } else if predates_contracts(*status, message) && contracts_dropped.is_none() {
+                let absent: Vec<String> =
+                    run.workloads.iter().filter(|w| w.not_provided).map(|w| w.name.clone()).collect();
+                let left = format!("the libc provides no function the run measured: {}", absent.join(", "));
+                contracts_dropped = Some(absent);
+                ("contracts", left, run.without_contracts())
+            } else {
+                return outcome;
+            };
+            match rest {
+                Some(rest) => body = serde_json::to_vec(&rest).expect("a run always serializes"),
+                None => {
+                    return Outcome::Rejected {
+                        status: *status,
+                        message: format!(
+                            "run {} could not be stored at {}: the server does not accept {older} (it is older \
+                             than this agent) and {left} ({message})",
+                            run.run_id, self.server
+                        ),
+                    }
                 }
             }
         }
@@ -302,6 +315,12 @@ fn jitter() -> f64 {
 /// `failure` field as unknown.
 fn predates_failures(status: u16, message: &str) -> bool {
     status == 422 && message.contains("unknown field `failure`")
+}
+
+/// Whether a refusal is that of a server that predates contracts: its strict parser names a
+/// workload's `contract` or `not_provided` field as unknown.
+fn predates_contracts(status: u16, message: &str) -> bool {
+    status == 422 && (message.contains("unknown field `contract`") || message.contains("unknown field `not_provided`"))
 }
 
 /// Whether a refusal is that of a server that predates version axes: its strict parser names the

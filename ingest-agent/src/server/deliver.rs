@@ -171,4 +171,17 @@ fn print_stored(client: &Client, a: &Accepted) {
             a.left_out.join(", ")
         );
     }
+    if let Some(absent) = &a.contracts_dropped {
+        let without = if absent.is_empty() {
+            String::new()
+        } else {
+            format!(", without the {} whose function the libc does not provide: {}", absent.len(), absent.join(", "))
+        };
+        eprintln!(
+            "the server at {} does not accept contracts (it is older than this agent); sent run {} with its probes \
+             as plain workloads{without}",
+            client.server(),
+            a.run_id
+        );
+    }
 }

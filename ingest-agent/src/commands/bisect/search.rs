@@ -229,7 +229,7 @@ impl Judge<'_> {
                 }
             }
             match row.verdict(limits) {
-                Verdict::Over { .. } => verdict = StepVerdict::Bad,
+                Verdict::Over { .. } | Verdict::OverContract(_) => verdict = StepVerdict::Bad,
                 Verdict::Ok => {}
                 Verdict::Unsure(why) => {
                     notes.push(format!("{} unsure after measuring twice ({why})", w.name));

@@ -1,0 +1,150 @@
+//! The contract table the agent prints after the loops': a row per probe of the catalogue, a
+//! column per toolchain, each cell the class measured against the one the probe expects; rows
+//! over contract or failed on some toolchain first, the rest by header.
+
+use crate::builds::contracts::catalogue;
+use crate::measure::gate::{Limits, Verdict};
+use crate::output::table::Row;
+use slopewatch_core::complexity::{Class, UNSURE};
+use slopewatch_core::wire::FailureKind;
+use std::collections::BTreeMap;
+
+/// What one probe did on one toolchain.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Its class is within the contract.
+    Held(Class),
+    /// Its class is at least a polynomial step above the contract.
+    Over(Class),
+    /// No class could be named, even measured twice.
+    Unsure,
+    /// It failed: crashed (a read past its bound, say), counted wrong, ran past its time, …
+    Failed(FailureKind),
+    /// The libc lacks its function.
+    NotProvided,
+}
+
+impl Cell {
+    /// The cell of a probe's row.
+    pub fn of(row: &Row, limits: &Limits) -> Cell {
+        if row.not_provided {
+            return Cell::NotProvided;
+        }
+        if let Some(f) = &row.failure {
+            return Cell::Failed(f.kind);
+        }
+        let class = row.complexity.as_ref().and_then(|c| c.class);
+        match (row.verdict(limits), class) {
+            (Verdict::OverContract(_), Some(c)) => Cell::Over(c),
+            (Verdict::Ok, Some(c)) => Cell::Held(c),
+            _ => Cell::Unsure,
+        }
+    }
+
+    /// Whether the cell breaks the contract: over it, or failed (a crash, a wrong answer).
+    pub fn is_bad(&self) -> bool {
+        matches!(self, Cell::Over(_) | Cell::Failed(_))
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Cell::Held(c) => format!("held {}", c.label()),
+            Cell::Over(c) => format!("OVER {}", c.label()),
+            Cell::Unsure => UNSURE.to_string(),
+            Cell::Failed(kind) => format!("✗ {}", kind.label()),
+            Cell::NotProvided => "not provided".to_string(),
+        }
+    }
+}
+
+/// The contract table of the probes among `rows`; empty when none was measured.
+pub fn table(rows: &[Row], limits: &Limits) -> String {
+    let probes: Vec<&Row> = rows.iter().filter(|r| r.is_probe()).collect();
+    if probes.is_empty() {
+        return String::new();
+    }
+    let mut toolchains: Vec<&str> = Vec::new();
+    let mut cells: BTreeMap<(&str, &str), Cell> = BTreeMap::new();
+    for r in &probes {
+        if !toolchains.contains(&r.toolchain.as_str()) {
+            toolchains.push(&r.toolchain);
+        }
+        cells.insert((r.workload.as_str(), r.toolchain.as_str()), Cell::of(r, limits));
+    }
+    let mut order: Vec<(bool, usize, &crate::builds::contracts::Probe)> = catalogue()
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| toolchains.iter().any(|t| cells.contains_key(&(p.name().as_str(), *t))))
+        .map(|(i, p)| {
+            let bad = toolchains.iter().any(|t| cells.get(&(p.name().as_str(), *t)).is_some_and(Cell::is_bad));
+            (!bad, i, p)
+        })
+        .collect();
+    order.sort_by_key(|(good, i, _)| (*good, *i));
+    // Wide enough for the longest cell, `held O(n log n)`, and a space.
+    let widths: Vec<usize> = toolchains.iter().map(|t| t.chars().count().max(16)).collect();
+    let mut out = format!("{:<10} {:<34} {:<11}", "header", "contract", "expected");
+    for (t, w) in toolchains.iter().zip(&widths) {
+        out.push_str(&format!(" {t:<w$}"));
+    }
+    out.push('\n');
+    for (_, _, p) in order {
+        let name = p.name();
+        out.push_str(&format!("{:<10} {:<34} {:<11}", p.header, name, p.expected.label()));
+        for (t, w) in toolchains.iter().zip(&widths) {
+            let text = cells.get(&(name.as_str(), *t)).map_or_else(|| "-".to_string(), Cell::text);
+            out.push_str(&format!(" {text:<w$}"));
+        }
+        out.truncate(out.trim_end().len());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::table::tests::{points, row};
+    use slopewatch_core::wire::{Contract, Failure};
+
+    fn probe(workload: &str, toolchain: &str, p: Vec<(f64, f64)>) -> Row {
+        let expected = catalogue().iter().find(|c| c.name() == workload).unwrap().contract();
+        Row { toolchain: toolchain.into(), contract: Some(expected), ..row(workload, p) }
+    }
+
+    #[test]
+    fn rows_over_contract_come_first_with_a_cell_per_toolchain() {
+        let limits = Limits::default();
+        let flat = || points(|_| 900.0);
+        let mut crashed = probe("contract.strchr.distance", "zig", points(|n| n));
+        crashed.failure = Some(Failure {
+            kind: FailureKind::Crashed,
+            size: Some(4096),
+            detail: "read past its bound of 4096 bytes".into(),
+            exit_status: None,
+            signal: Some(11),
+            limit_ms: None,
+            got: None,
+            expected: None,
+        });
+        let rows = vec![
+            probe("contract.strchr.distance", "gcc-glibc", points(|n| n)),
+            probe("contract.strchr.remaining", "gcc-glibc", flat()),
+            crashed,
+            probe("contract.strchr.remaining", "zig", points(|n| 900.0 + 2.0 * n)),
+            row("strchr", points(|n| n)),
+        ];
+        let text = table(&rows, &limits);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(lines[0].contains("gcc-glibc") && lines[0].contains("zig"), "{text}");
+        assert!(lines[1].contains("contract.strchr.remaining") && lines[1].contains("held O(1)"), "{text}");
+        assert!(lines[1].contains("OVER O(n)"), "{text}");
+        assert!(lines[2].contains("held O(n)") && lines[2].contains("✗ crashed"), "{text}");
+        assert!(!text.contains(" strchr "), "the loops have their own table: {text}");
+        let absent = Row { not_provided: true, ..probe("contract.strchr.remaining", "musl", flat()) };
+        assert_eq!(Cell::of(&absent, &limits), Cell::NotProvided);
+        let team = Row { contract: Some(Contract::expecting(Class::Constant)), ..row("tokenize", flat()) };
+        assert!(table(&[team], &limits).is_empty(), "a team's workload with a contract stays with the loops");
+    }
+}

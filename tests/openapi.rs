@@ -85,6 +85,8 @@ fn submission() -> RunSubmission {
             measurements,
             metadata: [("sqlite_version".to_string(), "3.46.0".to_string())].into(),
             failure: None,
+            contract: None,
+            not_provided: false,
         }],
     }
 }

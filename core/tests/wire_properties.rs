@@ -116,6 +116,8 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
                 .collect(),
             metadata,
             failure,
+            contract: None,
+            not_provided: false,
         },
     )
 }

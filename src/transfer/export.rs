@@ -201,6 +201,8 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
             source_hash: w.source_hash,
             metadata: w.metadata,
             failure: w.failure,
+            contract: None,
+            not_provided: false,
         })
         .collect();
     let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads };

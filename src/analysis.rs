@@ -38,7 +38,7 @@ fn fit_workloads(
     run.workloads
         .iter()
         .enumerate()
-        .filter(|(_, w)| w.failure.is_none())
+        .filter(|(_, w)| w.failure.is_none() && !w.not_provided)
         .map(|(i, w)| fit_medians(i, &w.name, medians(i, w)))
         .collect()
 }

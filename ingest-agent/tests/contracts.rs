@@ -212,19 +212,54 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
-fn a_server_that_does_not_store_contracts_is_sent_the_probes_as_plain_workloads() {
+fn a_server_keeps_the_probes_contracts_and_an_older_one_is_sent_them_as_plain_workloads() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_server, url, token)) = real_server(dir.path(), &[]) else { return };
-    let out = run(agent()
-        .args(["run", "--toolchain", "gcc-glibc=gcc", "--workloads", "contract.strchr.*,contract.strlcpy.length"])
-        .args(["--reps", "3", "--server", &url, "--token", &token])
-        .arg("--cache-dir")
-        .arg(dir.path().join("cache"))
-        .arg("--spool-dir")
-        .arg(dir.path().join("spool")));
+    let measure = |out: &Path| {
+        run(agent()
+            .args([
+                "measure",
+                "--toolchain",
+                "gcc-glibc=gcc",
+                "--workloads",
+                "contract.strchr.*,contract.strlcpy.length",
+            ])
+            .args(["--reps", "3"])
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .arg("--out")
+            .arg(out))
+    };
+    let file = dir.path().join("run.json");
+    assert!(measure(&file).status.success());
+
+    // A server of this release stores them as sent.
+    if let Some((_server, url, token)) = real_server(dir.path(), &[]) {
+        let out = run(agent()
+            .args(["submit", "--server", &url, "--token", &token])
+            .arg(&file)
+            .arg("--spool-dir")
+            .arg(dir.path().join("spool")));
+        let said = text(&out);
+        assert!(out.status.success() && !said.contains("does not accept contracts"), "{said}");
+        wait_for_summary(&url, "contract.strchr.remaining", "gcc-glibc", &token);
+    }
+
+    // One that predates contracts refuses the fields by name: sent again without them.
+    let refusal = r#"{"error":{"status":422,"code":"invalid_field","message":"workloads[0].contract: unknown field `contract`, expected one of `name`, `size_unit`","field":"workloads[0].contract"}}"#;
+    let id = serde_json::from_slice::<Value>(&std::fs::read(&file).unwrap()).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (url, seen) = listener(vec![(422, refusal.into()), stored(&id, true)]);
+    let out = submit(&url, &file, &dir.path().join("spool-old"));
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("does not accept contracts") && said.contains("contract.strlcpy.length"), "{said}");
-    wait_for_summary(&url, "contract.strchr.remaining", "gcc-glibc", &token);
-    assert!(spooled(&dir.path().join("spool")).is_empty(), "{said}");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "{said}");
+    let resent: Value = serde_json::from_str(&seen[1].body).unwrap();
+    let names: Vec<&str> =
+        resent["workloads"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"contract.strlcpy.length") && names.contains(&"contract.strchr.remaining"), "{names:?}");
+    assert!(resent["workloads"].as_array().unwrap().iter().all(|w| w.get("contract").is_none()), "{resent}");
 }

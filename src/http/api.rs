@@ -137,11 +137,6 @@ pub(super) async fn read_json_body(state: &AppState, request: Request) -> Result
 async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Json<RunAccepted>), Error> {
     let body = read_json_body(state, request).await?;
     let run = RunSubmission::from_json(&body).map_err(Error::Invalid)?;
-    // Contracts are not stored yet: refused as a server that predates them refuses them, so that
-    // no run is stored without what it carried, and the agent sends its probes as plain workloads.
-    if let Some(e) = run.contract_field() {
-        return Err(Error::Invalid(e));
-    }
     let (status, receipt) = match state.intake.insert_run(&run, &Arrival::now()).await? {
         InsertOutcome::Created(receipt) => (StatusCode::CREATED, receipt),
         InsertOutcome::Existing(receipt) => (StatusCode::OK, receipt),

@@ -2,7 +2,9 @@
 //! (`NewRuns`), as the backends' batch inserts bind them.
 
 use crate::analysis::WorkloadFit;
-use slopewatch_core::wire::{Failure, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom};
+use slopewatch_core::wire::{
+    Failure, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun,
+};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -55,6 +57,41 @@ pub(super) struct PendingRun {
     pub fits: FitColumns,
     pub measurements: MeasurementColumns,
     pub failures: FailureColumns,
+    pub contracts: ContractColumns,
+}
+
+/// Contract rows (one per workload with a contract or whose function is not provided), column by
+/// column for batch inserts.
+#[derive(Default)]
+pub(super) struct ContractColumns {
+    pub run_id: Vec<Uuid>,
+    pub workload_id: Vec<i64>,
+    /// The contract, a JSON object; `None` for a workload without one.
+    pub contract: Vec<Option<String>>,
+    pub not_provided: Vec<bool>,
+    pub source_hash: Vec<String>,
+    pub metadata: Vec<String>,
+}
+
+impl ContractColumns {
+    fn push(&mut self, run_id: Uuid, index: i64, w: &WorkloadRun, metadata: &str) {
+        self.run_id.push(run_id);
+        self.workload_id.push(index);
+        self.contract.push(w.contract.as_ref().map(|c| serde_json::to_string(c).expect("a contract serializes")));
+        self.not_provided.push(w.not_provided);
+        self.source_hash.push(w.source_hash.clone());
+        self.metadata.push(metadata.to_string());
+    }
+
+    /// Appends a pending run's rows, with `ids` for its workloads' indexes.
+    fn append(&mut self, run: &ContractColumns, ids: &[i64]) {
+        self.run_id.extend_from_slice(&run.run_id);
+        self.workload_id.extend(run.workload_id.iter().map(|&i| ids[i as usize]));
+        self.contract.extend_from_slice(&run.contract);
+        self.not_provided.extend_from_slice(&run.not_provided);
+        self.source_hash.extend_from_slice(&run.source_hash);
+        self.metadata.extend_from_slice(&run.metadata);
+    }
 }
 
 /// Failure rows (one per failed workload), column by column for batch inserts.
@@ -130,6 +167,7 @@ pub(super) struct NewRuns<'a> {
     pub fits: FitColumns,
     pub measurements: MeasurementColumns,
     pub failures: FailureColumns,
+    pub contracts: ContractColumns,
 }
 
 impl<'a> NewRuns<'a> {
@@ -150,6 +188,7 @@ impl<'a> NewRuns<'a> {
         self.fits.append(&run.fits, workload_ids);
         self.measurements.append(&run.measurements, workload_ids);
         self.failures.append(&run.failures, workload_ids);
+        self.contracts.append(&run.contracts, workload_ids);
     }
 }
 
@@ -245,10 +284,17 @@ impl PendingRun {
             fits: FitColumns::default(),
             measurements: MeasurementColumns::default(),
             failures: FailureColumns::default(),
+            contracts: ContractColumns::default(),
         };
         for (index, w) in run.workloads.iter().enumerate() {
             let index = index as i64;
             let metadata = serde_json::to_string(&w.metadata).expect("metadata serializes");
+            if w.contract.is_some() || w.not_provided {
+                pending.contracts.push(run.run_id, index, w, &metadata);
+            }
+            if w.not_provided {
+                continue;
+            }
             if let Some(failure) = &w.failure {
                 pending.failures.push(run.run_id, index, &w.source_hash, failure, metadata);
                 // The sizes measured before the failure, kept for the run's page; no fit row, so no

@@ -18,7 +18,7 @@ impl Backend for Postgres {
 
     /// In one statement: a run whose id a concurrent writer took leaves no rows.
     async fn insert_runs(conn: &mut PgConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
-        let (r, f, m, x) = (&new.runs, &new.fits, &new.measurements, &new.failures);
+        let (r, f, m, x, c) = (&new.runs, &new.fits, &new.measurements, &new.failures, &new.contracts);
         let (stored,): (i64,) = sqlx::query_as(
             "WITH run AS (
              INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
@@ -52,6 +52,11 @@ impl Backend for Postgres {
                                   $39::text[], $40::text[], $41::text[])
                  AS x (run_id, workload_id, source_hash, kind, size, detail, facts, metadata)
              WHERE x.run_id IN (SELECT id FROM run)
+         ), contract AS (
+             INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata)
+             SELECT * FROM UNNEST($42::uuid[], $43::bigint[], $44::text[], $45::bool[], $46::text[], $47::text[])
+                 AS c (run_id, workload_id, contract, not_provided, source_hash, metadata)
+             WHERE c.run_id IN (SELECT id FROM run)
          )
          SELECT COUNT(*) FROM run",
         )
@@ -96,6 +101,12 @@ impl Backend for Postgres {
         .bind(&x.detail)
         .bind(&x.facts)
         .bind(&x.metadata)
+        .bind(&c.run_id)
+        .bind(&c.workload_id)
+        .bind(&c.contract)
+        .bind(&c.not_provided)
+        .bind(&c.source_hash)
+        .bind(&c.metadata)
         .fetch_one(conn)
         .await?;
         Ok(stored as u64)

@@ -81,6 +81,17 @@ impl Backend for Sqlite {
                 .push_bind(x.metadata[i].as_str());
         })
         .await?;
+        let c = &new.contracts;
+        let head = "INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata) ";
+        insert_chunked(conn, head, c.run_id.len(), |b, i| {
+            b.push_bind(c.run_id[i])
+                .push_bind(c.workload_id[i])
+                .push_bind(c.contract[i].as_deref())
+                .push_bind(c.not_provided[i])
+                .push_bind(c.source_hash[i].as_str())
+                .push_bind(c.metadata[i].as_str());
+        })
+        .await?;
         let head = "INSERT INTO pending_summaries (run_id, lineage, version) ";
         insert_chunked(conn, head, r.id.len(), |b, i| {
             b.push_bind(r.id[i]).push_bind(r.lineage[i]).push_bind(r.version[i]);

@@ -6,7 +6,7 @@ use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Failure, Host, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Contract, Failure, Host, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -43,6 +43,10 @@ pub struct StoredWorkload {
     pub measurements: Vec<StoredMeasurement>,
     /// Why the workload stopped before it was measured fully.
     pub failure: Option<Failure>,
+    /// The class it was held to, when it carried a contract.
+    pub contract: Option<Contract>,
+    /// The toolchain's libc does not provide its function: no measurements, no failure.
+    pub not_provided: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -128,6 +132,20 @@ struct FailureRow {
     size: Option<i64>,
     detail: String,
     facts: String,
+}
+
+/// A workload's contract, or its function not provided, as stored: the contract still JSON.
+#[derive(sqlx::FromRow)]
+struct ContractRow {
+    run_id: Uuid,
+    workload_id: i64,
+    name: String,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
+    contract: Option<String>,
+    not_provided: bool,
+    source_hash: String,
+    metadata: String,
 }
 
 /// A measurement of a run as stored: its samples and instruction counts still JSON.
@@ -217,8 +235,13 @@ impl Store {
              FROM measurements WHERE run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY run_id, workload_id, size");
         let measurements: Vec<MeasurementRow> = tx.exec().all(&q).await?;
+        let mut q = sql("SELECT c.run_id, c.workload_id, w.name, w.size_unit, c.contract, c.not_provided,
+                    c.source_hash, c.metadata
+             FROM run_contracts c JOIN workloads w ON w.id = c.workload_id WHERE c.run_id IN ");
+        q.push_tuple(ids()).push(" ORDER BY c.run_id, c.workload_id");
+        let contracts: Vec<ContractRow> = tx.exec().all(&q).await?;
         tx.commit().await?;
-        assemble(heads, fits, failures, measurements)
+        assemble(heads, fits, failures, measurements, contracts)
     }
 
     /// Every change editors made to regressions (statuses, notes, links), oldest first. There are
@@ -320,6 +343,7 @@ fn assemble(
     fits: Vec<FitRow>,
     failures: Vec<FailureRow>,
     measurements: Vec<MeasurementRow>,
+    contracts: Vec<ContractRow>,
 ) -> Result<Vec<StoredRun>, sqlx::Error> {
     let mut sizes: HashMap<(Uuid, i64), Vec<StoredMeasurement>> = HashMap::new();
     for m in measurements {
@@ -342,6 +366,8 @@ fn assemble(
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,
                 failure: None,
+                contract: None,
+                not_provided: false,
             },
         ));
     }
@@ -358,8 +384,32 @@ fn assemble(
                 size_unit: x.size_unit,
                 source_hash: x.source_hash,
                 failure: Some(failure),
+                contract: None,
+                not_provided: false,
             },
         ));
+    }
+    for c in contracts {
+        let contract = c.contract.as_deref().map(decode_json).transpose()?;
+        let list = workloads.entry(c.run_id).or_default();
+        match list.iter_mut().find(|(id, _)| *id == c.workload_id) {
+            Some((_, w)) => w.contract = contract,
+            None if c.not_provided => list.push((
+                c.workload_id,
+                StoredWorkload {
+                    metadata: decode_json(&c.metadata)?,
+                    measurements: Vec::new(),
+                    name: c.name,
+                    size_unit: c.size_unit,
+                    source_hash: c.source_hash,
+                    failure: None,
+                    contract,
+                    not_provided: true,
+                },
+            )),
+            // The workload's failure was of a kind this server does not know, and left out.
+            None => {}
+        }
     }
     for list in workloads.values_mut() {
         list.sort_by_key(|(id, _)| *id);

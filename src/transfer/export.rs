@@ -170,6 +170,8 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                 source_hash: w.source_hash,
                 metadata: w.metadata,
                 failure: w.failure,
+                contract: w.contract,
+                not_provided: w.not_provided,
             })
             .collect();
         let record = PrunedRunRecord {
@@ -201,8 +203,8 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
             source_hash: w.source_hash,
             metadata: w.metadata,
             failure: w.failure,
-            contract: None,
-            not_provided: false,
+            contract: w.contract,
+            not_provided: w.not_provided,
         })
         .collect();
     let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads };

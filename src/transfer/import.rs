@@ -176,10 +176,7 @@ async fn apply(
                 Err(e) => return Ok(Err(json_error(&e))),
             };
             let run = match RunSubmission::from_json(record.run.get().as_bytes()) {
-                Ok(run) => match run.contract_field() {
-                    None => run,
-                    Some(e) => return Ok(Err(format!("invalid run: {}", at_field("run", e)))),
-                },
+                Ok(run) => run,
                 Err(e) => return Ok(Err(format!("invalid run: {}", at_field("run", e)))),
             };
             let arrival = match arrival(&record.content_hash, record.received_at, None) {
@@ -339,8 +336,8 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>),
                 source_hash: w.source_hash.clone(),
                 metadata: w.metadata.clone(),
                 failure: w.failure.clone(),
-                contract: None,
-                not_provided: false,
+                contract: w.contract.clone(),
+                not_provided: w.not_provided,
                 measurements: w
                     .measurements
                     .iter()

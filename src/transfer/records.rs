@@ -18,7 +18,7 @@ use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use slopewatch_core::bisection::BisectionSubmission;
-use slopewatch_core::wire::{Failure, Host, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Contract, Failure, Host, RunSubmission, SizeUnit, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -142,6 +142,12 @@ pub struct PrunedWorkload {
     /// Why the workload stopped; absent in files written before failures were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// The class it was held to; absent in files written before contracts were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<Contract>,
+    /// The toolchain's libc does not provide its function.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_provided: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

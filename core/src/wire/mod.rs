@@ -178,12 +178,10 @@ pub struct WorkloadRun {
     /// The class the workload may cost, judged instead of the slope limit: a contract probe's
     /// (`contract.FUNCTION.AXIS`), or a team's workload declared with `expect`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(ignore))]
     pub contract: Option<Contract>,
     /// The toolchain's libc does not provide the function the probe calls (glibc 2.36 has no
     /// `strlcpy`): neither a failure nor a pass, with no measurements.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "openapi", schema(ignore))]
     pub not_provided: bool,
 }
 
@@ -360,19 +358,6 @@ impl RunSubmission {
             .map(|w| WorkloadRun { contract: None, ..w.clone() })
             .collect();
         (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
-    }
-
-    /// The first field a server that does not store contracts must refuse, named as a server that
-    /// predates them names it (`unknown field `contract``), so that an agent sends the probes
-    /// again as plain workloads.
-    pub fn contract_field(&self) -> Option<FieldError> {
-        self.workloads.iter().enumerate().find_map(|(i, w)| {
-            let field = if w.contract.is_some() { "contract" } else { w.not_provided.then_some("not_provided")? };
-            Some(err(
-                format!("workloads[{i}].{field}"),
-                format!("unknown field `{field}`: this server does not store contracts yet"),
-            ))
-        })
     }
 
     /// Total number of timed samples in the run.

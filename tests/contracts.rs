@@ -1,0 +1,84 @@
+//! Contracts as the server keeps them: a probe's contract and a function its libc does not
+//! provide are stored with the run on both backends, answered the same on a resubmission, and
+//! carried whole by an export into another store.
+
+mod common;
+
+use common::{on_both_backends, run_of, Backend, TestApp, TestDb};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+
+fn probe_run() -> Value {
+    let measurements: Vec<Value> =
+        (0..6).map(|i| json!({"size": 1024u64 << i, "samples_ns": [900.0 + (1024u64 << i) as f64]})).collect();
+    run_of(
+        "zig-cc-musl",
+        "0.16.0",
+        "build-01",
+        vec![
+            json!({"name": "contract.strchr.remaining", "size_unit": "bytes", "source_hash": "sha256:c0",
+                   "measurements": measurements,
+                   "contract": {"expected": "1", "function": "strchr", "axis": "remaining",
+                                "broken": "reads the whole remaining string",
+                                "consequence": "A loop that calls it once per token over n bytes is O(n²)."}}),
+            json!({"name": "contract.strlcpy.length", "size_unit": "bytes", "source_hash": "sha256:c0",
+                   "measurements": [], "contract": {"expected": "n", "function": "strlcpy", "axis": "length"},
+                   "not_provided": true, "metadata": {"libc": "musl"}}),
+            json!({"name": "tokenize", "size_unit": "bytes", "source_hash": "sha256:t0",
+                   "measurements": measurements, "contract": {"expected": "n"}}),
+        ],
+    )
+}
+
+fn slopewatch(args: &[&str], db: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_slopewatch")).args(args).env("DATABASE_URL", db).output().unwrap()
+}
+
+/// The runs of an export file, as the wire writes them.
+fn exported_runs(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] == "run")
+        .map(|r| r["run"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_s_contracts_and_unprovided_functions_are_stored_whole_and_carried_by_an_export() {
+    on_both_backends(|db| async move {
+        let backend = db.backend;
+        let app = TestApp::new(db).await;
+        let run = probe_run();
+        let (status, answer) = app.submit(&run).await;
+        assert_eq!(status, 201, "{answer}");
+        let (status, _) = app.submit(&run).await;
+        assert_eq!(status, 200, "a resubmission is the same run, contracts and all");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("export.jsonl");
+        let out = slopewatch(&["export", "--output", file.to_str().unwrap()], &app.db.url);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let runs = exported_runs(&file);
+        assert_eq!(runs.len(), 1);
+        let by_name = |name: &str| runs[0]["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).cloned();
+        let original = |name: &str| run["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).cloned();
+        for name in ["contract.strchr.remaining", "contract.strlcpy.length", "tokenize"] {
+            let (stored, sent) = (by_name(name).unwrap(), original(name).unwrap());
+            assert_eq!(stored["contract"], sent["contract"], "{name} on {backend:?}");
+            assert_eq!(stored["not_provided"], sent["not_provided"], "{name} on {backend:?}");
+        }
+        assert_eq!(by_name("contract.strlcpy.length").unwrap()["metadata"]["libc"], "musl");
+
+        // Into the other backend: the same run, answered as a repeat when the agent sends it again.
+        let to = if backend == Backend::Postgres { Backend::Sqlite } else { Backend::Postgres };
+        let other = TestApp::new(TestDb::new(to).await).await;
+        let out = slopewatch(&["import", "--input", file.to_str().unwrap()], &other.db.url);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let (status, answer) = other.submit(&run).await;
+        assert_eq!(status, 200, "the imported run is the run the agent sent: {answer}");
+    })
+    .await;
+}

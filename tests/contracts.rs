@@ -82,3 +82,52 @@ async fn a_run_s_contracts_and_unprovided_functions_are_stored_whole_and_carried
     })
     .await;
 }
+
+/// A run of `version` whose one probe costs `cost(size)` at 8 sizes from 1 KiB, held to O(1).
+fn probe_at(version: &str, cost: impl Fn(f64) -> f64) -> Value {
+    let measurements: Vec<Value> = (0..8)
+        .map(|i| {
+            let size = 1024u64 << i;
+            let t = cost(size as f64);
+            json!({"size": size, "samples_ns": [t, t * 1.01, t * 0.99]})
+        })
+        .collect();
+    run_of(
+        "zig-cc-musl",
+        version,
+        "build-01",
+        vec![json!({"name": "contract.strchr.remaining", "size_unit": "bytes", "source_hash": "sha256:c0",
+                    "measurements": measurements,
+                    "contract": {"expected": "1", "function": "strchr", "axis": "remaining",
+                                 "broken": "reads the whole remaining string",
+                                 "consequence": "A loop that calls it once per token over n bytes is O(n²)."}})],
+    )
+}
+
+#[tokio::test]
+async fn a_version_that_takes_a_probe_over_its_contract_opens_a_regression_under_any_slope_threshold() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let (status, answer) = app.submit(&probe_at("0.15.2", |_| 900.0)).await;
+        assert_eq!(status, 201, "{answer}");
+        let (_, list) = app.get("/api/v1/regressions").await;
+        assert_eq!(list["regressions"].as_array().unwrap().len(), 0, "held: {list}");
+        // Linear growth: a slope of 1, under the threshold of 1.5, but O(n) against O(1).
+        let (status, answer) = app.submit(&probe_at("0.16.0", |n| 900.0 + 4.0 * n)).await;
+        assert_eq!(status, 201, "{answer}");
+        let (_, list) = app.get("/api/v1/regressions").await;
+        let regressions = list["regressions"].as_array().unwrap();
+        assert_eq!(regressions.len(), 1, "{list}");
+        let r = &regressions[0];
+        assert_eq!(r["regression"]["version"], "0.16.0", "{list}");
+        let w = &r["workloads"][0];
+        assert_eq!(w["workload"], "contract.strchr.remaining", "{list}");
+        assert_eq!((&w["class_before"], &w["class_after"]), (&json!("1"), &json!("n")), "{list}");
+        // Back to O(1) at the next version: fixed.
+        let (status, _) = app.submit(&probe_at("0.17.0", |_| 900.0)).await;
+        assert_eq!(status, 201);
+        let (_, list) = app.get("/api/v1/regressions?status=open").await;
+        assert_eq!(list["regressions"].as_array().unwrap().len(), 0, "resolved at 0.17.0: {list}");
+    })
+    .await;
+}

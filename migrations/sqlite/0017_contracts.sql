@@ -13,3 +13,10 @@ CREATE TABLE run_contracts (
     PRIMARY KEY (run_id, workload_id)
 );
 CREATE INDEX run_contracts_by_workload ON run_contracts (workload_id);
+
+-- The class each workload is held to instead of the slope threshold, as its latest run with a
+-- contract said: what the alert rules judge its versions by.
+CREATE TABLE workload_contracts (
+    workload_id BIGINT PRIMARY KEY REFERENCES workloads (id),
+    expected    TEXT NOT NULL
+);

@@ -18,6 +18,7 @@ use crate::store::{NewMember, NewRegression, Tx};
 use crate::webhooks;
 use crate::webhooks::events::{self, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange};
+use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -36,14 +37,16 @@ pub(super) struct Judged<'a> {
 }
 
 impl Judged<'_> {
-    /// The judged tracks as the rules see them: each summary's slope, each workload's outcomes.
-    fn current(&self) -> Vec<Current> {
+    /// The judged tracks as the rules see them: each summary's slope (held to its workload's
+    /// contract, in `contracts`, when it has one), each workload's outcomes.
+    fn current(&self, contracts: &HashMap<i64, Class>) -> Vec<Current> {
         let name = |id: i64| self.workload_ids.iter().find(|(_, &w)| w == id).map(|(n, _)| n.clone());
         let slopes = self.rows.iter().filter_map(|row| {
             let s = &row.summary;
             let sizes = s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
             let slope = Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 };
-            let fit = VersionFit::new(slope, sizes, s.complexity.clone());
+            let fit =
+                VersionFit::new(slope, sizes, s.complexity.clone()).held_to(contracts.get(&row.workload_id).copied());
             Some(Current {
                 track: Track::slope(row.workload_id),
                 workload: name(row.workload_id)?,
@@ -62,7 +65,8 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     let (lineage, version) = (judged.at.lineage.as_str(), judged.at.version.as_str());
     // Versions of one lineage are judged one at a time, each seeing what the one before wrote.
     tx.lock_lineage(lineage).await?;
-    let current = judged.current();
+    let ids: Vec<i64> = judged.rows.iter().map(|r| r.workload_id).collect();
+    let current = judged.current(&tx.workload_contracts(&ids).await?);
     if current.is_empty() {
         return Ok(());
     }

@@ -4,6 +4,7 @@
 //! The noise rule, beside the class's own (docs/complexity.md), is in `standing`.
 
 use slopewatch_core::complexity::{Class, Complexity};
+use slopewatch_core::wire::degree;
 
 /// Where a version's class stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +34,39 @@ pub fn standing(complexity: Option<&Complexity>) -> Standing {
     }
 }
 
+/// Where `complexity` stands against a contract of `expected`: over by as many polynomial degrees
+/// as its class is above the expected one's (O(1) → O(n) is 1, O(n log n) → O(n²) is 1), under
+/// when not above it, unsure when unnamed. As in [`standing`], a class is over only where its
+/// exponent's interval rules out the expected degree.
+pub fn against(complexity: Option<&Complexity>, expected: Class) -> Standing {
+    let Some(c) = complexity else { return Standing::Unsure };
+    let Some(class) = c.class else { return Standing::Unsure };
+    let (have, allowed) = (degree(class), degree(expected));
+    if have <= allowed {
+        return Standing::Under;
+    }
+    let low = c.exponent_ci_low.unwrap_or(f64::NEG_INFINITY);
+    if low > f64::from(allowed) {
+        Standing::Over(have - allowed)
+    } else {
+        Standing::Unsure
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_contract_is_broken_a_polynomial_step_up_and_only_as_far_as_the_exponent_bears_it_out() {
+        let one = Class::Constant;
+        assert_eq!(against(Some(&complexity(Some(Class::Linear), 0.9)), one), Standing::Over(1));
+        assert_eq!(against(Some(&complexity(Some(Class::Log), 0.1)), one), Standing::Under, "a logarithm is no break");
+        assert_eq!(against(Some(&complexity(Some(Class::Quadratic), 1.9)), Class::NLogN), Standing::Over(1));
+        assert_eq!(against(Some(&complexity(Some(Class::Linear), -0.2)), one), Standing::Unsure, "flat not ruled out");
+        assert_eq!(against(Some(&complexity(Some(Class::NLogN), 1.0)), Class::Linear), Standing::Under);
+        assert_eq!(against(Some(&complexity(None, 1.0)), one), Standing::Unsure);
+    }
 
     fn complexity(class: Option<Class>, low: f64) -> Complexity {
         Complexity {

@@ -35,7 +35,7 @@
 use super::classes::{self, Standing};
 use crate::config::{AlertRule, Rules};
 use crate::model::{SizeMedian, Slope};
-use slopewatch_core::complexity::Complexity;
+use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::verdict::{NoiseRule, SlopeEvidence};
 use slopewatch_core::version;
 use slopewatch_core::wire::Failure;
@@ -52,12 +52,19 @@ pub struct VersionFit {
     pub sizes: Vec<SizeMedian>,
     /// The class of `sizes`' medians, if worked out.
     pub complexity: Option<Complexity>,
+    /// The class the workload is held to instead of the threshold, when it has a contract.
+    pub contract: Option<Class>,
 }
 
 impl VersionFit {
     pub fn new(fit: Slope, sizes: Vec<SizeMedian>, complexity: Option<Complexity>) -> VersionFit {
         let Slope { slope, ci_low, ci_high, r2 } = fit;
-        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity }
+        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity, contract: None }
+    }
+
+    /// The same fit, held to `contract` when there is one.
+    pub fn held_to(self, contract: Option<Class>) -> VersionFit {
+        VersionFit { contract, ..self }
     }
 
     /// The slope with its interval and R², without the sizes.
@@ -196,6 +203,15 @@ impl Rules {
     /// The verdict under the configured rule, with how far over it is: 0 unless over, 1 over the
     /// slope threshold or in O(n²), 2 in O(n³).
     fn standing(&self, workload: &str, fit: &VersionFit) -> (Verdict, u8) {
+        // A contract is judged by its class whatever the rule: an O(1) → O(n) break moves the
+        // slope from 0 to 1, under any threshold.
+        if let Some(expected) = fit.contract {
+            return match classes::against(fit.complexity.as_ref(), expected) {
+                Standing::Over(level) => (Verdict::Over, level),
+                Standing::Under => (Verdict::Under, 0),
+                Standing::Unsure => (Verdict::Unsure, 0),
+            };
+        }
         let slope = self.slope_verdict(workload, fit);
         let class = classes::standing(fit.complexity.as_ref());
         let class_level = match class {
@@ -460,6 +476,7 @@ mod tests {
                 .map(|i| SizeMedian { size: 1024 << i, median_ns: (1024u64 << i) as f64, runs: 1 })
                 .collect(),
             complexity: None,
+            contract: None,
         }
     }
 

@@ -435,7 +435,15 @@ mod tests {
 
     fn summary(workload_id: i64, version: &str, slope: f64) -> Summary {
         let sizes = (0..6).map(|i| SizeMedian { size: 1024 << i, median_ns: 1.0, runs: 1 }).collect();
-        let fit = VersionFit { slope, ci_low: slope - 0.02, ci_high: slope + 0.02, r2: 0.999, sizes, complexity: None };
+        let fit = VersionFit {
+            slope,
+            ci_low: slope - 0.02,
+            ci_high: slope + 0.02,
+            r2: 0.999,
+            sizes,
+            complexity: None,
+            contract: None,
+        };
         let history =
             History { track: Track::slope(workload_id), version: version.to_string(), evidence: Evidence::Slope(fit) };
         Summary { history, workload: format!("w{workload_id}"), first_seen: OffsetDateTime::UNIX_EPOCH }

@@ -7,6 +7,7 @@ use super::decode_json;
 use crate::model::{RegressionStatus, SizeMedian, Slope};
 use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
 use crate::rules::replay::{Stored, StoredMember, Summary};
+use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::Failure;
 use std::collections::HashMap;
@@ -37,6 +38,15 @@ struct SummaryRow {
     host_ids: String,
     first_seen: OffsetDateTime,
     complexity: Option<String>,
+    /// The class the workload is held to, when it has a contract.
+    expected: Option<String>,
+}
+
+/// A workload's contract as the rules read it.
+#[derive(sqlx::FromRow)]
+struct ContractRow {
+    workload_id: i64,
+    expected: String,
 }
 
 /// A version's failures of a workload, as the alert rules read them.
@@ -70,6 +80,17 @@ struct StoredRow {
 }
 
 impl Tx<'_> {
+    /// The class each of `workload_ids` is held to, for those with a contract.
+    pub async fn workload_contracts(&mut self, workload_ids: &[i64]) -> Result<HashMap<i64, Class>, sqlx::Error> {
+        if workload_ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut q = sql("SELECT workload_id, expected FROM workload_contracts WHERE workload_id IN ");
+        q.push_tuple(workload_ids.iter().copied());
+        let rows: Vec<ContractRow> = self.exec().all(&q).await?;
+        rows.into_iter().map(|r| Ok((r.workload_id, decode_class(&r.expected)?))).collect()
+    }
+
     /// The workloads of `at`'s lineage's open regressions, and of any regression opened at its
     /// version (repeated runs of that version must not alert again).
     pub async fn lineage_members(&mut self, at: &LineageVersion) -> Result<Vec<Membership>, sqlx::Error> {
@@ -110,8 +131,9 @@ impl Tx<'_> {
     /// summary, and a failure track for each version that measured a workload at all.
     pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
         let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
-                    s.runs, s.host_ids, s.first_seen, s.complexity
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = $1");
+                    s.runs, s.host_ids, s.first_seen, s.complexity, c.expected
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
+             LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1");
         let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
         let q =
             sql("SELECT f.workload_id, w.name AS workload, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
@@ -140,7 +162,8 @@ impl Tx<'_> {
             };
             tallies.insert((row.workload_id, row.version.clone()), tally);
             let complexity = decode_complexity(row.complexity.as_deref())?;
-            let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity));
+            let contract = row.expected.as_deref().map(decode_class).transpose()?;
+            let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity).held_to(contract));
             let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
             summaries.push(Summary { history, workload: row.workload, first_seen: row.first_seen });
         }
@@ -198,4 +221,9 @@ impl Tx<'_> {
         }
         Ok(stored)
     }
+}
+
+/// A class as a contract stores it.
+fn decode_class(text: &str) -> Result<Class, sqlx::Error> {
+    Class::parse(text).ok_or_else(|| sqlx::Error::Decode(format!("{text:?} is not a class").into()))
 }

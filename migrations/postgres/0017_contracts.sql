@@ -14,9 +14,11 @@ CREATE TABLE run_contracts (
 );
 CREATE INDEX run_contracts_by_workload ON run_contracts (workload_id);
 
--- The class each workload is held to instead of the slope threshold, as its latest run with a
--- contract said: what the alert rules judge its versions by.
+-- The contract each workload is held to instead of the slope threshold, as its latest run with a
+-- contract said: what the alert rules judge its versions by (`expected`, the class), and what a
+-- regression says of a break (`contract`, the whole JSON object).
 CREATE TABLE workload_contracts (
     workload_id BIGINT PRIMARY KEY REFERENCES workloads (id),
-    expected    TEXT NOT NULL
+    expected    TEXT NOT NULL,
+    contract    TEXT NOT NULL
 );

@@ -58,12 +58,12 @@ impl Backend for Postgres {
                  AS c (run_id, workload_id, contract, not_provided, source_hash, metadata)
              WHERE c.run_id IN (SELECT id FROM run)
          ), expectation AS (
-             INSERT INTO workload_contracts (workload_id, expected)
-             SELECT DISTINCT ON (e.workload_id) e.workload_id, e.contract::jsonb ->> 'expected'
+             INSERT INTO workload_contracts (workload_id, expected, contract)
+             SELECT DISTINCT ON (e.workload_id) e.workload_id, e.contract::jsonb ->> 'expected', e.contract
              FROM UNNEST($42::uuid[], $43::bigint[], $44::text[]) WITH ORDINALITY AS e (run_id, workload_id, contract, n)
              WHERE e.contract IS NOT NULL AND e.run_id IN (SELECT id FROM run)
              ORDER BY e.workload_id, e.n DESC
-             ON CONFLICT (workload_id) DO UPDATE SET expected = EXCLUDED.expected
+             ON CONFLICT (workload_id) DO UPDATE SET expected = EXCLUDED.expected, contract = EXCLUDED.contract
          )
          SELECT COUNT(*) FROM run",
         )

@@ -95,12 +95,15 @@ impl Backend for Sqlite {
         if c.contract.iter().any(Option::is_some) {
             // Later runs of the batch after earlier ones: the latest contract of a workload wins.
             let mut q = QueryBuilder::new(
-                "INSERT INTO workload_contracts (workload_id, expected)
-                 SELECT workload_id, json_extract(contract, '$.expected') FROM run_contracts
+                "INSERT INTO workload_contracts (workload_id, expected, contract)
+                 SELECT workload_id, json_extract(contract, '$.expected'), contract FROM run_contracts
                  WHERE contract IS NOT NULL AND run_id IN ",
             );
             push_ids(&mut q, &r.id);
-            q.push(" ORDER BY rowid ON CONFLICT (workload_id) DO UPDATE SET expected = excluded.expected");
+            q.push(
+                " ORDER BY rowid ON CONFLICT (workload_id) DO UPDATE SET expected = excluded.expected, \
+                 contract = excluded.contract",
+            );
             q.build().execute(&mut *conn).await?;
         }
         let head = "INSERT INTO pending_summaries (run_id, lineage, version) ";

@@ -6,6 +6,7 @@ mod common;
 
 use common::{on_both_backends, run_of, Backend, TestApp, TestDb};
 use serde_json::{json, Value};
+use slopewatch::config::{AlertSettings, AlertsSection, Config, WebhookFormat, WebhookSection};
 use std::path::Path;
 use std::process::Command;
 
@@ -104,10 +105,23 @@ fn probe_at(version: &str, cost: impl Fn(f64) -> f64) -> Value {
     )
 }
 
+fn webhook_config() -> Config {
+    let target = WebhookSection {
+        name: "ops".into(),
+        url: "http://127.0.0.1:9/hook".into(),
+        secret: "0123456789abcdef0123".into(),
+        format: WebhookFormat::Json,
+    };
+    let alerts = AlertSettings::from_file(&AlertsSection::default(), &[target]).unwrap();
+    Config { alerts, ..Config::default() }
+}
+
+const SENTENCE: &str = "strchr now reads the whole remaining string: cost ∝ remaining^";
+
 #[tokio::test]
 async fn a_version_that_takes_a_probe_over_its_contract_opens_a_regression_under_any_slope_threshold() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
+        let app = TestApp::with_config(db, webhook_config()).await;
         let (status, answer) = app.submit(&probe_at("0.15.2", |_| 900.0)).await;
         assert_eq!(status, 201, "{answer}");
         let (_, list) = app.get("/api/v1/regressions").await;
@@ -123,6 +137,23 @@ async fn a_version_that_takes_a_probe_over_its_contract_opens_a_regression_under
         let w = &r["workloads"][0];
         assert_eq!(w["workload"], "contract.strchr.remaining", "{list}");
         assert_eq!((&w["class_before"], &w["class_after"]), (&json!("1"), &json!("n")), "{list}");
+        // The page, the API and the webhook say what the break means.
+        let sentence = w["contract_break"].as_str().unwrap_or_else(|| panic!("{list}"));
+        assert!(sentence.starts_with(SENTENCE), "{sentence}");
+        assert!(
+            sentence.ends_with(", O(1) at 0.15.2. A loop that calls it once per token over n bytes is O(n²)."),
+            "{sentence}"
+        );
+        let id = r["regression"]["id"].as_i64().unwrap();
+        let (status, page) = app.get(&format!("/regressions/{id}")).await;
+        assert_eq!(status, 200);
+        let page = page.as_str().unwrap().to_string();
+        assert!(page.contains("Contract broken") && page.contains(SENTENCE), "{page}");
+        assert!(page.contains("broke its contract at 0.16.0: O(n) against its contract of O(1) (was O(1))"), "{page}");
+        let bodies = app.db.texts("SELECT body FROM deliveries").await;
+        let opened: Vec<Value> = bodies.iter().map(|b| serde_json::from_str(b).unwrap()).collect();
+        let event = opened.iter().find(|e| e["event"] == "regression.opened").unwrap_or_else(|| panic!("{bodies:?}"));
+        assert!(event["workloads"][0]["contract_break"].as_str().unwrap().starts_with(SENTENCE), "{event}");
         // Back to O(1) at the next version: fixed.
         let (status, _) = app.submit(&probe_at("0.17.0", |_| 900.0)).await;
         assert_eq!(status, 201);

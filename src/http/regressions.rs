@@ -151,6 +151,8 @@ struct NumberRow {
     class_step: String,
     /// The workload's own source differs between the two versions.
     source_changed: bool,
+    /// What a broken contract means and costs a caller; empty without a contract.
+    contract_break: String,
 }
 
 struct TimelineRow {
@@ -244,6 +246,7 @@ async fn detail(
             detail: w.failure.as_ref().map(|f| f.detail.clone()).unwrap_or_default(),
             class_step: w.class_step().unwrap_or_else(|| "–".into()),
             source_changed: w.source_changed,
+            contract_break: w.contract_break.clone().unwrap_or_default(),
         })
         .collect();
     let versions: Vec<&str> = [r.previous_version.as_deref(), Some(r.version.as_str()), r.fixed_version.as_deref()]

@@ -18,8 +18,8 @@ use crate::store::{NewMember, NewRegression, Tx};
 use crate::webhooks;
 use crate::webhooks::events::{self, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange};
-use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::Contract;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -39,14 +39,14 @@ pub(super) struct Judged<'a> {
 impl Judged<'_> {
     /// The judged tracks as the rules see them: each summary's slope (held to its workload's
     /// contract, in `contracts`, when it has one), each workload's outcomes.
-    fn current(&self, contracts: &HashMap<i64, Class>) -> Vec<Current> {
+    fn current(&self, contracts: &HashMap<i64, Contract>) -> Vec<Current> {
         let name = |id: i64| self.workload_ids.iter().find(|(_, &w)| w == id).map(|(n, _)| n.clone());
         let slopes = self.rows.iter().filter_map(|row| {
             let s = &row.summary;
             let sizes = s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
             let slope = Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 };
-            let fit =
-                VersionFit::new(slope, sizes, s.complexity.clone()).held_to(contracts.get(&row.workload_id).copied());
+            let fit = VersionFit::new(slope, sizes, s.complexity.clone())
+                .held_to(contracts.get(&row.workload_id).map(|c| c.expected));
             Some(Current {
                 track: Track::slope(row.workload_id),
                 workload: name(row.workload_id)?,
@@ -87,6 +87,17 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         }
     }
     let summaries = tx.lineage_summaries(lineage).await?;
+    let mut ids: Vec<i64> = summaries.iter().map(|s| s.history.track.workload_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let contracts: HashMap<String, Contract> = tx
+        .workload_contracts(&ids)
+        .await?
+        .into_iter()
+        .filter_map(|(id, c)| {
+            summaries.iter().find(|s| s.history.track.workload_id == id).map(|s| (s.workload.clone(), c))
+        })
+        .collect();
     let stored = tx.lineage_regressions(lineage).await?;
     let derived = replay::derive(rules, &summaries);
     let changes = replay::reconcile(rules, &stored, &derived, &summaries);
@@ -98,6 +109,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         judged,
         settings,
         summaries: &summaries,
+        contracts: &contracts,
         announced: Vec::new(),
         ratio_sizes: HashMap::new(),
         opened: HashMap::new(),
@@ -125,6 +137,8 @@ struct Writer<'t, 'c, 'j> {
     judged: &'j Judged<'j>,
     settings: &'j Settings,
     summaries: &'j [Summary],
+    /// The contracts of the lineage's workloads that have one, by name.
+    contracts: &'j HashMap<String, Contract>,
     announced: Vec<Event>,
     /// By regression and workload name, the size at which each fix's time ratio was measured.
     ratio_sizes: HashMap<i64, HashMap<String, i64>>,
@@ -145,6 +159,7 @@ impl<'j> Writer<'_, '_, 'j> {
             version,
             rules: &self.settings.alerts.rules,
             public_url: self.settings.public_url.as_deref(),
+            contracts: self.contracts,
         }
     }
 

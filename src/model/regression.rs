@@ -138,6 +138,12 @@ pub struct RegressionWorkload {
     #[sqlx(skip)]
     #[serde(default)]
     pub source_changed: bool,
+    /// For a workload held to a contract, what its break means and costs a caller, e.g.
+    /// "strcspn now reads the whole remaining string: cost ∝ remaining^1.00, O(1) at 0.15.2. A
+    /// loop that calls it once per token over n bytes is O(n²)."
+    #[sqlx(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract_break: Option<String>,
 }
 
 impl RegressionWorkload {

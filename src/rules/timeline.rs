@@ -5,6 +5,8 @@ use super::evaluate::{Evidence, Outcomes};
 use super::replay::{Moved, MovedField};
 use crate::format;
 use crate::model::RegressionStatus;
+use slopewatch_core::complexity::{Class, UNSURE};
+use slopewatch_core::wire::Contract;
 
 /// One entry of a regression's timeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,6 +72,18 @@ impl Entry<'_> {
     pub fn detail(&self) -> String {
         match *self {
             Entry::FirstRun { version } => format!("First run of {version}"),
+            Entry::Crossed { workload, at, evidence: Evidence::Slope(fit), before, late, .. }
+                if fit.contract.is_some() =>
+            {
+                let expected = fit.contract.map_or("", Class::label);
+                let was = before.and_then(Evidence::slope).and_then(|b| format::class_label(b.complexity.as_ref()));
+                format!(
+                    "{workload} {} at {at}: {} against its contract of {expected}{}",
+                    if late { "joined" } else { "broke its contract" },
+                    format::class_label(fit.complexity.as_ref()).unwrap_or(UNSURE),
+                    was.map(|c| format!(" (was {c})")).unwrap_or_default(),
+                )
+            }
             Entry::Crossed { workload, at, evidence: Evidence::Slope(fit), before, threshold, late } => {
                 let mut detail = format!(
                     "{workload} {} at {at}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {threshold:.2})",
@@ -142,6 +156,28 @@ fn failing(o: &Outcomes) -> String {
         o.failed_hosts,
         o.hosts
     )
+}
+
+/// What a broken contract means, for a regression's page and its webhooks: "strcspn now reads the
+/// whole remaining string: cost ∝ remaining^1.00, O(1) at 0.15.2. A loop that calls it once per
+/// token over n bytes is O(n²)." `exponent` is the growth measured at the bad version, `previous`
+/// the last version that held the contract (none for a first version already over it).
+pub fn contract_break(contract: &Contract, exponent: Option<f64>, previous: Option<&str>) -> String {
+    let who = if contract.function.is_empty() { "it".to_string() } else { contract.function.clone() };
+    let what = if contract.broken.is_empty() {
+        format!("costs more than {}", contract.expected.label())
+    } else {
+        contract.broken.clone()
+    };
+    let axis = if contract.axis.is_empty() { "n" } else { contract.axis.as_str() };
+    let cost = exponent.map(|k| format!(": cost ∝ {axis}^{k:.2}")).unwrap_or_default();
+    let held = match previous {
+        Some(v) => format!(", {} at {v}", contract.expected.label()),
+        None => format!(", held to {}", contract.expected.label()),
+    };
+    let consequence =
+        if contract.consequence.is_empty() { String::new() } else { format!(" {}", contract.consequence) };
+    format!("{who} now {what}{cost}{held}.{consequence}")
 }
 
 #[cfg(test)]

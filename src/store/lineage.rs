@@ -9,7 +9,7 @@ use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Tr
 use crate::rules::replay::{Stored, StoredMember, Summary};
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::Failure;
+use slopewatch_core::wire::{Contract, Failure};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -42,11 +42,11 @@ struct SummaryRow {
     expected: Option<String>,
 }
 
-/// A workload's contract as the rules read it.
+/// A workload's latest contract, still JSON.
 #[derive(sqlx::FromRow)]
 struct ContractRow {
     workload_id: i64,
-    expected: String,
+    contract: String,
 }
 
 /// A version's failures of a workload, as the alert rules read them.
@@ -80,15 +80,15 @@ struct StoredRow {
 }
 
 impl Tx<'_> {
-    /// The class each of `workload_ids` is held to, for those with a contract.
-    pub async fn workload_contracts(&mut self, workload_ids: &[i64]) -> Result<HashMap<i64, Class>, sqlx::Error> {
+    /// The contract each of `workload_ids` is held to, for those with one.
+    pub async fn workload_contracts(&mut self, workload_ids: &[i64]) -> Result<HashMap<i64, Contract>, sqlx::Error> {
         if workload_ids.is_empty() {
             return Ok(HashMap::new());
         }
-        let mut q = sql("SELECT workload_id, expected FROM workload_contracts WHERE workload_id IN ");
+        let mut q = sql("SELECT workload_id, contract FROM workload_contracts WHERE workload_id IN ");
         q.push_tuple(workload_ids.iter().copied());
         let rows: Vec<ContractRow> = self.exec().all(&q).await?;
-        rows.into_iter().map(|r| Ok((r.workload_id, decode_class(&r.expected)?))).collect()
+        rows.into_iter().map(|r| Ok((r.workload_id, decode_json(&r.contract)?))).collect()
     }
 
     /// The workloads of `at`'s lineage's open regressions, and of any regression opened at its

@@ -11,8 +11,8 @@ use crate::model::{
     RegressionWorkload, ResolvedMember, Slope, VersionSizes,
 };
 use crate::rules::evaluate::Track;
-use crate::rules::timeline::Entry;
-use slopewatch_core::wire::Failure;
+use crate::rules::timeline::{self, Entry};
+use slopewatch_core::wire::{Contract, Failure};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -25,9 +25,10 @@ const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.
      rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
      rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
      sb.complexity AS complexity_before, sa.complexity AS complexity_after,
-     sb.source_hash AS source_before, sa.source_hash AS source_after
+     sb.source_hash AS source_before, sa.source_hash AS source_after, wc.contract, rr.previous_version
      FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
      JOIN regressions rr ON rr.id = rw.regression_id
+     LEFT JOIN workload_contracts wc ON wc.workload_id = rw.workload_id
      LEFT JOIN version_summaries sa
        ON sa.workload_id = rw.workload_id AND sa.lineage = rr.lineage AND sa.version = rr.version
      LEFT JOIN version_summaries sb
@@ -42,15 +43,25 @@ struct WorkloadRecord {
     complexity_after: Option<String>,
     source_before: Option<String>,
     source_after: Option<String>,
+    /// The workload's contract, JSON, when it has one.
+    contract: Option<String>,
+    previous_version: Option<String>,
 }
 
 impl WorkloadRecord {
     fn decode(self) -> Result<RegressionWorkload, sqlx::Error> {
         let class =
             |text: Option<String>| decode_complexity(text.as_deref()).map(|c| crate::format::class_text(c.as_ref()));
+        let after = decode_complexity(self.complexity_after.as_deref())?;
+        let contract: Option<Contract> = self.contract.as_deref().map(decode_json).transpose()?;
+        let contract_break = contract.filter(|_| self.member.reason == "slope").map(|c| {
+            let exponent = after.as_ref().and_then(|a| a.exponent);
+            timeline::contract_break(&c, exponent, self.previous_version.as_deref())
+        });
         Ok(RegressionWorkload {
+            contract_break,
             class_before: class(self.complexity_before)?,
-            class_after: class(self.complexity_after)?,
+            class_after: crate::format::class_text(after.as_ref()),
             source_changed: matches!((&self.source_before, &self.source_after), (Some(b), Some(a)) if b != a),
             ..self.member.with_failure()
         })

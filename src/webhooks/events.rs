@@ -6,8 +6,10 @@ use crate::config::Rules;
 use crate::model::ResolvedMember;
 use crate::rules::evaluate::{time_ratio, Track};
 use crate::rules::replay::{Derived, Update};
+use crate::rules::timeline;
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
+use slopewatch_core::wire::Contract;
 use std::collections::HashMap;
 
 /// Where an event happened: the lineage and version whose summary the rules judged.
@@ -17,6 +19,8 @@ pub struct Scene<'a> {
     pub rules: &'a Rules,
     /// The server's public URL, to make links absolute.
     pub public_url: Option<&'a str>,
+    /// The contracts of the lineage's workloads that have one, by name.
+    pub contracts: &'a HashMap<String, Contract>,
 }
 
 impl Scene<'_> {
@@ -101,6 +105,10 @@ fn announce<'n>(
                     .and_then(|(_, p)| p.slope())
                     .and_then(|p| format::class_text(p.complexity.as_ref())),
                 class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
+                contract_break: fit.zip(scene.contracts.get(name)).map(|(f, c)| {
+                    let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
+                    timeline::contract_break(c, exponent, last_good.as_deref())
+                }),
                 series_url: scene.series_url(name),
             }
         })
@@ -147,6 +155,7 @@ pub fn resolved<'c>(
             ratio_size: sizes_at_fix.get(&m.name).copied(),
             class_before: format::class_text(complexity(&m.name, &m.version)),
             class_after: format::class_text(complexity(&m.name, scene.version)),
+            contract_break: None,
             series_url: scene.series_url(&m.name),
             name: m.name,
         })

@@ -109,6 +109,11 @@ pub struct EventWorkload {
     /// `"unsure"`); `null` where that version has no summary or no class.
     pub class_before: Option<String>,
     pub class_after: Option<String>,
+    /// For a workload held to a contract, what its break means and costs a caller, e.g.
+    /// "strcspn now reads the whole remaining string: cost ∝ remaining^1.00, O(1) at 0.15.2. A
+    /// loop that calls it once per token over n bytes is O(n²)."
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract_break: Option<String>,
     pub series_url: String,
 }
 
@@ -196,6 +201,9 @@ impl Body for Event {
             if let Some(step) = format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()) {
                 line.push_str(&format!("; {step}"));
             }
+            if let Some(sentence) = &w.contract_break {
+                line.push_str(&format!("\n    {}", slack_escape(sentence)));
+            }
             lines.push(line);
         }
         lines.push(format!("<{}|Open the regression>", slack_escape(&self.links.regression)));
@@ -231,6 +239,7 @@ mod tests {
                 ratio_size: Some(1 << 20),
                 class_before: Some("n".into()),
                 class_after: Some("n^2".into()),
+                contract_break: None,
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
             }],
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },

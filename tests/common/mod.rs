@@ -99,6 +99,24 @@ impl TestDb {
         }
     }
 
+    /// The first column of every row a query gives, as text, read behind the store's back.
+    pub async fn texts(&self, sql: &str) -> Vec<String> {
+        match self.backend {
+            Backend::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.url).await.unwrap();
+                let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(&pool).await.unwrap();
+                pool.close().await;
+                rows.into_iter().map(|r| r.0).collect()
+            }
+            Backend::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.url).await.unwrap();
+                let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(&pool).await.unwrap();
+                pool.close().await;
+                rows.into_iter().map(|r| r.0).collect()
+            }
+        }
+    }
+
     /// Makes the database refuse every write of a version summary (a trigger raises), or stops.
     pub async fn refuse_summaries(&self, refuse: bool) {
         let sql = match (self.backend, refuse) {

@@ -78,6 +78,13 @@ pub fn compare(workload: &str, a_lineage: &str, a_version: &str, b_lineage: &str
     compare_at("/compare", workload, a_lineage, a_version, b_lineage, b_version)
 }
 
+/// The contracts page with exactly these toolchain versions as its columns, in this order; with
+/// none, each lineage at its latest version.
+pub fn contracts(columns: &[slopewatch_core::lineage::LineageVersion]) -> String {
+    let values: Vec<String> = columns.iter().map(|c| toolchain_version(&c.lineage, &c.version)).collect();
+    with_versions("/contracts".into(), &values)
+}
+
 pub fn run(id: &uuid::Uuid) -> String {
     format!("/runs/{id}")
 }
@@ -106,6 +113,12 @@ mod tests {
         assert!(toolchain_version_readings("nope").is_empty());
         assert!(toolchain_version_readings("x@").is_empty());
         assert!(toolchain_version_readings("@1").is_empty());
+        let columns = [
+            slopewatch_core::lineage::LineageVersion::new("zig cc", "0.16.0+x"),
+            slopewatch_core::lineage::LineageVersion::new("b@c", "2"),
+        ];
+        assert_eq!(contracts(&columns), "/contracts?v=zig+cc%400.16.0%2Bx&v=b%40c%402");
+        assert_eq!(contracts(&[]), "/contracts");
     }
 
     #[test]

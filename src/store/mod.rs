@@ -14,6 +14,7 @@ mod bisections;
 mod claims;
 mod columns;
 mod complexity;
+pub mod contracts;
 mod db;
 mod failures;
 mod inventory;

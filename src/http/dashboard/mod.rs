@@ -2,6 +2,7 @@
 //! JavaScript off; `static/dashboard.js` only inlines charts for hover values.
 
 mod compare;
+mod contracts;
 mod inventory;
 mod overview;
 mod runs;
@@ -32,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/runs/{id}", get(runs::page))
         .route("/toolchains", get(inventory::toolchains))
         .route("/hosts", get(inventory::hosts))
+        .route("/contracts", get(contracts::page))
 }
 
 /// Serves a chart drawn from `view`. The ETag is a hash of the view (and of this build), so a

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::chromium::{browser, output_dir, Chromium};
+use common::chromium::{output_dir, Chromium};
 use common::{create_token, Backend, RunShape, TestDb};
 use slopewatch::config::Config;
 use slopewatch::store::Scope;
@@ -47,14 +47,7 @@ fn assert_charts_rendered(page: &str, dom: &str, expected: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_renders_in_chromium_with_real_agent_data() {
-    let Some(chromium) = browser() else {
-        if std::env::var("SLOPEWATCH_SKIP_BROWSER").as_deref() == Ok("1") {
-            eprintln!("note: SLOPEWATCH_SKIP_BROWSER=1 and no Chromium; skipped");
-            return;
-        }
-        panic!("Chromium is needed for this test: `apt-get install chromium` (or set SLOPEWATCH_CHROMIUM), or set SLOPEWATCH_SKIP_BROWSER=1 to skip it");
-    };
-    let chromium = Chromium::new(chromium);
+    let Some(chromium) = Chromium::required() else { return };
     let shots = output_dir();
 
     let db = TestDb::new(Backend::Sqlite).await;

@@ -7,7 +7,7 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::chromium::{browser, output_dir, Chromium};
+use common::chromium::{output_dir, Chromium};
 use common::{run_of, Backend, TestApp, TestDb};
 use serde_json::{json, Value};
 
@@ -55,14 +55,7 @@ fn cell_with<'a>(dom: &'a str, href: &str) -> &'a str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_versions_stand_side_by_side_in_chromium_and_a_cell_links_to_its_series() {
-    let Some(chromium) = browser() else {
-        if std::env::var("SLOPEWATCH_SKIP_BROWSER").as_deref() == Ok("1") {
-            eprintln!("note: SLOPEWATCH_SKIP_BROWSER=1 and no Chromium; skipped");
-            return;
-        }
-        panic!("Chromium is needed for this test: `apt-get install chromium` (or set SLOPEWATCH_CHROMIUM), or set SLOPEWATCH_SKIP_BROWSER=1 to skip it");
-    };
-    let chromium = Chromium::new(chromium);
+    let Some(chromium) = Chromium::required() else { return };
     let app = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
     let crashed = json!({"kind": "crashed", "size": 2048, "signal": 11, "detail": "read past its bound of 2 bytes"});
     for (version, workloads) in [

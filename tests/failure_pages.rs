@@ -7,7 +7,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::chromium::{browser, Chromium};
+use common::chromium::Chromium;
 use common::{on_both_backends, run_of, Backend, TestApp, TestDb};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
@@ -250,14 +250,7 @@ async fn a_hostile_failure_detail_is_escaped_on_run_series_and_regression_pages(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_failure_detail_runs_no_script_in_a_real_browser() {
-    let Some(chromium) = browser() else {
-        if std::env::var("SLOPEWATCH_SKIP_BROWSER").as_deref() == Ok("1") {
-            eprintln!("note: SLOPEWATCH_SKIP_BROWSER=1 and no Chromium; skipped");
-            return;
-        }
-        panic!("Chromium is needed for this test, or set SLOPEWATCH_SKIP_BROWSER=1 to skip it");
-    };
-    let chromium = Chromium::new(chromium);
+    let Some(chromium) = Chromium::required() else { return };
     let db = TestDb::new(Backend::Sqlite).await;
     let test = TestApp::new(db).await;
     submit(&test, &run_of("musl-gcc", "1.2.4", "build-01", vec![workload("strtol", 5, None)])).await;

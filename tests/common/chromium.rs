@@ -30,6 +30,22 @@ pub struct Chromium {
 }
 
 impl Chromium {
+    /// The browser a page test needs: `None`, with a note, only when there is none and
+    /// `SLOPEWATCH_SKIP_BROWSER=1` says to skip; without it a missing browser fails the test.
+    pub fn required() -> Option<Chromium> {
+        match browser() {
+            Some(binary) => Some(Chromium::new(binary)),
+            None if std::env::var("SLOPEWATCH_SKIP_BROWSER").as_deref() == Ok("1") => {
+                eprintln!("note: SLOPEWATCH_SKIP_BROWSER=1 and no Chromium; skipped");
+                None
+            }
+            None => panic!(
+                "Chromium is needed for this test: `apt-get install chromium` (or set SLOPEWATCH_CHROMIUM), or set \
+                 SLOPEWATCH_SKIP_BROWSER=1 to skip it"
+            ),
+        }
+    }
+
     pub fn new(binary: PathBuf) -> Chromium {
         Chromium { binary, profile: tempfile::tempdir().unwrap() }
     }

@@ -500,3 +500,37 @@ async fn statuses_editors_set_before_the_upgrade_still_move_with_the_history() {
         assert_eq!(statuses, [RegressionStatus::Acknowledged, RegressionStatus::FalseAlarm]);
     }
 }
+
+/// Regression 7 as a store from before findings holds a first version that was already over: a
+/// "regression" with no last good version.
+macro_rules! seed_first_version_over_0016 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        seed_regression_0009!(pool);
+        sqlx::query("UPDATE regressions SET previous_version = NULL WHERE id = 7").execute(pool).await.unwrap();
+    }};
+}
+
+#[tokio::test]
+async fn a_regression_with_no_last_good_version_stored_before_findings_reads_as_a_finding_under_its_number() {
+    use slopewatch::model::RegressionKind;
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 16, seed_first_version_over_0016);
+        db.store.migrate().await.unwrap();
+        let row = db.store.regression_row(7).await.unwrap().unwrap();
+        assert_eq!(row.kind(), RegressionKind::Finding);
+        let findings = db.store.regressions_of(None, Some(RegressionKind::Finding)).await.unwrap();
+        assert_eq!(findings.iter().map(|(r, _)| r.id).collect::<Vec<_>>(), [7]);
+        assert!(db.store.regressions_of(None, Some(RegressionKind::Regression)).await.unwrap().is_empty());
+        let app = TestApp::new(db).await;
+        let (status, page) = app.get("/regressions/7").await;
+        assert_eq!(status, 200);
+        let page = page.as_str().unwrap().to_string();
+        assert!(page.contains("Finding #7: zig-cc-musl") && !page.contains("slopewatch-agent bisect"), "{page}");
+        let (_, list) = app.get("/api/v1/regressions?kind=finding").await;
+        assert_eq!(list["regressions"][0]["regression"]["id"], 7, "{list}");
+        assert_eq!(list["regressions"][0]["kind"], "finding", "{list}");
+    }
+}

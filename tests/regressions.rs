@@ -21,7 +21,10 @@ async fn regression_pages_list_and_show_a_regression_to_anyone() {
         assert!(list.text.contains(&format!("/regressions/{id}")) && list.text.contains("zig-cc-musl"));
         assert!(list.text.contains("<code>0.15.0</code> → <code>0.16.0</code>"), "{}", list.text);
         assert!(list.text.contains("workload-0, workload-1, workload-2"));
-        assert!(get(&app, "/regressions?status=fixed", "").await.text.contains("No regressions with this status"));
+        assert!(get(&app, "/regressions?status=fixed", "")
+            .await
+            .text
+            .contains("No regressions or findings with this status."));
         assert_eq!(get(&app, "/regressions?status=bogus", "").await.status, StatusCode::BAD_REQUEST);
 
         let detail = get(&app, &format!("/regressions/{id}"), "").await;

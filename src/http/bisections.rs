@@ -10,7 +10,7 @@ use super::{AppState, Error};
 use crate::config::Rules;
 use crate::format;
 use crate::intake::BisectionOutcome;
-use crate::model::{Bisection, RegressionDetail};
+use crate::model::{Bisection, RegressionDetail, RegressionKind};
 use axum::extract::{Request, State};
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
@@ -161,10 +161,13 @@ pub(super) fn bisect_commands(d: &RegressionDetail, server: &str, rules: &Rules)
 pub struct RegressionAnswer {
     #[serde(flatten)]
     detail: RegressionDetail,
+    /// A regression (a step from a last good version) or a finding (over at the first version
+    /// its lineage measured, with nothing to bisect).
+    kind: RegressionKind,
     /// The command that bisects this regression on a build host, taking the range, workloads and
     /// threshold from the server; `candidates.txt` holds one `VERSION=CC COMMAND` line per
-    /// toolchain build, oldest first.
-    bisect_command: String,
+    /// toolchain build, oldest first. Null for a finding: it has no good end.
+    bisect_command: Option<String>,
     /// The same bisection with the range given explicitly; null while the regression has no last
     /// good version.
     bisect_command_explicit: Option<String>,
@@ -173,9 +176,11 @@ pub struct RegressionAnswer {
 impl RegressionAnswer {
     pub(super) fn new(detail: RegressionDetail, state: &AppState, headers: &HeaderMap) -> RegressionAnswer {
         let commands = bisect_commands(&detail, &server_url(state, headers), &state.config.alerts.rules);
+        let kind = detail.regression.kind();
         RegressionAnswer {
             detail,
-            bisect_command: commands.from_regression,
+            kind,
+            bisect_command: (kind == RegressionKind::Regression).then_some(commands.from_regression),
             bisect_command_explicit: commands.explicit,
         }
     }

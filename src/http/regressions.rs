@@ -1,16 +1,18 @@
-//! Regressions: `/regressions`, the retrospective at `/regressions/{id}` with its editing forms and
-//! Markdown export, and the same as JSON under `/api/v1/regressions`.
+//! Regressions and findings: the retrospective at `/regressions/{id}` with its editing forms and
+//! Markdown export, and the same as JSON under `/api/v1/regressions/{id}`; the list is in `list`.
+
+mod list;
 
 use super::bisections::{bisect_commands, bisection_view, server_url, BisectCommands, BisectionView, RegressionAnswer};
 use super::deliveries::{delivery_view, DeliveryView};
 use super::error::ErrorBody;
-use super::extract::{AppForm, AppQuery, OnPage, RegressionId};
+use super::extract::{AppForm, OnPage, RegressionId};
 use super::pages::{self, PageResult};
 use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::charts::{before_after_chart, VersionLine};
 use crate::format;
-use crate::model::{RegressionDetail, RegressionRow, RegressionStatus, RegressionWorkload};
+use crate::model::{RegressionDetail, RegressionKind, RegressionStatus};
 use crate::views::regression::{edits, markdown, postmortem};
 use askama::Template;
 use axum::extract::State;
@@ -19,15 +21,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
-        .route("/regressions", get(list))
+        .route("/regressions", get(list::list))
         .route("/regressions/{id}", get(detail))
         .route("/regressions/{id}/postmortem.md", get(export))
         .route("/regressions/{id}/status", post(set_status))
@@ -38,10 +39,13 @@ pub(super) fn router() -> Router<AppState> {
 
 /// The regressions as JSON, documented in the OpenAPI document.
 pub(super) fn api_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_json)).routes(routes!(detail_json)).merge(super::bisections::api_router())
+    OpenApiRouter::new()
+        .routes(routes!(list::list_json))
+        .routes(routes!(detail_json))
+        .merge(super::bisections::api_router())
 }
 
-fn num(v: Option<f64>, digits: usize) -> String {
+pub(super) fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
 }
 
@@ -53,84 +57,10 @@ async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     state.store.regression(id).await?.ok_or_else(|| not_found(id))
 }
 
-struct ListRow {
-    id: i64,
-    status: String,
-    status_label: String,
-    lineage: String,
-    previous_version: String,
-    version: String,
-    workloads: String,
-    max_slope: String,
-    magnitude: String,
-    opened: String,
-    fixed_version: String,
-}
-
-struct Choice {
-    value: &'static str,
-    label: &'static str,
-    selected: bool,
-}
-
-#[derive(Template)]
-#[template(path = "regressions.html")]
-struct ListPage {
-    rows: Vec<ListRow>,
-    filters: Vec<Choice>,
-    all_selected: bool,
-    user: Option<String>,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-struct ListQuery {
-    /// Only regressions with this status.
-    #[param(value_type = Option<RegressionStatus>)]
-    status: Option<String>,
-}
-
-fn parse_status(q: &ListQuery) -> Result<Option<RegressionStatus>, Error> {
-    match q.status.as_deref().filter(|s| !s.is_empty()) {
-        None => Ok(None),
-        Some(s) => RegressionStatus::parse(s).map(Some).ok_or_else(|| {
-            Error::BadRequest(format!("status must be one of open, acknowledged, fixed, false_alarm; not {s:?}"))
-        }),
-    }
-}
-
-/// `GET /regressions`: every regression, newest first, optionally of one status.
-async fn list(
-    State(state): State<AppState>,
-    Reader(session): Reader,
-    OnPage(AppQuery(query)): OnPage<AppQuery<ListQuery>>,
-) -> PageResult {
-    let status = parse_status(&query)?;
-    let rows = state
-        .store
-        .regressions(status)
-        .await?
-        .into_iter()
-        .map(|(r, members)| ListRow {
-            status_label: RegressionStatus::label_of(&r.status).to_string(),
-            status: r.status,
-            id: r.id,
-            lineage: r.lineage,
-            previous_version: r.previous_version.unwrap_or_else(|| "–".into()),
-            version: r.version,
-            workloads: members.iter().map(|m| m.workload.as_str()).collect::<Vec<_>>().join(", "),
-            max_slope: num(members.iter().filter_map(|m| m.slope).reduce(f64::max), 2),
-            magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
-            opened: format::timestamp(r.opened_at),
-            fixed_version: r.fixed_version.unwrap_or_default(),
-        })
-        .collect();
-    let filters = RegressionStatus::ALL
-        .into_iter()
-        .map(|s| Choice { value: s.as_str(), label: s.label(), selected: status == Some(s) })
-        .collect();
-    let page = ListPage { rows, filters, all_selected: status.is_none(), user: session.map(|s| s.name) };
-    Ok(pages::render(StatusCode::OK, &page))
+pub(super) struct Choice {
+    pub value: &'static str,
+    pub label: &'static str,
+    pub selected: bool,
 }
 
 struct NumberRow {
@@ -183,6 +113,9 @@ struct LinkView {
 #[template(path = "regressions_detail.html")]
 struct DetailPage {
     id: i64,
+    /// `Regression` or `Finding`.
+    kind: &'static str,
+    finding: bool,
     lineage: String,
     version: String,
     previous_version: String,
@@ -271,6 +204,8 @@ async fn detail(
         .collect();
     let page = DetailPage {
         id: r.id,
+        kind: r.kind().title(),
+        finding: r.kind() == RegressionKind::Finding,
         lineage: r.lineage.clone(),
         version: r.version.clone(),
         previous_version: r.previous_version.clone().unwrap_or_else(|| "none measured".into()),
@@ -407,42 +342,6 @@ async fn add_link(
     let (title, url) = edits::link(&f.title, &f.url).map_err(Error::BadRequest)?;
     let now = OffsetDateTime::now_utc();
     back_to(id, state.store.add_regression_link(id, &session.name, title, url, now).await?)
-}
-
-/// Every regression, newest first, each with its workloads.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RegressionList {
-    regressions: Vec<RegressionEntry>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RegressionEntry {
-    regression: RegressionRow,
-    workloads: Vec<RegressionWorkload>,
-}
-
-/// Lists regressions
-///
-/// Newest first, at most 500, each with the workloads that crossed the threshold.
-#[utoipa::path(
-    get,
-    path = "/api/v1/regressions",
-    tag = "regressions",
-    params(ListQuery),
-    responses(
-        (status = 200, description = "The regressions, newest first", body = RegressionList),
-        (status = 400, description = "`status` is not a regression status", body = ErrorBody),
-        (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
-    )
-)]
-async fn list_json(
-    State(state): State<AppState>,
-    AppQuery(query): AppQuery<ListQuery>,
-) -> Result<Json<RegressionList>, Error> {
-    let status = parse_status(&query)?;
-    let regressions = state.store.regressions(status).await?;
-    let regressions = regressions.into_iter().map(|(regression, workloads)| RegressionEntry { regression, workloads });
-    Ok(Json(RegressionList { regressions: regressions.collect() }))
 }
 
 /// One regression

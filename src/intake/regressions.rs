@@ -17,7 +17,7 @@ use crate::rules::timeline::Entry;
 use crate::store::{NewMember, NewRegression, Tx};
 use crate::webhooks;
 use crate::webhooks::events::{self, Scene};
-use crate::webhooks::payload::{Event, Field, FieldChange};
+use crate::webhooks::payload::{Event, Field, FieldChange, OPENED};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::Contract;
 use std::collections::HashMap;
@@ -236,7 +236,13 @@ impl<'j> Writer<'_, '_, 'j> {
         }
         if u.announce {
             let changes = events::changes(u, |w| self.name(w));
-            let event = events::updated(&self.scene(&d.version), id, d, changes, |w| self.name(w));
+            let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
+            let scene = self.scene(&d.version);
+            let event = if opens {
+                events::became_regression(&scene, id, d, changes, |w| self.name(w))
+            } else {
+                events::updated(&scene, id, d, changes, |w| self.name(w))
+            };
             self.announced.push(event);
         }
         for &t in &u.unfixed {

@@ -11,7 +11,7 @@ pub use bisection::{Bisection, BisectionStep};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
 pub use failure::{failure_facts, stored_failure};
 pub use regression::{
-    RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
+    RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, VersionSizes,
 };
 

@@ -66,6 +66,49 @@ impl TryFrom<String> for RegressionStatus {
     }
 }
 
+/// What a regression is: a step from a version that held (a **regression**, with a last good
+/// version to bisect from), or a workload already over its limit or contract at the first version
+/// its lineage measured (a **finding**: nothing to regress from, nothing to bisect). Derived from
+/// the stored row (a finding has no last good version), so a store from before findings reads
+/// its "regressions" with no last good version as findings, under the same numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RegressionKind {
+    Regression,
+    Finding,
+}
+
+impl RegressionKind {
+    pub const ALL: [RegressionKind; 2] = [RegressionKind::Regression, RegressionKind::Finding];
+
+    /// The kind of a regression with this last good version.
+    pub fn of(previous_version: Option<&str>) -> RegressionKind {
+        match previous_version {
+            Some(_) => RegressionKind::Regression,
+            None => RegressionKind::Finding,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegressionKind::Regression => "regression",
+            RegressionKind::Finding => "finding",
+        }
+    }
+
+    /// How it reads at the start of a sentence.
+    pub fn title(self) -> &'static str {
+        match self {
+            RegressionKind::Regression => "Regression",
+            RegressionKind::Finding => "Finding",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RegressionKind> {
+        RegressionKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
 /// A regression as listed and as shown on its page.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionRow {
@@ -92,6 +135,13 @@ pub struct RegressionRow {
     /// The regression this one turned out to be part of, once versions measured out of order
     /// showed that its workloads regressed with that one; a merged regression leaves the lists.
     pub merged_into: Option<i64>,
+}
+
+impl RegressionRow {
+    /// A regression, or a finding: over at the first version measured.
+    pub fn kind(&self) -> RegressionKind {
+        RegressionKind::of(self.previous_version.as_deref())
+    }
 }
 
 /// One workload of a regression, there for its slope or for a failure, with its numbers before,

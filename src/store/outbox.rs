@@ -129,6 +129,15 @@ impl Store {
 }
 
 impl Tx<'_> {
+    /// Whether `event` was ever queued for the regression, for any target.
+    pub async fn announced(&mut self, regression_id: i64, event: &str) -> Result<bool, sqlx::Error> {
+        let q = sql("SELECT COUNT(*) FROM deliveries WHERE regression_id = $1 AND event = $2")
+            .bind(regression_id)
+            .bind(event);
+        let n: Option<i64> = self.exec().value(&q).await?;
+        Ok(n.unwrap_or(0) > 0)
+    }
+
     /// Writes deliveries to the outbox, due at once, in the order given: each is created a
     /// microsecond after the one before, so the order holds among the deliveries of one pass.
     pub async fn enqueue_deliveries(

@@ -7,7 +7,7 @@ use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
-    RegressionDetail, RegressionEvent, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
+    RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, Slope, VersionSizes,
 };
 use crate::rules::evaluate::Track;
@@ -148,19 +148,29 @@ impl Store {
         &self,
         status: Option<RegressionStatus>,
     ) -> Result<Vec<(RegressionRow, Vec<RegressionWorkload>)>, sqlx::Error> {
+        self.regressions_of(status, None).await
+    }
+
+    /// The newest 500 regressions not merged into another, of one status and one kind (a finding
+    /// has no last good version) where given, each with its workloads.
+    pub async fn regressions_of(
+        &self,
+        status: Option<RegressionStatus>,
+        kind: Option<RegressionKind>,
+    ) -> Result<Vec<(RegressionRow, Vec<RegressionWorkload>)>, sqlx::Error> {
         let status = status.map(RegressionStatus::as_str);
+        let kind = kind.map(RegressionKind::as_str);
+        let filter = "($1 IS NULL OR status = $1) AND merged_into IS NULL
+             AND ($2 IS NULL OR (CASE WHEN previous_version IS NULL THEN 'finding' ELSE 'regression' END) = $2)";
         let mut conn = self.pool.acquire().await?;
-        let q = sql(format!(
-            "{REGRESSION_COLUMNS} WHERE ($1 IS NULL OR status = $1) AND merged_into IS NULL
-             ORDER BY opened_at DESC, id DESC LIMIT 500"
-        ));
-        let rows: Vec<RegressionRow> = conn.exec().all(&q.bind(status)).await?;
+        let q = sql(format!("{REGRESSION_COLUMNS} WHERE {filter} ORDER BY opened_at DESC, id DESC LIMIT 500"));
+        let rows: Vec<RegressionRow> = conn.exec().all(&q.bind(status).bind(kind)).await?;
         let q = sql(format!(
             "{WORKLOAD_COLUMNS} WHERE rw.regression_id IN (SELECT id FROM regressions
-             WHERE ($1 IS NULL OR status = $1) AND merged_into IS NULL ORDER BY opened_at DESC, id DESC LIMIT 500)
+             WHERE {filter} ORDER BY opened_at DESC, id DESC LIMIT 500)
              ORDER BY w.name"
         ));
-        let members = read_members(conn.exec(), &q.bind(status)).await?;
+        let members = read_members(conn.exec(), &q.bind(status).bind(kind)).await?;
         let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
         for m in members {
             by_regression.entry(m.regression_id).or_default().push(m);
@@ -172,6 +182,17 @@ impl Store {
                 (r, members)
             })
             .collect())
+    }
+
+    /// The regressions and findings (not merged into another) that hold `workload` in `lineage`,
+    /// oldest first: what the workload's series page links to.
+    pub async fn series_regressions(&self, workload: &str, lineage: &str) -> Result<Vec<RegressionRow>, sqlx::Error> {
+        let q = sql(format!(
+            "{REGRESSION_COLUMNS} WHERE lineage = $1 AND merged_into IS NULL AND id IN
+             (SELECT rw.regression_id FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
+              WHERE w.name = $2) ORDER BY id"
+        ));
+        self.pool.acquire().await?.exec().all(&q.bind(lineage).bind(workload)).await
     }
 
     /// A regression's own row, without what hangs off it.

@@ -1,7 +1,9 @@
 //! The webhook events a summary pass sends: built from what the rules decided and what the store
 //! holds of a regression, as plain values. No database here.
 
-use super::payload::{Event, EventLinks, EventWorkload, Field, FieldChange, OPENED, RESOLVED, UPDATED};
+use super::payload::{
+    Event, EventLinks, EventWorkload, Field, FieldChange, FINDING_OPENED, FINDING_RESOLVED, OPENED, RESOLVED, UPDATED,
+};
 use crate::config::Rules;
 use crate::model::ResolvedMember;
 use crate::rules::evaluate::{time_ratio, Track};
@@ -33,10 +35,11 @@ impl Scene<'_> {
     }
 }
 
-/// The event of a regression opened at the scene's version; `name` gives each workload's name by
-/// id.
+/// The event of a regression opened at the scene's version (`finding.opened` when it has no last
+/// good version); `name` gives each workload's name by id.
 pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, regression: &Derived, name: impl Fn(i64) -> &'n str) -> Event {
-    announce(scene, regression_id, regression, name, OPENED, Vec::new())
+    let event = if regression.previous_version.is_none() { FINDING_OPENED } else { OPENED };
+    announce(scene, regression_id, regression, name, event, Vec::new())
 }
 
 /// The event of an announced regression that a version measured out of order moved: the opened
@@ -49,6 +52,24 @@ pub fn updated<'n>(
     name: impl Fn(i64) -> &'n str,
 ) -> Event {
     announce(scene, regression_id, regression, name, UPDATED, changes)
+}
+
+/// Whether the changes give a finding a last good version: it becomes a regression, announced
+/// as `regression.opened` (with the changes) unless it was announced as one before.
+pub fn gives_a_good_end(changes: &[FieldChange]) -> bool {
+    changes.iter().any(|c| c.field == Field::PreviousVersion && c.from.is_none() && c.to.is_some())
+}
+
+/// The event of a finding that a version measured out of order gave a last good version: the
+/// regression opened, as it stands now, with what moved.
+pub fn became_regression<'n>(
+    scene: &Scene<'_>,
+    regression_id: i64,
+    regression: &Derived,
+    changes: Vec<FieldChange>,
+    name: impl Fn(i64) -> &'n str,
+) -> Event {
+    announce(scene, regression_id, regression, name, OPENED, changes)
 }
 
 /// What `regression.updated` says moved when a stored regression is brought in line with the
@@ -161,7 +182,7 @@ pub fn resolved<'c>(
         })
         .collect();
     Event {
-        event: RESOLVED,
+        event: if last_good.is_none() { FINDING_RESOLVED } else { RESOLVED },
         regression_id,
         lineage: scene.lineage.to_string(),
         version: scene.version.to_string(),

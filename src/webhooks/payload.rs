@@ -1,5 +1,6 @@
-//! What the regression webhooks say (`regression.opened`, `.updated`, `.resolved`): the event's
-//! JSON, and its summary as a Slack message.
+//! What the regression webhooks say (`regression.opened`, `.updated`, `.resolved`, and for a
+//! finding `finding.opened` and `.resolved`): the event's JSON, and its summary as a Slack
+//! message.
 
 use super::body::{slack_code, slack_escape, Body};
 use crate::format;
@@ -12,6 +13,12 @@ pub const OPENED: &str = "regression.opened";
 /// A later version brought every workload of a regression back under its threshold (and, for a
 /// failure, passing again).
 pub const RESOLVED: &str = "regression.resolved";
+/// A workload was over its limit or contract at the first version its lineage measured: a
+/// finding, with nothing to regress from. Announced once; if a version measured later shows an
+/// earlier one held, the finding becomes a regression and `regression.opened` follows.
+pub const FINDING_OPENED: &str = "finding.opened";
+/// A later version brought every workload of a finding back under.
+pub const FINDING_RESOLVED: &str = "finding.resolved";
 /// A version measured out of order moved an announced regression: its first bad, last good or
 /// fixed-in version, or its workloads. Announced once instead of a second `regression.opened`.
 pub const UPDATED: &str = "regression.updated";
@@ -37,7 +44,8 @@ pub struct Event {
     pub magnitude: Option<f64>,
     pub workloads: Vec<EventWorkload>,
     pub links: EventLinks,
-    /// What moved (`regression.updated` only).
+    /// What moved (`regression.updated`, and `regression.opened` for a finding that became a
+    /// regression).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FieldChange>,
 }
@@ -146,6 +154,17 @@ impl Body for Event {
     fn slack_text(&self) -> String {
         let what = self.what();
         let headline = match self.event {
+            FINDING_OPENED => format!(
+                ":mag: *Finding in {} {}*: over at the first version measured",
+                slack_escape(&self.lineage),
+                slack_escape(&self.version)
+            ),
+            FINDING_RESOLVED => format!(
+                ":white_check_mark: *Fixed in {} {}*: the finding of {} is resolved",
+                slack_escape(&self.lineage),
+                slack_escape(&self.version),
+                slack_escape(&self.regressed_version)
+            ),
             OPENED => format!(
                 ":rotating_light: *{what} in {} {}*{}",
                 slack_escape(&self.lineage),
@@ -206,7 +225,8 @@ impl Body for Event {
             }
             lines.push(line);
         }
-        lines.push(format!("<{}|Open the regression>", slack_escape(&self.links.regression)));
+        let what = if matches!(self.event, FINDING_OPENED | FINDING_RESOLVED) { "finding" } else { "regression" };
+        lines.push(format!("<{}|Open the {what}>", slack_escape(&self.links.regression)));
         lines.join("\n")
     }
 }

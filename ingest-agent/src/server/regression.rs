@@ -29,8 +29,12 @@ pub fn read(client: &Client, id: i64) -> Result<RegressionFacts> {
     let text = |k: &str| r[k].as_str().map(str::to_string);
     let lineage = text("lineage").context("the regression names no lineage")?;
     let first_bad = text("version").context("the regression names no version")?;
-    let last_good = text("previous_version")
-        .with_context(|| format!("regression {id} has no version before {first_bad}: give --good"))?;
+    let last_good = text("previous_version").with_context(|| {
+        format!(
+            "#{id} is a finding, not a regression: {first_bad} is the first version of {lineage} measured, so \
+             there is no good end to bisect from; give --good with a version that held"
+        )
+    })?;
     let workloads: Vec<String> = v["workloads"]
         .as_array()
         .into_iter()

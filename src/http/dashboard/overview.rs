@@ -18,6 +18,8 @@ const LATEST_RUNS: i64 = 12;
 struct OverviewPage {
     overview: Overview,
     regressions: Vec<OpenRegression>,
+    /// Open findings: over at the first version their lineage measured.
+    findings: Vec<OpenRegression>,
     runs: Vec<RunListRow>,
 }
 
@@ -30,10 +32,8 @@ pub(super) async fn page(State(state): State<AppState>) -> PageResult {
         state.store.regressions(Some(RegressionStatus::Acknowledged)),
     )?;
     let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();
-    let page = OverviewPage {
-        overview: Overview::from_history(&history, &failures),
-        regressions: open_regressions(&stored, &history),
-        runs,
-    };
+    let (regressions, findings) =
+        open_regressions(&stored, &history).into_iter().partition(|r| r.last_good_version.is_some());
+    let page = OverviewPage { overview: Overview::from_history(&history, &failures), regressions, findings, runs };
     Ok(render(StatusCode::OK, &page))
 }

@@ -7,6 +7,7 @@ use crate::format;
 use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
+use crate::model::{RegressionRow, RegressionStatus};
 use crate::store::VersionChoice;
 use crate::views::{self, Band, SeriesView, VersionRow, ALERT_THRESHOLD};
 use axum::extract::{Path, RawQuery, State};
@@ -52,6 +53,38 @@ struct SeriesPage {
     loglog_alt: String,
     loglog_src: String,
     compares: Vec<CompareLink>,
+    /// The regressions and findings that hold this workload, one line each.
+    regressions: Vec<RegressionLine>,
+}
+
+/// A regression or finding of the series, as one line links it.
+struct RegressionLine {
+    href: String,
+    /// e.g. "Finding #3" or "Regression #2".
+    title: String,
+    status: String,
+    status_label: String,
+    /// e.g. "0.15.2 → 0.16.0, fixed in 0.17.0" or "over at 0.16.0, the first version measured".
+    what: String,
+}
+
+impl RegressionLine {
+    fn of(r: &RegressionRow) -> RegressionLine {
+        let mut what = match &r.previous_version {
+            Some(good) => format!("{good} → {}", r.version),
+            None => format!("over at {}, the first version measured", r.version),
+        };
+        if let Some(fixed) = &r.fixed_version {
+            what.push_str(&format!(", back under in {fixed}"));
+        }
+        RegressionLine {
+            href: links::regression(r.id),
+            title: format!("{} #{}", r.kind().title(), r.id),
+            status_label: RegressionStatus::label_of(&r.status).to_string(),
+            status: r.status.clone(),
+            what,
+        }
+    }
 }
 
 impl SeriesPage {
@@ -71,9 +104,11 @@ pub(super) async fn page(
     RawQuery(query): RawQuery,
 ) -> PageResult {
     let asked = query_values(query.as_deref(), "v");
-    let (series, choices) = tokio::try_join!(load(&state, &workload, &lineage), async {
-        state.store.workload_versions(&workload).await.map_err(Error::from)
-    })?;
+    let (series, choices, regressions) = tokio::try_join!(
+        load(&state, &workload, &lineage),
+        async { state.store.workload_versions(&workload).await.map_err(Error::from) },
+        async { state.store.series_regressions(&workload, &lineage).await.map_err(Error::from) },
+    )?;
     let loglog = series.loglog(&asked);
     let shown: Vec<String> = loglog.lines.iter().map(|l| l.label.clone()).collect();
     let page = SeriesPage {
@@ -86,6 +121,7 @@ pub(super) async fn page(
         loglog_alt: charts::loglog_description(&loglog),
         loglog_src: links::loglog_svg(&series.workload, &series.lineage, if asked.is_empty() { &[] } else { &shown }),
         compares: compare_links(&series, &choices),
+        regressions: regressions.iter().map(RegressionLine::of).collect(),
         shown,
         series,
     };

@@ -149,11 +149,19 @@ pub fn export(d: &RegressionDetail) -> String {
     let r = &d.regression;
     let status = RegressionStatus::label_of(&r.status);
     let mut md = String::new();
-    let _ = writeln!(md, "# Regression #{}: {} {}\n", r.id, text(&r.lineage), text(&r.version));
+    let kind = r.kind();
+    let _ = writeln!(md, "# {} #{}: {} {}\n", kind.title(), r.id, text(&r.lineage), text(&r.version));
     let _ = writeln!(md, "- Status: {status}");
     let _ = writeln!(md, "- Toolchain lineage: {}", text(&r.lineage));
-    let _ = writeln!(md, "- Last good version: {}", text(r.previous_version.as_deref().unwrap_or("none measured")));
-    let _ = writeln!(md, "- First bad version: {}", text(&r.version));
+    match &r.previous_version {
+        Some(good) => {
+            let _ = writeln!(md, "- Last good version: {}", text(good));
+            let _ = writeln!(md, "- First bad version: {}", text(&r.version));
+        }
+        None => {
+            let _ = writeln!(md, "- Over at {}, the first version measured: nothing to bisect", text(&r.version));
+        }
+    }
     let _ = writeln!(md, "- Fixed in: {}", text(r.fixed_version.as_deref().unwrap_or("not yet")));
     let _ = writeln!(md, "- Magnitude: {}× the time at the largest common size\n", num(r.magnitude, 1));
 

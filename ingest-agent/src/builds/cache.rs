@@ -48,8 +48,11 @@ impl BuildCache {
                 }
                 sources.push(write(&src_dir, ("main.c", main))?);
             }
-            Source::Sqlite { main } => {
+            Source::Sqlite { main, headers } => {
                 write(&src_dir, SQLITE_RECORDS)?;
+                for header in *headers {
+                    write(&src_dir, *header)?;
+                }
                 sources.push(write(&src_dir, ("main.c", main))?);
                 sources.push(self.sqlite_object(tc, &tc_dir, &src_dir)?);
                 extra.push("-lm".to_string());
@@ -93,7 +96,7 @@ impl BuildCache {
         Ok(bin)
     }
 
-    /// SQLite compiled once per toolchain and shared by both SQLite workloads.
+    /// SQLite compiled once per toolchain and shared by every SQLite workload.
     fn sqlite_object(&self, tc: &DetectedToolchain, tc_dir: &Path, src_dir: &Path) -> Result<PathBuf, BuildError> {
         let key = &hex::encode(Sha256::digest(SQLITE_C_GZ))[..16];
         let obj = tc_dir.join(format!("sqlite3-{key}.o"));

@@ -67,6 +67,11 @@ pub(crate) enum Command {
         measure: MeasureArgs,
         #[command(flatten)]
         gate: GateArgs,
+        /// A lineage measured in the same invocation to compare with (e.g. musl-gcc): each workload
+        /// over a limit is attributed to the toolchain (the control held) or the code (it is over
+        /// too).
+        #[arg(long, value_name = "LINEAGE")]
+        control: Option<String>,
         #[command(flatten)]
         report: ReportArgs,
         #[command(flatten)]

@@ -3,8 +3,10 @@
 //! `alerts.rs`).
 
 mod alerts;
+mod control;
 
 pub use alerts::{AlertRule, AlertSettings, AlertsSection, RetryPolicy, Rules, Webhook, WebhookFormat, WebhookSection};
+pub use control::ControlSection;
 
 use crate::client_addr::TrustedProxies;
 use crate::session_key::SessionKey;
@@ -176,6 +178,8 @@ pub struct FileConfig {
     pub auth: AuthSection,
     #[serde(default)]
     pub retention: RetentionSection,
+    #[serde(default)]
+    pub control: ControlSection,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -220,6 +224,8 @@ pub struct Config {
     pub trusted_proxies: TrustedProxies,
     /// Timeouts and caps on connections and requests.
     pub limits: Limits,
+    /// The control lineages (`[control] lineages`), in the order they are tried.
+    pub controls: Vec<String>,
 }
 
 impl Default for Config {
@@ -232,6 +238,7 @@ impl Default for Config {
             retain_samples_days: None,
             trusted_proxies: TrustedProxies::default(),
             limits: Limits::default(),
+            controls: Vec::new(),
         }
     }
 }
@@ -273,6 +280,7 @@ impl Config {
             auth: AuthSettings::from_file(&file.auth)?,
             retain_samples_days: file.retention.samples_days,
             trusted_proxies: file.server.trusted_proxies,
+            controls: file.control.lineages()?,
             ..Config::default()
         })
     }
@@ -329,6 +337,15 @@ mod tests {
         let both = format!("[auth]\nsession_key_file = {path:?}\nsession_secret = {key:?}\n");
         assert!(config(&[], &both).is_err(), "one key at a time");
         assert!(config(&["--session-key-file", "/nonexistent/key"], "").is_err());
+    }
+
+    #[test]
+    fn control_lineages_come_from_the_file() {
+        assert!(config(&[], "").unwrap().controls.is_empty());
+        let two = config(&[], "[control]\nlineages = [\"musl-gcc\", \"gcc\"]\n").unwrap();
+        assert_eq!(two.controls, ["musl-gcc", "gcc"]);
+        assert!(config(&[], "[control]\nlineages = [\"a\", \"a\"]\n").is_err(), "named twice");
+        assert!(config(&[], "[control]\nlineage = [\"a\"]\n").is_err(), "a misspelt key is refused");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! pending at start-up and every few seconds, so a run is taken in once even when the server dies
 //! in between.
 
+mod attribution;
 mod bisections;
 mod pass;
 mod regressions;
@@ -51,12 +52,18 @@ struct Settings {
     alerts: AlertSettings,
     /// The server's public URL, for absolute links in webhooks.
     public_url: Option<String>,
+    /// The control lineages, whose runs attribute a regression as it is announced.
+    controls: Vec<String>,
 }
 
 impl Intake {
     /// An intake over `store` that counts what its summary passes take in in `metrics`.
     pub fn new(store: Store, config: &Config, metrics: Arc<Metrics>) -> Intake {
-        let settings = Settings { alerts: config.alerts.clone(), public_url: config.public_url.clone() };
+        let settings = Settings {
+            alerts: config.alerts.clone(),
+            public_url: config.public_url.clone(),
+            controls: config.controls.clone(),
+        };
         Intake { store, settings: Arc::new(settings), turns: Arc::default(), metrics }
     }
 

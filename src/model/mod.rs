@@ -2,6 +2,7 @@
 //! rows, a version's median time per size, a workload's failure. Data and its naming only: no database access, no
 //! rules.
 
+pub mod attribution;
 mod bisection;
 mod delivery;
 mod failure;

@@ -4,6 +4,7 @@
 //! and what a regression's timeline says (`timeline`). No database and no HTTP here: `intake`
 //! reads what the rules need, asks them, and stores what they decide.
 
+pub mod attribution;
 pub mod classes;
 pub mod evaluate;
 pub mod replay;

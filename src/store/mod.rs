@@ -15,6 +15,7 @@ mod claims;
 mod columns;
 mod complexity;
 pub mod contracts;
+mod control;
 mod db;
 mod failures;
 mod inventory;

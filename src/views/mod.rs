@@ -2,6 +2,7 @@
 //! per-version table, the overview matrix, open regressions and comparisons. Pages, charts and
 //! exports all read these, so a page, its charts and its CSV carry the same numbers.
 
+pub mod attribution;
 pub mod contracts;
 mod overview;
 pub mod regression;
@@ -92,6 +93,8 @@ pub struct SeriesView {
     pub size_unit: SizeUnit,
     /// Every version: those some run passed, with their summary, and those every run failed.
     pub versions: Vec<SeriesVersion>,
+    /// The size the workload's team runs it at, when its latest run said.
+    pub size_of_interest: Option<u64>,
 }
 
 /// One version of a series: its summary over the runs that passed, its failures, or both.
@@ -236,10 +239,35 @@ impl SeriesView {
             (SeriesVersion { version: f.version.clone(), summary: None, failures: Some(f) }, first_seen)
         }));
         sort_versions(&mut versions, |(v, _)| &v.version, |(_, first_seen)| *first_seen);
-        SeriesView { workload, lineage, size_unit, versions: versions.into_iter().map(|(v, _)| v).collect() }
+        SeriesView {
+            workload,
+            lineage,
+            size_unit,
+            versions: versions.into_iter().map(|(v, _)| v).collect(),
+            size_of_interest: None,
+        }
     }
 
     /// The versions some run passed, with their places among all versions.
+    /// What the latest measured version costs at the size of interest, against the measured
+    /// version before it, predicted from each version's per-size medians: "at 4 MiB: ≈ 46 s [41
+    /// s, 52 s] here, …; ≈ 1.5 ms at 0.15.2, about 31,000×". `None` without a size of interest.
+    pub fn cost_at_interest(&self) -> Option<String> {
+        use slopewatch_core::predict::{predict, step_sentence};
+        let at = self.size_of_interest?;
+        let fitted = |s: &VersionSummary| {
+            let points: Vec<(f64, f64)> = s.sizes.iter().map(|m| (m.size as f64, m.median_ns)).collect();
+            predict(&points, at).ok()
+        };
+        let measured: Vec<(usize, &VersionSummary)> = self.measured().collect();
+        let &(last, latest) = measured.last()?;
+        let bad = fitted(latest)?;
+        let before =
+            measured.iter().rev().nth(1).and_then(|&(i, s)| Some((fitted(s)?, self.versions[i].version.as_str())));
+        let sentence = step_sentence(&bad, before.as_ref().map(|(p, v)| (p, *v)), self.size_unit);
+        Some(sentence.replacen(" here", &format!(" at {}", self.versions[last].version), 1))
+    }
+
     pub fn measured(&self) -> impl Iterator<Item = (usize, &VersionSummary)> {
         self.versions.iter().enumerate().filter_map(|(i, v)| Some((i, v.summary.as_ref()?)))
     }
@@ -483,6 +511,7 @@ pub(crate) mod tests {
             workload: "strchr".into(),
             lineage: "zig-cc-musl".into(),
             size_unit: SizeUnit::Bytes,
+            size_of_interest: None,
             versions: slopes
                 .iter()
                 .map(|&(v, k)| SeriesVersion {

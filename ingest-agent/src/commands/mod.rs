@@ -32,7 +32,9 @@ fn run_command(cli: Cli) -> Result<ExitStatus> {
         Command::Run { measure, server, spool, report } => run::run(&measure, &server, &spool, &report),
         Command::Measure { measure, out } => run::measure(&measure, &out),
         Command::Submit { files, server, spool } => submit::submit(&files, &server, &spool),
-        Command::Check { measure, gate, report, token } => run::check(&measure, &gate.limits(), &report, &token),
+        Command::Check { measure, gate, control, report, token } => {
+            run::check(&measure, &gate.limits(), control.as_deref(), &report, &token)
+        }
         Command::Toolchains { action: Some(ToolchainsCommand::Fetch(fetch)), cache_dir, .. } => {
             toolchains::fetch(&fetch, cache_dir)
         }

@@ -1,0 +1,278 @@
+//! Attribution: what a control lineage (a second implementation, `[control] lineages`) says of a
+//! regression. Per slope workload, the control's runs on the first bad version's source, measured
+//! within the regression's period, on the regression's own hosts where it has any there:
+//!
+//! - the control held (its slope stayed under the workload's threshold, or was over already
+//!   before): **toolchain**;
+//! - it moved over the threshold too, and the workload's source changed between the last good and
+//!   the first bad version: **code**;
+//! - it moved too on an unchanged source: **host_or_harness**;
+//! - no such runs: **unknown**, with what to run to get them.
+//!
+//! A regression of a control lineage is attributed with the other controls only; with none, it
+//! has no control of its own and says so. No database here: the store reads the evidence.
+
+use crate::format;
+use crate::model::attribution::{Attribution, ControlRun, Regressed, RegressedWorkload, Verdict, WorkloadAttribution};
+use slopewatch_core::fit::median;
+
+/// The attribution of `regressed` by the configured `controls`, from the control runs of its
+/// period; `threshold` gives a workload's limit.
+pub fn attribute(
+    regressed: &Regressed,
+    controls: &[String],
+    runs: &[ControlRun],
+    threshold: impl Fn(&str) -> f64,
+) -> Attribution {
+    let usable: Vec<&str> = controls.iter().map(String::as_str).filter(|c| *c != regressed.lineage).collect();
+    let workloads: Vec<WorkloadAttribution> =
+        regressed.workloads.iter().map(|w| workload(regressed, &usable, runs, w, threshold(&w.name))).collect();
+    let source_changed = workloads.iter().any(|w| w.source_changed);
+    let mut hosts: Vec<String> = workloads.iter().flat_map(|w| w.hosts.iter().cloned()).collect();
+    hosts.sort();
+    hosts.dedup();
+    let mut labels: Vec<String> = workloads.iter().filter_map(|w| w.control.clone()).collect();
+    labels.dedup();
+    let control = if labels.is_empty() { usable.first().map(|c| c.to_string()) } else { Some(labels.join(", ")) };
+    let known: Vec<Verdict> = workloads.iter().map(|w| w.verdict).filter(|v| *v != Verdict::Unknown).collect();
+    let (verdict, sentence) = match (workloads.as_slice(), known.first()) {
+        ([], _) => (
+            Verdict::Unknown,
+            "only slopes are attributed: this regression's workloads failed, which the control does not judge".into(),
+        ),
+        ([one], _) => (one.verdict, one.sentence.clone()),
+        (all, first) => {
+            let each: Vec<String> = all.iter().map(|w| format!("{}: {}", w.workload, w.sentence)).collect();
+            match first {
+                Some(v) if known.iter().all(|k| k == v) => (*v, each.join("; ")),
+                Some(_) => (Verdict::Unknown, format!("the control disagrees across workloads: {}", each.join("; "))),
+                None => (Verdict::Unknown, each.join("; ")),
+            }
+        }
+    };
+    Attribution { verdict, control, sentence, source_changed, from: regressed.from, to: regressed.to, hosts, workloads }
+}
+
+/// One workload's attribution, by the first of the controls with runs to use.
+fn workload(
+    regressed: &Regressed,
+    controls: &[&str],
+    runs: &[ControlRun],
+    w: &RegressedWorkload,
+    threshold: f64,
+) -> WorkloadAttribution {
+    let source_changed = matches!((&w.source_before, &w.source_after), (Some(b), Some(a)) if b != a);
+    let bad_source = w.source_after.as_deref().or(w.source_before.as_deref());
+    let own_hosts: Vec<i64> = regressed.hosts.iter().map(|(id, _)| *id).collect();
+    for &control in controls {
+        let Some(bad_source) = bad_source else { break };
+        let of_control: Vec<&ControlRun> =
+            runs.iter().filter(|r| r.lineage == control && r.workload_id == w.workload_id).collect();
+        let on_bad: Vec<&ControlRun> = of_control.iter().copied().filter(|r| r.source_hash == bad_source).collect();
+        let same: Vec<&ControlRun> = on_bad.iter().copied().filter(|r| own_hosts.contains(&r.host_id)).collect();
+        let same_hosts = !same.is_empty();
+        let on_bad = if same_hosts { same } else { on_bad };
+        let hosts_ok = |r: &&ControlRun| !same_hosts || own_hosts.contains(&r.host_id);
+        let since_bad = |r: &&ControlRun| w.bad_first_run.is_none_or(|t| r.started_at >= t);
+        let (after, before): (Vec<&ControlRun>, Vec<&ControlRun>) = if source_changed {
+            let old = w.source_before.as_deref();
+            let before = of_control.iter().copied().filter(|r| Some(r.source_hash.as_str()) == old).filter(hosts_ok);
+            (on_bad, before.collect())
+        } else {
+            let (late, early): (Vec<&ControlRun>, Vec<&ControlRun>) = on_bad.into_iter().partition(since_bad);
+            if late.is_empty() {
+                (early, Vec::new())
+            } else {
+                (late, early)
+            }
+        };
+        if after.is_empty() {
+            continue;
+        }
+        let k = slope_of(&after);
+        let k_before = (!before.is_empty()).then(|| slope_of(&before));
+        let moved = k > threshold && !k_before.is_some_and(|b| b > threshold);
+        let verdict = match (moved, source_changed) {
+            (false, _) => Verdict::Toolchain,
+            (true, true) => Verdict::Code,
+            (true, false) => Verdict::HostOrHarness,
+        };
+        let mut versions: Vec<&str> = after.iter().map(|r| r.version.as_str()).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        let label = format!("{control} {}", versions.join("/"));
+        let mut hosts: Vec<String> = after.iter().chain(&before).map(|r| r.host.clone()).collect();
+        hosts.sort();
+        hosts.dedup();
+        let from = k_before.filter(|_| moved).map(|b| format!(" (from k {})", format::slope(b))).unwrap_or_default();
+        let k_text = format::slope(k);
+        let mut sentence = match verdict {
+            Verdict::Toolchain if source_changed => {
+                format!("control {label} stayed at k {k_text} on the new source: the toolchain changed, not the code")
+            }
+            Verdict::Toolchain => {
+                format!("control {label} stayed at k {k_text} on the same source: the toolchain changed")
+            }
+            Verdict::Code => {
+                format!("control {label} moved too, to k {k_text}{from}, on the changed source: the code changed")
+            }
+            _ => format!(
+                "control {label} moved too, to k {k_text}{from}, on the same source: the host or the harness changed"
+            ),
+        };
+        sentence.push_str(&if same_hosts {
+            format!(" (measured on {})", hosts.join(", "))
+        } else {
+            format!(" (measured on {}, none on the regression's hosts {})", hosts.join(", "), host_names(regressed))
+        });
+        return WorkloadAttribution {
+            workload: w.name.clone(),
+            verdict,
+            control: Some(label),
+            sentence,
+            control_slope: Some(k),
+            control_slope_before: k_before,
+            control_runs: after.len() + before.len(),
+            hosts,
+            same_hosts,
+            source_changed,
+        };
+    }
+    let mut sentence = match controls.first() {
+        Some(control) => format!(
+            "no runs of control {control} on {} with the first bad version's source, measured between {} and {}: \
+             measure {control} beside {} {} on {} (`slopewatch-agent run --workloads {}` with {control} among its \
+             toolchains) to attribute it",
+            w.name,
+            format::timestamp(regressed.from),
+            format::timestamp(regressed.to),
+            regressed.lineage,
+            regressed.version,
+            host_names(regressed),
+            w.name,
+        ),
+        None => format!(
+            "{} is itself the control and has no control of its own: measure a second implementation beside it to \
+             tell the code from the toolchain",
+            regressed.lineage
+        ),
+    };
+    if source_changed {
+        sentence.push_str(&format!(
+            "; {} changed source between {} and {}: without the control, this regression cannot be pinned on the \
+             toolchain",
+            w.name,
+            regressed.previous_version.as_deref().unwrap_or("the versions"),
+            regressed.version
+        ));
+    }
+    WorkloadAttribution {
+        workload: w.name.clone(),
+        verdict: Verdict::Unknown,
+        control: controls.first().map(|c| c.to_string()),
+        sentence,
+        control_slope: None,
+        control_slope_before: None,
+        control_runs: 0,
+        hosts: Vec::new(),
+        same_hosts: false,
+        source_changed,
+    }
+}
+
+/// The median slope of the runs.
+fn slope_of(runs: &[&ControlRun]) -> f64 {
+    median(&runs.iter().map(|r| r.slope).collect::<Vec<_>>())
+}
+
+fn host_names(regressed: &Regressed) -> String {
+    let names: Vec<&str> = regressed.hosts.iter().map(|(_, n)| n.as_str()).collect();
+    if names.is_empty() {
+        "its hosts".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    fn regressed(before: &str, after: &str) -> Regressed {
+        Regressed {
+            lineage: "zig-cc-musl".into(),
+            version: "0.16.0".into(),
+            previous_version: Some("0.15.2".into()),
+            from: datetime!(2026-11-01 0:00 UTC),
+            to: datetime!(2026-11-03 0:00 UTC),
+            hosts: vec![(1, "build-01".into())],
+            workloads: vec![RegressedWorkload {
+                workload_id: 7,
+                name: "strchr".into(),
+                source_before: Some(before.into()),
+                source_after: Some(after.into()),
+                bad_first_run: Some(datetime!(2026-11-02 0:00 UTC)),
+            }],
+        }
+    }
+
+    fn run(source: &str, slope: f64, host: i64, day: u8) -> ControlRun {
+        ControlRun {
+            lineage: "musl-gcc".into(),
+            version: "1.2.3".into(),
+            host_id: host,
+            host: format!("build-0{host}"),
+            started_at: datetime!(2026-11-01 12:00 UTC).replace_day(day).unwrap(),
+            workload_id: 7,
+            source_hash: source.into(),
+            slope,
+        }
+    }
+
+    fn verdict(r: &Regressed, runs: &[ControlRun]) -> Attribution {
+        attribute(r, &["musl-gcc".to_string()], runs, |_| 1.5)
+    }
+
+    #[test]
+    fn a_control_that_held_blames_the_toolchain_and_one_that_moved_the_code_or_the_host() {
+        let held = verdict(&regressed("a", "a"), &[run("a", 1.0, 1, 1), run("a", 1.01, 1, 2)]);
+        assert_eq!(held.verdict, Verdict::Toolchain);
+        assert!(held.sentence.starts_with("control musl-gcc 1.2.3 stayed at k 1.01 on the same source: the toolchain"));
+        assert_eq!(held.hosts, ["build-01"]);
+        let code = verdict(&regressed("a", "b"), &[run("a", 1.0, 1, 1), run("b", 2.0, 1, 2)]);
+        assert_eq!(code.verdict, Verdict::Code);
+        assert!(
+            code.sentence.contains("moved too, to k 2.00 (from k 1.00), on the changed source"),
+            "{}",
+            code.sentence
+        );
+        let host = verdict(&regressed("a", "a"), &[run("a", 1.0, 1, 1), run("a", 2.0, 1, 2)]);
+        assert_eq!(host.verdict, Verdict::HostOrHarness);
+        let always = verdict(&regressed("a", "a"), &[run("a", 2.0, 1, 1), run("a", 2.0, 1, 2)]);
+        assert_eq!(always.verdict, Verdict::Toolchain, "over before and after: the control did not move");
+    }
+
+    #[test]
+    fn runs_on_the_regressions_hosts_come_first_and_others_are_named() {
+        let r = regressed("a", "a");
+        let mixed = verdict(&r, &[run("a", 2.0, 2, 2), run("a", 1.0, 1, 2)]);
+        assert_eq!((mixed.verdict, mixed.hosts.clone()), (Verdict::Toolchain, vec!["build-01".to_string()]));
+        let other = verdict(&r, &[run("a", 1.0, 2, 2)]);
+        assert!(other.sentence.ends_with("(measured on build-02, none on the regression's hosts build-01)"));
+        assert!(!other.workloads[0].same_hosts);
+    }
+
+    #[test]
+    fn without_control_runs_it_says_what_to_run_and_that_a_changed_source_cannot_be_pinned() {
+        let none = verdict(&regressed("a", "b"), &[run("a", 1.0, 1, 1)]);
+        assert_eq!(none.verdict, Verdict::Unknown);
+        assert!(none.sentence.contains("measure musl-gcc beside zig-cc-musl 0.16.0 on build-01"), "{}", none.sentence);
+        assert!(none.sentence.contains("strchr changed source between 0.15.2 and 0.16.0: without the control"));
+        let mut own = regressed("a", "a");
+        own.lineage = "musl-gcc".into();
+        let own = verdict(&own, &[run("a", 1.0, 1, 1)]);
+        assert_eq!((own.verdict, own.control.clone()), (Verdict::Unknown, None));
+        assert!(own.sentence.starts_with("musl-gcc is itself the control and has no control of its own"));
+    }
+}

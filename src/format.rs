@@ -3,6 +3,7 @@
 //! share these.
 
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
+pub use slopewatch_core::format::{duration, factor_text, grouped, significant, size};
 use slopewatch_core::wire::SizeUnit;
 use std::borrow::Borrow;
 
@@ -37,41 +38,6 @@ pub fn class_label_of_text(text: &str) -> Option<&'static str> {
     match text {
         UNSURE => Some(UNSURE),
         text => Class::parse(text).map(Class::label),
-    }
-}
-
-/// A duration given in nanoseconds, to three significant digits: `850 ns`, `12.3 µs`, `2.80 s`.
-pub fn duration(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "—".into();
-    }
-    let (value, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    format!("{} {unit}", significant(value))
-}
-
-/// A size in the workload's unit: binary prefixes for bytes (`64 KiB`, `1.5 MiB`), grouped
-/// digits and the unit's name otherwise (`10,000 records`). Templates hand the unit by reference.
-pub fn size(size: u64, unit: impl Borrow<SizeUnit>) -> String {
-    let unit = *unit.borrow();
-    if unit == SizeUnit::Bytes {
-        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-        let mut value = size as f64;
-        let mut i = 0;
-        while value >= 1024.0 && i + 1 < UNITS.len() {
-            value /= 1024.0;
-            i += 1;
-        }
-        format!("{} {}", significant(value), UNITS[i])
-    } else {
-        format!("{} {unit}", grouped(size))
     }
 }
 
@@ -114,19 +80,6 @@ pub fn ratio(ratio: f64) -> String {
     format!("{}× {word}", factor_text(factor))
 }
 
-/// A multiplier alone: `1.04`, `3.2`, `31,000`.
-pub fn factor_text(factor: f64) -> String {
-    if factor >= 1000.0 {
-        // Two significant digits are all a ratio of thousands can claim from timing noise.
-        let magnitude = 10f64.powi(factor.log10().floor() as i32 - 1);
-        grouped(((factor / magnitude).round() * magnitude) as u64)
-    } else if factor >= 100.0 {
-        grouped(factor.round() as u64)
-    } else {
-        significant(factor)
-    }
-}
-
 /// A signed slope difference: `+0.98`, `−0.02`.
 pub fn delta(d: f64) -> String {
     if d < 0.0 {
@@ -134,36 +87,6 @@ pub fn delta(d: f64) -> String {
     } else {
         format!("+{d:.2}")
     }
-}
-
-/// Three significant digits without trailing zeros beyond them: `1`, `12.3`, `850`, `2.8`.
-fn significant(value: f64) -> String {
-    let decimals = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
-/// Digits grouped by thousands: `31,000`.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Text with its first letter upper-case, to start a sentence.

@@ -87,6 +87,7 @@ fn submission() -> RunSubmission {
             failure: None,
             contract: None,
             not_provided: false,
+            size_of_interest: None,
         }],
     }
 }

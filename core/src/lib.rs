@@ -4,7 +4,9 @@
 pub mod bisection;
 pub mod complexity;
 pub mod fit;
+pub mod format;
 pub mod lineage;
+pub mod predict;
 pub mod verdict;
 pub mod version;
 pub mod wire;

@@ -118,6 +118,7 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
             failure,
             contract: None,
             not_provided: false,
+            size_of_interest: None,
         },
     )
 }

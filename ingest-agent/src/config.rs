@@ -212,6 +212,10 @@ pub struct WorkloadEntry {
     /// class, not the slope limit.
     #[serde(default)]
     pub expect: Option<String>,
+    /// The size the team runs it at, e.g. `"40000"` or `"12M"`: reports give the time predicted
+    /// there.
+    #[serde(default)]
+    pub at: Option<SizeSetting>,
 }
 
 /// A size as TOML gives it: `"64K"` or `65536`.

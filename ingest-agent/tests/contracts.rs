@@ -199,18 +199,6 @@ fn a_team_s_own_workload_is_held_to_the_class_it_expects() {
     assert!(text(&out).contains("kept for the probes of the contract catalogue"), "{}", text(&out));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_server_keeps_the_probes_contracts_and_an_older_one_is_sent_them_as_plain_workloads() {
     let dir = tempfile::tempdir().unwrap();

@@ -54,7 +54,9 @@ fn not_found(id: i64) -> Error {
 }
 
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
-    state.store.regression(id).await?.ok_or_else(|| not_found(id))
+    let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
+    d.attribution = crate::views::attribution::of(&state.store, id, &state.config).await?;
+    Ok(d)
 }
 
 pub(super) struct Choice {
@@ -125,8 +127,12 @@ struct DetailPage {
     status_label: String,
     magnitude: String,
     numbers: Vec<NumberRow>,
+    /// Per workload with a size of interest: what it costs there, bad version against good.
+    costs: Vec<(String, String)>,
     /// Some workload's own source differs between the two versions.
     source_changed: bool,
+    /// What the control lineages say moved; none without a control configured.
+    attribution: Option<crate::views::attribution::AttributionView>,
     timeline: Vec<TimelineRow>,
     charts: Vec<ChartView>,
     deliveries: Vec<DeliveryView>,
@@ -215,6 +221,12 @@ async fn detail(
         status_label: RegressionStatus::label_of(&r.status).to_string(),
         magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
         source_changed: numbers.iter().any(|n| n.source_changed),
+        attribution: d.attribution.as_ref().map(crate::views::attribution::AttributionView::new),
+        costs: d
+            .workloads
+            .iter()
+            .filter_map(|w| w.at_size_of_interest.clone().map(|c| (w.workload.clone(), c)))
+            .collect(),
         numbers,
         timeline: postmortem::timeline(&d)
             .into_iter()

@@ -19,7 +19,7 @@ use crate::webhooks;
 use crate::webhooks::events::{self, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange, OPENED};
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::Contract;
+use slopewatch_core::wire::{Contract, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -98,6 +98,14 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
             summaries.iter().find(|s| s.history.track.workload_id == id).map(|s| (s.workload.clone(), c))
         })
         .collect();
+    let interests: HashMap<String, (u64, SizeUnit)> = tx
+        .sizes_of_interest(&ids)
+        .await?
+        .into_iter()
+        .filter_map(|(id, at)| {
+            summaries.iter().find(|s| s.history.track.workload_id == id).map(|s| (s.workload.clone(), at))
+        })
+        .collect();
     let stored = tx.lineage_regressions(lineage).await?;
     let derived = replay::derive(rules, &summaries);
     let changes = replay::reconcile(rules, &stored, &derived, &summaries);
@@ -110,6 +118,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         settings,
         summaries: &summaries,
         contracts: &contracts,
+        interests: &interests,
         announced: Vec::new(),
         ratio_sizes: HashMap::new(),
         opened: HashMap::new(),
@@ -139,6 +148,8 @@ struct Writer<'t, 'c, 'j> {
     summaries: &'j [Summary],
     /// The contracts of the lineage's workloads that have one, by name.
     contracts: &'j HashMap<String, Contract>,
+    /// The size of interest and unit of the lineage's workloads that have one, by name.
+    interests: &'j HashMap<String, (u64, SizeUnit)>,
     announced: Vec<Event>,
     /// By regression and workload name, the size at which each fix's time ratio was measured.
     ratio_sizes: HashMap<i64, HashMap<String, i64>>,
@@ -160,6 +171,7 @@ impl<'j> Writer<'_, '_, 'j> {
             rules: &self.settings.alerts.rules,
             public_url: self.settings.public_url.as_deref(),
             contracts: self.contracts,
+            interests: self.interests,
         }
     }
 
@@ -195,7 +207,8 @@ impl<'j> Writer<'_, '_, 'j> {
             self.add_member(id, m, m.joined_late).await?;
         }
         self.tx.update_magnitude(id).await?;
-        let event = events::opened(&self.scene(&d.version), id, d, |w| self.name(w));
+        let mut event = events::opened(&self.scene(&d.version), id, d, |w| self.name(w));
+        event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
         self.announced.push(event);
         let fixes: Vec<(Track, &MemberFix)> =
             d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
@@ -238,11 +251,12 @@ impl<'j> Writer<'_, '_, 'j> {
             let changes = events::changes(u, |w| self.name(w));
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
             let scene = self.scene(&d.version);
-            let event = if opens {
+            let mut event = if opens {
                 events::became_regression(&scene, id, d, changes, |w| self.name(w))
             } else {
                 events::updated(&scene, id, d, changes, |w| self.name(w))
             };
+            event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
             self.announced.push(event);
         }
         for &t in &u.unfixed {

@@ -194,6 +194,18 @@ pub struct RegressionWorkload {
     #[sqlx(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract_break: Option<String>,
+    /// The workload's unit, as stored.
+    #[serde(skip)]
+    pub size_unit: String,
+    /// The size its team runs it at, in its unit, as its latest run said; none when no run gave one.
+    pub size_of_interest: Option<i64>,
+    /// What it costs there at the regression's version, against the last good one, predicted from
+    /// each version's fit with its 95% prediction interval, e.g. "at 40,000 records: ≈ 5.4 min
+    /// [4.6 min, 6.3 min] here, predicted past the 20,000 records measured; ≈ 40 ms at 0.15.2,
+    /// about 8,100×".
+    #[sqlx(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_size_of_interest: Option<String>,
 }
 
 impl RegressionWorkload {
@@ -282,4 +294,8 @@ pub struct RegressionDetail {
     pub sizes: Vec<VersionSizes>,
     /// The bisections recorded on it, oldest first, each with its steps in version order.
     pub bisections: Vec<Bisection>,
+    /// What the control lineages say moved, worked out when read (docs/alerts.md,
+    /// "Attribution"); absent when no control is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<super::attribution::Attribution>,
 }

@@ -60,8 +60,8 @@ pub(super) struct PendingRun {
     pub contracts: ContractColumns,
 }
 
-/// Contract rows (one per workload with a contract or whose function is not provided), column by
-/// column for batch inserts.
+/// Contract rows (one per workload with a contract, whose function is not provided, or with a
+/// size of interest), column by column for batch inserts.
 #[derive(Default)]
 pub(super) struct ContractColumns {
     pub run_id: Vec<Uuid>,
@@ -71,6 +71,8 @@ pub(super) struct ContractColumns {
     pub not_provided: Vec<bool>,
     pub source_hash: Vec<String>,
     pub metadata: Vec<String>,
+    /// The size the team runs the workload at, in its unit.
+    pub size_of_interest: Vec<Option<i64>>,
 }
 
 impl ContractColumns {
@@ -81,6 +83,7 @@ impl ContractColumns {
         self.not_provided.push(w.not_provided);
         self.source_hash.push(w.source_hash.clone());
         self.metadata.push(metadata.to_string());
+        self.size_of_interest.push(w.size_of_interest.map(|s| s as i64));
     }
 
     /// Appends a pending run's rows, with `ids` for its workloads' indexes.
@@ -91,6 +94,7 @@ impl ContractColumns {
         self.not_provided.extend_from_slice(&run.not_provided);
         self.source_hash.extend_from_slice(&run.source_hash);
         self.metadata.extend_from_slice(&run.metadata);
+        self.size_of_interest.extend_from_slice(&run.size_of_interest);
     }
 }
 
@@ -289,7 +293,7 @@ impl PendingRun {
         for (index, w) in run.workloads.iter().enumerate() {
             let index = index as i64;
             let metadata = serde_json::to_string(&w.metadata).expect("metadata serializes");
-            if w.contract.is_some() || w.not_provided {
+            if w.contract.is_some() || w.not_provided || w.size_of_interest.is_some() {
                 pending.contracts.push(run.run_id, index, w, &metadata);
             }
             if w.not_provided {

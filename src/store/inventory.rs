@@ -17,6 +17,8 @@ pub struct WorkloadRow {
     pub size_unit: SizeUnit,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
+    /// The size its team runs it at, in its unit, as its latest run said.
+    pub size_of_interest: Option<i64>,
 }
 
 /// One toolchain build that has reported, with how often and when last.
@@ -65,11 +67,14 @@ pub struct HostVersion {
 
 impl Store {
     pub async fn workloads(&self) -> Result<Vec<WorkloadRow>, sqlx::Error> {
-        self.all(&sql("SELECT name, size_unit, first_seen FROM workloads ORDER BY name")).await
+        self.all(&sql("SELECT name, size_unit, first_seen, size_of_interest FROM workloads ORDER BY name")).await
     }
 
     pub async fn workload(&self, name: &str) -> Result<Option<WorkloadRow>, sqlx::Error> {
-        self.optional(&sql("SELECT name, size_unit, first_seen FROM workloads WHERE name = $1").bind(name)).await
+        self.optional(
+            &sql("SELECT name, size_unit, first_seen, size_of_interest FROM workloads WHERE name = $1").bind(name),
+        )
+        .await
     }
 
     /// Every toolchain build that has reported, by lineage and then version order.

@@ -9,6 +9,7 @@ use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Tr
 use crate::rules::replay::{Stored, StoredMember, Summary};
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::SizeUnit;
 use slopewatch_core::wire::{Contract, Failure};
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -89,6 +90,24 @@ impl Tx<'_> {
         q.push_tuple(workload_ids.iter().copied());
         let rows: Vec<ContractRow> = self.exec().all(&q).await?;
         rows.into_iter().map(|r| Ok((r.workload_id, decode_json(&r.contract)?))).collect()
+    }
+
+    /// The size of interest and unit of each of `workload_ids` that has one, by id.
+    pub async fn sizes_of_interest(
+        &mut self,
+        workload_ids: &[i64],
+    ) -> Result<HashMap<i64, (u64, SizeUnit)>, sqlx::Error> {
+        if workload_ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut q = sql("SELECT id, size_unit, size_of_interest FROM workloads
+             WHERE size_of_interest IS NOT NULL AND id IN ");
+        q.push_tuple(workload_ids.iter().copied());
+        let rows: Vec<(i64, String, i64)> = self.exec().all(&q).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, unit, size)| Some((id, (u64::try_from(size).ok()?, SizeUnit::parse(&unit)?))))
+            .collect())
     }
 
     /// The workloads of `at`'s lineage's open regressions, and of any regression opened at its

@@ -53,10 +53,20 @@ impl Backend for Postgres {
                  AS x (run_id, workload_id, source_hash, kind, size, detail, facts, metadata)
              WHERE x.run_id IN (SELECT id FROM run)
          ), contract AS (
-             INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata)
-             SELECT * FROM UNNEST($42::uuid[], $43::bigint[], $44::text[], $45::bool[], $46::text[], $47::text[])
-                 AS c (run_id, workload_id, contract, not_provided, source_hash, metadata)
+             INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata,
+                                        size_of_interest)
+             SELECT * FROM UNNEST($42::uuid[], $43::bigint[], $44::text[], $45::bool[], $46::text[], $47::text[],
+                                  $48::bigint[])
+                 AS c (run_id, workload_id, contract, not_provided, source_hash, metadata, size_of_interest)
              WHERE c.run_id IN (SELECT id FROM run)
+         ), interest AS (
+             UPDATE workloads w SET size_of_interest = s.size_of_interest
+             FROM (SELECT DISTINCT ON (i.workload_id) i.workload_id, i.size_of_interest
+                   FROM UNNEST($42::uuid[], $43::bigint[], $48::bigint[]) WITH ORDINALITY
+                       AS i (run_id, workload_id, size_of_interest, n)
+                   WHERE i.size_of_interest IS NOT NULL AND i.run_id IN (SELECT id FROM run)
+                   ORDER BY i.workload_id, i.n DESC) s
+             WHERE w.id = s.workload_id
          ), expectation AS (
              INSERT INTO workload_contracts (workload_id, expected, contract)
              SELECT DISTINCT ON (e.workload_id) e.workload_id, e.contract::jsonb ->> 'expected', e.contract
@@ -114,6 +124,7 @@ impl Backend for Postgres {
         .bind(&c.not_provided)
         .bind(&c.source_hash)
         .bind(&c.metadata)
+        .bind(&c.size_of_interest)
         .fetch_one(conn)
         .await?;
         Ok(stored as u64)

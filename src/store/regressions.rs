@@ -12,7 +12,8 @@ use crate::model::{
 };
 use crate::rules::evaluate::Track;
 use crate::rules::timeline::{self, Entry};
-use slopewatch_core::wire::{Contract, Failure};
+use slopewatch_core::predict::{predict, step_sentence};
+use slopewatch_core::wire::{Contract, Failure, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -25,7 +26,8 @@ const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.
      rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
      rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
      sb.complexity AS complexity_before, sa.complexity AS complexity_after,
-     sb.source_hash AS source_before, sa.source_hash AS source_after, wc.contract, rr.previous_version
+     sb.source_hash AS source_before, sa.source_hash AS source_after, wc.contract, rr.previous_version,
+     w.size_unit, w.size_of_interest
      FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
      JOIN regressions rr ON rr.id = rw.regression_id
      LEFT JOIN workload_contracts wc ON wc.workload_id = rw.workload_id
@@ -66,6 +68,21 @@ impl WorkloadRecord {
             ..self.member.with_failure()
         })
     }
+}
+
+/// What the workload costs at its size of interest at the regression's version, against its last
+/// good version: the sentence its page puts first. `None` without a size of interest or a fit.
+fn at_size_of_interest(w: &RegressionWorkload, r: &RegressionRow, sizes: &[VersionSizes]) -> Option<String> {
+    let at = u64::try_from(w.size_of_interest?).ok()?;
+    let unit = SizeUnit::parse(&w.size_unit)?;
+    let at_version = |version: &str| {
+        let s = sizes.iter().find(|s| s.workload == w.workload && s.version == version)?;
+        let points: Vec<(f64, f64)> = s.sizes.iter().map(|m| (m.size as f64, m.median_ns)).collect();
+        predict(&points, at).ok()
+    };
+    let bad = at_version(&r.version)?;
+    let good = r.previous_version.as_deref().and_then(|v| at_version(v).map(|p| (p, v)));
+    Some(step_sentence(&bad, good.as_ref().map(|(p, v)| (p, *v)), unit))
 }
 
 /// Every row of a `WORKLOAD_COLUMNS` query, decoded.
@@ -233,7 +250,21 @@ impl Store {
                 Ok(VersionSizes { workload: row.workload, version: row.version, sizes: decode_json(&row.sizes)? })
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        Ok(Some(RegressionDetail { regression, workloads, events, notes, links, deliveries, sizes, bisections }))
+        let mut workloads = workloads;
+        for w in &mut workloads {
+            w.at_size_of_interest = at_size_of_interest(w, &regression, &sizes);
+        }
+        Ok(Some(RegressionDetail {
+            regression,
+            workloads,
+            events,
+            notes,
+            links,
+            deliveries,
+            sizes,
+            bisections,
+            attribution: None,
+        }))
     }
 
     /// Sets a regression's status at `now`; `Ok(false)` when there is no such regression.

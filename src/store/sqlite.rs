@@ -82,16 +82,30 @@ impl Backend for Sqlite {
         })
         .await?;
         let c = &new.contracts;
-        let head = "INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata) ";
+        let head = "INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata,
+                size_of_interest) ";
         insert_chunked(conn, head, c.run_id.len(), |b, i| {
             b.push_bind(c.run_id[i])
                 .push_bind(c.workload_id[i])
                 .push_bind(c.contract[i].as_deref())
                 .push_bind(c.not_provided[i])
                 .push_bind(c.source_hash[i].as_str())
-                .push_bind(c.metadata[i].as_str());
+                .push_bind(c.metadata[i].as_str())
+                .push_bind(c.size_of_interest[i]);
         })
         .await?;
+        if c.size_of_interest.iter().any(Option::is_some) {
+            // The latest run of the batch that names one sets the workload's.
+            let mut q = QueryBuilder::new(
+                "UPDATE workloads SET size_of_interest = (SELECT rc.size_of_interest FROM run_contracts rc
+                 WHERE rc.workload_id = workloads.id AND rc.size_of_interest IS NOT NULL AND rc.run_id IN ",
+            );
+            push_ids(&mut q, &r.id);
+            q.push(" ORDER BY rc.rowid DESC LIMIT 1) WHERE id IN (SELECT workload_id FROM run_contracts WHERE size_of_interest IS NOT NULL AND run_id IN ");
+            push_ids(&mut q, &r.id);
+            q.push(")");
+            q.build().execute(&mut *conn).await?;
+        }
         if c.contract.iter().any(Option::is_some) {
             // Later runs of the batch after earlier ones: the latest contract of a workload wins.
             let mut q = QueryBuilder::new(

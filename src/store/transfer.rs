@@ -47,6 +47,8 @@ pub struct StoredWorkload {
     pub contract: Option<Contract>,
     /// The toolchain's libc does not provide its function: no measurements, no failure.
     pub not_provided: bool,
+    /// The size the team runs it at, in its unit.
+    pub size_of_interest: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -146,6 +148,7 @@ struct ContractRow {
     not_provided: bool,
     source_hash: String,
     metadata: String,
+    size_of_interest: Option<i64>,
 }
 
 /// A measurement of a run as stored: its samples and instruction counts still JSON.
@@ -236,7 +239,7 @@ impl Store {
         q.push_tuple(ids()).push(" ORDER BY run_id, workload_id, size");
         let measurements: Vec<MeasurementRow> = tx.exec().all(&q).await?;
         let mut q = sql("SELECT c.run_id, c.workload_id, w.name, w.size_unit, c.contract, c.not_provided,
-                    c.source_hash, c.metadata
+                    c.source_hash, c.metadata, c.size_of_interest
              FROM run_contracts c JOIN workloads w ON w.id = c.workload_id WHERE c.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY c.run_id, c.workload_id");
         let contracts: Vec<ContractRow> = tx.exec().all(&q).await?;
@@ -368,6 +371,7 @@ fn assemble(
                 failure: None,
                 contract: None,
                 not_provided: false,
+                size_of_interest: None,
             },
         ));
     }
@@ -386,6 +390,7 @@ fn assemble(
                 failure: Some(failure),
                 contract: None,
                 not_provided: false,
+                size_of_interest: None,
             },
         ));
     }
@@ -393,7 +398,10 @@ fn assemble(
         let contract = c.contract.as_deref().map(decode_json).transpose()?;
         let list = workloads.entry(c.run_id).or_default();
         match list.iter_mut().find(|(id, _)| *id == c.workload_id) {
-            Some((_, w)) => w.contract = contract,
+            Some((_, w)) => {
+                w.contract = contract;
+                w.size_of_interest = c.size_of_interest.map(|s| s as u64);
+            }
             None if c.not_provided => list.push((
                 c.workload_id,
                 StoredWorkload {
@@ -405,6 +413,7 @@ fn assemble(
                     failure: None,
                     contract,
                     not_provided: true,
+                    size_of_interest: c.size_of_interest.map(|s| s as u64),
                 },
             )),
             // The workload's failure was of a kind this server does not know, and left out.

@@ -172,6 +172,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                 failure: w.failure,
                 contract: w.contract,
                 not_provided: w.not_provided,
+                size_of_interest: w.size_of_interest,
             })
             .collect();
         let record = PrunedRunRecord {
@@ -205,6 +206,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
             failure: w.failure,
             contract: w.contract,
             not_provided: w.not_provided,
+            size_of_interest: w.size_of_interest,
         })
         .collect();
     let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads };

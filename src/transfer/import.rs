@@ -338,6 +338,7 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>),
                 failure: w.failure.clone(),
                 contract: w.contract.clone(),
                 not_provided: w.not_provided,
+                size_of_interest: w.size_of_interest,
                 measurements: w
                     .measurements
                     .iter()

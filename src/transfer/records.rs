@@ -148,6 +148,9 @@ pub struct PrunedWorkload {
     /// The toolchain's libc does not provide its function.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_provided: bool,
+    /// The size the team runs it at, in its unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_of_interest: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -6,12 +6,14 @@ use super::payload::{
 };
 use crate::config::Rules;
 use crate::model::ResolvedMember;
+use crate::model::SizeMedian;
 use crate::rules::evaluate::{time_ratio, Track};
 use crate::rules::replay::{Derived, Update};
 use crate::rules::timeline;
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
-use slopewatch_core::wire::Contract;
+use slopewatch_core::predict::{predict, step_sentence};
+use slopewatch_core::wire::{Contract, SizeUnit};
 use std::collections::HashMap;
 
 /// Where an event happened: the lineage and version whose summary the rules judged.
@@ -23,6 +25,8 @@ pub struct Scene<'a> {
     pub public_url: Option<&'a str>,
     /// The contracts of the lineage's workloads that have one, by name.
     pub contracts: &'a HashMap<String, Contract>,
+    /// The size of interest and unit of the lineage's workloads that have one, by name.
+    pub interests: &'a HashMap<String, (u64, SizeUnit)>,
 }
 
 impl Scene<'_> {
@@ -85,6 +89,11 @@ pub fn changes<'n>(u: &Update<'_>, name: impl Fn(i64) -> &'n str) -> Vec<FieldCh
     changes
 }
 
+/// A version's per-size medians as the points a prediction fits.
+fn points(sizes: &[SizeMedian]) -> Vec<(f64, f64)> {
+    sizes.iter().map(|s| (s.size as f64, s.median_ns)).collect()
+}
+
 /// The tracks' workloads by name, sorted, each once.
 fn names<'n>(tracks: impl Iterator<Item = Track>, name: &impl Fn(i64) -> &'n str) -> String {
     let mut names: Vec<&str> = tracks.map(|t| name(t.workload_id)).collect();
@@ -130,6 +139,11 @@ fn announce<'n>(
                     let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
                     timeline::contract_break(c, exponent, last_good.as_deref())
                 }),
+                at_size_of_interest: scene.interests.get(name).and_then(|&(at, unit)| {
+                    let bad = predict(&points(m.evidence.sizes()), at).ok()?;
+                    let good = m.previous.as_ref().and_then(|(v, p)| Some((predict(&points(p.sizes()), at).ok()?, v)));
+                    Some(step_sentence(&bad, good.as_ref().map(|(p, v)| (p, v.as_str())), unit))
+                }),
                 series_url: scene.series_url(name),
             }
         })
@@ -146,6 +160,7 @@ fn announce<'n>(
         workloads,
         links: scene.links(regression_id),
         changes,
+        attribution: None,
     }
 }
 
@@ -177,6 +192,7 @@ pub fn resolved<'c>(
             class_before: format::class_text(complexity(&m.name, &m.version)),
             class_after: format::class_text(complexity(&m.name, scene.version)),
             contract_break: None,
+            at_size_of_interest: None,
             series_url: scene.series_url(&m.name),
             name: m.name,
         })
@@ -193,5 +209,6 @@ pub fn resolved<'c>(
         workloads,
         links: scene.links(regression_id),
         changes: Vec::new(),
+        attribution: None,
     }
 }

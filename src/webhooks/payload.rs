@@ -48,6 +48,10 @@ pub struct Event {
     /// regression).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FieldChange>,
+    /// What the control lineage says moved: the toolchain, the code, or the host or harness
+    /// (docs/alerts.md, "Attribution"); absent when no control is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<crate::model::attribution::Attribution>,
 }
 
 /// One field of a regression that moved, from what, to what.
@@ -122,6 +126,12 @@ pub struct EventWorkload {
     /// loop that calls it once per token over n bytes is O(n²)."
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract_break: Option<String>,
+    /// What the workload costs at its size of interest at `version`, against `previous_version`,
+    /// predicted from each version's fit with its 95% prediction interval, e.g. "at 40,000
+    /// records: ≈ 5.4 min [4.6 min, 6.3 min] here, predicted past the 20,000 records measured; ≈
+    /// 40 ms at 0.15.2, about 8,100×".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_size_of_interest: Option<String>,
     pub series_url: String,
 }
 
@@ -223,7 +233,13 @@ impl Body for Event {
             if let Some(sentence) = &w.contract_break {
                 line.push_str(&format!("\n    {}", slack_escape(sentence)));
             }
+            if let Some(cost) = &w.at_size_of_interest {
+                line.push_str(&format!("\n    {}", slack_escape(&format::sentence(cost))));
+            }
             lines.push(line);
+        }
+        if let Some(a) = &self.attribution {
+            lines.push(format!(":scales: {}", slack_escape(&format::sentence(&a.sentence))));
         }
         let what = if matches!(self.event, FINDING_OPENED | FINDING_RESOLVED) { "finding" } else { "regression" };
         lines.push(format!("<{}|Open the {what}>", slack_escape(&self.links.regression)));
@@ -260,10 +276,12 @@ mod tests {
                 class_before: Some("n".into()),
                 class_after: Some("n^2".into()),
                 contract_break: None,
+                at_size_of_interest: None,
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
             }],
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },
             changes: Vec::new(),
+            attribution: None,
         }
     }
 

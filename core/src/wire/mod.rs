@@ -183,6 +183,10 @@ pub struct WorkloadRun {
     /// `strlcpy`): neither a failure nor a pass, with no measurements.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_provided: bool,
+    /// The size a team runs the workload at, in its own unit (the built-ins: 4 MiB of text,
+    /// 40,000 records): pages, reports and webhooks give the time predicted there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_of_interest: Option<u64>,
 }
 
 /// The unit a workload's size is counted in.
@@ -316,6 +320,14 @@ impl RunSubmission {
             if let Some(c) = &w.contract {
                 c.validate(&format!("{at}.contract"))?;
             }
+            if let Some(size) = w.size_of_interest {
+                if size == 0 || size > MAX_SIZE {
+                    return Err(err(
+                        format!("{at}.size_of_interest"),
+                        format!("{size} is not a size from 1 to {MAX_SIZE}"),
+                    ));
+                }
+            }
             if w.not_provided {
                 if w.failure.is_some() || !w.measurements.is_empty() {
                     return Err(err(
@@ -346,6 +358,12 @@ impl RunSubmission {
     pub fn without_failures(&self) -> Option<RunSubmission> {
         let workloads: Vec<WorkloadRun> = self.workloads.iter().filter(|w| w.failure.is_none()).cloned().collect();
         (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
+    }
+
+    /// The run as a server that predates sizes of interest accepts it: without them.
+    pub fn without_sizes_of_interest(&self) -> RunSubmission {
+        let workloads = self.workloads.iter().map(|w| WorkloadRun { size_of_interest: None, ..w.clone() }).collect();
+        RunSubmission { workloads, ..self.clone() }
     }
 
     /// The run as a server that predates contracts accepts it: its probes as plain workloads, and

@@ -26,6 +26,9 @@ pub(crate) enum Source {
     },
     Sqlite {
         main: &'static str,
+        /// Headers beside `sqlite_records.h` (hashed after it, so a workload with none keeps
+        /// the hash it always had).
+        headers: &'static [(&'static str, &'static str)],
     },
     Custom {
         path: PathBuf,
@@ -63,6 +66,9 @@ pub struct Workload {
     /// The class it may cost, judged instead of the slope limit: a probe's, or a configured
     /// workload's `expect`.
     pub contract: Option<Contract>,
+    /// The size a team runs it at (`at`): the time there is predicted from the fit. The
+    /// built-ins carry the article's scale, 4 MiB of text and 40,000 records.
+    pub at: Option<u64>,
     pub(crate) source: Source,
 }
 
@@ -77,11 +83,12 @@ impl Workload {
                 h.update(main);
                 headers.iter().for_each(|(_, text)| h.update(text));
             }
-            Source::Sqlite { main } => {
+            Source::Sqlite { main, headers } => {
                 h.update(main);
                 h.update(SQLITE_RECORDS.1);
                 h.update(SQLITE_C_GZ);
                 SQLITE_DEFINES.iter().for_each(|d| h.update(d));
+                headers.iter().for_each(|(_, text)| h.update(text));
             }
             Source::Custom { text, libs, .. } => {
                 h.update(text);
@@ -120,6 +127,9 @@ impl Workload {
     }
 }
 
+/// The size of interest of the SQLite built-ins: the article's 40,000 JSON records.
+pub const SQLITE_AT: u64 = 40_000;
+
 /// Every built-in workload, in the order they run.
 pub fn builtin() -> Vec<Workload> {
     let strings = STRING_WORKLOADS.iter().map(|(name, main)| Workload {
@@ -128,15 +138,17 @@ pub fn builtin() -> Vec<Workload> {
         start: 64 * KIB,
         max: 4 * MIB,
         contract: None,
+        at: Some(4 * MIB),
         source: Source::Builtin { main, headers: vec![TEXT] },
     });
-    let sqlite = SQLITE_WORKLOADS.iter().map(|(name, main)| Workload {
-        name: name.to_string(),
+    let sqlite = SQLITE_WORKLOADS.iter().map(|s| Workload {
+        name: s.name.to_string(),
         unit: SizeUnit::Records,
-        start: 5_000,
-        max: 80_000,
+        start: s.start,
+        max: s.max,
         contract: None,
-        source: Source::Sqlite { main },
+        at: Some(SQLITE_AT),
+        source: Source::Sqlite { main: s.main, headers: s.headers },
     });
     strings.chain(sqlite).collect()
 }
@@ -151,6 +163,7 @@ pub fn probes() -> Vec<Workload> {
             start: p.start,
             max: p.max,
             contract: Some(p.contract()),
+            at: None,
             source: Source::Contract,
         })
         .collect()
@@ -168,6 +181,7 @@ pub fn load_custom(path: &Path) -> Result<Workload> {
         start: 64 * KIB,
         max: 4 * MIB,
         contract: None,
+        at: None,
         source: Source::Custom { path: path.to_path_buf(), text: String::new(), libs: vec![] },
     };
     let mut libs = Vec::new();
@@ -188,8 +202,9 @@ pub fn load_custom(path: &Path) -> Result<Workload> {
                 }
                 "start" => w.start = crate::config::parse_size(value).map_err(anyhow::Error::msg).with_context(ctx)?,
                 "max" => w.max = crate::config::parse_size(value).map_err(anyhow::Error::msg).with_context(ctx)?,
+                "at" => w.at = Some(crate::config::parse_size(value).map_err(anyhow::Error::msg).with_context(ctx)?),
                 "libs" => libs.extend(value.split(',').map(str::to_string)),
-                _ => bail!("{}: unknown key (name, unit, start, max, libs)", ctx()),
+                _ => bail!("{}: unknown key (name, unit, start, max, at, libs)", ctx()),
             }
         }
     }
@@ -243,13 +258,14 @@ fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
         bail!("name: {CONTRACT_PREFIX}… is kept for the probes of the contract catalogue");
     }
     let (unit, start, max) = sizes_of(e)?;
+    let at = e.at.as_ref().map(|v| v.value().map_err(|e| anyhow::anyhow!("at: {e}"))).transpose()?;
     let contract = match &e.expect {
         Some(class) => Some(Contract::expecting(parse_class(class).map_err(|why| anyhow::anyhow!("expect: {why}"))?)),
         None => None,
     };
     if e.command.is_some() || e.build.is_some() {
         let c = CommandWorkload::configure(e, root)?;
-        return Ok(Workload { name: e.name.clone(), unit, start, max, contract, source: Source::Command(c) });
+        return Ok(Workload { name: e.name.clone(), unit, start, max, contract, at, source: Source::Command(c) });
     }
     if e.sources.is_empty() {
         bail!("sources: empty; list the C files to compile, or give `build` and `command` for a program");
@@ -276,7 +292,7 @@ fn configured_one(e: &WorkloadEntry, root: &Path) -> Result<Workload> {
     }
     let hash = configured_hash(root, &sources, &include, &cflags, &e.libs)?;
     let source = Source::Configured { sources, include, cflags, libs: e.libs.clone(), root: root.to_path_buf(), hash };
-    Ok(Workload { name: e.name.clone(), unit, start, max, contract, source })
+    Ok(Workload { name: e.name.clone(), unit, start, max, contract, at, source })
 }
 
 /// A configured workload's unit and sweep, checked.
@@ -367,6 +383,39 @@ mod tests {
     }
 
     #[test]
+    fn the_first_sqlite_workloads_keep_their_sources_sizes_and_hash() {
+        // The hash as it was before the other SQLite workloads came: their series continue.
+        let before = |main: &str| {
+            let mut h = Sha256::new();
+            for part in [HARNESS.1, main, SQLITE_RECORDS.1] {
+                h.update(part);
+            }
+            h.update(SQLITE_C_GZ);
+            SQLITE_DEFINES.iter().for_each(|d| h.update(d));
+            format!("sha256:{}", hex::encode(h.finalize()))
+        };
+        let all = builtin();
+        for (name, main) in [
+            ("sqlite-insert", include_str!("../../c/sqlite_insert.c")),
+            ("sqlite-json-each", include_str!("../../c/sqlite_json_each.c")),
+        ] {
+            let w = all.iter().find(|w| w.name == name).unwrap();
+            assert_eq!((w.start, w.max), (5_000, 80_000), "{name}");
+            assert_eq!(w.source_hash(), before(main), "{name}");
+        }
+        let spaced = all.iter().find(|w| w.name == "sqlite-json-each.spaced").unwrap();
+        assert_ne!(
+            spaced.source_hash(),
+            before(include_str!("../../c/sqlite_json_each_spaced.c")),
+            "its header counts"
+        );
+        for s in SQLITE_WORKLOADS {
+            assert!(s.main.contains("sw_meta(\"sqlite_version\""), "{} records the SQLite version", s.name);
+            assert!(s.start * 16 <= s.max, "{}: six sizes from the rise below the start", s.name);
+        }
+    }
+
+    #[test]
     fn each_string_workload_calls_only_its_own_function_in_the_loop() {
         let others = [
             "strchr(",
@@ -407,7 +456,21 @@ mod tests {
             let picks: Vec<String> = picks.iter().map(|s| s.to_string()).collect();
             select(all(), Some(&picks)).unwrap().into_iter().map(|w| w.name).collect()
         };
-        assert_eq!(names(&["sqlite*"]), ["sqlite-insert", "sqlite-json-each"]);
+        assert_eq!(
+            names(&["sqlite*"]),
+            [
+                "sqlite-insert",
+                "sqlite-json-each",
+                "sqlite-json-each.spaced",
+                "sqlite-json-each.pretty",
+                "sqlite-json-each.literals",
+                "sqlite-json-extract.spaced",
+                "sqlite-json-arrow.pretty",
+                "sqlite-insert.spaced",
+                "sqlite-like.long-text",
+            ]
+        );
+        assert_eq!(names(&["sqlite-json-each*"]).len(), 4);
         assert_eq!(names(&["builtin"]).len(), builtin().len());
         assert_eq!(names(&["contract"]).len(), probes().len());
         let strchr = names(&["contract.strch?.*"]);

@@ -5,7 +5,7 @@ use super::plan::{measure_all, measure_gated};
 use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
 use crate::exit::ExitStatus;
 use crate::measure::gate::{self, Limits, DEFAULT_MAX_SLOPE};
-use crate::output::{contracts, markdown, table};
+use crate::output::{contracts, control, costs, markdown, table};
 use crate::server::baseline;
 use crate::server::client::Client;
 use crate::server::deliver::{self, deliver_runs};
@@ -25,7 +25,7 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let rows = table::rows(&runs);
     print_rows(&rows, &limits, &mut *report.terminal());
     let delivered = deliver_runs(&client, &spool, &runs)?;
-    write_report(report, "run", &runs, &rows, &limits, &server.token)?;
+    write_report(report, "run", &runs, &rows, &limits, &server.token, &[])?;
     Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(failures > 0)))
 }
 
@@ -40,7 +40,14 @@ pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
 /// The gate: measures (a workload unsure on the limits once more), prints the table and what was
 /// over or unsure, writes the report where asked, and returns 1 when a workload is over a limit or
 /// failed.
-pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
+/// With `control`, each workload over a limit is also attributed by that lineage's rows.
+pub fn check(
+    measure: &MeasureArgs,
+    limits: &Limits,
+    control: Option<&str>,
+    report: &ReportArgs,
+    token: &TokenArgs,
+) -> Result<ExitStatus> {
     let measured = measure_gated(measure, limits, true)?;
     let mut rows = table::rows(&measured.runs);
     for r in &mut rows {
@@ -79,7 +86,14 @@ pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token:
     if !failed.is_empty() {
         eprintln!("failed: {}", failed.join(", "));
     }
-    write_report(report, "check", &measured.runs, &rows, limits, token)?;
+    let attributed = match control {
+        Some(c) => control::attribute(&rows, &measured.runs, c, limits).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    for line in &attributed {
+        eprintln!("control: {line}");
+    }
+    write_report(report, "check", &measured.runs, &rows, limits, token, &attributed)?;
     let over = !over_slope.is_empty() || !over_class.is_empty() || !over_contract.is_empty();
     Ok(ExitStatus::failed_if(measured.failures > 0 || over))
 }
@@ -97,6 +111,10 @@ fn print_rows(rows: &[table::Row], limits: &Limits, out: &mut dyn Write) {
     let loops = table::table(rows, limits);
     let gap = if loops.is_empty() || contracts.is_empty() { "" } else { "\n" };
     let mut text = format!("{loops}{gap}{contracts}{}", table::doubts(rows, limits));
+    let costs = costs::costs(rows);
+    if !costs.is_empty() {
+        text.push_str(&format!("\n{costs}"));
+    }
     let failures = table::failures(rows);
     if !failures.is_empty() {
         text.push_str(&format!("\nfailures:\n{failures}"));
@@ -115,6 +133,7 @@ fn write_report(
     rows: &[table::Row],
     limits: &Limits,
     token: &TokenArgs,
+    attributed: &[String],
 ) -> Result<()> {
     let step_summary = args.step_summary.as_deref().filter(|p| !p.as_os_str().is_empty());
     if args.report.is_none() && step_summary.is_none() {
@@ -136,13 +155,14 @@ fn write_report(
             format!("{e:#}")
         })
     });
-    let md = markdown::render(&markdown::Report {
+    let mut md = markdown::render(&markdown::Report {
         command,
         toolchains: runs.iter().map(|r| &r.toolchain).collect(),
         rows,
         limits,
         baseline: baseline.as_ref(),
     });
+    md.push_str(&control::markdown(attributed));
     let written = match args.report.as_deref() {
         Some(p) if p == Path::new("-") => {
             std::io::stdout().write_all(md.as_bytes()).context("cannot write the report to stdout")

@@ -161,6 +161,7 @@ impl Family {
             metadata,
             failure: None,
             contract: None,
+            size_of_interest: None,
             not_provided: false,
         })
     }

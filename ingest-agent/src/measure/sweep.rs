@@ -267,6 +267,7 @@ fn workload_run(
         failure,
         contract: w.contract.clone(),
         not_provided: false,
+        size_of_interest: w.at,
     }
 }
 

@@ -19,6 +19,22 @@ pub struct Report<'a> {
     pub baseline: Option<&'a Result<Baseline, String>>,
 }
 
+/// The "At the size you run" section: each workload's time at its size of interest; empty when
+/// none has one.
+fn costs(rows: &[Row]) -> String {
+    let lines = crate::output::costs::lines(rows);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\n#### At the size you run\n\nPredicted from each fit, with its 95% prediction interval.\n\n");
+    for l in &lines {
+        let (workload, toolchain) = (escape(&l.workload), escape(&l.toolchain));
+        out.push_str(&format!("- `{workload}` on **{toolchain}**: {}{}\n", escape(&l.sentence), escape(&l.against)));
+    }
+    out
+}
+
 /// The report as GitHub-flavoured Markdown. Everything that comes from users, compilers or the
 /// server (names, versions, failure details) is escaped: it cannot end a table cell or a code
 /// block, or become markup.
@@ -74,6 +90,7 @@ pub fn render(r: &Report) -> String {
             out.push_str(&format!("- {}\n", escape(line)));
         }
     }
+    out.push_str(&costs(r.rows));
     out.push_str(&details(r.rows));
     out
 }

@@ -2,6 +2,8 @@
 //! table of contracts at the end, and the Markdown report for a pull request.
 
 pub mod contracts;
+pub mod control;
+pub mod costs;
 pub mod format;
 pub mod markdown;
 pub mod progress;

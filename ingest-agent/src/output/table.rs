@@ -5,6 +5,7 @@ use crate::measure::gate::{Limits, Verdict};
 use crate::output::format::{format_ns, format_size};
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, median, Fit};
+use slopewatch_core::predict::{predict, Prediction};
 use slopewatch_core::wire::{Contract, Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX};
 
 /// One line of the slope table.
@@ -29,6 +30,8 @@ pub struct Row {
     pub contract: Option<Contract>,
     /// The libc lacks the function it calls: nothing measured, nothing failed.
     pub not_provided: bool,
+    /// The time predicted at the workload's size of interest, from the same fit.
+    pub prediction: Option<Prediction>,
 }
 
 impl Row {
@@ -70,6 +73,7 @@ pub fn row(toolchain: &str, w: &WorkloadRun) -> Row {
         remeasured: None,
         contract: w.contract.clone(),
         not_provided: w.not_provided,
+        prediction: w.size_of_interest.and_then(|at| predict(&points, at).ok()),
     }
 }
 
@@ -210,6 +214,7 @@ pub(crate) mod tests {
             remeasured: None,
             contract: None,
             not_provided: false,
+            prediction: None,
         }
     }
 

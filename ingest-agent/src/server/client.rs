@@ -149,8 +149,9 @@ impl Client {
     /// failures refuses a run carrying them; the run is then sent once more without its failed
     /// workloads, under the same id (what agents sent before failures were data), and the answer
     /// names what was left out. A server that predates contracts is sent the probes as plain
-    /// workloads, without those whose function the libc does not provide. When nothing is left to
-    /// send, the run is refused with the reason.
+    /// workloads, without those whose function the libc does not provide; one that predates sizes
+    /// of interest, without them. When nothing is left to send, the run is refused with the
+    /// reason.
     ///
     /// A server that predates version axes refuses a run on the libc axis; that run is not sent
     /// without its axis (its versions would join a lineage of compiler versions), and the refusal
@@ -180,6 +181,14 @@ impl Client {
             let Ok(run) = RunSubmission::from_json(&body) else {
                 return outcome;
             };
+            if predates_sizes_of_interest(*status, message)
+                && run.workloads.iter().any(|w| w.size_of_interest.is_some())
+            {
+                // What it costs at the team's size is worked out again from the fit by whoever
+                // reads the run; an older server just does not show it.
+                body = serde_json::to_vec(&run.without_sizes_of_interest()).expect("a run always serializes");
+                continue;
+            }
             let (older, left, rest) = if predates_failures(*status, message) && run.failures().next().is_some() {
                 let failed: Vec<String> =
                     run.failures().map(|(w, f)| format!("{} ({})", w.name, f.kind.label())).collect();
@@ -321,6 +330,12 @@ fn predates_failures(status: u16, message: &str) -> bool {
 /// workload's `contract` or `not_provided` field as unknown.
 fn predates_contracts(status: u16, message: &str) -> bool {
     status == 422 && (message.contains("unknown field `contract`") || message.contains("unknown field `not_provided`"))
+}
+
+/// Whether a refusal is that of a server that predates sizes of interest: its strict parser names
+/// the workload's `size_of_interest` as unknown.
+fn predates_sizes_of_interest(status: u16, message: &str) -> bool {
+    status == 422 && message.contains("unknown field `size_of_interest`")
 }
 
 /// Whether a refusal is that of a server that predates version axes: its strict parser names the

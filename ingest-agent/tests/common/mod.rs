@@ -291,3 +291,17 @@ pub fn real_server(dir: &Path, serve_args: &[&str]) -> Option<(Server, String, S
     let server = start_server_with(&bin, &addr, &db, serve_args);
     Some((server, format!("http://{addr}"), token))
 }
+
+/// Copies a directory tree, e.g. an example project a test then edits.
+#[allow(dead_code)]
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}

@@ -27,7 +27,9 @@ async fn load(state: &AppState, workload: &str, lineage: &str) -> Result<SeriesV
     if summaries.is_empty() && failures.is_empty() {
         return Err(Error::NotFound(format!("workload {workload:?} has no runs with toolchain {lineage:?}")));
     }
-    Ok(SeriesView::new(found.name, lineage.to_string(), found.size_unit, summaries, failures))
+    let mut view = SeriesView::new(found.name, lineage.to_string(), found.size_unit, summaries, failures);
+    view.size_of_interest = found.size_of_interest.and_then(|s| u64::try_from(s).ok());
+    Ok(view)
 }
 
 /// A link to compare two toolchain versions, with what it shows.
@@ -55,6 +57,9 @@ struct SeriesPage {
     compares: Vec<CompareLink>,
     /// The regressions and findings that hold this workload, one line each.
     regressions: Vec<RegressionLine>,
+    /// What the latest version costs at the workload's size of interest, against the version
+    /// before it.
+    cost: Option<String>,
 }
 
 /// A regression or finding of the series, as one line links it.
@@ -122,6 +127,7 @@ pub(super) async fn page(
         loglog_src: links::loglog_svg(&series.workload, &series.lineage, if asked.is_empty() { &[] } else { &shown }),
         compares: compare_links(&series, &choices),
         regressions: regressions.iter().map(RegressionLine::of).collect(),
+        cost: series.cost_at_interest(),
         shown,
         series,
     };

@@ -72,6 +72,11 @@ pub struct WorkloadDetail {
     pub partial: bool,
     /// Why the workload stopped before it was measured fully; null when it passed.
     pub failure: Option<Failure>,
+    /// The size its team runs it at, as the run said, in its unit.
+    pub size_of_interest: Option<i64>,
+    /// The time predicted there from this run's fit, e.g. "at 4 MiB: ≈ 46 s [41 s, 52 s],
+    /// predicted past the 256 KiB measured"; null without a size of interest or a fit.
+    pub at_size_of_interest: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -210,7 +215,11 @@ impl Store {
         let q = sql("SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
              WHERE run_id = $1 ORDER BY workload_id, size");
         let medians: Vec<MeasurementRow> = conn.exec().all(&q.bind(run_id)).await?;
+        let q = sql("SELECT workload_id, size_of_interest FROM run_contracts
+             WHERE run_id = $1 AND size_of_interest IS NOT NULL");
+        let interests: Vec<(i64, i64)> = conn.exec().all(&q.bind(run_id)).await?;
         drop(conn);
+        let interest = |workload_id: i64| interests.iter().find(|(w, _)| *w == workload_id).map(|(_, s)| *s);
 
         let measured = |workload_id: i64| {
             medians
@@ -232,7 +241,14 @@ impl Store {
         for f in fits {
             let measurements = measured(f.workload_id)?;
             let medians: Vec<(u64, f64)> = measurements.iter().map(|m| (m.size as u64, m.median_ns)).collect();
+            let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t)| (s as f64, t)).collect();
+            let size_of_interest = interest(f.workload_id);
+            let at_size_of_interest = size_of_interest
+                .and_then(|at| slopewatch_core::predict::predict(&points, u64::try_from(at).ok()?).ok())
+                .map(|p| p.sentence(f.size_unit));
             workloads.push(WorkloadDetail {
+                size_of_interest,
+                at_size_of_interest,
                 complexity: crate::analysis::classify(&medians),
                 local_slopes: decode_json(&f.local_slopes)?,
                 metadata: decode_json(&f.metadata)?,
@@ -270,6 +286,8 @@ impl Store {
                 ci_high: None,
                 local_slopes: Vec::new(),
                 partial: false,
+                size_of_interest: interest(x.workload_id),
+                at_size_of_interest: None,
             });
         }
         workloads.sort_by(|a, b| a.name.cmp(&b.name));

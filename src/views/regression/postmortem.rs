@@ -165,6 +165,9 @@ pub fn export(d: &RegressionDetail) -> String {
     let _ = writeln!(md, "- Fixed in: {}", text(r.fixed_version.as_deref().unwrap_or("not yet")));
     let _ = writeln!(md, "- Magnitude: {}× the time at the largest common size\n", num(r.magnitude, 1));
 
+    if let Some(a) = &d.attribution {
+        md.push_str(&crate::views::attribution::markdown(a, text));
+    }
     md.push_str("## Timeline\n\n");
     for m in timeline(d) {
         let by = m.actor.map(|a| format!(" ({})", text(&a))).unwrap_or_default();

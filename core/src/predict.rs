@@ -11,7 +11,7 @@
 //! An interval whose ends are more than [`WIDE_RATIO`] apart says more about the noise than the
 //! workload: it is reported as too uncertain to name one number.
 
-use crate::fit::{t_quantile_975, FitError};
+use crate::fit::{fit, t_quantile_975, FitError};
 use crate::format;
 use crate::wire::SizeUnit;
 
@@ -87,28 +87,18 @@ pub fn step_sentence(bad: &Prediction, good: Option<(&Prediction, &str)>, unit: 
 /// The time at `size` predicted from `points` of (size, median time in ns), with its 95%
 /// prediction interval. Needs three points or more at two sizes or more, all positive.
 pub fn predict(points: &[(f64, f64)], size: u64) -> Result<Prediction, FitError> {
-    let n = points.len();
-    if n < 3 {
-        return Err(FitError::TooFewPoints(n));
-    }
-    if size == 0 || points.iter().any(|&(s, t)| !(s.is_finite() && t.is_finite() && s > 0.0 && t > 0.0)) {
+    // The slope's own line, which checks the points; its standard error gives the residual
+    // spread back: s = se·√Sxx.
+    let line = fit(points)?;
+    if size == 0 {
         return Err(FitError::NonPositive);
     }
     let xs: Vec<f64> = points.iter().map(|p| p.0.ln()).collect();
-    let ys: Vec<f64> = points.iter().map(|p| p.1.ln()).collect();
-    let nf = n as f64;
+    let nf = points.len() as f64;
     let mean_x = xs.iter().sum::<f64>() / nf;
-    let mean_y = ys.iter().sum::<f64>() / nf;
     let sxx: f64 = xs.iter().map(|x| (x - mean_x).powi(2)).sum();
-    if sxx <= f64::EPSILON {
-        return Err(FitError::AllSameSize);
-    }
-    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mean_x) * (y - mean_y)).sum();
-    let slope = sxy / sxx;
-    let intercept = mean_y - slope * mean_x;
-    let sse: f64 = xs.iter().zip(&ys).map(|(x, y)| (y - (intercept + slope * x)).powi(2)).sum::<f64>().max(0.0);
-    let df = nf - 2.0;
-    let s = (sse / df).sqrt();
+    let (slope, intercept, df) = (line.slope, line.intercept, nf - 2.0);
+    let s = line.stderr * sxx.sqrt();
     let x0 = (size as f64).ln();
     let y0 = intercept + slope * x0;
     let half = t_quantile_975(df) * s * (1.0 + 1.0 / nf + (x0 - mean_x).powi(2) / sxx).sqrt();

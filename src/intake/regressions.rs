@@ -250,12 +250,7 @@ impl<'j> Writer<'_, '_, 'j> {
         if u.announce {
             let changes = events::changes(u, |w| self.name(w));
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
-            let scene = self.scene(&d.version);
-            let mut event = if opens {
-                events::became_regression(&scene, id, d, changes, |w| self.name(w))
-            } else {
-                events::updated(&scene, id, d, changes, |w| self.name(w))
-            };
+            let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.name(w));
             event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
             self.announced.push(event);
         }
@@ -292,7 +287,8 @@ impl<'j> Writer<'_, '_, 'j> {
         self.note(id, &Entry::MergedInto { into: target, measured }).await?;
         self.note(target, &Entry::Merged { from: id, measured }).await?;
         let change = FieldChange { field: Field::MergedInto, from: None, to: Some(target.to_string()) };
-        let mut event = events::updated(&self.scene(&into.version), target, into, vec![change], |w| self.name(w));
+        let mut event =
+            events::updated(&self.scene(&into.version), target, into, vec![change], false, |w| self.name(w));
         event.regression_id = id;
         self.announced.push(event);
         Ok(())

@@ -27,6 +27,15 @@ pub struct SizeMedian {
     pub runs: usize,
 }
 
+impl SizeMedian {
+    /// The time at `size` predicted from a version's per-size medians, with its interval; `None`
+    /// where they are too few to fit.
+    pub fn predict(sizes: &[SizeMedian], size: u64) -> Option<slopewatch_core::predict::Prediction> {
+        let points: Vec<(f64, f64)> = sizes.iter().map(|m| (m.size as f64, m.median_ns)).collect();
+        slopewatch_core::predict::predict(&points, size).ok()
+    }
+}
+
 /// The slope of a fit with its 95% interval and R², as stored on a fit or a version summary.
 #[derive(Debug, Clone, Copy, PartialEq, sqlx::FromRow)]
 pub struct Slope {

@@ -8,11 +8,11 @@ use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
     RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
-    RegressionWorkload, ResolvedMember, Slope, VersionSizes,
+    RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
 };
 use crate::rules::evaluate::Track;
 use crate::rules::timeline::{self, Entry};
-use slopewatch_core::predict::{predict, step_sentence};
+use slopewatch_core::predict::step_sentence;
 use slopewatch_core::wire::{Contract, Failure, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -77,8 +77,7 @@ fn at_size_of_interest(w: &RegressionWorkload, r: &RegressionRow, sizes: &[Versi
     let unit = SizeUnit::parse(&w.size_unit)?;
     let at_version = |version: &str| {
         let s = sizes.iter().find(|s| s.workload == w.workload && s.version == version)?;
-        let points: Vec<(f64, f64)> = s.sizes.iter().map(|m| (m.size as f64, m.median_ns)).collect();
-        predict(&points, at).ok()
+        SizeMedian::predict(&s.sizes, at)
     };
     let bad = at_version(&r.version)?;
     let good = r.previous_version.as_deref().and_then(|v| at_version(v).map(|p| (p, v)));

@@ -253,12 +253,9 @@ impl SeriesView {
     /// version before it, predicted from each version's per-size medians: "at 4 MiB: ≈ 46 s [41
     /// s, 52 s] here, …; ≈ 1.5 ms at 0.15.2, about 31,000×". `None` without a size of interest.
     pub fn cost_at_interest(&self) -> Option<String> {
-        use slopewatch_core::predict::{predict, step_sentence};
+        use slopewatch_core::predict::step_sentence;
         let at = self.size_of_interest?;
-        let fitted = |s: &VersionSummary| {
-            let points: Vec<(f64, f64)> = s.sizes.iter().map(|m| (m.size as f64, m.median_ns)).collect();
-            predict(&points, at).ok()
-        };
+        let fitted = |s: &VersionSummary| crate::model::SizeMedian::predict(&s.sizes, at);
         let measured: Vec<(usize, &VersionSummary)> = self.measured().collect();
         let &(last, latest) = measured.last()?;
         let bad = fitted(latest)?;

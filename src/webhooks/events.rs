@@ -12,7 +12,7 @@ use crate::rules::replay::{Derived, Update};
 use crate::rules::timeline;
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
-use slopewatch_core::predict::{predict, step_sentence};
+use slopewatch_core::predict::step_sentence;
 use slopewatch_core::wire::{Contract, SizeUnit};
 use std::collections::HashMap;
 
@@ -47,33 +47,23 @@ pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, regression: &Derived, n
 }
 
 /// The event of an announced regression that a version measured out of order moved: the opened
-/// event as the regression stands now, with what moved (`changes`).
+/// event as the regression stands now, with what moved (`changes`). `opens` when those changes
+/// gave a finding its first last good version ([`gives_a_good_end`]) and it was never announced
+/// as a regression: it is then announced as `regression.opened`, with the changes.
 pub fn updated<'n>(
     scene: &Scene<'_>,
     regression_id: i64,
     regression: &Derived,
     changes: Vec<FieldChange>,
+    opens: bool,
     name: impl Fn(i64) -> &'n str,
 ) -> Event {
-    announce(scene, regression_id, regression, name, UPDATED, changes)
+    announce(scene, regression_id, regression, name, if opens { OPENED } else { UPDATED }, changes)
 }
 
-/// Whether the changes give a finding a last good version: it becomes a regression, announced
-/// as `regression.opened` (with the changes) unless it was announced as one before.
+/// Whether the changes give a finding a last good version: it becomes a regression.
 pub fn gives_a_good_end(changes: &[FieldChange]) -> bool {
     changes.iter().any(|c| c.field == Field::PreviousVersion && c.from.is_none() && c.to.is_some())
-}
-
-/// The event of a finding that a version measured out of order gave a last good version: the
-/// regression opened, as it stands now, with what moved.
-pub fn became_regression<'n>(
-    scene: &Scene<'_>,
-    regression_id: i64,
-    regression: &Derived,
-    changes: Vec<FieldChange>,
-    name: impl Fn(i64) -> &'n str,
-) -> Event {
-    announce(scene, regression_id, regression, name, OPENED, changes)
 }
 
 /// What `regression.updated` says moved when a stored regression is brought in line with the
@@ -87,11 +77,6 @@ pub fn changes<'n>(u: &Update<'_>, name: impl Fn(i64) -> &'n str) -> Vec<FieldCh
         changes.push(FieldChange { field: Field::Workloads, from: Some(before), to: Some(after) });
     }
     changes
-}
-
-/// A version's per-size medians as the points a prediction fits.
-fn points(sizes: &[SizeMedian]) -> Vec<(f64, f64)> {
-    sizes.iter().map(|s| (s.size as f64, s.median_ns)).collect()
 }
 
 /// The tracks' workloads by name, sorted, each once.
@@ -140,8 +125,8 @@ fn announce<'n>(
                     timeline::contract_break(c, exponent, last_good.as_deref())
                 }),
                 at_size_of_interest: scene.interests.get(name).and_then(|&(at, unit)| {
-                    let bad = predict(&points(m.evidence.sizes()), at).ok()?;
-                    let good = m.previous.as_ref().and_then(|(v, p)| Some((predict(&points(p.sizes()), at).ok()?, v)));
+                    let bad = SizeMedian::predict(m.evidence.sizes(), at)?;
+                    let good = m.previous.as_ref().and_then(|(v, p)| Some((SizeMedian::predict(p.sizes(), at)?, v)));
                     Some(step_sentence(&bad, good.as_ref().map(|(p, v)| (p, v.as_str())), unit))
                 }),
                 series_url: scene.series_url(name),

@@ -62,3 +62,31 @@ fn a_team_s_workload_carries_its_own_size_of_interest_and_one_that_is_no_size_is
         run(agent().args(["measure", "--workloads", "tokenize", "--out"]).arg(&file).arg("--config").arg(&config));
     assert!(!out.status.success() && text(&out).contains("at: size \"0\" must be positive"), "{}", text(&out));
 }
+
+#[test]
+fn a_server_that_predates_sizes_of_interest_is_sent_the_run_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.json");
+    let out = run(agent()
+        .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "strchr", "--max-size", "256K"])
+        .args(["--reps", "3", "--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .arg("--out")
+        .arg(&file));
+    assert!(out.status.success(), "{}", text(&out));
+    let id = serde_json::from_slice::<Value>(&std::fs::read(&file).unwrap()).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refusal = r#"{"error":{"status":422,"code":"invalid_field","message":"workloads[0].size_of_interest: unknown field `size_of_interest`, expected one of `name`, `size_unit`","field":"workloads[0].size_of_interest"}}"#;
+    let (url, seen) = listener(vec![(422, refusal.into()), stored(&id, true)]);
+    let out = submit(&url, &file, &dir.path().join("spool"));
+    assert!(out.status.success(), "{}", text(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "{}", text(&out));
+    let first: Value = serde_json::from_str(&seen[0].body).unwrap();
+    let resent: Value = serde_json::from_str(&seen[1].body).unwrap();
+    assert_eq!(first["workloads"][0]["size_of_interest"], 4 << 20);
+    assert!(resent["workloads"][0].get("size_of_interest").is_none(), "{resent}");
+    assert_eq!(resent["run_id"], first["run_id"]);
+}

@@ -89,6 +89,8 @@ fn submission() -> RunSubmission {
             not_provided: false,
             size_of_interest: None,
         }],
+        measure: Default::default(),
+        counter: None,
     }
 }
 

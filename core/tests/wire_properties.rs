@@ -170,6 +170,8 @@ fn submission() -> impl Strategy<Value = RunSubmission> {
             host,
             toolchain,
             workloads,
+            measure: Default::default(),
+            counter: None,
         },
     )
 }

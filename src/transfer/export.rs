@@ -8,7 +8,7 @@ use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun};
 use anyhow::Context;
 use serde::Serialize;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Measurement, RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{Measure, Measurement, RunSubmission, WorkloadRun};
 use std::collections::VecDeque;
 use time::OffsetDateTime;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -209,7 +209,16 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
             size_of_interest: w.size_of_interest,
         })
         .collect();
-    let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads };
+    let submission = RunSubmission {
+        run_id,
+        agent_version,
+        started_at,
+        host,
+        toolchain,
+        workloads,
+        measure: Measure::Wall,
+        counter: None,
+    };
     let record = RunRecordOut { kind: Kind::Run, received_at, content_hash: &content_hash, run: &submission };
     write_line(out, &record).await?;
     Ok(false)

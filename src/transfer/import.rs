@@ -346,6 +346,8 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>),
                     .collect(),
             })
             .collect(),
+        measure: slopewatch_core::wire::Measure::Wall,
+        counter: None,
     };
     run.validate().map_err(|e| FieldError {
         field: e.field.replace("samples_ns[0]", "median_ns").replace("samples_ns", "median_ns"),

@@ -5,12 +5,14 @@
 mod contract;
 mod failure;
 mod fields;
+mod measure;
 
 pub use contract::{breaks, degree, Contract, CONTRACT_PREFIX};
 pub use failure::{Failure, FailureKind};
 use fields::key_path;
 pub use fields::FieldError;
 pub(crate) use fields::{check_name, check_text, err, parse_json};
+pub use measure::{Counter, Measure, Metric};
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -59,6 +61,12 @@ pub struct RunSubmission {
     pub toolchain: Toolchain,
     /// One entry per workload, each name once.
     pub workloads: Vec<WorkloadRun>,
+    /// What each repetition reports and the slopes are fitted from; `wall` when left out.
+    #[serde(default, skip_serializing_if = "Measure::is_wall")]
+    pub measure: Measure,
+    /// Which counter counted an `instructions` run; required then, and only then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<Counter>,
 }
 
 /// The machine that ran the workloads.
@@ -243,9 +251,11 @@ impl fmt::Display for SizeUnit {
 pub struct Measurement {
     /// The input size, in the workload's size unit.
     pub size: u64,
-    /// Wall time of each repetition of the measured loop, in nanoseconds.
+    /// Time of each repetition of the measured loop, in nanoseconds: wall time, or CPU time in a
+    /// `cpu` run.
     pub samples_ns: Vec<f64>,
-    /// Instructions retired per repetition, where the kernel allowed counting them.
+    /// Instructions retired per repetition: required in an `instructions` run, and otherwise
+    /// given where the kernel allowed counting them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<Vec<u64>>,
 }
@@ -285,6 +295,7 @@ impl RunSubmission {
         check_text("toolchain.target", &self.toolchain.target)?;
         check_text("toolchain.compiler", &self.toolchain.compiler)?;
         check_text("toolchain.flags", &self.toolchain.flags)?;
+        measure::validate(self.measure, self.counter)?;
 
         if self.workloads.is_empty() {
             return Err(err("workloads", "at least one workload is required"));
@@ -338,6 +349,11 @@ impl RunSubmission {
                 continue;
             }
             total_samples += validate_measurements(&at, &w.measurements, w.failure.is_none())?;
+            if self.measure == Measure::Instructions {
+                for (j, m) in w.measurements.iter().enumerate() {
+                    measure::validate_counts(&format!("{at}.measurements[{j}]"), m)?;
+                }
+            }
         }
         if total_samples > MAX_SAMPLES_PER_RUN {
             return Err(err(
@@ -376,6 +392,11 @@ impl RunSubmission {
             .map(|w| WorkloadRun { contract: None, ..w.clone() })
             .collect();
         (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
+    }
+
+    /// The run's measure with its counter: what its series are kept apart by.
+    pub fn metric(&self) -> Metric {
+        Metric::of(self.measure, self.counter)
     }
 
     /// Total number of timed samples in the run.

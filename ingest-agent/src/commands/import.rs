@@ -39,6 +39,8 @@ fn imported(args: &ImportArgs) -> Result<RunSubmission> {
         host: crate::host::detect(),
         toolchain: described_toolchain(args)?,
         workloads: imported.workloads,
+        measure: wire::Measure::Wall,
+        counter: None,
     };
     run.validate().context("the imported run is invalid")?;
     eprintln!("imported {} workload(s) from {} file(s)", run.workloads.len(), args.files.len());

@@ -15,7 +15,7 @@ use crate::measure::gate::{self, Limits};
 use crate::output::progress::Progress;
 use crate::output::table;
 use anyhow::{bail, Context, Result};
-use slopewatch_core::wire::{RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{Measure, RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
 
 /// What measuring every workload with every toolchain gave.
@@ -142,6 +142,8 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             host: host.clone(),
             toolchain: tc.wire(),
             workloads: measured,
+            measure: Measure::Wall,
+            counter: None,
         };
         run.validate().with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
         runs.push(run);

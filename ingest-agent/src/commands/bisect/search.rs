@@ -14,7 +14,7 @@ use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::complexity::Class;
-use slopewatch_core::wire::{RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{Measure, RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -250,6 +250,8 @@ impl Judge<'_> {
             host: crate::host::detect(),
             toolchain: tc.wire(),
             workloads: measured,
+            measure: Measure::Wall,
+            counter: None,
         };
         let note = (verdict == StepVerdict::Skipped).then(|| notes.join("; "));
         Judged { verdict, slope: steepest, note, run: run.validate().is_ok().then_some(run) }

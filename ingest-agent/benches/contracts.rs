@@ -27,7 +27,7 @@ use slopewatch_agent::measure::gate::{Limits, Verdict};
 use slopewatch_agent::measure::{self, failure, Budget, Watch};
 use slopewatch_agent::output::contracts::Cell;
 use slopewatch_agent::output::table;
-use slopewatch_core::wire::{FailureKind, SizeUnit, WorkloadRun};
+use slopewatch_core::wire::{FailureKind, Metric, SizeUnit, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -210,16 +210,16 @@ fn worth_again(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> bool {
     if run.failure.is_some() || run.not_provided {
         return false;
     }
-    matches!(table::row(toolchain, run).verdict(limits), Verdict::Unsure(_) | Verdict::OverContract(_))
+    matches!(table::row(toolchain, Metric::Wall, run).verdict(limits), Verdict::Unsure(_) | Verdict::OverContract(_))
 }
 
 fn to_verdict(name: &str, binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, watch: &Quiet) -> Timed {
     let began = Instant::now();
-    let mut m = measure::measure(binary, w, budget, limits, watch);
+    let mut m = measure::measure(binary, w, budget, limits, Metric::Wall, watch);
     let mut sizes = m.run.measurements.len();
     let remeasured = worth_again(name, &m.run, limits);
     if remeasured {
-        m = measure::measure(binary, w, budget, limits, watch);
+        m = measure::measure(binary, w, budget, limits, Metric::Wall, watch);
         sizes += m.run.measurements.len();
     }
     let time = began.elapsed();
@@ -352,7 +352,7 @@ struct Counts {
 }
 
 fn cell(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Cell {
-    Cell::of(&table::row(toolchain, run), limits)
+    Cell::of(&table::row(toolchain, Metric::Wall, run), limits)
 }
 
 fn cell_text(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> String {
@@ -621,7 +621,7 @@ fn main() {
                 .builtins
                 .iter()
                 .map(|b| {
-                    let row = table::row(&p.tc.spec.name, &b.run);
+                    let row = table::row(&p.tc.spec.name, Metric::Wall, &b.run);
                     let v = match &b.run.failure {
                         Some(f) => format!("✗ {}", f.kind.label()),
                         None => row.verdict(&Limits::default()).to_string(),

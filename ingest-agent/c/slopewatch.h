@@ -11,6 +11,15 @@
  * where the kernel allows perf_event_open. The clock is read around sw_run() only, so buffer
  * set-up (sw_setup, sw_before) never counts; one untimed warm-up precedes the repetitions.
  *
+ * SLOPEWATCH_MEASURE in the environment says what the agent measures:
+ *   wall          (or unset) samples_ns from CLOCK_MONOTONIC;
+ *   cpu           samples_ns from the thread's CPU clock, CLOCK_THREAD_CPUTIME_ID;
+ *   instructions  counts through perf_event_open, which must succeed (exit 4 when refused);
+ *   valgrind      run under callgrind, which counts sw_run() itself (sw_run is never inlined,
+ *                 so --toggle-collect=sw_run finds it): no perf counter is opened, and no
+ *                 warm-up is run (the agent sets LD_BIND_NOW, so a first call binds nothing).
+ * How the harness measures is not part of a workload's source hash (see the agent's sources).
+ *
  * A workload includes this header first (it sets _GNU_SOURCE) and defines:
  *   int  sw_setup(long long size);   once, untimed; 0 on success
  *   void sw_before(void);            before each repetition, untimed (may be empty)
@@ -41,7 +50,8 @@
 
 int sw_setup(long long size);
 void sw_before(void);
-long long sw_run(void);
+/* Never inlined: Valgrind counts it by name. */
+__attribute__((noinline)) long long sw_run(void);
 void sw_after(void);
 long long sw_expected(void);
 
@@ -93,9 +103,9 @@ static int sw_perf_open(void) {
 #define SW_PERF_ENABLE _IO('$', 0)
 #define SW_PERF_DISABLE _IO('$', 1)
 
-static long long sw_now_ns(void) {
+static long long sw_now_ns(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -114,20 +124,32 @@ int main(int argc, char **argv) {
 
     static long long samples[SW_MAX_REPS];
     static unsigned long long instructions[SW_MAX_REPS];
-    int perf = sw_perf_open();
+    const char *measure = getenv("SLOPEWATCH_MEASURE");
+    if (!measure) measure = "wall";
+    clockid_t clock = CLOCK_MONOTONIC;
+    if (strcmp(measure, "cpu") == 0) clock = CLOCK_THREAD_CPUTIME_ID;
+    else if (strcmp(measure, "wall") && strcmp(measure, "instructions") && strcmp(measure, "valgrind"))
+        sw_fail("SLOPEWATCH_MEASURE must be wall, cpu, instructions or valgrind");
+    int perf = strcmp(measure, "valgrind") ? sw_perf_open() : -1;
     int counted = perf >= 0;
+    if (!counted && strcmp(measure, "instructions") == 0) {
+        fprintf(stderr, "instructions cannot be counted here: perf_event_open failed (%s)\n", strerror(errno));
+        return 4;
+    }
     long long expected = sw_expected();
     long long result = 0;
 
-    for (long r = -1; r < reps; r++) { /* r == -1 is the warm-up */
+    /* Under Valgrind, whose counts need no warm cache, the warm-up would only double the cost. */
+    long first = strcmp(measure, "valgrind") ? -1 : 0;
+    for (long r = first; r < reps; r++) { /* r == -1 is the warm-up */
         sw_before();
         if (counted) {
             ioctl(perf, SW_PERF_RESET, 0);
             ioctl(perf, SW_PERF_ENABLE, 0);
         }
-        long long t0 = sw_now_ns();
+        long long t0 = sw_now_ns(clock);
         long long hits = sw_run();
-        long long t1 = sw_now_ns();
+        long long t1 = sw_now_ns(clock);
         if (counted) {
             ioctl(perf, SW_PERF_DISABLE, 0);
             unsigned long long n = 0;

@@ -10,13 +10,14 @@ use crate::import::Format;
 use crate::measure::gate::DEFAULT_MAX_SLOPE;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use parse::{
+    parse_counter, parse_measure,
     one_line, parse_baseline, parse_ci_margin, parse_maybe_path, parse_min_r2, parse_slope, parse_unit,
     parse_version_from,
 };
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::verdict::NoiseRule;
-use slopewatch_core::wire::{SizeUnit, VersionFrom};
+use slopewatch_core::wire::{Counter, Measure, SizeUnit, VersionFrom};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -206,6 +207,16 @@ pub(crate) struct SweepArgs {
     /// Largest size for every workload (default: each workload's own, e.g. 4M bytes, 80000 records).
     #[arg(long, value_parser = config::parse_size)]
     pub(crate) max_size: Option<u64>,
+    /// What to measure: wall (the default), cpu (the measured thread's CPU time) or instructions
+    /// (counted with perf where the kernel allows it, else under Valgrind); comma-separated for
+    /// one run per measure, e.g. wall,instructions (one only for bisect). Default: the config
+    /// file's `measure`, else wall.
+    #[arg(long, value_name = "wall|cpu|instructions", value_delimiter = ',', value_parser = parse_measure)]
+    pub(crate) measure: Option<Vec<Measure>>,
+    /// Which counter counts --measure instructions: perf or valgrind (default: perf where the
+    /// kernel allows it, else valgrind).
+    #[arg(long, value_name = "perf|valgrind", value_parser = parse_counter)]
+    pub(crate) counter: Option<Counter>,
 }
 
 /// How hard a delivery is tried before what it carries is left in the spool.

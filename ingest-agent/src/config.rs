@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use slopewatch_core::complexity::Class;
-use slopewatch_core::wire::VersionFrom;
+use slopewatch_core::wire::{Counter, Measure, VersionFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -154,6 +154,13 @@ struct ConfigFile {
     /// Kept as tables until each is read on its own, so an error can name its workload.
     #[serde(default)]
     workloads: Vec<toml::Table>,
+    /// What `run`, `measure`, `check` and `bisect` measure unless `--measure` says: e.g.
+    /// "instructions", or "wall,instructions".
+    #[serde(default)]
+    measure: Option<String>,
+    /// Which counter counts instructions unless `--counter` says: "perf" or "valgrind".
+    #[serde(default)]
+    counter: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -240,6 +247,9 @@ impl SizeSetting {
 pub struct Config {
     pub toolchains: Vec<ToolchainSpec>,
     pub workloads: Vec<WorkloadEntry>,
+    /// `measure`, read: none when the file does not say.
+    pub measure: Option<Vec<Measure>>,
+    pub counter: Option<Counter>,
 }
 
 /// Reads a TOML config file: its `[[toolchains]]` and `[[workloads]]`.
@@ -259,9 +269,27 @@ pub fn load_config(path: &Path) -> Result<Config> {
 
 pub fn parse_config(text: &str) -> Result<Config> {
     let file: ConfigFile = toml::from_str(text)?;
-    if file.toolchains.is_empty() && file.workloads.is_empty() {
+    if file.toolchains.is_empty() && file.workloads.is_empty() && file.measure.is_none() {
         bail!("no [[toolchains]] or [[workloads]] entries");
     }
+    let measure = file
+        .measure
+        .as_deref()
+        .map(|m| {
+            m.split(',')
+                .map(|one| {
+                    Measure::parse(one.trim())
+                        .with_context(|| format!("measure = {m:?}: {one:?} is not wall, cpu or instructions"))
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    let counter = match file.counter.as_deref() {
+        None => None,
+        Some("perf") => Some(Counter::Perf),
+        Some("valgrind") => Some(Counter::Valgrind),
+        Some(other) => bail!("counter = {other:?} is not perf or valgrind"),
+    };
     let toolchains = file
         .toolchains
         .into_iter()
@@ -284,7 +312,7 @@ pub fn parse_config(text: &str) -> Result<Config> {
             toml::Value::Table(table).try_into::<WorkloadEntry>().with_context(|| which)
         })
         .collect::<Result<_>>()?;
-    Ok(Config { toolchains, workloads })
+    Ok(Config { toolchains, workloads, measure, counter })
 }
 
 /// Applies `--version-from NAME=compiler|libc` to the toolchain of that name, whether it came from

@@ -10,6 +10,10 @@ pub enum ExitStatus {
     /// Something failed: a workload, a toolchain, a delivery the server refused, or (`check`) a
     /// limit.
     Failed = 1,
+    /// `check`: nothing failed and nothing was over a limit, but a workload's verdict stayed
+    /// unsure after measuring it twice. A job that must not pass unproven growth fails on it; one
+    /// that accepts it passes 3 too.
+    Unsure = 3,
 }
 
 impl ExitStatus {
@@ -27,6 +31,7 @@ impl ExitStatus {
         match (self, other) {
             (ExitStatus::Failed, _) | (_, ExitStatus::Failed) => ExitStatus::Failed,
             (ExitStatus::Spooled, _) | (_, ExitStatus::Spooled) => ExitStatus::Spooled,
+            (ExitStatus::Unsure, _) | (_, ExitStatus::Unsure) => ExitStatus::Unsure,
             (ExitStatus::Ok, ExitStatus::Ok) => ExitStatus::Ok,
         }
     }
@@ -49,6 +54,8 @@ mod tests {
         assert_eq!(Failed.worst(Done), Failed);
         assert_eq!(Spooled.worst(Done), Spooled);
         assert_eq!(Done.worst(Done), Done);
-        assert_eq!((Done.code(), Failed.code(), Spooled.code()), (0, 1, 75));
+        assert_eq!(Done.worst(ExitStatus::Unsure), ExitStatus::Unsure);
+        assert_eq!(ExitStatus::Unsure.worst(Failed), Failed);
+        assert_eq!((Done.code(), Failed.code(), Spooled.code(), ExitStatus::Unsure.code()), (0, 1, 75, 3));
     }
 }

@@ -45,7 +45,7 @@ fn candidates_file(dir: &Path) -> PathBuf {
 fn bisect(dir: &Path, args: &[&str]) -> std::process::Output {
     run(agent()
         .args(["bisect", "--workloads", "strchr", "--lineage", "shim-libc", "--max-size", "256K"])
-        .args(["--reps", "3", "--size-budget", "100ms", "--total-budget", "10s"])
+        .args(["--measure", "instructions", "--size-budget", "100ms", "--total-budget", "10s"])
         .args(args)
         .arg("--cache-dir")
         .arg(dir.join("cache"))
@@ -151,7 +151,7 @@ fn a_class_limit_judges_the_candidates_too() {
             "--max-slope",
             "9",
             "--max-class",
-            "n log n",
+            "n",
             "--candidates",
             file.to_str().unwrap(),
         ],
@@ -298,9 +298,11 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
             &token,
             "--submit",
             "--max-class",
-            "n log n",
+            "n",
+            "--measure",
+            "instructions",
         ])
-        .args(["--max-size", "256K", "--reps", "3", "--size-budget", "100ms", "--candidates"])
+        .args(["--max-size", "256K", "--size-budget", "100ms", "--candidates"])
         .arg(&file)
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
@@ -320,7 +322,7 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
         .find(|b| b["bisection_id"] != bisections[0]["bisection_id"])
         .cloned()
         .unwrap();
-    assert_eq!(latest["max_class"], "n log n", "the class limit is recorded: {latest}");
+    assert_eq!(latest["max_class"], "n", "the class limit is recorded: {latest}");
     let linked = latest["steps"].as_array().unwrap().iter().filter(|s| s["run_stored"] == true).count();
     assert!(linked >= 6, "the measured candidates' runs are stored and linked: {latest}");
 

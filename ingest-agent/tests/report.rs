@@ -104,13 +104,13 @@ fn the_job_summary_is_appended_to_and_a_report_on_stdout_is_markdown_alone() {
     std::fs::write(&summary, "an earlier step's summary\n").unwrap();
 
     let first = run(check_strchr(dir.path()).env("GITHUB_STEP_SUMMARY", &summary));
-    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert!(gate_passed(&first), "{}", text(&first));
     let after_first = std::fs::read_to_string(&summary).unwrap();
     assert!(after_first.starts_with("an earlier step's summary\n### slopewatch check\n"), "{after_first}");
     assert_eq!(rows(&after_first).len(), 1, "{after_first}");
 
     let second = run(check_strchr(dir.path()).env("GITHUB_STEP_SUMMARY", &summary).args(["--report", "-"]));
-    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+    assert!(gate_passed(&second), "{}", text(&second));
     let stdout = String::from_utf8(second.stdout.clone()).unwrap();
     assert!(stdout.starts_with("### slopewatch check\n"), "{stdout}");
     assert!(!stdout.contains("toolchain            workload"), "the terminal table goes to stderr: {stdout}");
@@ -121,7 +121,7 @@ fn the_job_summary_is_appended_to_and_a_report_on_stdout_is_markdown_alone() {
 
     // A job summary set to nothing is no summary, not a usage error.
     let unset = run(check_strchr(dir.path()).env("GITHUB_STEP_SUMMARY", ""));
-    assert_eq!(unset.status.code(), Some(0), "{}", text(&unset));
+    assert!(gate_passed(&unset), "{}", text(&unset));
     assert_eq!(std::fs::read_to_string(&summary).unwrap(), after_second);
 }
 
@@ -132,7 +132,7 @@ fn a_baseline_server_that_is_down_leaves_the_change_out_and_the_exit_status_alon
     let out = run(check_strchr(dir.path())
         .args(["--baseline-server", &unreachable_server(), "--baseline", "gcc-glibc@12.2.0", "--report"])
         .arg(&report));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(gate_passed(&out), "{}", text(&out));
     let said = text(&out);
     assert!(
         said.contains("warning: the report leaves out the baseline gcc-glibc@12.2.0: cannot reach the baseline server http://127.0.0.1:9"),
@@ -219,7 +219,7 @@ fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_ver
     let out = run(check_strchr(dir.path())
         .args(["--baseline-server", &url, "--baseline", "gcc-glibc@9.9.9", "--report"])
         .arg(&report));
-    assert_eq!(out.status.code(), Some(0), "an unknown version leaves the exit status alone: {}", text(&out));
+    assert!(gate_passed(&out), "an unknown version leaves the exit status alone: {}", text(&out));
     let why = format!("the baseline server {url} has no version 9.9.9 of lineage gcc-glibc (it has: 0.15.2)");
     assert!(text(&out).contains(&format!("warning: the report leaves out the baseline gcc-glibc@9.9.9: {why}")));
     let md = std::fs::read_to_string(&report).unwrap();
@@ -229,7 +229,7 @@ fn a_baseline_from_a_real_server_gives_each_workload_s_change_and_an_unknown_ver
     let out = run(check_strchr(dir.path())
         .args(["--baseline-server", &url, "--baseline", "zig-cc@0.15.2", "--report"])
         .arg(&report));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(gate_passed(&out), "{}", text(&out));
     assert!(text(&out).contains("has no runs of lineage zig-cc (it has: gcc-glibc)"), "{}", text(&out));
 
     // `run` writes the same report after sending its run, with the ingest token read from --token.
@@ -270,7 +270,7 @@ fn a_server_that_requires_a_login_to_read_takes_the_token_and_refuses_a_wrong_on
             c.args(["--token", t]);
         }
         let out = run(&mut c);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(gate_passed(&out), "{}", text(&out));
         (text(&out), std::fs::read_to_string(&report).unwrap())
     };
     let (said, md) = with(None);

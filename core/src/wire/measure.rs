@@ -125,6 +125,15 @@ impl Metric {
         }
     }
 
+    /// The counter of an instructions metric.
+    pub fn counter(self) -> Option<Counter> {
+        match self {
+            Metric::InstructionsPerf => Some(Counter::Perf),
+            Metric::InstructionsValgrind => Some(Counter::Valgrind),
+            Metric::Wall | Metric::Cpu => None,
+        }
+    }
+
     pub fn measure(self) -> Measure {
         match self {
             Metric::Wall => Measure::Wall,

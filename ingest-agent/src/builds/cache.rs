@@ -23,7 +23,7 @@ impl BuildCache {
 
     /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
     pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
-        let hash = w.source_hash();
+        let hash = w.build_key();
         let key = &hash["sha256:".len()..][..16];
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
         let bin = tc_dir.join(format!("{}-{key}", w.build_name()));

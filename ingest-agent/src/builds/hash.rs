@@ -1,7 +1,7 @@
 //! What the source hash of a team's workload covers: every file a configured workload's compiler
 //! may read, and every file under a command workload's `sources`.
 
-use crate::builds::sources::HARNESS;
+use crate::builds::sources::HASHED_HARNESS;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// File name endings of what C code includes besides `.h`: the headers hashed beside a source.
 const HEADER_ENDINGS: &[&str] = &[".h", ".hh", ".hpp", ".hxx", ".inc", ".def"];
 
-/// The source hash of a configured workload: the harness, every source, the flags and libs, every
+/// The source hash of a configured workload: the protocol (`HASHED_HARNESS`), every source, the flags and libs, every
 /// file under the `include` directories (whatever its name: `#include "table.inc"` is C too), and
 /// the headers beside each source (where `#include "x.h"` looks first). Each file counts with its
 /// path relative to the config file's directory, so a checkout elsewhere hashes the same.
@@ -43,7 +43,7 @@ pub fn configured_hash(
     others.sort();
     others.dedup();
     let mut h = Sha256::new();
-    h.update(HARNESS.1);
+    h.update(HASHED_HARNESS);
     for part in [cflags, libs] {
         for word in part {
             h.update(word.as_bytes());

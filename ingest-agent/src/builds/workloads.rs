@@ -5,7 +5,7 @@ use crate::builds::command::CommandWorkload;
 use crate::builds::contracts;
 use crate::builds::hash::configured_hash;
 use crate::builds::sources::{
-    HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_RECORDS, SQLITE_WORKLOADS, STRING_WORKLOADS, TEXT,
+    HARNESS, HASHED_HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_RECORDS, SQLITE_WORKLOADS, STRING_WORKLOADS, TEXT,
 };
 use crate::config::parse_class;
 use crate::config::WorkloadEntry;
@@ -73,11 +73,12 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// A digest of everything compiled into the workload, so a cached binary is reused only for
-    /// identical sources.
+    /// A digest of what defines the measured work: every source compiled into the workload and
+    /// the protocol it is written to ([`HASHED_HARNESS`]), not the harness's measuring code. The
+    /// server tells a workload's source changes by it.
     pub fn source_hash(&self) -> String {
         let mut h = Sha256::new();
-        h.update(HARNESS.1);
+        h.update(HASHED_HARNESS);
         match &self.source {
             Source::Builtin { main, headers } => {
                 h.update(main);
@@ -101,6 +102,20 @@ impl Workload {
                 contracts::CFLAGS.iter().for_each(|f| h.update(f));
             }
         }
+        format!("sha256:{}", hex::encode(h.finalize()))
+    }
+
+    /// What a cached binary is reused for: the source hash and the harness compiled in, so that
+    /// a changed harness rebuilds without changing the source hash. A command workload's build is
+    /// its own and compiles no harness.
+    pub fn build_key(&self) -> String {
+        let hash = self.source_hash();
+        if matches!(self.source, Source::Command(_)) {
+            return hash;
+        }
+        let mut h = Sha256::new();
+        h.update(hash.as_bytes());
+        h.update(HARNESS.1);
         format!("sha256:{}", hex::encode(h.finalize()))
     }
 
@@ -383,11 +398,21 @@ mod tests {
     }
 
     #[test]
+    fn the_source_hash_covers_the_measured_work_and_the_build_key_the_harness_too() {
+        let all = builtin();
+        let strchr = all.iter().find(|w| w.name == "strchr").unwrap();
+        // strchr's hash before the harness learnt other measures: its series continue.
+        assert_eq!(strchr.source_hash(), "sha256:c10851717d276d102d0e1dca3dad283eae268e3b216293c5a4978633f0dacc46");
+        assert_ne!(HARNESS.1, HASHED_HARNESS, "the harness compiled in measures more than the protocol's first");
+        assert_ne!(strchr.build_key(), strchr.source_hash(), "a changed harness rebuilds");
+    }
+
+    #[test]
     fn the_first_sqlite_workloads_keep_their_sources_sizes_and_hash() {
         // The hash as it was before the other SQLite workloads came: their series continue.
         let before = |main: &str| {
             let mut h = Sha256::new();
-            for part in [HARNESS.1, main, SQLITE_RECORDS.1] {
+            for part in [HASHED_HARNESS, main, SQLITE_RECORDS.1] {
                 h.update(part);
             }
             h.update(SQLITE_C_GZ);

@@ -10,6 +10,7 @@ use crate::server::client::{Client, RetryPolicy};
 use crate::server::spool::Spool;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::verdict::NoiseRule;
+use slopewatch_core::wire::{Counter, Measure};
 use std::io::Write;
 use std::path::Path;
 
@@ -17,6 +18,24 @@ impl SweepArgs {
     /// The budget, with `start` as every workload's first size when given.
     pub(crate) fn budget(&self, start: Option<u64>) -> Budget {
         Budget { reps: self.reps, per_size: self.size_budget, total: self.total_budget, start, max: self.max_size }
+    }
+
+    /// The measures asked for, each once, with the counter: `--measure` and `--counter`, else the
+    /// `config` file's `measure` and `counter`, else wall time.
+    pub(crate) fn measures(&self, config: Option<&Path>) -> Result<(Vec<Measure>, Option<Counter>)> {
+        let file = match config {
+            Some(path) if self.measure.is_none() || self.counter.is_none() => Some(config::load_config(path)?),
+            _ => None,
+        };
+        let mut measures = self
+            .measure
+            .clone()
+            .or_else(|| file.as_ref().and_then(|f| f.measure.clone()))
+            .unwrap_or_else(|| vec![Measure::Wall]);
+        let mut seen = std::collections::HashSet::new();
+        measures.retain(|m| seen.insert(*m));
+        let counter = self.counter.or_else(|| file.and_then(|f| f.counter));
+        Ok((measures, counter))
     }
 }
 
@@ -69,6 +88,11 @@ impl ToolchainArgs {
         }
         config::check_unique(&specs)?;
         Ok(specs)
+    }
+
+    /// The config file given, if any.
+    pub(crate) fn config_file(&self) -> Option<&Path> {
+        self.config.as_deref()
     }
 
     /// The `[[workloads]]` of the config file, checked.

@@ -2,13 +2,25 @@
 //! error.
 
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{SizeUnit, VersionFrom};
+use slopewatch_core::wire::{Counter, Measure, SizeUnit, VersionFrom};
 use std::path::PathBuf;
 
 pub(super) fn parse_slope(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v < 10.0 => Ok(v),
         _ => Err(format!("{s:?} is not a slope between 0 and 10")),
+    }
+}
+
+pub(super) fn parse_measure(s: &str) -> Result<Measure, String> {
+    Measure::parse(s.trim()).ok_or_else(|| format!("{s:?} is not a measure: wall, cpu or instructions"))
+}
+
+pub(super) fn parse_counter(s: &str) -> Result<Counter, String> {
+    match s.trim() {
+        "perf" => Ok(Counter::Perf),
+        "valgrind" => Ok(Counter::Valgrind),
+        _ => Err(format!("{s:?} is not a counter: perf or valgrind")),
     }
 }
 

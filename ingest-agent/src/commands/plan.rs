@@ -12,10 +12,11 @@ use crate::measure;
 use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::gate::{self, Limits};
+use crate::measure::meter;
 use crate::output::progress::Progress;
 use crate::output::table;
 use anyhow::{bail, Context, Result};
-use slopewatch_core::wire::{Measure, RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
 
 /// What measuring every workload with every toolchain gave.
@@ -59,6 +60,12 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
         }
     }
     let budget = args.sweep.budget(args.start_size);
+    let (measures, counter) = args.sweep.measures(args.toolchains.config_file())?;
+    let commands = selected.iter().any(|w| w.command().is_some());
+    let metrics = measures
+        .into_iter()
+        .map(|m| meter::resolve(m, counter, commands))
+        .collect::<Result<Vec<Metric>>>()?;
     let cache = BuildCache::new(root.join("builds"));
     let host = crate::host::detect();
     let progress = Progress::new();
@@ -86,16 +93,18 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             tc.libc,
             tc.target
         ));
+        for (nth, &metric) in metrics.iter().enumerate() {
+        let label = table::toolchain_label(&tc.spec.name, metric);
         let mut measured = Vec::new();
         for w in &selected {
             let (run, results) = match cache.binary(&tc, w) {
                 Ok(bin) => {
                     let measure = || {
-                        let m = measure::measure(&bin, w, &budget, limits, &progress);
+                        let m = measure::measure(&bin, w, &budget, limits, metric, &progress);
                         if m.run.failure.is_none() {
                             progress.note(&format!(
                                 "{} {}: {} sizes in {:.1?}",
-                                tc.spec.name,
+                                label,
                                 w.name,
                                 m.run.measurements.len(),
                                 m.elapsed
@@ -105,12 +114,12 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     };
                     let (run, results) = measure();
                     // A contract is judged by its class alone, so every command confirms it.
-                    let again = remeasure || w.contract.is_some();
-                    match again.then(|| unsure(&tc.spec.name, &run, limits)).flatten() {
+                    // Exact counts come out the same a second time.
+                    let again = (remeasure || w.contract.is_some()) && !metric.is_exact();
+                    match again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten() {
                         Some(why) => {
-                            progress
-                                .note(&format!("{} {}: unsure ({why}); measuring it once more", tc.spec.name, w.name));
-                            remeasured.insert((tc.spec.name.clone(), w.name.clone()), why);
+                            progress.note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
+                            remeasured.insert((label.clone(), w.name.clone()), why);
                             measure()
                         }
                         None => (run, results),
@@ -125,14 +134,17 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             };
             if let Some(f) = &run.failure {
                 failures += 1;
-                progress.note(&format!("{} {}: ✗ {}", tc.spec.name, w.name, table::failure_summary(f, w.unit)));
+                progress.note(&format!("{label} {}: ✗ {}", w.name, table::failure_summary(f, w.unit)));
             }
-            answers.push(Answers {
-                toolchain: tc.spec.name.clone(),
-                workload: w.name.clone(),
-                failed: run.failure.is_some(),
-                by_size: results,
-            });
+            // One measure's answers are the toolchain's: every measure runs the same binary.
+            if nth == 0 {
+                answers.push(Answers {
+                    toolchain: tc.spec.name.clone(),
+                    workload: w.name.clone(),
+                    failed: run.failure.is_some(),
+                    by_size: results,
+                });
+            }
             measured.push(run);
         }
         let run = RunSubmission {
@@ -142,24 +154,28 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             host: host.clone(),
             toolchain: tc.wire(),
             workloads: measured,
-            measure: Measure::Wall,
-            counter: None,
+            measure: metric.measure(),
+            counter: metric.counter(),
         };
-        run.validate().with_context(|| format!("the run for toolchain {} is invalid", spec.name))?;
+        run.validate().with_context(|| format!("the run for toolchain {label} is invalid"))?;
         runs.push(run);
+        }
     }
     for d in agreement::disagreements(&answers) {
-        let mut of_toolchain =
+        // Every measure's run of the toolchain computed the same, so each carries the failure.
+        let of_toolchain =
             runs.iter_mut().filter(|r| r.toolchain.name == d.toolchain).flat_map(|r| r.workloads.iter_mut());
-        if let Some(run) = of_toolchain.find(|w| w.name == d.workload) {
+        for (nth, run) in of_toolchain.filter(|w| w.name == d.workload).enumerate() {
             failures += 1;
-            progress.note(&format!(
-                "{} {}: ✗ {}",
-                d.toolchain,
-                d.workload,
-                table::failure_summary(&d.failure, run.size_unit)
-            ));
-            run.failure = Some(d.failure);
+            if nth == 0 {
+                progress.note(&format!(
+                    "{} {}: ✗ {}",
+                    d.toolchain,
+                    d.workload,
+                    table::failure_summary(&d.failure, run.size_unit)
+                ));
+            }
+            run.failure = Some(d.failure.clone());
         }
     }
     drop(progress);
@@ -172,11 +188,11 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
 /// Why a measured workload is worth measuring once more: its verdict is unsure, or it broke its
 /// contract (a break is confirmed before it fails the gate: on a busy host one sweep of calls that
 /// take microseconds can climb by chance); `None` when neither, or when it failed.
-fn unsure(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Option<String> {
+fn unsure(toolchain: &str, metric: Metric, run: &WorkloadRun, limits: &Limits) -> Option<String> {
     if run.failure.is_some() || run.not_provided {
         return None;
     }
-    let row = table::row(toolchain, run);
+    let row = table::row(toolchain, metric, run);
     match row.verdict(limits) {
         gate::Verdict::Unsure(why) => Some(why),
         gate::Verdict::OverContract(expected) => {

@@ -39,7 +39,7 @@ pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
 
 /// The gate: measures (a workload unsure on the limits once more), prints the table and what was
 /// over or unsure, writes the report where asked, and returns 1 when a workload is over a limit or
-/// failed.
+/// failed, else 3 when one stayed unsure.
 /// With `control`, each workload over a limit is also attributed by that lineage's rows.
 pub fn check(
     measure: &MeasureArgs,
@@ -51,10 +51,11 @@ pub fn check(
     let measured = measure_gated(measure, limits, true)?;
     let mut rows = table::rows(&measured.runs);
     for r in &mut rows {
-        r.remeasured = measured.remeasured.get(&(r.toolchain.clone(), r.workload.clone())).cloned();
+        r.remeasured = measured.remeasured.get(&(r.label(), r.workload.clone())).cloned();
     }
     print_rows(&rows, limits, &mut *report.terminal());
     let (mut over_slope, mut over_class, mut over_contract) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unsure = Vec::new();
     for r in rows.iter().filter(|r| r.failure.is_none()) {
         match r.verdict(limits) {
             gate::Verdict::Over { slope, class } => {
@@ -69,7 +70,8 @@ pub fn check(
                 let measured = r.complexity.as_ref().and_then(|c| c.class).map_or("-", |c| c.label());
                 over_contract.push(format!("{} ({measured}, held to {})", r.name(), expected.label()));
             }
-            gate::Verdict::Ok | gate::Verdict::Unsure(_) => {}
+            gate::Verdict::Unsure(_) => unsure.push(r.name()),
+            gate::Verdict::Ok => {}
         }
     }
     let failed: Vec<String> =
@@ -86,6 +88,9 @@ pub fn check(
     if !failed.is_empty() {
         eprintln!("failed: {}", failed.join(", "));
     }
+    if !unsure.is_empty() {
+        eprintln!("unsure after measuring twice: {}", unsure.join(", "));
+    }
     let attributed = match control {
         Some(c) => control::attribute(&rows, &measured.runs, c, limits).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
@@ -95,7 +100,8 @@ pub fn check(
     }
     write_report(report, "check", &measured.runs, &rows, limits, token, &attributed)?;
     let over = !over_slope.is_empty() || !over_class.is_empty() || !over_contract.is_empty();
-    Ok(ExitStatus::failed_if(measured.failures > 0 || over))
+    let status = ExitStatus::failed_if(measured.failures > 0 || over);
+    Ok(if status == ExitStatus::Ok && !unsure.is_empty() { ExitStatus::Unsure } else { status })
 }
 
 /// Prints the table of `run` and `measure`: slopes judged against `max_slope` by the default

@@ -13,6 +13,18 @@ use std::time::Duration;
 /// at six.
 pub const MIN_SIZES: usize = complexity::MIN_SIZES + 1;
 
+/// The fewest sizes a workload is measured at: [`MIN_SIZES`], or for an `exact` measure (counts
+/// that are the same on every run) the fewest a class is named from, since there is no noise for
+/// a sixth size to outvote.
+pub fn fewest_sizes(exact: bool) -> usize {
+    if exact {
+        complexity::MIN_SIZES
+    } else {
+        MIN_SIZES
+    }
+}
+
+
 /// How much measuring each workload may cost.
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -38,10 +50,13 @@ impl Budget {
     /// The (first, max) sizes of the sweep for `w`: the start widened downwards so at least
     /// [`MIN_SIZES`] sizes fit, and the rise begun one size below it, so that the growth is known
     /// before the larger sizes cost (see the sweep's rise).
-    pub fn sizes_for(&self, w: &Workload) -> (u64, u64) {
+    /// An `exact` measure needs one size fewer (see [`fewest_sizes`]). It starts where time
+    /// does: lower, its small sizes would be mostly fixed cost, and a slope fitted through them
+    /// would read a quadratic as 1.5 where its top reads 1.9.
+    pub fn sizes_for(&self, w: &Workload, exact: bool) -> (u64, u64) {
         let max = self.max.unwrap_or(w.max);
         let mut start = self.start.unwrap_or(w.start).min(max);
-        while start > 1 && max / start < 1 << (MIN_SIZES - 2) {
+        while start > 1 && max / start < 1 << (fewest_sizes(exact) - 2) {
             start /= 2;
         }
         (start.div_ceil(2), max)
@@ -56,10 +71,13 @@ mod tests {
     fn sweeps_always_span_enough_sizes_to_name_a_steep_class() {
         let w = crate::builds::workloads::builtin().remove(0);
         let b = Budget { max: Some(100_000), start: Some(64 * 1024), ..Budget::default() };
-        let (start, max) = b.sizes_for(&w);
+        let (start, max) = b.sizes_for(&w, false);
         assert_eq!((start, max), (2048, 100_000), "32× at least: six sizes");
-        assert_eq!(Budget::default().sizes_for(&w), (32 * 1024, 4 * 1024 * 1024), "a size below the start");
+        assert_eq!(Budget::default().sizes_for(&w, false), (32 * 1024, 4 * 1024 * 1024), "a size below the start");
         let tiny = Budget { max: Some(8), ..Budget::default() };
-        assert_eq!(tiny.sizes_for(&w), (1, 8), "never below 1");
+        assert_eq!(tiny.sizes_for(&w, false), (1, 8), "never below 1");
+        let narrow = Budget { max: Some(1 << 20), start: Some(1 << 18), ..Budget::default() };
+        assert_eq!(narrow.sizes_for(&w, false).0, 1 << 15, "six sizes: 32×, begun one below");
+        assert_eq!(narrow.sizes_for(&w, true).0, 1 << 16, "five exact sizes: 16×, begun one below");
     }
 }

@@ -5,6 +5,7 @@ pub mod agreement;
 pub mod budget;
 pub mod failure;
 pub mod gate;
+pub mod meter;
 pub mod process;
 pub mod sweep;
 

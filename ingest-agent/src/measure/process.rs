@@ -3,9 +3,9 @@
 
 use crate::builds::command::{CommandWorkload, Printed};
 use crate::builds::workloads::Workload;
-use crate::measure::failure;
+use crate::measure::{failure, meter};
 use serde::Deserialize;
-use slopewatch_core::wire::{Failure, SizeUnit};
+use slopewatch_core::wire::{Failure, Metric, SizeUnit};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
@@ -31,6 +31,8 @@ pub(super) struct SizeRun<'a> {
     pub reps: u32,
     pub timeout: Duration,
     pub watch: &'a dyn Watch,
+    /// What each repetition reports: the harness is told, or Valgrind wrapped around it.
+    pub metric: Metric,
 }
 
 /// What a workload binary prints: the protocol documented in `c/slopewatch.h`.
@@ -79,15 +81,30 @@ pub(super) fn run_size(at: &SizeRun) -> Result<Output, Box<Failure>> {
 fn run_harness(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
     let (size, reps) = (at.size, at.reps);
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let mut cmd = Command::new(at.binary);
-    cmd.arg(size.to_string()).arg(reps.to_string());
+    let counts = counts_dir(at)?;
+    let mut cmd = match &counts {
+        Some(dir) => meter::under_valgrind(at.binary, dir.path(), true).map_err(|e| setup_failed(format!("{e:#}")))?,
+        None => Command::new(at.binary),
+    };
+    cmd.arg(size.to_string()).arg(reps.to_string()).env("SLOPEWATCH_MEASURE", meter::harness_mode(at.metric));
     if at.w.is_probe() {
         cmd.env("SLOPEWATCH_PROBE", &at.w.name);
     }
     let done = run_process(cmd, at, deadline)?;
     let line = done.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
-    let out: Output = serde_json::from_str(line)
+    let mut out: Output = serde_json::from_str(line)
         .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {:?}", done.stdout)))?;
+    if let Some(dir) = &counts {
+        // One count per repetition: under Valgrind the harness runs no warm-up.
+        let all = meter::read_counts(dir.path(), true).map_err(setup_failed)?;
+        if all.len() != reps as usize {
+            return Err(setup_failed(format!("Valgrind counted {} calls of sw_run for {reps} repetitions", all.len())));
+        }
+        out.instructions = Some(all);
+    }
+    if at.metric.is_count() && out.instructions.as_ref().is_none_or(|i| i.contains(&0)) {
+        return Err(setup_failed(format!("counted no instructions ({})", at.metric.label())));
+    }
     if out.size != size {
         return Err(setup_failed(format!("reported size {} for size {size}", out.size)));
     }
@@ -109,10 +126,16 @@ fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<O
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
     let argv = c.argv(at.binary, size);
     let mut samples = Vec::with_capacity(reps as usize);
+    let mut counts = Vec::with_capacity(reps as usize);
     let mut reported = None;
     let mut result: Option<String> = None;
     for rep in 0..=reps {
-        let mut cmd = Command::new(&argv[0]);
+        let dir = counts_dir(at)?;
+        let mut cmd = match &dir {
+            Some(d) => meter::under_valgrind(Path::new(&argv[0]), d.path(), false)
+                .map_err(|e| setup_failed(format!("{e:#}")))?,
+            None => Command::new(&argv[0]),
+        };
         cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
         let done = run_process(cmd, at, deadline)?;
         let printed = Printed::read(&done.stdout).map_err(setup_failed)?;
@@ -121,7 +144,14 @@ fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<O
         } else if reported != Some(printed.ns.is_some()) {
             return Err(setup_failed("printed slopewatch_ns= in some repetitions and not in others".into()));
         } else {
-            samples.push(printed.ns.unwrap_or(done.wall.as_nanos() as f64).max(1.0));
+            let ns = match at.metric {
+                Metric::Cpu => done.cpu.as_nanos() as f64,
+                _ => printed.ns.unwrap_or(done.wall.as_nanos() as f64),
+            };
+            samples.push(ns.max(1.0));
+            if let Some(d) = &dir {
+                counts.extend(meter::read_counts(d.path(), false).map_err(setup_failed)?);
+            }
         }
         match (&result, printed.result) {
             (Some(a), Some(b)) if *a != b => {
@@ -131,15 +161,35 @@ fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<O
             _ => {}
         }
     }
-    let timing = if reported == Some(true) { "slopewatch_ns" } else { "wall time" };
+    let timing = match at.metric {
+        Metric::Cpu => "CPU time",
+        Metric::InstructionsValgrind => "instructions of the whole process",
+        _ if reported == Some(true) => "slopewatch_ns",
+        _ => "wall time",
+    };
     let meta = BTreeMap::from([("timing".to_string(), timing.to_string())]);
-    Ok(Output { size, samples_ns: samples, instructions: None, result, meta })
+    let instructions = (!counts.is_empty()).then_some(counts);
+    Ok(Output { size, samples_ns: samples, instructions, result, meta })
+}
+
+/// A fresh directory for Valgrind's counts where the metric counts under it.
+fn counts_dir(at: &SizeRun) -> Result<Option<tempfile::TempDir>, Box<Failure>> {
+    if at.metric != Metric::InstructionsValgrind {
+        return Ok(None);
+    }
+    tempfile::Builder::new()
+        .prefix("slopewatch-counts-")
+        .tempdir()
+        .map(Some)
+        .map_err(|e| Box::new(failure::setup_failed(Some(at.size), &format!("cannot make a directory for counts: {e}"))))
 }
 
 /// How a process ended and what it printed.
 struct Finished {
     stdout: String,
     wall: Duration,
+    /// The CPU time it used, user and system, its waited-for children's included.
+    cpu: Duration,
 }
 
 /// Runs `cmd` to its end, killing it at `deadline` (a `timed_out` failure naming the size's
@@ -168,13 +218,29 @@ fn run_process(mut cmd: Command, at: &SizeRun, deadline: Instant) -> Result<Fini
             return Err(Box::new(failure::timed_out(size, timeout)));
         }
     };
-    let status = child.wait().map_err(|e| setup_failed(format!("cannot wait for the workload: {e}")))?;
+    let (status, cpu) = reap(&mut child).map_err(|e| setup_failed(format!("cannot wait for the workload: {e}")))?;
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
     if !status.success() {
         return Err(Box::new(failure::exited(status, &stderr, size)));
     }
-    Ok(Finished { stdout, wall: ended.saturating_duration_since(began) })
+    Ok(Finished { stdout, wall: ended.saturating_duration_since(began), cpu })
+}
+
+/// Reaps a child that has exited (the exit watch saw it), with the CPU time it used: `wait4`'s
+/// resource usage, which `Child::wait` does not give.
+fn reap(child: &mut std::process::Child) -> std::io::Result<(std::process::ExitStatus, Duration)> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid, and both out-pointers are writable for the call. The
+    // child is ours and unreaped (the exit watch waits with WNOWAIT), so the pid is still its own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let time = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    Ok((std::process::ExitStatus::from_raw(status), time(usage.ru_utime) + time(usage.ru_stime)))
 }
 
 /// Sends the moment process `pid` exits. The process is left unreaped (`WNOWAIT`), so its `Child`

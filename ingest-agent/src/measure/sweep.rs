@@ -15,11 +15,11 @@
 //!    until a class is named. A workload over the limit or unsure on it is never widened.
 
 use crate::builds::workloads::Workload;
-use crate::measure::budget::{Budget, MIN_SIZES};
+use crate::measure::budget::{self, Budget};
 use crate::measure::failure;
 use crate::measure::gate::Limits;
 use crate::measure::process::{run_size, SizeRun, Watch};
-use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, WorkloadRun};
+use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, Metric, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -33,6 +33,9 @@ const STEEP_STOP: f64 = 0.1;
 const LONG_REP: f64 = 0.1;
 /// The repetitions at a size whose repetitions are long.
 const LONG_REPS: u32 = 3;
+
+/// How close the growth between two pairs of exactly counted sizes must be for the rise to stop.
+const SETTLED: f64 = 0.02;
 
 /// Most sizes a sweep adds to name a class it could not tell.
 pub const WIDEN_SIZES: usize = 3;
@@ -52,13 +55,28 @@ pub struct Measured {
 /// that breaks (crashes, counts wrong, cannot set up, or runs past its time before enough sizes
 /// are measured) comes back with its failure and the sizes measured before it. `watch` is told
 /// each size as it starts and ends.
-pub fn measure(binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, watch: &dyn Watch) -> Measured {
+///
+/// Counted under Valgrind (`metric`), every repetition of one binary counts the same: one
+/// repetition per size is enough, and five sizes (the fewest a class is named from) rather than
+/// six. The rise stops once the counts' growth has settled (see `Sweep::settled`): linear work
+/// needs no large sizes. Valgrind runs a loop some 50 to 500 times slower, and the budgets hold
+/// on the slowed times.
+pub fn measure(
+    binary: &Path,
+    w: &Workload,
+    budget: &Budget,
+    limits: &Limits,
+    metric: Metric,
+    watch: &dyn Watch,
+) -> Measured {
     let limits = &limits.of(w.contract.as_ref());
-    let (start, max) = budget.sizes_for(w);
+    let (start, max) = budget.sizes_for(w, metric.is_exact());
     let mut sweep = Sweep {
         binary,
         w,
         budget,
+        metric,
+        fewest: budget::fewest_sizes(metric.is_exact()),
         watch,
         began: Instant::now(),
         done: BTreeMap::new(),
@@ -102,6 +120,9 @@ struct Sweep<'a> {
     binary: &'a Path,
     w: &'a Workload,
     budget: &'a Budget,
+    metric: Metric,
+    /// The fewest sizes measured, whatever the budget.
+    fewest: usize,
     watch: &'a dyn Watch,
     began: Instant,
     done: BTreeMap<u64, Measurement>,
@@ -124,7 +145,7 @@ impl Sweep<'_> {
             match self.take(size, self.left().max(self.budget.per_size)) {
                 Ok(typical) => {
                     self.rising.push((size, typical));
-                    if typical > self.budget.per_size.as_nanos() as f64 || self.steep_enough(size, limit) {
+                    if typical > self.per_size_ns() || self.steep_enough(size, limit) || self.settled() {
                         return Ok(());
                     }
                 }
@@ -142,12 +163,12 @@ impl Sweep<'_> {
         Ok(())
     }
 
-    /// Phase 2: halving below the smallest size measured (or `start`) until [`MIN_SIZES`] are.
+    /// Phase 2: halving below the smallest size measured (or `start`) until the fewest sizes are.
     /// Smaller sizes are cheap, so each may take the whole budget; one that still runs past it
     /// ends the phase once a slope can be fitted.
     fn descend(&mut self, start: u64) -> Result<(), Box<Failure>> {
         let mut below = self.done.keys().next().copied().unwrap_or(start);
-        while self.done.len() < MIN_SIZES && below > 1 {
+        while self.done.len() < self.fewest && below > 1 {
             below /= 2;
             match self.take(below, self.budget.total.max(self.budget.per_size)) {
                 Ok(_) => {}
@@ -176,7 +197,7 @@ impl Sweep<'_> {
             match self.take(size, self.left()) {
                 Ok(typical) if upward => {
                     self.rising.push((size, typical));
-                    upward = typical <= self.budget.per_size.as_nanos() as f64;
+                    upward = typical <= self.per_size_ns();
                 }
                 Ok(_) => {}
                 Err(f) if f.kind == FailureKind::TimedOut => break,
@@ -189,7 +210,8 @@ impl Sweep<'_> {
     /// Runs the workload at `size` and keeps what it measured; returns its median repetition (not
     /// the slowest: one repetition descheduled on a loaded host must not end the sweep).
     fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
-        let at = SizeRun { binary: self.binary, w: self.w, size, reps: self.reps_at(size), timeout, watch: self.watch };
+        let reps = self.reps_at(size);
+        let at = SizeRun { binary: self.binary, w: self.w, size, reps, timeout, watch: self.watch, metric: self.metric };
         let out = run_size(&at)?;
         let typical = slopewatch_core::fit::median(&out.samples_ns);
         self.meta.extend(out.meta);
@@ -204,8 +226,11 @@ impl Sweep<'_> {
     /// than [`LONG_REP`] of the per-size budget. A long repetition varies little relative to its
     /// length, and its median of three is as good as one of five where one costs a quarter second.
     fn reps_at(&self, size: u64) -> u32 {
+        if self.metric.is_exact() {
+            return 1;
+        }
         let long =
-            predict_rep_ns(&self.rising, size).is_some_and(|ns| ns > self.budget.per_size.as_nanos() as f64 * LONG_REP);
+            predict_rep_ns(&self.rising, size).is_some_and(|ns| ns > self.per_size_ns() * LONG_REP);
         if long {
             self.budget.reps.min(LONG_REPS)
         } else {
@@ -218,25 +243,49 @@ impl Sweep<'_> {
     fn steep_enough(&self, size: u64, limit: f64) -> bool {
         local_growth(&self.rising).is_some_and(|k| k >= limit + STEEP_MARGIN)
             && predict_rep_ns(&self.rising, size.saturating_mul(2))
-                .is_some_and(|next| next > self.budget.per_size.as_nanos() as f64 * STEEP_STOP)
+                .is_some_and(|next| next > self.per_size_ns() * STEEP_STOP)
+    }
+
+    /// Whether exact counts have shown all the rise can: the fewest sizes are measured, and the
+    /// growth between the last two pairs of sizes is the same to [`SETTLED`]. A count has no
+    /// noise to rise above, so larger sizes would only cost more; growth still bending upwards (a
+    /// quadratic term under a linear one) keeps the rise going until the budget stops it.
+    fn settled(&self) -> bool {
+        if !self.metric.is_exact() || self.done.len() < self.fewest {
+            return false;
+        }
+        let top: Vec<(u64, f64)> =
+            self.done.values().rev().take(3).map(|m| (m.size, self.metric.median(m))).collect();
+        match top[..] {
+            [(s2, c2), (s1, c1), (s0, c0)] => {
+                let k = |(sa, ca): (u64, f64), (sb, cb): (u64, f64)| (cb / ca).ln() / (sb as f64 / sa as f64).ln();
+                (k((s1, c1), (s2, c2)) - k((s0, c0), (s1, c1))).abs() < SETTLED
+            }
+            _ => false,
+        }
     }
 
     /// Whether `size` is predicted, from the growth seen so far, to fit the per-size budget and
     /// what is left of the total.
     fn affordable(&self, size: u64) -> bool {
         predict_rep_ns(&self.rising, size).is_none_or(|predicted| {
-            predicted <= self.budget.per_size.as_nanos() as f64
+            predicted <= self.per_size_ns()
                 && predicted * f64::from(self.reps_at(size) + 1) <= self.left().as_nanos() as f64
         })
+    }
+
+    /// The per-size budget, in nanoseconds of a repetition.
+    fn per_size_ns(&self) -> f64 {
+        self.budget.per_size.as_nanos() as f64
     }
 
     fn left(&self) -> Duration {
         self.budget.total.saturating_sub(self.began.elapsed())
     }
 
-    /// (size, median time) of every size measured.
+    /// (size, median) of every size measured, by the run's metric: what its class is named from.
     fn medians(&self) -> Vec<(f64, f64)> {
-        self.done.values().map(|m| (m.size as f64, m.median_ns())).collect()
+        self.done.values().map(|m| (m.size as f64, self.metric.median(m))).collect()
     }
 }
 

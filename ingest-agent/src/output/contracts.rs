@@ -63,13 +63,14 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
     if probes.is_empty() {
         return String::new();
     }
+    let labels: Vec<String> = probes.iter().map(|r| r.label()).collect();
     let mut toolchains: Vec<&str> = Vec::new();
     let mut cells: BTreeMap<(&str, &str), Cell> = BTreeMap::new();
-    for r in &probes {
-        if !toolchains.contains(&r.toolchain.as_str()) {
-            toolchains.push(&r.toolchain);
+    for (r, label) in probes.iter().zip(&labels) {
+        if !toolchains.contains(&label.as_str()) {
+            toolchains.push(label);
         }
-        cells.insert((r.workload.as_str(), r.toolchain.as_str()), Cell::of(r, limits));
+        cells.insert((r.workload.as_str(), label.as_str()), Cell::of(r, limits));
     }
     let mut order: Vec<(bool, usize, &crate::builds::contracts::Probe)> = catalogue()
         .iter()

@@ -50,12 +50,12 @@ pub fn lines(rows: &[Row]) -> Vec<Line> {
                 .map(|o| (o, o.prediction.expect("filtered").time_ns))
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             let against = match fastest {
-                Some((o, ns)) if o.toolchain != r.toolchain && !p.wide() => {
-                    format!("; {}× {}", format::factor_text(p.time_ns / ns), o.toolchain)
+                Some((o, ns)) if o.label() != r.label() && !p.wide() => {
+                    format!("; {}× {}", format::factor_text(p.time_ns / ns), o.label())
                 }
                 _ => String::new(),
             };
-            Line { workload: r.workload.clone(), toolchain: r.toolchain.clone(), sentence: p.sentence(r.unit), against }
+            Line { workload: r.workload.clone(), toolchain: r.label(), sentence: p.sentence(r.unit), against }
         })
         .collect()
 }

@@ -1,6 +1,6 @@
 //! How sizes and times read, in the table and on the progress line.
 
-use slopewatch_core::wire::SizeUnit;
+use slopewatch_core::wire::{Metric, SizeUnit};
 
 pub fn format_size(size: u64, unit: SizeUnit) -> String {
     match unit {
@@ -12,6 +12,15 @@ pub fn format_size(size: u64, unit: SizeUnit) -> String {
         }
         SizeUnit::Bytes => format!("{size} B"),
         other => format!("{size} {other}"),
+    }
+}
+
+/// A median by its metric: a time, or a count of instructions.
+pub fn format_value(value: f64, metric: Metric) -> String {
+    if metric.is_count() && value.is_finite() {
+        format!("{} instr", slopewatch_core::format::grouped(value.round() as u64))
+    } else {
+        format_ns(value)
     }
 }
 

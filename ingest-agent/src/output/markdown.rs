@@ -140,7 +140,7 @@ fn cells(r: &Row, limits: &Limits) -> [String; 6] {
             v => v.to_string(),
         },
     };
-    [escape(&r.toolchain), escape(&r.workload), slope, ci, class.to_string(), verdict]
+    [escape(&r.label()), escape(&r.workload), slope, ci, class.to_string(), verdict]
 }
 
 /// `k 1.00 at 0.15.2 → 2.00 here`, or `no baseline` when the server holds no slope for the

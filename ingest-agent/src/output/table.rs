@@ -2,23 +2,28 @@
 //! workload and toolchain, fitted and classified with the server's own code.
 
 use crate::measure::gate::{Limits, Verdict};
-use crate::output::format::{format_ns, format_size};
+use crate::output::format::{format_size, format_value};
 use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
-use slopewatch_core::fit::{fit, median, Fit};
+use slopewatch_core::fit::{fit, Fit};
 use slopewatch_core::predict::{predict, Prediction};
-use slopewatch_core::wire::{Contract, Failure, FailureKind, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX};
+use slopewatch_core::wire::{
+    Contract, Failure, FailureKind, Metric, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX,
+};
 
 /// One line of the slope table.
 #[derive(Debug)]
 pub struct Row {
     pub toolchain: String,
+    /// What its run measured: its medians are counts or nanoseconds by it.
+    pub metric: Metric,
     pub workload: String,
     pub fit: Result<Fit, String>,
     /// The complexity class of the same medians, as the server works it out.
     pub complexity: Option<Complexity>,
     pub largest: u64,
     pub unit: SizeUnit,
-    pub largest_median_ns: f64,
+    /// The median at the largest size, by the metric.
+    pub largest_median: f64,
     /// Why the workload failed: it stopped early, or its results differ from other toolchains'.
     pub failure: Option<Failure>,
     /// Whether the failure stopped the sweep, so the fit is of the sizes measured before it; a
@@ -45,35 +50,50 @@ impl Row {
         self.workload.starts_with(CONTRACT_PREFIX)
     }
 
-    /// `gcc-glibc/strchr`.
+    /// `gcc-glibc/strchr`, or `gcc-glibc [instructions]/strchr` for a measure other than wall.
     pub fn name(&self) -> String {
-        format!("{}/{}", self.toolchain, self.workload)
+        format!("{}/{}", self.label(), self.workload)
+    }
+
+    /// The toolchain's column: its name, with the measure where it is not wall time.
+    pub fn label(&self) -> String {
+        toolchain_label(&self.toolchain, self.metric)
+    }
+}
+
+/// A toolchain's name as a run of `metric` is shown: `gcc-glibc`, `gcc-glibc [instructions]`.
+pub fn toolchain_label(toolchain: &str, metric: Metric) -> String {
+    match metric {
+        Metric::Wall => toolchain.to_string(),
+        m => format!("{toolchain} [{}]", m.measure()),
     }
 }
 
 /// Fits every workload of every run with the server's own fitting code.
 pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
-    runs.iter().flat_map(|run| run.workloads.iter().map(|w| row(&run.toolchain.name, w))).collect()
+    runs.iter().flat_map(|run| run.workloads.iter().map(|w| row(&run.toolchain.name, run.metric(), w))).collect()
 }
 
-/// One workload's row: the fit and class of its per-size medians.
-pub fn row(toolchain: &str, w: &WorkloadRun) -> Row {
-    let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns())).collect();
+/// One workload's row: the fit and class of its per-size medians by `metric`.
+pub fn row(toolchain: &str, metric: Metric, w: &WorkloadRun) -> Row {
+    let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, metric.median(m))).collect();
     let largest = w.measurements.iter().max_by_key(|m| m.size);
     Row {
         toolchain: toolchain.to_string(),
+        metric,
         workload: w.name.clone(),
         fit: fit(&points).map_err(|e| e.to_string()),
         complexity: classify(&points).ok(),
         largest: largest.map_or(0, |m| m.size),
         unit: w.size_unit,
-        largest_median_ns: largest.map_or(f64::NAN, |m| median(&m.samples_ns)),
+        largest_median: largest.map_or(f64::NAN, |m| metric.median(m)),
         failure: w.failure.clone(),
         partial: w.failure.as_ref().is_some_and(|f| f.size.is_none_or(|s| !w.measurements.iter().any(|m| m.size == s))),
         remeasured: None,
         contract: w.contract.clone(),
         not_provided: w.not_provided,
-        prediction: w.size_of_interest.and_then(|at| predict(&points, at).ok()),
+        // A time is predicted, from a time's fit: a count predicts no time.
+        prediction: w.size_of_interest.filter(|_| !metric.is_count()).and_then(|at| predict(&points, at).ok()),
     }
 }
 
@@ -87,8 +107,11 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    // Wide enough for `gcc-glibc [instructions]` and a count of instructions.
+    let tw = rows.iter().map(|r| r.label().chars().count()).max().unwrap_or(0).max(20);
+    let mw = if rows.iter().any(|r| r.metric.is_count()) { 18 } else { 10 };
     let mut out = format!(
-        "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
+        "{:<tw$} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>mw$}  {}\n",
         "toolchain", "workload", "class", "slope", "95% CI", "R²", "sizes", "largest", "median", "verdict"
     );
     let mut partial = false;
@@ -115,12 +138,12 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
         let (largest, median) = if r.largest == 0 {
             ("-".into(), "-".into())
         } else {
-            (format_size(r.largest, r.unit), format_ns(r.largest_median_ns))
+            (format_size(r.largest, r.unit), format_value(r.largest_median, r.metric))
         };
         let class = r.complexity.as_ref().map_or("-", |c| c.class.map_or(UNSURE, Class::label));
         out.push_str(&format!(
-            "{:<20} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>10}  {}\n",
-            r.toolchain, r.workload, class, slope, ci, r2, n, largest, median, verdict
+            "{:<tw$} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>mw$}  {}\n",
+            r.label(), r.workload, class, slope, ci, r2, n, largest, median, verdict
         ));
     }
     if partial {
@@ -208,7 +231,8 @@ pub(crate) mod tests {
             complexity: classify(&p).ok(),
             largest: p.last().unwrap().0 as u64,
             unit: SizeUnit::Bytes,
-            largest_median_ns: p.last().unwrap().1,
+            metric: Metric::Wall,
+            largest_median: p.last().unwrap().1,
             failure: None,
             partial: false,
             remeasured: None,

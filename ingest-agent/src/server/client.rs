@@ -178,6 +178,15 @@ impl Client {
                     ),
                 };
             }
+            if predates_measures(*status, message) {
+                return Outcome::Rejected {
+                    status: *status,
+                    message: format!(
+                        "{message} (the server at {} is older than this agent and takes wall time only: it cannot                          take a run of another measure; upgrade it, or measure with --measure wall)",
+                        self.server
+                    ),
+                };
+            }
             let Ok(run) = RunSubmission::from_json(&body) else {
                 return outcome;
             };
@@ -336,6 +345,13 @@ fn predates_contracts(status: u16, message: &str) -> bool {
 /// the workload's `size_of_interest` as unknown.
 fn predates_sizes_of_interest(status: u16, message: &str) -> bool {
     status == 422 && message.contains("unknown field `size_of_interest`")
+}
+
+/// Whether a refusal is that of a server that predates measures: its strict parser names the run's
+/// `measure` (or `counter`) as unknown. A wall run leaves both out, so only another measure's is
+/// refused.
+fn predates_measures(status: u16, message: &str) -> bool {
+    status == 422 && (message.contains("unknown field `measure`") || message.contains("unknown field `counter`"))
 }
 
 /// Whether a refusal is that of a server that predates version axes: its strict parser names the

@@ -15,6 +15,7 @@ use crate::builds::workloads;
 use crate::cli::BisectArgs;
 use crate::config::{self, cache_root};
 use crate::exit::ExitStatus;
+use crate::measure::meter;
 use crate::server::client::Client;
 use crate::server::deliver::{self, deliver_runs};
 use crate::server::regression;
@@ -73,9 +74,15 @@ pub fn bisect(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
         }
         _ => bail!("give --candidates FILE, or --materialize SCRIPT with --versions FILE"),
     };
+    let (measures, counter) = args.sweep.measures(args.config.as_deref())?;
+    let [measure] = measures[..] else {
+        bail!("bisect judges by one measure; --measure gave {}", measures.len());
+    };
+    let metric = meter::resolve(measure, counter, selected.iter().any(|w| w.command().is_some()))?;
     let root = cache_root(args.cache_dir.clone())?;
     let cache = BuildCache::new(root.join("builds"));
     let plan = Plan {
+        metric,
         lineage,
         workloads: selected,
         good,

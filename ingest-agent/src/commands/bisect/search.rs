@@ -14,7 +14,7 @@ use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::complexity::Class;
-use slopewatch_core::wire::{Measure, RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -51,6 +51,8 @@ pub struct Plan<'a> {
     /// The most complex class allowed, when the class is judged too.
     pub max_class: Option<Class>,
     pub budget: Budget,
+    /// What every candidate is measured and judged by.
+    pub metric: Metric,
     pub cache: &'a BuildCache,
     pub scratch: PathBuf,
     pub flags: Vec<String>,
@@ -214,11 +216,13 @@ impl Judge<'_> {
                 Some(&(start, max)) => Budget { start: Some(start), max: Some(max), ..plan.budget.clone() },
                 None => plan.budget.clone(),
             };
-            let mut run = measure::measure(&bin, w, &budget, limits, progress).run;
-            let mut row = table::row(&plan.lineage, &run);
-            if matches!(row.verdict(limits), Verdict::Unsure(_)) && run.failure.is_none() {
-                run = measure::measure(&bin, w, &budget, limits, progress).run;
-                row = table::row(&plan.lineage, &run);
+            let metric = plan.metric;
+            let mut run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
+            let mut row = table::row(&plan.lineage, metric, &run);
+            // Exact counts come out the same a second time.
+            if matches!(row.verdict(limits), Verdict::Unsure(_)) && run.failure.is_none() && !metric.is_exact() {
+                run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
+                row = table::row(&plan.lineage, metric, &run);
             }
             if let Some(f) = &run.failure {
                 return skipped(format!("{}: {}", w.name, table::failure_summary(f, w.unit)));
@@ -250,8 +254,8 @@ impl Judge<'_> {
             host: crate::host::detect(),
             toolchain: tc.wire(),
             workloads: measured,
-            measure: Measure::Wall,
-            counter: None,
+            measure: plan.metric.measure(),
+            counter: plan.metric.counter(),
         };
         let note = (verdict == StepVerdict::Skipped).then(|| notes.join("; "));
         Judged { verdict, slope: steepest, note, run: run.validate().is_ok().then_some(run) }

@@ -1,0 +1,167 @@
+/*
+ * slopewatch workload harness: the protocol every workload speaks, built in.
+ *
+ *   ./workload SIZE [REPETITIONS]
+ *
+ * prints one JSON line on stdout:
+ *
+ *   {"size":SIZE,"samples_ns":[...],"instructions":[...],"result":"HITS","meta":{"key":"value"}}
+ *
+ * and exits 0, or prints a message on stderr and exits non-zero. "instructions" is present only
+ * where the kernel allows perf_event_open. The clock is read around sw_run() only, so buffer
+ * set-up (sw_setup, sw_before) never counts; one untimed warm-up precedes the repetitions.
+ *
+ * A workload includes this header first (it sets _GNU_SOURCE) and defines:
+ *   int  sw_setup(long long size);   once, untimed; 0 on success
+ *   void sw_before(void);            before each repetition, untimed (may be empty)
+ *   long long sw_run(void);          the measured loop; returns its hit count
+ *   void sw_after(void);             after each repetition, untimed (may be empty)
+ *   long long sw_expected(void);     the hit count a correct libc produces
+ * A hit count that differs from sw_expected() is an error: a wrong answer must not pass as a
+ * fast time. "result" is the hit count, in decimal: the agent compares it between the toolchains
+ * it measures, so a workload with no known answer (sw_expected computing it the same way) is
+ * still caught when one toolchain's build computes something else.
+ */
+#ifndef SLOPEWATCH_H
+#define SLOPEWATCH_H
+
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#define SW_MAX_REPS 1000
+#define SW_MAX_META 8
+
+int sw_setup(long long size);
+void sw_before(void);
+long long sw_run(void);
+void sw_after(void);
+long long sw_expected(void);
+
+static const char *sw_meta_keys[SW_MAX_META];
+static char sw_meta_values[SW_MAX_META][128];
+static int sw_meta_count;
+
+/* Adds a key/value pair to the output line, e.g. the SQLite version a workload linked. */
+static inline void sw_meta(const char *key, const char *value) {
+    if (sw_meta_count < SW_MAX_META) {
+        sw_meta_keys[sw_meta_count] = key;
+        snprintf(sw_meta_values[sw_meta_count], sizeof sw_meta_values[0], "%s", value);
+        sw_meta_count++;
+    }
+}
+
+static void sw_fail(const char *msg) {
+    fprintf(stderr, "%s\n", msg);
+    exit(2);
+}
+
+/*
+ * perf_event_open is called through syscall() with the first, 64-byte version of the attribute
+ * struct, because musl-gcc and zig cc do not ship <linux/perf_event.h>; every kernel accepts it.
+ */
+struct sw_perf_attr {
+    uint32_t type, size;
+    uint64_t config, sample_period, sample_type, read_format, flags;
+    uint32_t wakeup_events, bp_type;
+    uint64_t config1;
+};
+
+static int sw_perf_open(void) {
+#ifdef SYS_perf_event_open
+    struct sw_perf_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.type = 0;   /* PERF_TYPE_HARDWARE */
+    attr.size = sizeof attr;
+    attr.config = 1; /* PERF_COUNT_HW_INSTRUCTIONS */
+    /* disabled, exclude_kernel, exclude_hv: count only the workload's own user-space work. */
+    attr.flags = (1u << 0) | (1u << 5) | (1u << 6);
+    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+#else
+    return -1;
+#endif
+}
+
+#define SW_PERF_RESET _IO('$', 3)
+#define SW_PERF_ENABLE _IO('$', 0)
+#define SW_PERF_DISABLE _IO('$', 1)
+
+static long long sw_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || argc > 3) sw_fail("usage: workload SIZE [REPETITIONS]");
+    char *end;
+    errno = 0;
+    long long size = strtoll(argv[1], &end, 10);
+    if (errno || *end || size <= 0) sw_fail("SIZE must be a positive integer");
+    long reps = 5;
+    if (argc == 3) {
+        reps = strtol(argv[2], &end, 10);
+        if (errno || *end || reps < 1 || reps > SW_MAX_REPS) sw_fail("REPETITIONS must be 1..1000");
+    }
+    if (sw_setup(size) != 0) sw_fail("workload set-up failed");
+
+    static long long samples[SW_MAX_REPS];
+    static unsigned long long instructions[SW_MAX_REPS];
+    int perf = sw_perf_open();
+    int counted = perf >= 0;
+    long long expected = sw_expected();
+    long long result = 0;
+
+    for (long r = -1; r < reps; r++) { /* r == -1 is the warm-up */
+        sw_before();
+        if (counted) {
+            ioctl(perf, SW_PERF_RESET, 0);
+            ioctl(perf, SW_PERF_ENABLE, 0);
+        }
+        long long t0 = sw_now_ns();
+        long long hits = sw_run();
+        long long t1 = sw_now_ns();
+        if (counted) {
+            ioctl(perf, SW_PERF_DISABLE, 0);
+            unsigned long long n = 0;
+            if (read(perf, &n, sizeof n) != (ssize_t)sizeof n) counted = 0;
+            if (r >= 0) instructions[r] = n;
+        }
+        sw_after();
+        result = hits;
+        if (hits != expected) {
+            fprintf(stderr, "wrong result: %lld hits, expected %lld\n", hits, expected);
+            return 3;
+        }
+        /* A clock too coarse to see the loop still yields a positive sample. */
+        if (r >= 0) samples[r] = t1 > t0 ? t1 - t0 : 1;
+    }
+
+    printf("{\"size\":%lld,\"samples_ns\":[", size);
+    for (long r = 0; r < reps; r++) printf("%s%lld", r ? "," : "", samples[r]);
+    printf("]");
+    if (counted) {
+        printf(",\"instructions\":[");
+        for (long r = 0; r < reps; r++) printf("%s%llu", r ? "," : "", instructions[r]);
+        printf("]");
+    }
+    printf(",\"result\":\"%lld\"", result);
+    printf(",\"meta\":{");
+    for (int i = 0; i < sw_meta_count; i++) {
+        printf("%s\"%s\":\"", i ? "," : "", sw_meta_keys[i]);
+        for (const char *c = sw_meta_values[i]; *c; c++)
+            if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20) putchar(*c);
+        printf("\"");
+    }
+    printf("}}\n");
+    return 0;
+}
+
+#endif

@@ -10,9 +10,8 @@ use crate::import::Format;
 use crate::measure::gate::DEFAULT_MAX_SLOPE;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use parse::{
-    parse_counter, parse_measure,
-    one_line, parse_baseline, parse_ci_margin, parse_maybe_path, parse_min_r2, parse_slope, parse_unit,
-    parse_version_from,
+    one_line, parse_baseline, parse_ci_margin, parse_counter, parse_maybe_path, parse_measure, parse_min_r2,
+    parse_slope, parse_unit, parse_version_from,
 };
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;

@@ -40,8 +40,16 @@ fn a_class_limit_of_n_fails_a_quadratic_loop_and_passes_a_linear_one() {
     assert!(text(&bad).contains("class over O(n): gcc-glibc/quadratic-scan"), "{}", text(&bad));
 
     // Counted, linear work is O(n) whatever the host's load and its caches.
-    let good = run(agent_in(dir.path(), "check")
-        .args(["--max-class", "O(n)", "--workloads", "strchr", "--max-size", "256K", "--measure", "instructions"]));
+    let good = run(agent_in(dir.path(), "check").args([
+        "--max-class",
+        "O(n)",
+        "--workloads",
+        "strchr",
+        "--max-size",
+        "256K",
+        "--measure",
+        "instructions",
+    ]));
     assert_eq!(good.status.code(), Some(0), "{}", text(&good));
     assert_eq!(verdict(&good, "strchr"), "ok", "{}", text(&good));
 }
@@ -49,8 +57,12 @@ fn a_class_limit_of_n_fails_a_quadratic_loop_and_passes_a_linear_one() {
 #[test]
 fn a_class_limit_of_n_squared_passes_the_quadratic_loop() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(on_fixture(dir.path(), "check", "quadratic_scan.c", "quadratic-scan")
-        .args(["--max-class", "n^2", "--measure", "instructions"]));
+    let out = run(on_fixture(dir.path(), "check", "quadratic_scan.c", "quadratic-scan").args([
+        "--max-class",
+        "n^2",
+        "--measure",
+        "instructions",
+    ]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(verdict(&out, "quadratic-scan"), "ok", "{}", text(&out));
 }

@@ -12,7 +12,8 @@ fn counted_slopes(path: &std::path::Path) -> Vec<(String, f64)> {
     runs.iter()
         .map(|r| {
             let m = r.metric();
-            let points: Vec<(f64, f64)> = r.workloads[0].measurements.iter().map(|x| (x.size as f64, m.median(x))).collect();
+            let points: Vec<(f64, f64)> =
+                r.workloads[0].measurements.iter().map(|x| (x.size as f64, m.median(x))).collect();
             (r.toolchain.name.clone(), slopewatch_core::fit::fit(&points).unwrap().slope)
         })
         .collect()

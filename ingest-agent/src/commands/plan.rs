@@ -62,10 +62,8 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let budget = args.sweep.budget(args.start_size);
     let (measures, counter) = args.sweep.measures(args.toolchains.config_file())?;
     let commands = selected.iter().any(|w| w.command().is_some());
-    let metrics = measures
-        .into_iter()
-        .map(|m| meter::resolve(m, counter, commands))
-        .collect::<Result<Vec<Metric>>>()?;
+    let metrics =
+        measures.into_iter().map(|m| meter::resolve(m, counter, commands)).collect::<Result<Vec<Metric>>>()?;
     let cache = BuildCache::new(root.join("builds"));
     let host = crate::host::detect();
     let progress = Progress::new();
@@ -94,71 +92,71 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             tc.target
         ));
         for (nth, &metric) in metrics.iter().enumerate() {
-        let label = table::toolchain_label(&tc.spec.name, metric);
-        let mut measured = Vec::new();
-        for w in &selected {
-            let (run, results) = match cache.binary(&tc, w) {
-                Ok(bin) => {
-                    let measure = || {
-                        let m = measure::measure(&bin, w, &budget, limits, metric, &progress);
-                        if m.run.failure.is_none() {
-                            progress.note(&format!(
-                                "{} {}: {} sizes in {:.1?}",
-                                label,
-                                w.name,
-                                m.run.measurements.len(),
-                                m.elapsed
-                            ));
+            let label = table::toolchain_label(&tc.spec.name, metric);
+            let mut measured = Vec::new();
+            for w in &selected {
+                let (run, results) = match cache.binary(&tc, w) {
+                    Ok(bin) => {
+                        let measure = || {
+                            let m = measure::measure(&bin, w, &budget, limits, metric, &progress);
+                            if m.run.failure.is_none() {
+                                progress.note(&format!(
+                                    "{} {}: {} sizes in {:.1?}",
+                                    label,
+                                    w.name,
+                                    m.run.measurements.len(),
+                                    m.elapsed
+                                ));
+                            }
+                            (m.run, m.results)
+                        };
+                        let (run, results) = measure();
+                        // A contract is judged by its class alone, so every command confirms it.
+                        // Exact counts come out the same a second time.
+                        let again = (remeasure || w.contract.is_some()) && !metric.is_exact();
+                        match again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten() {
+                            Some(why) => {
+                                progress.note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
+                                remeasured.insert((label.clone(), w.name.clone()), why);
+                                measure()
+                            }
+                            None => (run, results),
                         }
-                        (m.run, m.results)
-                    };
-                    let (run, results) = measure();
-                    // A contract is judged by its class alone, so every command confirms it.
-                    // Exact counts come out the same a second time.
-                    let again = (remeasure || w.contract.is_some()) && !metric.is_exact();
-                    match again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten() {
-                        Some(why) => {
-                            progress.note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
-                            remeasured.insert((label.clone(), w.name.clone()), why);
-                            measure()
-                        }
-                        None => (run, results),
                     }
-                }
-                Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(&e)), BTreeMap::new()),
-                Err(e @ BuildError::Cache(_)) => {
+                    Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(&e)), BTreeMap::new()),
+                    Err(e @ BuildError::Cache(_)) => {
+                        failures += 1;
+                        progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
+                        continue;
+                    }
+                };
+                if let Some(f) = &run.failure {
                     failures += 1;
-                    progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
-                    continue;
+                    progress.note(&format!("{label} {}: ✗ {}", w.name, table::failure_summary(f, w.unit)));
                 }
+                // One measure's answers are the toolchain's: every measure runs the same binary.
+                if nth == 0 {
+                    answers.push(Answers {
+                        toolchain: tc.spec.name.clone(),
+                        workload: w.name.clone(),
+                        failed: run.failure.is_some(),
+                        by_size: results,
+                    });
+                }
+                measured.push(run);
+            }
+            let run = RunSubmission {
+                run_id: uuid::Uuid::new_v4(),
+                agent_version: crate::AGENT_VERSION.to_string(),
+                started_at,
+                host: host.clone(),
+                toolchain: tc.wire(),
+                workloads: measured,
+                measure: metric.measure(),
+                counter: metric.counter(),
             };
-            if let Some(f) = &run.failure {
-                failures += 1;
-                progress.note(&format!("{label} {}: ✗ {}", w.name, table::failure_summary(f, w.unit)));
-            }
-            // One measure's answers are the toolchain's: every measure runs the same binary.
-            if nth == 0 {
-                answers.push(Answers {
-                    toolchain: tc.spec.name.clone(),
-                    workload: w.name.clone(),
-                    failed: run.failure.is_some(),
-                    by_size: results,
-                });
-            }
-            measured.push(run);
-        }
-        let run = RunSubmission {
-            run_id: uuid::Uuid::new_v4(),
-            agent_version: crate::AGENT_VERSION.to_string(),
-            started_at,
-            host: host.clone(),
-            toolchain: tc.wire(),
-            workloads: measured,
-            measure: metric.measure(),
-            counter: metric.counter(),
-        };
-        run.validate().with_context(|| format!("the run for toolchain {label} is invalid"))?;
-        runs.push(run);
+            run.validate().with_context(|| format!("the run for toolchain {label} is invalid"))?;
+            runs.push(run);
         }
     }
     for d in agreement::disagreements(&answers) {

@@ -2,7 +2,7 @@
 //! rule (the one the server's alert rules apply), its complexity class as core names it. `check`
 //! fails on these verdicts; `run` and `measure` print them at the default limit.
 
-use slopewatch_core::complexity::{classify, Class, Complexity};
+use slopewatch_core::complexity::{classify_with, Class, Complexity, Noise};
 use slopewatch_core::fit::{fit, Fit};
 use slopewatch_core::verdict::{self as rule, NoiseRule, SlopeEvidence};
 use slopewatch_core::wire::{self, Contract};
@@ -119,13 +119,14 @@ impl Limits {
     /// class is unsure while the slope is clearly under the limit. A workload over the limit, or
     /// unsure on it, is not worth it: its verdict needs no class, and on a quadratic libc every
     /// size more is expensive.
-    pub fn class_worth_widening(&self, points: &[(f64, f64)]) -> bool {
+    /// `noise` says whether the points are exact counts.
+    pub fn class_worth_widening(&self, points: &[(f64, f64)], noise: Noise) -> bool {
+        let unsure = || classify_with(points, noise).is_ok_and(|c| c.class.is_none());
         if self.contract.is_some() {
-            return classify(points).is_ok_and(|c| c.class.is_none());
+            return unsure();
         }
         let Ok(fit) = fit(points) else { return false };
-        self.noise.slope(&SlopeEvidence::from(&fit), self.slope_limit()) == rule::Verdict::Under
-            && classify(points).is_ok_and(|c| c.class.is_none())
+        self.noise.slope(&SlopeEvidence::from(&fit), self.slope_limit()) == rule::Verdict::Under && unsure()
     }
 
     /// What kept a slope from being judged: too few sizes, a poor fit, or an interval that reaches
@@ -152,6 +153,7 @@ fn class_doubt(complexity: Option<&Complexity>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use slopewatch_core::complexity::classify;
 
     fn points(f: impl Fn(f64) -> f64, sizes: usize, step: f64) -> Vec<(f64, f64)> {
         (0..sizes).map(|i| 1024.0 * step.powi(i as i32)).map(|n| (n, f(n))).collect()
@@ -217,16 +219,16 @@ mod tests {
         let mut narrow = points(|n| 2000.0 + 3.0 * n, 5, 2f64.powf(0.25));
         narrow.iter_mut().zip([1.0, 1.03, 0.98, 1.02, 0.99]).for_each(|(p, noise)| p.1 *= noise);
         assert!(classify(&narrow).unwrap().class.is_none());
-        assert!(limits.class_worth_widening(&narrow));
+        assert!(limits.class_worth_widening(&narrow, Noise::Measured));
         // Three sizes more, doubling past the largest, tell them apart.
         let largest = narrow[4].0;
         narrow.extend((1..=3).map(|i| largest * 2f64.powi(i)).map(|n| (n, 2000.0 + 3.0 * n)));
         assert_eq!(classify(&narrow).unwrap().class, Some(Class::Linear));
-        assert!(!limits.class_worth_widening(&narrow));
-        assert!(!limits.class_worth_widening(&points(|n| 3.0 * n, 6, 2.0)), "already named");
-        assert!(!limits.class_worth_widening(&points(|n| n * n, 4, 2.0)), "over the slope limit");
+        assert!(!limits.class_worth_widening(&narrow, Noise::Measured));
+        assert!(!limits.class_worth_widening(&points(|n| 3.0 * n, 6, 2.0), Noise::Measured), "already named");
+        assert!(!limits.class_worth_widening(&points(|n| n * n, 4, 2.0), Noise::Measured), "over the slope limit");
         let mut disturbed = points(|n| 3.0 * n, 5, 2.0);
         disturbed[2].1 *= 10.0;
-        assert!(!limits.class_worth_widening(&disturbed), "unsure on the slope");
+        assert!(!limits.class_worth_widening(&disturbed, Noise::Measured), "unsure on the slope");
     }
 }

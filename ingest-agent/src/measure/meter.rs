@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What to say where Valgrind is missing.
-const INSTALL_VALGRIND: &str = "install Valgrind (Debian and Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind)";
+const INSTALL_VALGRIND: &str =
+    "install Valgrind (Debian and Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind)";
 
 /// The metric a run of `measure` has on this host: `counter` when one is asked for, else perf where
 /// it counts and `commands` (whether any workload is a command's program) does not rule it out.
@@ -55,7 +56,9 @@ pub fn valgrind() -> Result<PathBuf> {
         .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("valgrind")).find(|p| p.is_file()));
     match found {
         Some(p) => Ok(p),
-        None => bail!("--measure instructions counts under Valgrind here, and valgrind is not on PATH: {INSTALL_VALGRIND}"),
+        None => {
+            bail!("--measure instructions counts under Valgrind here, and valgrind is not on PATH: {INSTALL_VALGRIND}")
+        }
     }
 }
 
@@ -172,8 +175,11 @@ mod tests {
     fn callgrind_dumps_read_in_call_order_without_the_one_at_exit() {
         let dir = tempfile::tempdir().unwrap();
         for (name, total) in [("cg.7", 0), ("cg.7.2", 600), ("cg.7.10", 900), ("cg.7.1", 800)] {
-            std::fs::write(dir.path().join(name), format!("version: 1\nevents: Ir\nsummary: {total}\ntotals: {total}\n"))
-                .unwrap();
+            std::fs::write(
+                dir.path().join(name),
+                format!("version: 1\nevents: Ir\nsummary: {total}\ntotals: {total}\n"),
+            )
+            .unwrap();
         }
         assert_eq!(read_counts(dir.path(), true).unwrap(), [800, 600, 900]);
         assert_eq!(read_counts(dir.path(), false).unwrap(), [2300], "a command's processes summed");

@@ -37,6 +37,14 @@ const LONG_REPS: u32 = 3;
 /// How close the growth between two pairs of exactly counted sizes must be for the rise to stop.
 const SETTLED: f64 = 0.02;
 
+/// What one counted instruction costs the sweep's budgets, in nominal nanoseconds: about what
+/// Valgrind's callgrind takes without cache simulation, 0.4 to 1 billion instructions a second on
+/// the hosts measured. A per-size budget of 1 s lets a size count up to a billion.
+const NS_PER_COUNTED_INSTRUCTION: f64 = 1.0;
+
+/// How many per-size budgets of real time a counted size may take before it is stopped.
+const EXACT_TIMEOUT: u32 = 10;
+
 /// Most sizes a sweep adds to name a class it could not tell.
 pub const WIDEN_SIZES: usize = 3;
 
@@ -185,7 +193,7 @@ impl Sweep<'_> {
     fn widen(&mut self, limits: &Limits) -> Result<(), Box<Failure>> {
         let mut upward = self.stopped.is_none();
         for _ in 0..WIDEN_SIZES {
-            if self.left().is_zero() || !limits.class_worth_widening(&self.medians()) {
+            if self.left().is_zero() || !limits.class_worth_widening(&self.medians(), self.metric.noise()) {
                 break;
             }
             let (Some(&smallest), Some(&largest)) = (self.done.keys().next(), self.done.keys().next_back()) else {
@@ -209,11 +217,24 @@ impl Sweep<'_> {
 
     /// Runs the workload at `size` and keeps what it measured; returns its median repetition (not
     /// the slowest: one repetition descheduled on a loaded host must not end the sweep).
+    ///
+    /// For exact counts, the cost that steers the sweep is the count at a nominal
+    /// [`NS_PER_COUNTED_INSTRUCTION`], not Valgrind's time: the sizes a sweep reaches then follow
+    /// from the counts alone, the same on a busy host as on a quiet one, and so does the verdict.
+    /// The size's timeout stays in real time, with room for a slow host.
     fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
         let reps = self.reps_at(size);
-        let at = SizeRun { binary: self.binary, w: self.w, size, reps, timeout, watch: self.watch, metric: self.metric };
+        let timeout = if self.metric.is_exact() { timeout.max(self.budget.per_size * EXACT_TIMEOUT) } else { timeout };
+        let at =
+            SizeRun { binary: self.binary, w: self.w, size, reps, timeout, watch: self.watch, metric: self.metric };
         let out = run_size(&at)?;
-        let typical = slopewatch_core::fit::median(&out.samples_ns);
+        let typical = match (&out.instructions, self.metric.is_exact()) {
+            (Some(counts), true) => {
+                let counts: Vec<f64> = counts.iter().map(|&c| c as f64 * NS_PER_COUNTED_INSTRUCTION).collect();
+                slopewatch_core::fit::median(&counts)
+            }
+            _ => slopewatch_core::fit::median(&out.samples_ns),
+        };
         self.meta.extend(out.meta);
         if let Some(result) = out.result {
             self.results.insert(size, result);
@@ -229,8 +250,7 @@ impl Sweep<'_> {
         if self.metric.is_exact() {
             return 1;
         }
-        let long =
-            predict_rep_ns(&self.rising, size).is_some_and(|ns| ns > self.per_size_ns() * LONG_REP);
+        let long = predict_rep_ns(&self.rising, size).is_some_and(|ns| ns > self.per_size_ns() * LONG_REP);
         if long {
             self.budget.reps.min(LONG_REPS)
         } else {
@@ -254,8 +274,7 @@ impl Sweep<'_> {
         if !self.metric.is_exact() || self.done.len() < self.fewest {
             return false;
         }
-        let top: Vec<(u64, f64)> =
-            self.done.values().rev().take(3).map(|m| (m.size, self.metric.median(m))).collect();
+        let top: Vec<(u64, f64)> = self.done.values().rev().take(3).map(|m| (m.size, self.metric.median(m))).collect();
         match top[..] {
             [(s2, c2), (s1, c1), (s0, c0)] => {
                 let k = |(sa, ca): (u64, f64), (sb, cb): (u64, f64)| (cb / ca).ln() / (sb as f64 / sa as f64).ln();

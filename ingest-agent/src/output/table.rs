@@ -3,7 +3,7 @@
 
 use crate::measure::gate::{Limits, Verdict};
 use crate::output::format::{format_size, format_value};
-use slopewatch_core::complexity::{classify, Class, Complexity, UNSURE};
+use slopewatch_core::complexity::{classify_with, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, Fit};
 use slopewatch_core::predict::{predict, Prediction};
 use slopewatch_core::wire::{
@@ -83,7 +83,7 @@ pub fn row(toolchain: &str, metric: Metric, w: &WorkloadRun) -> Row {
         metric,
         workload: w.name.clone(),
         fit: fit(&points).map_err(|e| e.to_string()),
-        complexity: classify(&points).ok(),
+        complexity: classify_with(&points, metric.noise()).ok(),
         largest: largest.map_or(0, |m| m.size),
         unit: w.size_unit,
         largest_median: largest.map_or(f64::NAN, |m| metric.median(m)),
@@ -143,7 +143,16 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
         let class = r.complexity.as_ref().map_or("-", |c| c.class.map_or(UNSURE, Class::label));
         out.push_str(&format!(
             "{:<tw$} {:<17} {:<10} {:>6} {:>16} {:>6} {:>5} {:>10} {:>mw$}  {}\n",
-            r.label(), r.workload, class, slope, ci, r2, n, largest, median, verdict
+            r.label(),
+            r.workload,
+            class,
+            slope,
+            ci,
+            r2,
+            n,
+            largest,
+            median,
+            verdict
         ));
     }
     if partial {
@@ -216,6 +225,7 @@ fn first_line(f: &Failure) -> Option<String> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use slopewatch_core::complexity::classify;
 
     /// Six doubling sizes from 1024 and the time `f` gives each.
     pub(crate) fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Reference values for core/src/complexity.rs's tests, computed independently with scipy.
+"""Reference values for core/src/complexity/mod.rs's tests, computed independently with scipy.
 
 The Rust code profiles the fixed cost out and searches one variable with its own grid and Brent
 minimiser; this script fits (a, b) together with scipy.optimize.least_squares from several
 starts, profiles the exponent on a fine grid and finds the interval's ends with brentq. The test
 data (including the seeded noisy cases) is made here and printed with the results, so the tests
-embed both.
+embed both. Cases marked "exact" are classified as exact counts (Noise::Exact): a lower floor on
+the residual and no AICc margin between classes.
 
 Needs numpy and scipy (not project dependencies):
     python3 -m pip install --target /tmp/pydeps numpy scipy
-    PYTHONPATH=/tmp/pydeps python3 scripts/complexity-reference.py
+    PYTHONPATH=/tmp/pydeps python3 scripts/complexity-reference.py [name ...]
 """
 
 import math
+import sys
 
 import numpy as np
 from scipy.optimize import brentq, least_squares, minimize_scalar
@@ -27,11 +29,15 @@ GROWTH = {
     "n^3": lambda n: n**3,
 }
 SIGMA_FLOOR = 1e-3
+EXACT_SIGMA_FLOOR = 1e-5
 K_RANGE = (0.0, 4.0)
+# The classes the power law nests and no class does, by index, with their exponent: only the
+# exponent's interval tests whether they are ruled out.
+INTERVAL_EXPONENT = {2: 1.0, 4: 2.0, 5: 3.0}
 
 
-def log_likelihood(sse, n):
-    var = max(sse / n, SIGMA_FLOOR**2)
+def log_likelihood(sse, n, floor):
+    var = max(sse / n, floor**2)
     return -0.5 * n * math.log(2 * math.pi * var) - sse / (2 * var)
 
 
@@ -64,14 +70,15 @@ def class_sse(cls, n, t):
     return sse_fixed_plus_growth(GROWTH[cls](n), t)
 
 
-def classify(n, t):
+def classify(n, t, exact=False):
     count = len(n)
     distinct = len(set(n.tolist()))
     corrected = count >= 5
+    floor = EXACT_SIGMA_FLOOR if exact else SIGMA_FLOOR
     scores = []
     for cls in CLASSES:
         k = 2 if cls == "1" else 3
-        score = -2 * log_likelihood(class_sse(cls, n, t), count) + 2 * k
+        score = -2 * log_likelihood(class_sse(cls, n, t), count, floor) + 2 * k
         if corrected:
             score += 2 * k * (k + 1) / (count - k - 1)
         scores.append(score)
@@ -81,16 +88,7 @@ def classify(n, t):
     order = sorted(range(6), key=lambda i: (-weights[i], i))
     best, runner = order[0], order[1]
     cls = None
-    if distinct >= 5:
-        # Separated: AICc worse by more than the gap at which F(1, count - 2) rejects at 5%.
-        margin = count * math.log(1 + f_dist.ppf(0.95, 1, count - 2) / (count - 2))
-        unseparated = [j for j in range(6) if scores[j] - scores[best] <= margin]
-        if best == 0 or len(unseparated) == 1:
-            cls = CLASSES[best]
-        elif len(unseparated) == 2 and unseparated[1] == unseparated[0] + 1:
-            cls = CLASSES[unseparated[0]]
     out = {
-        "class": cls or "unsure",
         "best": CLASSES[best],
         "weight": weights[best],
         "runner_up": CLASSES[runner],
@@ -98,23 +96,37 @@ def classify(n, t):
         "weights": dict(zip(CLASSES, weights)),
     }
     if distinct >= 5:
-        out.update(exponent(n, t))
-        # A named class must agree with the exponent's interval: O(1) only where it reaches down to
-        # 0.25, O(n^2) only above 1 and O(n^3) only above 2, for the steep two also without the
-        # largest size.
+        out.update(exponent(n, t, floor))
         low = out["exponent_ci_low"]
-        floor = {"n^2": 1.0, "n^3": 2.0}.get(cls)
+        if best == 0:
+            cls = "1"
+        else:
+            # Separated: AICc worse by more than the gap at which F(1, count - 2) rejects at 5%;
+            # exact counts have no chance to allow for, so any gap separates.
+            margin = 0.0 if exact else count * math.log(1 + f_dist.ppf(0.95, 1, count - 2) / (count - 2))
+            # Open: not separated from the best, or simpler than it, nested by the power law, and
+            # not ruled out by the exponent's interval.
+            open_ = [
+                j
+                for j in range(6)
+                if scores[j] - scores[best] <= margin or (j < best and j in INTERVAL_EXPONENT and low <= INTERVAL_EXPONENT[j])
+            ]
+            if len(open_) == 1 or (len(open_) == 2 and open_[1] == open_[0] + 1):
+                cls = CLASSES[open_[0]]
+        # O(1) only where the interval reaches down to 0.25; O(n^2) and O(n^3) only where the class
+        # below is ruled out with the largest size left out too.
+        steep = {"n^2": 1.0, "n^3": 2.0}.get(cls)
         if cls == "1" and low > 0.25:
-            out["class"] = "unsure"
-        elif floor is not None:
+            cls = None
+        elif steep is not None:
             order_n = np.argsort(n, kind="stable")
-            without = exponent(n[order_n][:-1], t[order_n][:-1])["exponent_ci_low"]
-            if low <= floor or without <= floor:
-                out["class"] = "unsure"
+            if exponent(n[order_n][:-1], t[order_n][:-1], floor)["exponent_ci_low"] <= steep:
+                cls = None
+    out["class"] = cls or "unsure"
     return out
 
 
-def exponent(n, t):
+def exponent(n, t, floor):
     count = len(n)
 
     def profile(k):
@@ -126,14 +138,14 @@ def exponent(n, t):
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     r = minimize_scalar(profile, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
     k_hat, sse_hat = (r.x, r.fun) if r.fun < values[i] else (grid[i], values[i])
-    ll_hat = log_likelihood(sse_hat, count)
+    ll_hat = log_likelihood(sse_hat, count, floor)
 
     # Bates and Watts' profile-t region: the variance counts as estimated, on count - 3 degrees
     # of freedom (a, b and k fitted), so the cut is count * ln(1 + F(1, count - 3) / (count - 3)).
     cut = count * math.log(1 + f_dist.ppf(0.95, 1, count - 3) / (count - 3))
 
     def over(k):
-        return 2 * (ll_hat - log_likelihood(profile(k), count)) - cut
+        return 2 * (ll_hat - log_likelihood(profile(k), count, floor)) - cut
 
     # The interval is the stretch around k_hat where the profile stays under the cut.
     def end(outward, edge):
@@ -150,21 +162,23 @@ def exponent(n, t):
 
 
 def cases():
+    """(name, sizes, values, exact) of every test series."""
     wide = 1024.0 * 2.0 ** np.arange(7)  # 7 sizes over 64x
-    yield "exact constant", wide, np.full(7, 5e4)
-    yield "exact log n", wide, 300 * np.log(wide)
-    yield "exact n", wide, 3 * wide
-    yield "exact n log n", wide, 2 * wide * np.log(wide)
-    yield "exact n^2", wide, 1e-3 * wide**2
-    yield "exact n^3", wide, 1e-8 * wide**3
-    yield "large constant, small linear part", wide, 1e6 + 2 * wide
+    yield "exact constant", wide, np.full(7, 5e4), False
+    yield "exact log n", wide, 300 * np.log(wide), False
+    yield "exact n", wide, 3 * wide, False
+    yield "exact n log n", wide, 2 * wide * np.log(wide), False
+    yield "exact n^2", wide, 1e-3 * wide**2, False
+    yield "exact n^3", wide, 1e-8 * wide**3, False
+    yield "large constant, small linear part", wide, 1e6 + 2 * wide, False
 
     rng = np.random.default_rng(17)
     narrow = 16384.0 * 2.0 ** (np.arange(5) / 4)  # 5 sizes over 2x
-    yield "narrow range, linear with 3% noise", narrow, 3 * narrow * rng.uniform(0.97, 1.03, 5)
-    yield "narrow range, n log n with 3% noise", narrow, 2 * narrow * np.log(narrow) * rng.uniform(0.97, 1.03, 5)
+    yield "narrow range, linear with 3% noise", narrow, 3 * narrow * rng.uniform(0.97, 1.03, 5), False
+    yield "narrow range, n log n with 3% noise", narrow, 2 * narrow * np.log(narrow) * rng.uniform(0.97, 1.03, 5), False
 
-    yield "cache cliff x1.6 above 8192", wide, 4 * wide * np.where(wide > 8192, 1.6, 1.0)
+    yield "cache cliff x1.6 above 8192", wide, 4 * wide * np.where(wide > 8192, 1.6, 1.0), False
+    yield "fixed cost 24x, x1.2 above 16384", wide, 1e5 + 4 * wide * np.where(wide > 16384, 1.2, 1.0), False
 
     eight = np.round(1024.0 * 64.0 ** (np.arange(8) / 7))  # 8 sizes over 64x
 
@@ -178,17 +192,32 @@ def cases():
             medians.append(float(np.median(s)))
         return np.array(medians)
 
-    yield "n with 15% noise and outliers", eight, jittered(3 * eight)
-    yield "n^2 with 15% noise and outliers", eight, jittered(1e-3 * eight**2)
+    yield "n with 15% noise and outliers", eight, jittered(3 * eight), False
+    yield "n^2 with 15% noise and outliers", eight, jittered(1e-3 * eight**2), False
 
-    yield "4 sizes", wide[:4], 3 * wide[:4]
+    yield "4 sizes", wide[:4], 3 * wide[:4], False
+
+    # Instruction counts, the same on every run: 5 sizes from 1 KiB, doubling.
+    kib = 1024.0 * 2.0 ** np.arange(5)
+    strchr = np.array([208198.0, 809542.0, 3191878.0, 12675142.0, 50516038.0])
+    yield "counts: strchr loop, n^2 and a small fixed cost, exact", kib, strchr, True
+    yield "counts: 7n + 3000, exact", kib, 7 * kib + 3000, True
+    yield "counts: 1e8 + 2n, exact", kib, 1e8 + 2 * kib, True
+    yield "counts: 1e8 + 2n, as times", kib, 1e8 + 2 * kib, False
+    yield "counts: 1e6 + n^2/1000, exact", kib, 1e6 + kib**2 / 1000, True
+    yield "counts: 3 n log2 n + 5n + 2000, exact", kib, np.round(3 * kib * np.log2(kib) + 5 * kib + 2000), True
+    yield "counts: 5000, exact", kib, np.full(5, 5000.0), True
 
 
 def main():
-    for name, n, t in cases():
+    """Prints every case, or those whose name holds one of the arguments."""
+    wanted = sys.argv[1:]
+    for name, n, t, exact in cases():
+        if wanted and not any(w in name for w in wanted):
+            continue
         print(f"== {name}")
         print("points:", ", ".join(f"({x!r}, {y!r})" for x, y in zip(n.tolist(), t.tolist())))
-        out = classify(n, t)
+        out = classify(n, t, exact)
         for key in ["class", "best", "weight", "runner_up", "runner_up_weight"]:
             print(f"  {key}: {out[key]}")
         print("  weights:", ", ".join(f"{c}={w:.6g}" for c, w in out["weights"].items()))

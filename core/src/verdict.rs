@@ -9,8 +9,9 @@
 //! `T + ci_margin`, the same R² and sizes. Anything else is *unsure*.
 //!
 //! A complexity class counts against a limit only when named: `unsure` is never over nor under.
-//! `classify` already holds a named class to its exponent's interval (docs/complexity.md), so a
-//! named O(n²) has linear growth ruled out.
+//! `classify` names a class only when every simpler class is ruled out (docs/complexity.md), so a
+//! class over the limit has the limit's own class ruled out: a named O(n log n) has linear growth
+//! outside its exponent's interval, and a named O(n²) too.
 
 use crate::complexity::{Class, Complexity};
 

@@ -1,15 +1,12 @@
 //! The least-squares fit of t = a + b·f(n), a ≥ 0, on log residuals, and its likelihood: what
 //! every class and every exponent is weighed by.
 
-/// The smallest residual standard deviation of ln t believed: per-size medians are not measured
-/// better than 0.1%, and without a floor an exact fit would have infinite likelihood.
-const SIGMA_FLOOR: f64 = 1e-3;
-
 /// The Gaussian log-likelihood of log residuals summing to `sse` in squares, at the residual
-/// variance that maximises it but no lower than `SIGMA_FLOOR`².
-pub(super) fn log_likelihood(sse: f64, count: usize) -> f64 {
+/// variance that maximises it but no lower than `sigma_floor`² (see `Noise`): without a floor an
+/// exact fit would have infinite likelihood.
+pub(super) fn log_likelihood(sse: f64, count: usize, sigma_floor: f64) -> f64 {
     let n = count as f64;
-    let variance = (sse / n).max(SIGMA_FLOOR * SIGMA_FLOOR);
+    let variance = (sse / n).max(sigma_floor * sigma_floor);
     -0.5 * n * (2.0 * std::f64::consts::PI * variance).ln() - sse / (2.0 * variance)
 }
 

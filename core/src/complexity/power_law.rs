@@ -20,7 +20,6 @@ pub(super) fn interval_cut(count: usize) -> f64 {
     m * (1.0 + f / df).ln()
 }
 
-/// Classifies `points` of (size, time), typically per-size medians. Sizes are counts (at least 1
 /// The step of the grid the exponent is first searched on, each point searched afresh over the
 /// ratio a/b; Brent's method refines the best point between its neighbours.
 const EXPONENT_GRID_STEP: f64 = 0.5;
@@ -32,26 +31,31 @@ const INTERVAL_STEP: f64 = 0.1;
 const EXPONENT_TOLERANCE: f64 = 1e-7;
 
 /// k in t = a + b·n^k and its 95% interval, as (k, low, high); `known` holds fits already made
-/// at some k.
+/// at some k, `sigma_floor` is the noise's (see `Noise`).
 ///
 /// k is the best point of a grid over the range, refined by Brent's method between its
 /// neighbours. The interval is where twice the drop of the profile log-likelihood (a, b and the
-/// variance refitted at each k) stays under chi-square(1)'s 95% quantile: each end walks out from
-/// k in steps of `INTERVAL_STEP` and finds the crossing inside the first step that makes it by
-/// regula falsi; it is the range's edge when there is none. Off the grid the profile is traced:
-/// each k's fit starts from the ratio a/b of the k before.
-pub(super) fn power_law_exponent(sizes: &[f64], ln_t: &[f64], known: &[(f64, FixedPlusGrowth)]) -> (f64, f64, f64) {
-    let mut power_law = PowerLaw::fit(sizes, ln_t, known);
+/// variance refitted at each k) stays under `interval_cut`: each end walks out from k in steps of
+/// `INTERVAL_STEP` and finds the crossing inside the first step that makes it by regula falsi; it
+/// is the range's edge when there is none. Off the grid the profile is traced: each k's fit starts
+/// from the ratio a/b of the k before.
+pub(super) fn power_law_exponent(
+    sizes: &[f64],
+    ln_t: &[f64],
+    known: &[(f64, FixedPlusGrowth)],
+    sigma_floor: f64,
+) -> (f64, f64, f64) {
+    let mut power_law = PowerLaw::fit(sizes, ln_t, known, sigma_floor);
     let (lo, hi) = EXPONENT_RANGE;
     (power_law.k, power_law.end(lo), power_law.end(hi))
 }
 
-/// Whether the power law's exponent interval on these points lies above `floor`: its low end,
-/// walked towards `floor` rather than to the range's edge, which decides the same and is all
-/// that is wanted of the points without their largest size.
-pub(super) fn exponent_rules_out(sizes: &[f64], ln_t: &[f64], floor: f64) -> bool {
-    let mut power_law = PowerLaw::fit(sizes, ln_t, &[]);
-    power_law.k > floor && power_law.end(floor) > floor
+/// Whether the power law's exponent interval on these points lies above `k`: its low end, walked
+/// towards `k` rather than to the range's edge, which decides the same and is all that is wanted
+/// of the points without their largest size.
+pub(super) fn exponent_rules_out(sizes: &[f64], ln_t: &[f64], k: f64, sigma_floor: f64) -> bool {
+    let mut power_law = PowerLaw::fit(sizes, ln_t, &[], sigma_floor);
+    power_law.k > k && power_law.end(k) > k
 }
 
 /// t = a + b·n^k fitted at its best k, with what walking out to its interval's ends needs.
@@ -62,10 +66,11 @@ struct PowerLaw<'a> {
     /// The log-likelihood at `k`.
     peak: f64,
     cut: f64,
+    sigma_floor: f64,
 }
 
 impl<'a> PowerLaw<'a> {
-    fn fit(sizes: &[f64], ln_t: &'a [f64], known: &[(f64, FixedPlusGrowth)]) -> PowerLaw<'a> {
+    fn fit(sizes: &[f64], ln_t: &'a [f64], known: &[(f64, FixedPlusGrowth)], sigma_floor: f64) -> PowerLaw<'a> {
         let mut profile =
             Profile { log_sizes: sizes.iter().map(|n| n.ln()).collect(), ln_t, f: vec![0.0; sizes.len()], last: None };
         let (lo, hi) = EXPONENT_RANGE;
@@ -97,16 +102,16 @@ impl<'a> PowerLaw<'a> {
             EXPONENT_TOLERANCE,
         );
         let (k, best) = if sse < start.1.sse { (k, profile.trace(k)) } else { start };
-        let peak = log_likelihood(best.sse, ln_t.len());
-        PowerLaw { profile, k, best, peak, cut: interval_cut(ln_t.len()) }
+        let peak = log_likelihood(best.sse, ln_t.len(), sigma_floor);
+        PowerLaw { profile, k, best, peak, cut: interval_cut(ln_t.len()), sigma_floor }
     }
 
     /// The interval's end towards `toward`: the first crossing of the cut walking out from `k`,
     /// or `toward` itself when there is none before it.
     fn end(&mut self, toward: f64) -> f64 {
-        let PowerLaw { profile, k, best, peak, cut } = self;
-        let (k, count) = (*k, profile.ln_t.len());
-        let excess = |fit: FixedPlusGrowth| 2.0 * (*peak - log_likelihood(fit.sse, count)) - *cut;
+        let PowerLaw { profile, k, best, peak, cut, sigma_floor } = self;
+        let (k, count, sigma_floor) = (*k, profile.ln_t.len(), *sigma_floor);
+        let excess = |fit: FixedPlusGrowth| 2.0 * (*peak - log_likelihood(fit.sse, count, sigma_floor)) - *cut;
         profile.last = best.ratio;
         let (mut inside, mut inside_excess) = (k, excess(*best));
         loop {

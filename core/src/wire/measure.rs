@@ -152,6 +152,15 @@ impl Metric {
         self == Metric::InstructionsValgrind
     }
 
+    /// How much noise its values carry, for `classify_with`: none in Valgrind's counts.
+    pub fn noise(self) -> crate::complexity::Noise {
+        if self.is_exact() {
+            crate::complexity::Noise::Exact
+        } else {
+            crate::complexity::Noise::Measured
+        }
+    }
+
     /// The values of one measurement by this metric: counts for instructions, else nanoseconds.
     /// A measurement of an instructions run always has its counts (the wire checks it).
     pub fn values(self, m: &Measurement) -> Vec<f64> {

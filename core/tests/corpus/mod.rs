@@ -202,3 +202,47 @@ pub fn hidden_growth(seed: u64, count: usize) -> Vec<(bool, Vec<(f64, f64)>)> {
         })
         .collect()
 }
+
+/// Instruction counts of each class, the same on every run, `SERIES_PER_SHAPE` of each from
+/// `seed`: the class's own term, a lower-order term (ln n under n, n under n log n and n², n²
+/// under n³) of up to half of it at the smallest size, and a fixed cost up to 5% of it or 1 to
+/// 256 times it, at 5 to 8 sizes doubling or spread over 64× from 64 B–4 KiB, in whole counts.
+pub fn exact_counts(seed: u64) -> Vec<Series> {
+    let mut rng = Rng::new(seed);
+    let mut all = Vec::with_capacity(Class::ALL.len() * SERIES_PER_SHAPE);
+    for class in Class::ALL {
+        for _ in 0..SERIES_PER_SHAPE {
+            let count = rng.between(5, 8);
+            let smallest = 2f64.powi(rng.between(6, 12) as i32);
+            let step = if rng.uniform(0.0, 1.0) < 0.5 { 2.0 } else { SPAN.powf(1.0 / (count - 1) as f64) };
+            let scale = 10f64.powf(rng.uniform(3.0, 6.0));
+            let lower = rng.uniform(0.0, 0.5);
+            let fixed = match class {
+                Class::Constant => 0.0,
+                _ if rng.uniform(0.0, 1.0) < 0.5 => rng.uniform(0.0, 0.05),
+                _ => 256f64.powf(rng.uniform(0.0, 1.0)),
+            };
+            // The class's term and the lower-order one, each 1 at the smallest size.
+            let terms = |n: f64| -> (f64, f64) {
+                let (n0, r) = (smallest, n / smallest);
+                match class {
+                    Class::Constant => (1.0, 0.0),
+                    Class::Log => (n.ln() / n0.ln(), 0.0),
+                    Class::Linear => (r, n.ln() / n0.ln()),
+                    Class::NLogN => (r * n.ln() / n0.ln(), r),
+                    Class::Quadratic => (r * r, r),
+                    Class::Cubic => (r * r * r, r * r),
+                }
+            };
+            let points = (0..count)
+                .map(|i| {
+                    let n = (smallest * step.powi(i as i32)).round();
+                    let (own, below) = terms(n);
+                    (n, (scale * (fixed + own + lower * below)).round())
+                })
+                .collect();
+            all.push(Series { shape: Shape::Class(class), points });
+        }
+    }
+    all
+}

@@ -90,7 +90,7 @@ fn main() {
             for (fit, medians) in &summarized {
                 let mut s = analysis::summarize(std::slice::from_ref(fit), medians).unwrap();
                 let known = stored.then(|| (medians.clone(), None));
-                s.classify(known);
+                s.classify(known, slopewatch_core::wire::Metric::Wall);
                 std::hint::black_box(s);
             }
         })
@@ -99,7 +99,9 @@ fn main() {
     let classes: Vec<&str> = summarized
         .iter()
         .map(|(_, m)| {
-            analysis::classify(m).and_then(|c| c.class).map_or(slopewatch_core::complexity::UNSURE, |c| c.as_str())
+            analysis::classify(m, slopewatch_core::wire::Metric::Wall)
+                .and_then(|c| c.class)
+                .map_or(slopewatch_core::complexity::UNSURE, |c| c.as_str())
         })
         .collect();
     println!(

@@ -4,10 +4,11 @@
 use crate::model::Slope;
 use slopewatch_core::complexity::{self, Complexity};
 use slopewatch_core::fit::{self, Fit};
-use slopewatch_core::wire::{FieldError, RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{FieldError, Metric, RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, HashSet};
 
-/// A workload's (size, median ns, number of samples) in one run: all its fit needs.
+/// A workload's (size, median, number of samples) in one run: all its fit needs. The median is
+/// of the run's metric: nanoseconds of wall or CPU time, or instructions counted.
 pub type Medians = Vec<(u64, f64, usize)>;
 
 /// The fit of one workload in a run, with the per-size medians it was fitted on, by size.
@@ -18,10 +19,12 @@ pub struct WorkloadFit {
     pub medians: Medians,
 }
 
-/// Fits every workload of a validated run that did not fail, from its samples' medians. A failed
+/// Fits every workload of a validated run that did not fail, from its samples' medians by the
+/// run's metric: an instructions run from its counts, any other from its times. A failed
 /// workload's partial sizes are stored but never fitted into a version's summary.
 pub fn fit_run(run: &RunSubmission) -> Result<Vec<WorkloadFit>, FieldError> {
-    fit_workloads(run, |_, w| w.measurements.iter().map(|m| (m.size, m.median_ns(), m.samples_ns.len())).collect())
+    let metric = run.metric();
+    fit_workloads(run, |_, w| w.measurements.iter().map(|m| (m.size, metric.median(m), m.samples_ns.len())).collect())
 }
 
 /// `fit_run` for a run whose raw samples were pruned: `medians[i]` holds what each size of
@@ -43,7 +46,7 @@ fn fit_workloads(
         .collect()
 }
 
-/// Fits the `index`th workload of a run from its (size, median ns, number of samples).
+/// Fits the `index`th workload of a run from its (size, median, number of samples).
 fn fit_medians(index: usize, workload: &str, mut medians: Medians) -> Result<WorkloadFit, FieldError> {
     medians.sort_by_key(|m| m.0);
     let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t, _)| (s as f64, t)).collect();
@@ -56,9 +59,10 @@ fn fit_medians(index: usize, workload: &str, mut medians: Medians) -> Result<Wor
 /// The complexity class of (size, median ns) points, as a run's fit or a version's summary holds
 /// it; `None` when they cannot be classified (fewer than three, or not all positive), which never
 /// happens to the medians of a run that was accepted.
-pub fn classify(medians: &[(u64, f64)]) -> Option<Complexity> {
+/// A metric's medians are classified as exact where it counts exactly (Valgrind's counts).
+pub fn classify(medians: &[(u64, f64)], metric: Metric) -> Option<Complexity> {
     let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t)| (s as f64, t)).collect();
-    complexity::classify(&points).ok()
+    complexity::classify_with(&points, metric.noise()).ok()
 }
 
 /// One run's fit of a workload, as read back to summarise a version.
@@ -98,11 +102,11 @@ impl Summary {
     /// Works out the class of the summary's medians, unless `stored` holds the class of these
     /// very medians already: a pass that adds a run without moving them (or takes in only a
     /// failure) keeps the stored class, and classifying stays the work of summaries that moved.
-    pub fn classify(&mut self, stored: Option<Classified>) {
+    pub fn classify(&mut self, stored: Option<Classified>, metric: Metric) {
         let medians: Vec<(u64, f64)> = self.sizes.iter().map(|&(s, t, _)| (s, t)).collect();
         self.complexity = match stored {
             Some((classified, complexity)) if classified == medians => complexity,
-            _ => classify(&medians),
+            _ => classify(&medians, metric),
         };
     }
 }
@@ -143,6 +147,33 @@ mod tests {
     }
 
     #[test]
+    fn an_instructions_run_is_fitted_from_its_counts_and_any_other_from_its_times() {
+        let measurements: Vec<serde_json::Value> = (0..5)
+            .map(|i| {
+                let size = 1024u64 << i;
+                serde_json::json!({"size": size, "samples_ns": [size as f64, size as f64 * 1.01],
+                                   "instructions": [size * size, size * size + 2]})
+            })
+            .collect();
+        let mut body = serde_json::json!({
+            "run_id": uuid::Uuid::new_v4(), "agent_version": "0.1.0", "started_at": "2026-11-29T21:00:00Z",
+            "host": {"name": "h"}, "toolchain": {"name": "gcc-glibc", "version": "12.2.0"},
+            "workloads": [{"name": "w", "size_unit": "bytes", "measurements": measurements}],
+        });
+        let fit = |body: &serde_json::Value| {
+            let run = RunSubmission::from_json(&serde_json::to_vec(body).unwrap()).unwrap();
+            fit_run(&run).unwrap().remove(0)
+        };
+        let timed = fit(&body);
+        assert!((timed.fit.slope - 1.0).abs() < 1e-6, "{timed:?}");
+        body["measure"] = "instructions".into();
+        body["counter"] = "perf".into();
+        let counted = fit(&body);
+        assert!((counted.fit.slope - 2.0).abs() < 1e-6, "{counted:?}");
+        assert_eq!(counted.medians[0], (1024, 1024.0 * 1024.0 + 1.0, 2), "the median of the counts");
+    }
+
+    #[test]
     fn a_version_summary_takes_medians_across_runs() {
         let fits = [run_fit(1.0, 1), run_fit(1.1, 1), run_fit(2.0, 2)];
         let medians = [(1024, 10.0), (2048, 20.0), (1024, 12.0), (2048, 30.0), (4096, 40.0)];
@@ -164,18 +195,18 @@ mod tests {
         // Per size, one run quadratic and one flat at 1e9: the summary classifies their medians.
         let mut s = summarize(&fits, &medians).unwrap();
         let across: Vec<(u64, f64)> = s.sizes.iter().map(|&(size, t, _)| (size, t)).collect();
-        s.classify(None);
-        assert_eq!(s.complexity, classify(&across));
+        s.classify(None, Metric::Wall);
+        assert_eq!(s.complexity, classify(&across, Metric::Wall));
         let quadratic: Vec<(u64, f64)> = (0..7).map(|i| (1024u64 << i, ((1024u64 << i) as f64).powi(2))).collect();
         let mut q = summarize(&fits, &quadratic).unwrap();
-        q.classify(None);
+        q.classify(None, Metric::Wall);
         assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
 
         // A stored class of the same medians is kept, whatever it says; one of other medians is not.
-        let stored = classify(&across);
-        q.classify(Some((quadratic.clone(), stored.clone())));
+        let stored = classify(&across, Metric::Wall);
+        q.classify(Some((quadratic.clone(), stored.clone())), Metric::Wall);
         assert_eq!(q.complexity, stored, "kept: the medians did not move");
-        q.classify(Some((across, stored.clone())));
+        q.classify(Some((across, stored.clone())), Metric::Wall);
         assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
     }
 }

@@ -1,10 +1,10 @@
-//! Numbers as people read them: durations in ns/µs/ms/s, sizes in KiB/MiB or counts, slopes,
-//! complexity classes, and time ratios ("31,000× slower"). Pages, charts, exports and webhooks
-//! share these.
+//! Numbers as people read them: durations in ns/µs/ms/s, instruction counts, a series' values by
+//! its metric, sizes in KiB/MiB or counts, slopes, complexity classes, and ratios ("31,000×
+//! slower", "4× more"). Pages, charts, exports and webhooks share these.
 
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
-pub use slopewatch_core::format::{duration, factor_text, grouped, significant, size};
-use slopewatch_core::wire::SizeUnit;
+pub use slopewatch_core::format::{count, duration, factor_text, grouped, short_value, significant, size, value};
+use slopewatch_core::wire::{Metric, SizeUnit};
 use std::borrow::Borrow;
 
 /// A class as events and timelines write it: `"n^2"`, `"unsure"`, or `None` with no complexity.
@@ -70,13 +70,20 @@ pub fn slope(k: f64) -> String {
 
 /// How much slower (ratio > 1) or faster `b` is than `a`: `31,000× slower`, `1.9× faster`, `same`.
 pub fn ratio(ratio: f64) -> String {
+    ratio_in(Metric::Wall, ratio)
+}
+
+/// `ratio` of two values of `metric`: slower or faster for times, more or fewer for counts
+/// (`4× more`).
+pub fn ratio_in(metric: Metric, ratio: f64) -> String {
     if !ratio.is_finite() || ratio <= 0.0 {
         return "—".into();
     }
     if (ratio - 1.0).abs() < 0.005 {
         return "same".into();
     }
-    let (factor, word) = if ratio > 1.0 { (ratio, "slower") } else { (1.0 / ratio, "faster") };
+    let (up, down) = if metric.is_count() { ("more", "fewer") } else { ("slower", "faster") };
+    let (factor, word) = if ratio > 1.0 { (ratio, up) } else { (1.0 / ratio, down) };
     format!("{}× {word}", factor_text(factor))
 }
 
@@ -152,6 +159,9 @@ mod tests {
         assert_eq!(ratio(0.5), "2× faster");
         assert_eq!(ratio(1.001), "same");
         assert_eq!(ratio(123.4), "123× slower");
+        assert_eq!(ratio_in(Metric::InstructionsValgrind, 4.0), "4× more");
+        assert_eq!(ratio_in(Metric::InstructionsPerf, 0.5), "2× fewer");
+        assert_eq!(ratio_in(Metric::Cpu, 0.5), "2× faster");
         assert_eq!(delta(0.98), "+0.98");
         assert_eq!(delta(-0.02), "−0.02");
     }

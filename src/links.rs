@@ -1,8 +1,9 @@
 //! The product's URLs, built in one place below the pages and the alert payloads that both link
 //! to them: names from users are percent-encoded, so a workload called `a/b?c` still has its own
-//! page.
+//! page, and a series of another metric than wall time says which (`?measure=`).
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use slopewatch_core::wire::Metric;
 use url::form_urlencoded::Serializer;
 
 /// Everything but unreserved characters is encoded in a path segment.
@@ -17,27 +18,63 @@ fn segment(s: &str) -> String {
     }
 }
 
-pub fn series(workload: &str, lineage: &str) -> String {
-    format!("/series/{}/{}", segment(workload), segment(lineage))
+/// The query parameter that picks which metric a page shows: `?measure=instructions-valgrind`.
+pub const MEASURE: &str = "measure";
+
+/// The query of a link to a series of `metric`: none for wall time, which a series page shows
+/// wherever the workload has it; `measure=…` for the others.
+fn series_query(query: &mut Serializer<'_, String>, metric: Metric) {
+    if metric != Metric::Wall {
+        query.append_pair(MEASURE, metric.as_str());
+    }
 }
 
-pub fn series_file(workload: &str, lineage: &str, file: &str) -> String {
-    format!("{}/{file}", series(workload, lineage))
+/// `path`, with `query` when it holds anything.
+fn with_query(path: String, query: Serializer<'_, String>) -> String {
+    let mut query = query;
+    let query = query.finish();
+    if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{query}")
+    }
 }
 
-pub fn loglog_svg(workload: &str, lineage: &str, versions: &[String]) -> String {
-    with_versions(series_file(workload, lineage, "loglog.svg"), versions)
+/// A workload's series of `metric` in one lineage.
+pub fn series(workload: &str, lineage: &str, metric: Metric) -> String {
+    series_file(workload, lineage, metric, "")
 }
 
-fn with_versions(path: String, versions: &[String]) -> String {
-    if versions.is_empty() {
-        return path;
+/// A file of the series page (a chart, an export); the page itself for an empty `file`.
+pub fn series_file(workload: &str, lineage: &str, metric: Metric, file: &str) -> String {
+    loglog_at(workload, lineage, metric, file, &[])
+}
+
+pub fn loglog_svg(workload: &str, lineage: &str, metric: Metric, versions: &[String]) -> String {
+    loglog_at(workload, lineage, metric, "loglog.svg", versions)
+}
+
+fn loglog_at(workload: &str, lineage: &str, metric: Metric, file: &str, versions: &[String]) -> String {
+    let mut path = format!("/series/{}/{}", segment(workload), segment(lineage));
+    if !file.is_empty() {
+        path = format!("{path}/{file}");
     }
     let mut query = Serializer::new(String::new());
+    series_query(&mut query, metric);
     for v in versions {
         query.append_pair("v", v);
     }
-    format!("{path}?{}", query.finish())
+    with_query(path, query)
+}
+
+/// A page that shows many series (the overview, the contracts), with `measure` picked or, for
+/// `None`, each series at its default.
+pub fn measured(path: &str, measure: Option<Metric>) -> String {
+    let mut query = Serializer::new(String::new());
+    if let Some(m) = measure {
+        query.append_pair(MEASURE, m.as_str());
+    }
+    with_query(path.to_string(), query)
 }
 
 /// A toolchain version as the compare page names it: `lineage@version`.
@@ -56,33 +93,41 @@ pub fn toolchain_version_readings(s: &str) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// The compare page, chart or export (`path`) for two toolchain versions of a workload, each
-/// given as lineage and version.
-pub fn compare_at(
-    path: &str,
-    workload: &str,
-    a_lineage: &str,
-    a_version: &str,
-    b_lineage: &str,
-    b_version: &str,
-) -> String {
-    let query = Serializer::new(String::new())
-        .append_pair("workload", workload)
-        .append_pair("a", &toolchain_version(a_lineage, a_version))
-        .append_pair("b", &toolchain_version(b_lineage, b_version))
-        .finish();
-    format!("{path}?{query}")
+/// Two toolchain versions of a workload's series of one metric, each given as lineage and
+/// version: what the compare page, its chart and its exports show.
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison<'a> {
+    pub workload: &'a str,
+    pub metric: Metric,
+    pub a: (&'a str, &'a str),
+    pub b: (&'a str, &'a str),
 }
 
-pub fn compare(workload: &str, a_lineage: &str, a_version: &str, b_lineage: &str, b_version: &str) -> String {
-    compare_at("/compare", workload, a_lineage, a_version, b_lineage, b_version)
+/// The compare page, chart or export (`path`) of a comparison.
+pub fn compare_at(path: &str, c: Comparison<'_>) -> String {
+    let mut query = Serializer::new(String::new());
+    query.append_pair("workload", c.workload);
+    series_query(&mut query, c.metric);
+    query.append_pair("a", &toolchain_version(c.a.0, c.a.1));
+    query.append_pair("b", &toolchain_version(c.b.0, c.b.1));
+    with_query(path.to_string(), query)
 }
 
-/// The contracts page with exactly these toolchain versions as its columns, in this order; with
-/// none, each lineage at its latest version.
-pub fn contracts(columns: &[slopewatch_core::lineage::LineageVersion]) -> String {
-    let values: Vec<String> = columns.iter().map(|c| toolchain_version(&c.lineage, &c.version)).collect();
-    with_versions("/contracts".into(), &values)
+pub fn compare(c: Comparison<'_>) -> String {
+    compare_at("/compare", c)
+}
+
+/// The contracts page with exactly these toolchain versions as its columns, in this order (with
+/// none, each lineage at its latest version), showing `measure` or each cell's default.
+pub fn contracts(columns: &[slopewatch_core::lineage::LineageVersion], measure: Option<Metric>) -> String {
+    let mut query = Serializer::new(String::new());
+    if let Some(m) = measure {
+        query.append_pair(MEASURE, m.as_str());
+    }
+    for c in columns {
+        query.append_pair("v", &toolchain_version(&c.lineage, &c.version));
+    }
+    with_query("/contracts".into(), query)
 }
 
 pub fn run(id: &uuid::Uuid) -> String {
@@ -102,12 +147,19 @@ pub fn absolute(public_url: Option<&str>, path_and_query: &str) -> String {
 mod tests {
     use super::*;
 
+    fn compared<'a>(workload: &'a str, a: (&'a str, &'a str), b: (&'a str, &'a str)) -> Comparison<'a> {
+        Comparison { workload, metric: Metric::Wall, a, b }
+    }
+
     #[test]
     fn names_are_encoded_into_single_path_segments() {
-        assert_eq!(series("a/b?c", "zig cc"), "/series/a%2Fb%3Fc/zig%20cc");
-        assert_eq!(series("..", "x<y>"), "/series/%2E%2E/x%3Cy%3E");
-        assert_eq!(loglog_svg("w", "l", &["0.16.0+x".into(), "1".into()]), "/series/w/l/loglog.svg?v=0.16.0%2Bx&v=1");
-        assert_eq!(compare("w&x", "a", "1", "b@c", "2"), "/compare?workload=w%26x&a=a%401&b=b%40c%402");
+        assert_eq!(series("a/b?c", "zig cc", Metric::Wall), "/series/a%2Fb%3Fc/zig%20cc");
+        assert_eq!(series("..", "x<y>", Metric::Wall), "/series/%2E%2E/x%3Cy%3E");
+        assert_eq!(
+            loglog_svg("w", "l", Metric::Wall, &["0.16.0+x".into(), "1".into()]),
+            "/series/w/l/loglog.svg?v=0.16.0%2Bx&v=1"
+        );
+        assert_eq!(compare(compared("w&x", ("a", "1"), ("b@c", "2"))), "/compare?workload=w%26x&a=a%401&b=b%40c%402");
         assert_eq!(toolchain_version_readings("b@c@2"), vec![("b@c", "2"), ("b", "c@2")]);
         assert_eq!(toolchain_version_readings("gcc@1.0@rc1@"), vec![("gcc@1.0", "rc1@"), ("gcc", "1.0@rc1@")]);
         assert!(toolchain_version_readings("nope").is_empty());
@@ -117,13 +169,32 @@ mod tests {
             slopewatch_core::lineage::LineageVersion::new("zig cc", "0.16.0+x"),
             slopewatch_core::lineage::LineageVersion::new("b@c", "2"),
         ];
-        assert_eq!(contracts(&columns), "/contracts?v=zig+cc%400.16.0%2Bx&v=b%40c%402");
-        assert_eq!(contracts(&[]), "/contracts");
+        assert_eq!(contracts(&columns, None), "/contracts?v=zig+cc%400.16.0%2Bx&v=b%40c%402");
+        assert_eq!(contracts(&[], None), "/contracts");
+    }
+
+    #[test]
+    fn a_series_of_another_metric_than_wall_time_says_which() {
+        let counted = Metric::InstructionsValgrind;
+        assert_eq!(series("strchr", "gcc", counted), "/series/strchr/gcc?measure=instructions-valgrind");
+        assert_eq!(series_file("strchr", "gcc", Metric::Cpu, "data.csv"), "/series/strchr/gcc/data.csv?measure=cpu");
+        assert_eq!(
+            loglog_svg("w", "l", counted, &["1".into()]),
+            "/series/w/l/loglog.svg?measure=instructions-valgrind&v=1"
+        );
+        let c = Comparison { workload: "w", metric: counted, a: ("a", "1"), b: ("b", "2") };
+        assert_eq!(
+            compare_at("/compare/data.csv", c),
+            "/compare/data.csv?workload=w&measure=instructions-valgrind&a=a%401&b=b%402"
+        );
+        assert_eq!(measured("/", None), "/");
+        assert_eq!(measured("/", Some(Metric::Wall)), "/?measure=wall");
+        assert_eq!(contracts(&[], Some(Metric::Cpu)), "/contracts?measure=cpu");
     }
 
     #[test]
     fn links_are_absolute_when_the_public_url_is_known() {
-        assert_eq!(series("a b&c", "gcc"), "/series/a%20b%26c/gcc");
+        assert_eq!(series("a b&c", "gcc", Metric::Wall), "/series/a%20b%26c/gcc");
         assert_eq!(absolute(Some("https://sw.example/"), &regression(1)), "https://sw.example/regressions/1");
         assert_eq!(absolute(None, &regression(1)), "/regressions/1");
     }

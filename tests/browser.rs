@@ -11,6 +11,7 @@ use common::{create_token, Backend, RunShape, TestDb};
 use slopewatch::config::Config;
 use slopewatch::store::Scope;
 use slopewatch::{app, AppState};
+use slopewatch_core::wire::Metric;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -123,12 +124,12 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
     // The run page shows a run the agent measured, not a made-up one.
     let runs = db.store.recent_runs(50).await.unwrap();
     let measured = runs.iter().find(|r| r.lineage == "zig-cc-musl").unwrap_or(&runs[runs.len() - 1]);
-    let zig = db.store.series("strchr", "zig-cc-musl").await.unwrap();
+    let zig = db.store.series("strchr", Metric::Wall, "zig-cc-musl").await.unwrap();
     let (a, b) = match zig.as_slice() {
         [.., last] => (("musl-gcc", "1.2.5"), ("zig-cc-musl", last.version.clone())),
         [] => (
             ("musl-gcc", "1.2.5"),
-            ("gcc-glibc", db.store.series("strchr", "gcc-glibc").await.unwrap()[0].version.clone()),
+            ("gcc-glibc", db.store.series("strchr", Metric::Wall, "gcc-glibc").await.unwrap()[0].version.clone()),
         ),
     };
     let compare = format!("/compare?workload=strchr&a={}%40{}&b={}%40{}", a.0, a.1, b.0, b.1);

@@ -198,7 +198,8 @@ async fn comparisons_give_the_ratio_at_each_size_and_the_slope_delta() {
         let csv = fetch(&app, "/compare/data.csv?workload=workload-0&a=musl-gcc@1.2.5&b=zig-cc-musl@0.16.0", &[]).await;
         assert_eq!(csv.headers["content-type"], "text/csv; charset=utf-8");
         let lines: Vec<&str> = csv.body.lines().collect();
-        assert_eq!(lines[0], "workload,a,b,size,a_median_ns,b_median_ns,ratio");
+        assert_eq!(lines[0], "workload,a,b,size,a_median_ns,b_median_ns,ratio,measure");
+        assert!(lines[1].ends_with(",wall"), "the export says its metric: {}", lines[1]);
         assert_eq!(lines.len(), 6, "a line per shared size");
         let (status, data) =
             app.get("/compare/data.json?workload=workload-0&a=musl-gcc@1.2.5&b=zig-cc-musl@0.16.0").await;

@@ -195,7 +195,10 @@ async fn the_overview_and_series_say_which_versions_failed_and_how_often() {
         let mut lines = csv.lines();
         let header = lines.next().unwrap();
         assert!(
-            header.ends_with("runs,hosts,failed_runs,failed_hosts,failure_kind,failure_size,failure,failure_detail")
+            header.ends_with(
+                "runs,hosts,failed_runs,failed_hosts,failure_kind,failure_size,failure,failure_detail,measure"
+            ),
+            "{header}"
         );
         let last = lines.last().unwrap();
         assert!(last.contains(",failed,") && last.contains(",2,2,2,2,wrong_result,65536,"), "{last}");

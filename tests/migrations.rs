@@ -534,3 +534,80 @@ async fn a_regression_with_no_last_good_version_stored_before_findings_reads_as_
         assert_eq!(list["regressions"][0]["kind"], "finding", "{list}");
     }
 }
+
+/// A store at migration 0019, from before metrics: the run, fit, measurements and version
+/// summary of the 0009 seed, a contract on its workload, and a regression holding it.
+macro_rules! seed_before_metrics_0019 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        seed_schema_0009!(pool);
+        let at = time::macros::datetime!(2026-11-01 12:00 UTC);
+        let id: uuid::Uuid = CLASSIFIED.parse().unwrap();
+        for q in [
+            "INSERT INTO lineages (name, version_from, first_seen) VALUES ('zig-cc-musl', 'compiler', $1)",
+            "INSERT INTO regressions (id, lineage, version, status, first_run_at, opened_at)
+             VALUES (7, 'zig-cc-musl', '0.15.0', 'open', $1, $1)",
+            "INSERT INTO regression_workloads (regression_id, workload_id, slope, ci_low, ci_high, r2, joined_at,
+                                               joined_late)
+             VALUES (7, 1, 2.0, 2.0, 2.0, 1.0, $1, false)",
+            "INSERT INTO workload_contracts (workload_id, expected, contract) VALUES (1, 'n', '{\"expected\":\"n\"}')",
+        ] {
+            sqlx::query(q).bind(at).execute(pool).await.unwrap();
+        }
+        sqlx::query(
+            "INSERT INTO run_contracts (run_id, workload_id, contract, not_provided, source_hash, metadata)
+             VALUES ($1, 1, '{\"expected\":\"n\"}', false, 'sha256:00', '{}')",
+        )
+        .bind(id)
+        .execute(pool)
+        .await
+        .unwrap();
+    }};
+}
+
+#[tokio::test]
+async fn a_store_from_before_metrics_reads_as_wall_time_and_takes_counted_runs_beside_it() {
+    use slopewatch_core::wire::Metric;
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 19, seed_before_metrics_0019);
+        db.store.migrate().await.unwrap();
+        assert_eq!(db.texts("SELECT metric FROM workloads").await, ["wall"]);
+        assert_eq!(db.texts("SELECT metric FROM runs").await, ["wall"]);
+        if backend == Backend::Sqlite {
+            assert!(
+                db.texts("SELECT \"table\" FROM pragma_foreign_key_check").await.is_empty(),
+                "every reference kept"
+            );
+        }
+        assert_eq!(db.store.run(CLASSIFIED.parse().unwrap()).await.unwrap().unwrap().metric, Metric::Wall);
+        assert_eq!(db.store.regression(7).await.unwrap().unwrap().workloads[0].metric, Metric::Wall);
+
+        // Wall runs go on in the old series; a counted run of the same workload starts its own.
+        let app = TestApp::new(db).await;
+        let wall = common::RunShape::new("zig-cc-musl", "0.15.0").sizes(6).slope(2.0).json();
+        let mut counted = common::RunShape::new("zig-cc-musl", "0.15.0").sizes(6).slope(2.0).json();
+        counted["measure"] = "instructions".into();
+        counted["counter"] = "perf".into();
+        for m in counted["workloads"][0]["measurements"].as_array_mut().unwrap() {
+            let (n, size) = (m["samples_ns"].as_array().unwrap().len() as u64, m["size"].as_u64().unwrap());
+            m["instructions"] = serde_json::json!((0..n).map(|k| 3 * size + k).collect::<Vec<u64>>());
+        }
+        for body in [&wall, &counted] {
+            let (status, answer) = app.submit(body).await;
+            assert_eq!(status, 201, "{answer}");
+        }
+        let (_, series) = app.get("/api/v1/series?workload=workload-0&toolchain=zig-cc-musl").await;
+        assert_eq!(series["measure"], "wall", "{series}");
+        assert_eq!(series["measures"], serde_json::json!(["wall", "instructions-perf"]), "{series}");
+        assert_eq!(series["versions"][0]["runs"], 2, "the migrated run and the new one: {series}");
+        let uri = "/api/v1/series?workload=workload-0&toolchain=zig-cc-musl&measure=instructions-perf";
+        let (_, counted) = app.get(uri).await;
+        assert_eq!(counted["versions"][0]["runs"], 1, "{counted}");
+        let k = counted["versions"][0]["slope"].as_f64().unwrap();
+        assert!((k - 1.0).abs() < 0.01, "fitted from the linear counts, not the quadratic times: {counted}");
+        let ids = app.db.texts("SELECT CAST(id AS TEXT) || ':' || metric FROM workloads ORDER BY id").await;
+        assert_eq!(ids, ["1:wall", "2:instructions-perf"], "the old workload keeps its id");
+    }
+}

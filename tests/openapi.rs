@@ -420,6 +420,19 @@ async fn real_answers_fit_their_documented_schemas() {
                 .await;
         assert_eq!(found["versions"][0]["version"], "1.2.5");
         exercise(&app, &doc, &mut seen, series, get("/api/v1/series?workload=sqlite-insert")).await;
+        // The same run counted under Valgrind: a series of its own, asked for by its metric.
+        let mut counted = run.clone();
+        counted["run_id"] = json!(uuid::Uuid::new_v4());
+        counted["measure"] = json!("instructions");
+        counted["counter"] = json!("valgrind");
+        let counted = serde_json::to_vec(&counted).unwrap();
+        let answer = exercise(&app, &doc, &mut seen, runs, post_run(Some(&token), "application/json", counted)).await;
+        assert_eq!(answer["measure"], "instructions-valgrind", "{answer}");
+        let uri = "/api/v1/series?workload=sqlite-insert&toolchain=musl-gcc&measure=instructions-valgrind";
+        let by_counts = exercise(&app, &doc, &mut seen, series, get(uri)).await;
+        assert_eq!(by_counts["measures"], json!(["wall", "instructions-valgrind"]), "{by_counts}");
+        let uri = "/api/v1/series?workload=sqlite-insert&toolchain=musl-gcc&measure=cycles";
+        exercise(&app, &doc, &mut seen, series, get(uri)).await;
 
         // A run with failed workloads: one crashed after four sizes (a partial slope), one built
         // with errors; its answer and a series whose version every run failed fit their schemas.

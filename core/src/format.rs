@@ -1,7 +1,8 @@
 //! Numbers as people read them, the same on the server's pages and webhooks and in the agent's
-//! terminal and reports: durations, sizes in a workload's unit, multipliers.
+//! terminal and reports: durations, counts, a value in its metric's unit, sizes in a workload's
+//! unit, multipliers.
 
-use crate::wire::SizeUnit;
+use crate::wire::{Metric, SizeUnit};
 use std::borrow::Borrow;
 
 /// A duration given in nanoseconds, to three significant digits: `850 ns`, `12.3 µs`, `2.8 s`,
@@ -24,6 +25,46 @@ pub fn duration(ns: f64) -> String {
         (ns / 3600e9, "h")
     };
     format!("{} {unit}", significant(value))
+}
+
+/// A count, such as instructions retired: grouped digits below ten thousand (`8,123`), then three
+/// significant digits with a decimal prefix (`208k`, `12.7M`, `3.19G`).
+pub fn count(n: f64) -> String {
+    if !n.is_finite() || n < 0.0 {
+        return "—".into();
+    }
+    if n < 1e4 {
+        return grouped(n.round() as u64);
+    }
+    let (value, prefix) = if n < 1e6 {
+        (n / 1e3, "k")
+    } else if n < 1e9 {
+        (n / 1e6, "M")
+    } else if n < 1e12 {
+        (n / 1e9, "G")
+    } else {
+        (n / 1e12, "T")
+    };
+    format!("{}{prefix}", significant(value))
+}
+
+/// A value of a series in its metric's unit, as a sentence or a table gives it: a duration for
+/// wall and CPU time (`2.8 s`), a count for instructions (`12.7M instructions`).
+pub fn value(metric: Metric, v: f64) -> String {
+    if metric.is_count() {
+        format!("{} instructions", count(v))
+    } else {
+        duration(v)
+    }
+}
+
+/// [`value`] where the unit is named beside it, as on a chart's axis: `2.8 s`, or `12.7M`.
+pub fn short_value(metric: Metric, v: f64) -> String {
+    if metric.is_count() {
+        count(v)
+    } else {
+        duration(v)
+    }
 }
 
 /// A size in the workload's unit: binary prefixes for bytes (`64 KiB`, `1.5 MiB`), grouped
@@ -98,6 +139,21 @@ mod tests {
         assert_eq!(duration(119e9), "119 s");
         assert_eq!(duration(324e9), "5.4 min");
         assert_eq!(duration(7560e9), "2.1 h");
+    }
+
+    #[test]
+    fn counts_group_their_digits_then_take_a_prefix_and_values_read_in_their_metric() {
+        assert_eq!(count(850.0), "850");
+        assert_eq!(count(8123.4), "8,123");
+        assert_eq!(count(208_198.0), "208k");
+        assert_eq!(count(12_675_142.0), "12.7M");
+        assert_eq!(count(3_191_878_000.0), "3.19G");
+        assert_eq!(count(f64::NAN), "—");
+        assert_eq!(value(Metric::InstructionsValgrind, 50_516_038.0), "50.5M instructions");
+        assert_eq!(value(Metric::Wall, 2.8e9), "2.8 s");
+        assert_eq!(value(Metric::Cpu, 850.0), "850 ns");
+        assert_eq!(short_value(Metric::InstructionsPerf, 2e7), "20M");
+        assert_eq!(short_value(Metric::Wall, 2e7), "20 ms");
     }
 
     #[test]

@@ -13,13 +13,14 @@
 
 use crate::fit::{fit, t_quantile_975, FitError};
 use crate::format;
-use crate::wire::SizeUnit;
+use crate::wire::{Metric, SizeUnit};
 
 /// An interval whose upper end is more than this many times its lower end is too wide to
 /// print one number for: more than a factor of two either side of the middle.
 pub const WIDE_RATIO: f64 = 4.0;
 
-/// The predicted time at one size.
+/// The predicted time at one size (or count, for a series of instructions counted: every value
+/// below is then in instructions rather than nanoseconds).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prediction {
     /// The size of interest, in the workload's unit.
@@ -47,18 +48,29 @@ impl Prediction {
     /// The time as a phrase: `≈ 5.4 min [4.6 min, 6.3 min]`, or `too uncertain to say (between
     /// 1.2 s and 45 s)` for a wide interval.
     pub fn time_text(&self) -> String {
-        let (low, high) = (format::duration(self.low_ns), format::duration(self.high_ns));
+        self.value_text(Metric::Wall)
+    }
+
+    /// [`Prediction::time_text`] for a series of `metric`: its values in that metric's unit,
+    /// `≈ 12.7M instructions [12.6M instructions, 12.8M instructions]` for counts.
+    pub fn value_text(&self, metric: Metric) -> String {
+        let (low, high) = (format::value(metric, self.low_ns), format::value(metric, self.high_ns));
         if self.wide() {
             format!("too uncertain to say (between {low} and {high})")
         } else {
-            format!("≈ {} [{low}, {high}]", format::duration(self.time_ns))
+            format!("≈ {} [{low}, {high}]", format::value(metric, self.time_ns))
         }
     }
 
     /// The sentence a page, a report or a webhook gives: `at 40,000 records: ≈ 5.4 min [4.6 min,
     /// 6.3 min], predicted past the 20,000 records measured`.
     pub fn sentence(&self, unit: SizeUnit) -> String {
-        let mut text = format!("at {}: {}", format::size(self.size, unit), self.time_text());
+        self.sentence_in(unit, Metric::Wall)
+    }
+
+    /// [`Prediction::sentence`] for a series of `metric`.
+    pub fn sentence_in(&self, unit: SizeUnit, metric: Metric) -> String {
+        let mut text = format!("at {}: {}", format::size(self.size, unit), self.value_text(metric));
         if self.extrapolated() {
             text.push_str(&format!(", predicted past the {} measured", format::size(self.largest_measured, unit)));
         }
@@ -71,12 +83,17 @@ impl Prediction {
 /// [4.6 min, 6.3 min] here, predicted past the 20,000 records measured; ≈ 40 ms at 0.15.2, about
 /// 8,100×`. Without a good version, or when either interval is wide, no ratio is given.
 pub fn step_sentence(bad: &Prediction, good: Option<(&Prediction, &str)>, unit: SizeUnit) -> String {
-    let mut text = format!("at {}: {} here", format::size(bad.size, unit), bad.time_text());
+    step_sentence_in(bad, good, unit, Metric::Wall)
+}
+
+/// [`step_sentence`] for a series of `metric`: its values in that metric's unit.
+pub fn step_sentence_in(bad: &Prediction, good: Option<(&Prediction, &str)>, unit: SizeUnit, metric: Metric) -> String {
+    let mut text = format!("at {}: {} here", format::size(bad.size, unit), bad.value_text(metric));
     if bad.extrapolated() {
         text.push_str(&format!(", predicted past the {} measured", format::size(bad.largest_measured, unit)));
     }
     if let Some((g, version)) = good {
-        text.push_str(&format!("; {} at {version}", g.time_text()));
+        text.push_str(&format!("; {} at {version}", g.value_text(metric)));
         if !g.wide() && !bad.wide() {
             text.push_str(&format!(", about {}×", format::factor_text(bad.time_ns / g.time_ns)));
         }
@@ -196,6 +213,9 @@ mod tests {
         );
         assert!(text.ends_with("; ≈ 120 µs [120 µs, 120 µs] at 0.15.2, about 40,000×"), "{text}");
         assert!(!step_sentence(&bad, None, SizeUnit::Records).contains(';'));
+        let counted = step_sentence_in(&bad, Some((&good, "0.15.2")), SizeUnit::Records, Metric::InstructionsValgrind);
+        assert!(counted.starts_with("at 40,000 records: ≈ 4.8G instructions [4.8G instructions, "), "{counted}");
+        assert!(counted.ends_with(" at 0.15.2, about 40,000×"), "{counted}");
     }
 
     #[test]

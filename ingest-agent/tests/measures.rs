@@ -128,3 +128,72 @@ fn a_server_that_predates_measures_is_told_plainly_and_sent_nothing_else() {
     assert!(text(&out).contains("takes wall time only"), "{}", text(&out));
     assert_eq!(seen.lock().unwrap().len(), 1, "not sent again as another measure: {}", text(&out));
 }
+
+/// The server's series of `workload` in `lineage` by `measure`, read with `token`.
+fn series(url: &str, token: &str, workload: &str, lineage: &str, measure: &str) -> Value {
+    let began = std::time::Instant::now();
+    loop {
+        let got = ureq::get(format!("{url}/api/v1/series"))
+            .query("workload", workload)
+            .query("toolchain", lineage)
+            .query("measure", measure)
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+            .and_then(|body| serde_json::from_str::<Value>(&body).ok());
+        if let Some(s) = got.filter(|s| s["versions"][0]["slope"].is_number()) {
+            return s;
+        }
+        assert!(began.elapsed() < std::time::Duration::from_secs(20), "no {measure} series of {workload}/{lineage}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn three_measures_reach_a_real_server_as_three_series_on_gcc_musl_gcc_and_zig() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &[]) else { return };
+    let mut toolchains = vec![("gcc-glibc", "gcc".to_string())];
+    if which("musl-gcc").is_some() {
+        toolchains.push(("musl-gcc", "musl-gcc".into()));
+    }
+    let zig = std::path::PathBuf::from("/opt/slopewatch-zig/0.16.0/ziglang/zig");
+    if zig.is_file() {
+        toolchains.push(("zig-cc-musl", format!("{} cc -target x86_64-linux-musl", zig.display())));
+    }
+    for (name, cc) in &toolchains {
+        let out = run(agent()
+            .args(["run", "--server", &url, "--token", &token, "--toolchain", &format!("{name}={cc}")])
+            .args(["--measure", "wall,cpu,instructions", "--workloads", "strchr", "--max-size", "256K"])
+            .args(["--reps", "3", "--size-budget", "100ms", "--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .arg("--spool-dir")
+            .arg(dir.path().join("spool")));
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+        assert!(spooled(&dir.path().join("spool")).is_empty(), "all three runs delivered: {}", text(&out));
+        let wall = series(&url, &token, "strchr", name, "wall");
+        let counted = series(&url, &token, "strchr", name, "instructions-valgrind");
+        let cpu = series(&url, &token, "strchr", name, "cpu");
+        assert_eq!(wall["measure"], "wall");
+        assert_eq!(counted["measure"], "instructions-valgrind", "{counted}");
+        assert_eq!(cpu["measure"], "cpu");
+        let mut measures: Vec<&str> =
+            counted["measures"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        measures.sort();
+        assert_eq!(measures, ["cpu", "instructions-valgrind", "wall"], "{counted}");
+        // Counts, not times: whole numbers, while the times of the same sizes are not counts.
+        let medians = |s: &Value| -> Vec<f64> {
+            let sizes = s["versions"][0]["sizes"].as_array().unwrap();
+            sizes.iter().map(|x| x["median_ns"].as_f64().unwrap()).collect()
+        };
+        assert!(medians(&counted).iter().all(|c| c.fract() == 0.0), "{counted}");
+        assert_ne!(medians(&counted), medians(&wall));
+        let slope = counted["versions"][0]["slope"].as_f64().unwrap();
+        if *name == "zig-cc-musl" {
+            assert!(slope > 1.9, "Zig 0.16.0's strchr counts quadratic: {counted}");
+        } else {
+            assert!((slope - 1.0).abs() < 0.02, "{counted}");
+        }
+    }
+}

@@ -1,8 +1,10 @@
-//! The before/after chart of a regression's retrospective: time against size on log-log axes, one
-//! line per version, so a steeper line is visibly a steeper growth.
+//! The before/after chart of a regression's retrospective: time (or instructions, for a count
+//! metric) against size on log-log axes, one line per version, so a steeper line is visibly a
+//! steeper growth.
 
 use super::escape;
 use crate::model::SizeMedian;
+use slopewatch_core::wire::Metric;
 use std::fmt::Write;
 
 const WIDTH: f64 = 360.0;
@@ -14,14 +16,14 @@ const PAD_BOTTOM: f64 = 40.0;
 /// Line colours for before, at, and after the regression.
 const COLOURS: [&str; 3] = ["#1a7f37", "#c0262d", "#0b5cad"];
 
-/// One line: a label (the version) and its median time by size.
+/// One line: a label (the version) and its median time (or count) by size.
 pub struct VersionLine<'a> {
     pub label: &'a str,
     pub sizes: &'a [SizeMedian],
 }
 
-/// An SVG chart of the given lines; `None` when no line has two points to draw.
-pub fn before_after_chart(title: &str, lines: &[VersionLine<'_>]) -> Option<String> {
+/// An SVG chart of the given lines, of `metric`; `None` when no line has two points to draw.
+pub fn before_after_chart(title: &str, metric: Metric, lines: &[VersionLine<'_>]) -> Option<String> {
     let points: Vec<(f64, f64)> = lines
         .iter()
         .flat_map(|l| l.sizes.iter())
@@ -54,7 +56,8 @@ pub fn before_after_chart(title: &str, lines: &[VersionLine<'_>]) -> Option<Stri
         human(10f64.powf(x0)),
         human(10f64.powf(x1))
     );
-    let _ = write!(svg, r##"<text x="4" y="{}" font-size="10" fill="#5b6673">time (log)</text>"##, PAD_TOP + 10.0);
+    let what = if metric.is_count() { "instructions" } else { "time" };
+    let _ = write!(svg, r##"<text x="4" y="{}" font-size="10" fill="#5b6673">{what} (log)</text>"##, PAD_TOP + 10.0);
     for (i, line) in lines.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let pts: Vec<String> = line
@@ -106,9 +109,12 @@ mod tests {
         let before = [s(1024, 1.0), s(2048, 2.0), s(4096, 4.0)];
         let after = [s(1024, 1.0), s(2048, 4.0), s(4096, 16.0)];
         let lines = [VersionLine { label: "0.15.0", sizes: &before }, VersionLine { label: "<b>", sizes: &after }];
-        let svg = before_after_chart("w", &lines).unwrap();
+        let svg = before_after_chart("w", Metric::Wall, &lines).unwrap();
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("&lt;b&gt;") && !svg.contains("<b>"));
-        assert!(before_after_chart("w", &[VersionLine { label: "x", sizes: &[] }]).is_none());
+        assert!(svg.contains(">time (log)<"));
+        assert!(before_after_chart("w", Metric::Wall, &[VersionLine { label: "x", sizes: &[] }]).is_none());
+        let counted = before_after_chart("w", Metric::InstructionsValgrind, &lines).unwrap();
+        assert!(counted.contains(">instructions (log)<"), "{counted}");
     }
 }

@@ -1,5 +1,6 @@
-//! Time against size on log-log axes: one line per version, where a straight line's steepness is
-//! the slope; reference lines of slope 1 and 2 show what linear and quadratic look like.
+//! Time (or instructions counted) against size on log-log axes: one line per version, where a
+//! straight line's steepness is the slope; reference lines of slope 1 and 2 show what linear and
+//! quadratic look like. The vertical axis is in the view's metric.
 
 use super::*;
 use crate::format;
@@ -14,7 +15,7 @@ const MAX_Y_TICKS: usize = 9;
 /// Height of one legend entry, in pixels.
 const LEGEND_ROW: i32 = 22;
 
-/// Draws the lines of median time against size.
+/// Draws the lines of median time (or count) against size.
 pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
     let points = || view.lines.iter().flat_map(|l| l.points.iter()).filter(|p| p.0 > 0 && p.1 > 0.0);
     let (min_size, max_size, min_ns, max_ns) = if points().next().is_some() {
@@ -34,8 +35,8 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
     sizes.sort_unstable();
     sizes.dedup();
     let x_keys: Vec<f64> = thin(&sizes, MAX_X_TICKS).into_iter().map(|s| s as f64).collect();
-    let y_keys = duration_ticks(y_range.start, y_range.end);
-    let unit = view.size_unit;
+    let y_keys = value_ticks(y_range.start, y_range.end);
+    let (unit, metric) = (view.size_unit, view.metric);
 
     let mut hits = Vec::new();
     let mut svg = String::new();
@@ -60,9 +61,9 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
             .label_style((FONT, 15).into_font().color(&MUTED))
             .axis_desc_style((FONT, 15).into_font().color(&INK))
             .x_desc(format!("input size ({unit}, log scale)"))
-            .y_desc("median time (log scale)")
+            .y_desc(format!("median {} (log scale)", metric.label()))
             .x_label_formatter(&|x| format::size_short(x.round() as u64, unit))
-            .y_label_formatter(&|y| format::duration(*y))
+            .y_label_formatter(&|y| format::short_value(metric, *y))
             .draw()?;
 
         // Reference slopes from the fastest smallest point: lines parallel to them grow alike.
@@ -90,7 +91,7 @@ pub fn loglog_chart(view: &LogLogView) -> Result<String, ChartError> {
                 hits.push(Hit {
                     x: c.0,
                     y: c.1,
-                    text: format!("{} at {}: {}", line.label, format::size(s as u64, unit), format::duration(t)),
+                    text: format!("{} at {}: {}", line.label, format::size(s as u64, unit), format::value(metric, t)),
                 });
             }
         }
@@ -149,9 +150,9 @@ where
     Ok(())
 }
 
-/// Tick values in a 1–2–5 sequence of durations across the range, or only powers of ten when
-/// the range spans too many decades for that.
-fn duration_ticks(lo: f64, hi: f64) -> Vec<f64> {
+/// Tick values in a 1–2–5 sequence across the range (of durations or counts), or only powers of
+/// ten when the range spans too many decades for that.
+fn value_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let decades = (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32);
     for steps in [&[1.0, 2.0, 5.0][..], &[1.0]] {
         let ticks: Vec<f64> = decades
@@ -178,12 +179,12 @@ pub fn loglog_description(view: &LogLogView) -> String {
                 "{}: slope {}, {} at {}",
                 l.label,
                 format::slope(l.slope),
-                format::duration(ns),
+                format::value(view.metric, ns),
                 format::size(size, view.size_unit)
             ))
         })
         .collect();
-    let mut text = format!("Median time against input size on log-log axes. {}.", lines.join("; "));
+    let mut text = format!("Median {} against input size on log-log axes. {}.", view.metric.label(), lines.join("; "));
     let partly: Vec<String> =
         view.lines.iter().filter_map(|l| Some(format!("{}: {}", l.label, l.failed.as_ref()?))).collect();
     if !partly.is_empty() {
@@ -212,7 +213,7 @@ mod tests {
         assert!(texts.contains(&"k = 1") && texts.contains(&"k = 2"));
         assert!(texts.contains(&"64 KiB") && texts.contains(&"1 MiB"), "sizes are human: {texts:?}");
         assert!(texts.iter().any(|t| t.ends_with(" ms") || t.ends_with(" s")), "times are human: {texts:?}");
-        assert!(svg.contains("<desc>Median time against input size on log-log axes. 0.14.1: slope 1.00"));
+        assert!(svg.contains("<desc>Median wall time against input size on log-log axes. 0.14.1: slope 1.00"));
         assert_eq!(elements(&svg, "circle").iter().filter(|c| c.contains("class=\"hit\"")).count(), 15);
     }
 
@@ -238,9 +239,23 @@ mod tests {
     }
 
     #[test]
-    fn duration_ticks_stay_few_and_round() {
-        assert_eq!(duration_ticks(900.0, 12_000.0), [1e3, 2e3, 5e3, 1e4]);
-        let wide = duration_ticks(1e3, 1e12);
+    fn a_count_metric_is_drawn_on_an_axis_of_instructions() {
+        let mut view = series(&[("0.15.2", 1.0), ("0.16.0", 2.0)]).loglog(&[]);
+        view.metric = slopewatch_core::wire::Metric::InstructionsValgrind;
+        let svg = loglog_chart(&view).unwrap();
+        assert_well_formed(&svg);
+        let texts = texts(&svg);
+        assert!(texts.iter().any(|t| t.starts_with("median instructions (Valgrind)")), "{texts:?}");
+        assert!(texts.iter().any(|t| t.ends_with('G') || t.ends_with('M')), "counts are human: {texts:?}");
+        assert!(!texts.iter().any(|t| t.ends_with(" ms") || t.ends_with(" s")), "no durations: {texts:?}");
+        assert!(svg.contains(" instructions</title>"), "hover values are counts");
+        assert!(svg.contains("<desc>Median instructions (Valgrind) against input size"));
+    }
+
+    #[test]
+    fn value_ticks_stay_few_and_round() {
+        assert_eq!(value_ticks(900.0, 12_000.0), [1e3, 2e3, 5e3, 1e4]);
+        let wide = value_ticks(1e3, 1e12);
         assert!(wide.len() <= MAX_Y_TICKS && wide.iter().all(|t| t.log10().fract().abs() < 1e-9), "{wide:?}");
         assert!(loglog_chart(&series(&[]).loglog(&[])).is_err());
     }

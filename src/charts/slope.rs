@@ -26,7 +26,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
     let fail_y = y_hi - (y_hi - y_lo) * 0.05;
     let x_range = -0.6..(n as f64 - 0.4);
 
-    let title = format!("Slope across versions: {} · {}", series.workload, series.lineage);
+    let title = format!("Slope across versions: {} · {} ({})", series.workload, series.lineage, series.metric.label());
     let mut hits = Vec::with_capacity(n);
     let mut svg = String::new();
     {
@@ -50,7 +50,11 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             .label_style((FONT, 15).into_font().color(&MUTED))
             .axis_desc_style((FONT, 15).into_font().color(&INK))
             .x_desc(format!("{} version", series.lineage))
-            .y_desc("slope k  (time ∝ size^k)")
+            .y_desc(if series.metric.is_count() {
+                "slope k  (instructions ∝ size^k)"
+            } else {
+                "slope k  (time ∝ size^k)"
+            })
             // Ticks fall on whole numbers (versions) as long as there are no more than versions.
             .x_labels(n.min(MAX_X_LABELS))
             .y_labels(8)
@@ -199,7 +203,7 @@ pub fn slope_description(series: &SeriesView) -> String {
     };
     let last = measured.last().map_or(first, |(_, v)| v);
     let mut text = format!(
-        "Log-log slope of {} built with {} across {} versions, from {} (k = {}) to {} (k = {}).",
+        "Log-log slope of {} built with {} across {} versions, from {} (k = {}) to {} (k = {}), by {}.",
         series.workload,
         series.lineage,
         series.versions.len(),
@@ -207,6 +211,7 @@ pub fn slope_description(series: &SeriesView) -> String {
         format::slope(first.slope),
         last.version,
         format::slope(last.slope),
+        series.metric.label(),
     );
     match series.first_over_threshold().and_then(|m| series.versions[m].summary.as_ref()) {
         Some(m) => text.push_str(&format!(
@@ -257,7 +262,7 @@ mod tests {
         assert!(svg.contains("k = 1 linear") && svg.contains("k = 2 quadratic"));
         assert!(svg.contains("first over 1.5: 0.16.0"));
         assert!(texts(&svg).contains(&"0.14.1"), "versions label the x axis");
-        assert!(svg.contains("<title>Slope across versions: strchr · zig-cc-musl</title>"));
+        assert!(svg.contains("<title>Slope across versions: strchr · zig-cc-musl (wall time)</title>"));
         assert!(svg.contains("First over the alert threshold of 1.5: 0.16.0"));
         assert_eq!(elements(&svg, "circle").iter().filter(|c| c.contains("class=\"hit\"")).count(), 3);
     }

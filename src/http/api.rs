@@ -9,14 +9,13 @@ use crate::model::SizeMedian;
 use crate::store::{
     Arrival, FitReceipt, HostRow, InsertOutcome, RunDetail, RunListRow, ToolchainRow, VersionFailures, WorkloadRow,
 };
-use crate::views::SeriesView;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use slopewatch_core::wire::{RunSubmission, SizeUnit};
+use slopewatch_core::wire::{Metric, RunSubmission};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -40,6 +39,9 @@ pub struct RunAccepted {
     run_id: Uuid,
     /// True when the run was stored by this request; false when it was already stored.
     created: bool,
+    /// The metric the run's series are kept under (its measure with its counter): `wall`, `cpu`,
+    /// `instructions-perf` or `instructions-valgrind`. The slopes are fitted from its values.
+    measure: Metric,
     /// The slope fitted for each workload.
     fits: Vec<WorkloadSlope>,
     /// The run's page on the dashboard, relative to the server.
@@ -80,6 +82,8 @@ impl From<FitReceipt> for WorkloadSlope {
 ///
 /// The run, its fits, medians, samples and per-version summaries are stored in one transaction,
 /// or not at all. Resubmitting a run id with the same content stores nothing and answers 200.
+/// Its `measure` (with the `counter` of an `instructions` run) is the metric its series are kept
+/// under: slopes of times and of counts, or of perf's and Valgrind's counts, never mix.
 #[utoipa::path(
     post,
     path = "/api/v1/runs",
@@ -155,6 +159,7 @@ async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Js
         Json(RunAccepted {
             run_id: receipt.run_id,
             created: status == StatusCode::CREATED,
+            measure: run.metric(),
             fits: receipt.fits.into_iter().map(WorkloadSlope::from).collect(),
             url: format!("/runs/{}", receipt.run_id),
         }),
@@ -217,19 +222,20 @@ async fn get_run(State(state): State<AppState>, Path(id): Path<String>) -> Resul
     Ok(Json(run))
 }
 
-/// Every workload that has reported, by name.
+/// Every workload that has reported, by name and then metric: a workload measured by two metrics
+/// is listed twice, once per series.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WorkloadList {
     workloads: Vec<WorkloadRow>,
 }
 
-/// Lists workloads and their size units
+/// Lists workloads with their metrics and size units
 #[utoipa::path(
     get,
     path = "/api/v1/workloads",
     tag = "reads",
     responses(
-        (status = 200, description = "Every workload, by name", body = WorkloadList),
+        (status = 200, description = "Every workload under each metric it was measured by, by name", body = WorkloadList),
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
 )]
@@ -284,13 +290,22 @@ struct SeriesQuery {
     workload: String,
     /// The toolchain lineage, e.g. `zig-cc-musl`.
     toolchain: String,
+    /// The metric of the series: `wall`, `cpu`, `instructions-perf` or `instructions-valgrind`.
+    /// When not given, wall time where the workload has it in the lineage, else the metric it has.
+    #[param(value_type = Option<Metric>)]
+    measure: Option<String>,
 }
 
-/// One workload's slope at every version of one toolchain lineage.
+/// One workload's slope at every version of one toolchain lineage, by one metric.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Series {
     workload: String,
     toolchain: String,
+    /// The metric of the series: its sizes' medians are nanoseconds of wall or CPU time, or
+    /// instructions counted.
+    measure: Metric,
+    /// Every metric the workload has a series of in this lineage, each `?measure=` may ask for.
+    measures: Vec<Metric>,
     /// In version order (semver-aware; other strings follow in first-seen order).
     versions: Vec<SeriesVersion>,
 }
@@ -369,28 +384,21 @@ impl SeriesVersion {
     params(SeriesQuery),
     responses(
         (status = 200, description = "Every version's summary, in version order", body = Series),
-        (status = 400, description = "`workload` or `toolchain` is missing", body = ErrorBody),
-        (status = 404, description = "No runs of that workload with that lineage", body = ErrorBody),
+        (status = 400, description = "`workload` or `toolchain` is missing, or `measure` names no metric", body = ErrorBody),
+        (status = 404, description = "No runs of that workload with that lineage, by that metric where one is asked for", body = ErrorBody),
         (status = 503, description = "The database is unavailable; retry", body = ErrorBody),
     )
 )]
 async fn get_series(State(state): State<AppState>, AppQuery(q): AppQuery<SeriesQuery>) -> Result<Json<Series>, Error> {
-    let (summaries, failures) = tokio::try_join!(
-        state.store.series(&q.workload, &q.toolchain),
-        state.store.series_failures(&q.workload, &q.toolchain)
-    )?;
-    if summaries.is_empty() && failures.is_empty() {
-        return Err(Error::NotFound(format!("no runs of workload {:?} with toolchain {:?}", q.workload, q.toolchain)));
-    }
-    // The answer carries no size unit, so the view's is never read.
-    let unit = SizeUnit::Bytes;
-    let view = SeriesView::new(q.workload.clone(), q.toolchain.clone(), unit, summaries, failures);
+    let asked = super::extract::measure(q.measure.as_deref())?;
+    let (view, measures) = super::series::load(&state, &q.workload, &q.toolchain, asked).await?;
     let steps = view.source_steps();
+    let measure = view.metric;
     let versions = view
         .versions
         .into_iter()
         .enumerate()
         .map(|(i, v)| SeriesVersion::of(&q.workload, &q.toolchain, v, steps.contains(&i)))
         .collect();
-    Ok(Json(Series { workload: q.workload, toolchain: q.toolchain, versions }))
+    Ok(Json(Series { workload: q.workload, toolchain: q.toolchain, measure, measures, versions }))
 }

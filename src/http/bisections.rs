@@ -10,13 +10,14 @@ use super::{AppState, Error};
 use crate::config::Rules;
 use crate::format;
 use crate::intake::BisectionOutcome;
-use crate::model::{Bisection, RegressionDetail, RegressionKind};
+use crate::model::{Bisection, RegressionDetail, RegressionKind, RegressionWorkload};
 use axum::extract::{Request, State};
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use serde::Serialize;
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::wire::Measure;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -129,23 +130,31 @@ pub(super) struct BisectCommands {
 /// as strictly as the regression was.
 pub(super) fn bisect_commands(d: &RegressionDetail, server: &str, rules: &Rules) -> BisectCommands {
     let r = &d.regression;
-    let mut workloads: Vec<&str> =
-        d.workloads.iter().filter(|w| !w.is_failure()).map(|w| w.workload.as_str()).collect();
-    if workloads.is_empty() {
-        workloads = d.workloads.iter().map(|w| w.workload.as_str()).collect();
+    let mut members: Vec<&RegressionWorkload> = d.workloads.iter().filter(|w| !w.is_failure()).collect();
+    if members.is_empty() {
+        members = d.workloads.iter().collect();
     }
+    let mut workloads: Vec<&str> = members.iter().map(|w| w.workload.as_str()).collect();
     workloads.dedup();
     let threshold = workloads.iter().map(|w| rules.threshold_for(w)).reduce(f64::min).unwrap_or(rules.threshold);
     let workloads = shell_word(&workloads.join(","));
+    // Bisected by the measure the workloads were found on, when they share one other than wall time.
+    let mut measures: Vec<Measure> = members.iter().map(|w| w.metric.measure()).collect();
+    measures.sort();
+    measures.dedup();
+    let measure = match measures[..] {
+        [m] if m != Measure::Wall => format!(" --measure {m}"),
+        _ => String::new(),
+    };
     let from_regression = format!(
         "slopewatch-agent bisect --regression {} --server {} --token \"$SLOPEWATCH_TOKEN\" \
-         --candidates candidates.txt --max-slope {threshold} --workloads {workloads}",
+         --candidates candidates.txt --max-slope {threshold} --workloads {workloads}{measure}",
         r.id,
         shell_word(server)
     );
     let explicit = r.previous_version.as_ref().map(|good| {
         format!(
-            "slopewatch-agent bisect --good {} --bad {} --lineage {} --workloads {workloads} \
+            "slopewatch-agent bisect --good {} --bad {} --lineage {} --workloads {workloads}{measure} \
              --max-slope {threshold} --candidates candidates.txt",
             shell_word(good),
             shell_word(&r.version),

@@ -1,12 +1,13 @@
 //! Extractors whose rejections answer in the app's error format: `AppQuery`, `AppForm` (and path
 //! extractors such as `RegressionId`) with the JSON error body, or wrapped in `OnPage` as a page;
-//! and `ClientAddr`, the address a request comes from.
+//! `ClientAddr`, the address a request comes from; and `measure`, the metric a query asks for.
 
 use super::pages::PageError;
 use super::{AppState, Error};
 use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;
+use slopewatch_core::wire::Metric;
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -38,6 +39,17 @@ impl From<PathRejection> for Error {
     fn from(rejection: PathRejection) -> Self {
         Error::BadRequest(rejection.body_text())
     }
+}
+
+/// The metric `?measure=` asks a page or a read to show (`Metric::as_str`); `None` where not
+/// given. A value that names no metric is refused, naming it and the ones there are.
+pub fn measure(value: Option<&str>) -> Result<Option<Metric>, Error> {
+    let Some(value) = value else { return Ok(None) };
+    Metric::parse(value).map(Some).ok_or_else(|| {
+        let known: Vec<&str> = Metric::ALL.iter().map(|m| m.as_str()).collect();
+        let shown: String = value.chars().take(64).collect();
+        Error::BadRequest(format!("unknown measure {shown:?}: it is one of {}", known.join(", ")))
+    })
 }
 
 /// The `{id}` in a regression's URL; one that is not a number names no regression.
@@ -93,5 +105,20 @@ impl FromRequestParts<AppState> for ClientAddr {
             .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(addr)| addr.ip());
         let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
         Ok(ClientAddr(state.config.trusted_proxies.client(peer, forwarded)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measure_is_a_metric_s_name_and_an_unknown_one_is_refused_by_name() {
+        assert_eq!(measure(None).unwrap(), None);
+        assert_eq!(measure(Some("instructions-valgrind")).unwrap(), Some(Metric::InstructionsValgrind));
+        let e = measure(Some("cycles")).unwrap_err();
+        assert_eq!(e.status(), axum::http::StatusCode::BAD_REQUEST);
+        assert!(e.to_string().contains("unknown measure \"cycles\""), "{e}");
+        assert!(e.to_string().contains("wall, cpu, instructions-perf, instructions-valgrind"), "{e}");
     }
 }

@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod pages;
 mod read_gate;
 mod regressions;
+mod series;
 mod server;
 mod session;
 mod throttle;

@@ -12,7 +12,7 @@ use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::charts::{before_after_chart, VersionLine};
 use crate::format;
-use crate::model::{RegressionDetail, RegressionKind, RegressionStatus};
+use crate::model::{workload_label, RegressionDetail, RegressionKind, RegressionStatus};
 use crate::views::regression::{edits, markdown, postmortem};
 use askama::Template;
 use axum::extract::State;
@@ -67,6 +67,8 @@ pub(super) struct Choice {
 
 struct NumberRow {
     workload: String,
+    /// The metric the workload was found on.
+    measure: &'static str,
     series_url: String,
     previous_slope: String,
     slope: String,
@@ -161,7 +163,8 @@ async fn detail(
         .iter()
         .map(|w| NumberRow {
             workload: w.workload.clone(),
-            series_url: crate::links::absolute(public_url, &crate::links::series(&w.workload, &r.lineage)),
+            measure: w.metric.label(),
+            series_url: crate::links::absolute(public_url, &crate::links::series(&w.workload, &r.lineage, w.metric)),
             previous_slope: num(w.previous_slope, 2),
             slope: num(w.slope, 2),
             ci: match (w.ci_low, w.ci_high) {
@@ -201,11 +204,12 @@ async fn detail(
                 .filter_map(|v| {
                     d.sizes
                         .iter()
-                        .find(|s| s.workload == w.workload && s.version == *v)
+                        .find(|s| s.workload == w.workload && s.metric == w.metric && s.version == *v)
                         .map(|s| VersionLine { label: v, sizes: &s.sizes })
                 })
                 .collect();
-            before_after_chart(&w.workload, &lines).map(|svg| ChartView { workload: w.workload.clone(), svg })
+            let label = workload_label(&w.workload, w.metric);
+            before_after_chart(&label, w.metric, &lines).map(|svg| ChartView { workload: label, svg })
         })
         .collect();
     let page = DetailPage {
@@ -225,7 +229,7 @@ async fn detail(
         costs: d
             .workloads
             .iter()
-            .filter_map(|w| w.at_size_of_interest.clone().map(|c| (w.workload.clone(), c)))
+            .filter_map(|w| w.at_size_of_interest.clone().map(|c| (workload_label(&w.workload, w.metric), c)))
             .collect(),
         numbers,
         timeline: postmortem::timeline(&d)

@@ -9,6 +9,7 @@ use crate::metrics::Metrics;
 use crate::rules::evaluate::Outcomes;
 use crate::store::{add_failures, NewSummary, Store, SummaryTotals, WindowFit};
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::Metric;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -81,7 +82,8 @@ type PassedRuns = (usize, Vec<i64>);
 struct VersionBatch {
     /// Per workload, the host and start of each run taken in.
     additions: HashMap<i64, Vec<(i64, OffsetDateTime)>>,
-    workload_ids: HashMap<String, i64>,
+    /// The name of each workload (one per metric) the runs measured, by id.
+    workloads: HashMap<i64, String>,
     /// The latest arrival among the runs, the time of what the alert rules create.
     now: Option<OffsetDateTime>,
 }
@@ -119,16 +121,16 @@ async fn summarize_versions(
         claimed_runs.push((version.clone(), f.run_id, f.host_id, f.received_at));
         let b = batches.entry(version).or_default();
         b.additions.entry(f.workload_id).or_default().push((f.host_id, f.started_at));
-        b.workload_ids.insert(f.workload, f.workload_id);
+        b.workloads.insert(f.workload_id, f.workload);
         b.now = b.now.max(Some(f.received_at));
     }
     for f in &failures {
         let b = batches.entry(LineageVersion::new(f.lineage.clone(), f.version.clone())).or_default();
-        b.workload_ids.insert(f.workload.clone(), f.workload_id);
+        b.workloads.insert(f.workload_id, f.workload.clone());
         b.now = b.now.max(Some(f.received_at));
     }
     let touched: Vec<LineageVersion> = batches.keys().cloned().collect();
-    let mut ids: Vec<i64> = batches.values().flat_map(|b| b.workload_ids.values().copied()).collect();
+    let mut ids: Vec<i64> = batches.values().flat_map(|b| b.workloads.keys().copied()).collect();
     ids.sort_unstable();
     ids.dedup();
 
@@ -200,8 +202,8 @@ async fn summarize_versions(
         }
         let failed = failure_totals.remove(at).unwrap_or_default();
         let mut outcomes: Vec<(i64, Outcomes)> = batch
-            .workload_ids
-            .values()
+            .workloads
+            .keys()
             .map(|&id| {
                 let (runs, hosts) = passed.get(&id).cloned().unwrap_or_default();
                 let o = match failed.get(&id) {
@@ -216,7 +218,7 @@ async fn summarize_versions(
             at,
             rows,
             outcomes: &outcomes,
-            workload_ids: &batch.workload_ids,
+            workloads: &batch.workloads,
             now: batch.now.unwrap_or_else(OffsetDateTime::now_utc),
         };
         regressions::judge(&mut tx, &judged, settings).await?;
@@ -242,6 +244,7 @@ fn summary_rows(
     struct Inputs {
         fits: Vec<RunFit>,
         medians: Vec<(u64, f64)>,
+        metric: Metric,
         /// Latest first, each once.
         sources: Vec<String>,
     }
@@ -249,6 +252,7 @@ fn summary_rows(
     // Latest first, as each version's window is sorted.
     for Candidate { fit, host_id, .. } in window {
         let w = by_workload.entry(fit.workload_id).or_default();
+        w.metric = fit.metric;
         w.medians.extend(fit.medians);
         w.fits.push(RunFit { fit: fit.slope, host_id });
         if !w.sources.contains(&fit.source_hash) {
@@ -269,7 +273,7 @@ fn summary_rows(
                 last_run_at: added[0].1,
                 classified: None,
             });
-        summary.classify(classified);
+        summary.classify(classified, w.metric);
         for &(host_id, started_at) in added {
             runs += 1;
             if let Err(at) = host_ids.binary_search(&host_id) {

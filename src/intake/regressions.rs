@@ -10,7 +10,7 @@
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{Settings, SummaryRow};
-use crate::model::{SizeMedian, Slope};
+use crate::model::{workload_label, SizeMedian, Slope};
 use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
 use crate::rules::replay::{self, Change, Derived, DerivedMember, MemberFix, MovedField, Summary, Update};
 use crate::rules::timeline::Entry;
@@ -19,7 +19,7 @@ use crate::webhooks;
 use crate::webhooks::events::{self, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange, OPENED};
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Contract, SizeUnit};
+use slopewatch_core::wire::{Contract, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -30,8 +30,8 @@ pub(super) struct Judged<'a> {
     pub rows: &'a [SummaryRow],
     /// How the version's runs fared with each workload the pass took runs of, by workload id.
     pub outcomes: &'a [(i64, Outcomes)],
-    /// Those workloads' ids by name.
-    pub workload_ids: &'a HashMap<String, i64>,
+    /// Those workloads' names (one workload per name and metric), by id.
+    pub workloads: &'a HashMap<i64, String>,
     /// The time of what the rules create: the latest arrival among the runs taken in.
     pub now: OffsetDateTime,
 }
@@ -40,7 +40,7 @@ impl Judged<'_> {
     /// The judged tracks as the rules see them: each summary's slope (held to its workload's
     /// contract, in `contracts`, when it has one), each workload's outcomes.
     fn current(&self, contracts: &HashMap<i64, Contract>) -> Vec<Current> {
-        let name = |id: i64| self.workload_ids.iter().find(|(_, &w)| w == id).map(|(n, _)| n.clone());
+        let name = |id: i64| self.workloads.get(&id).cloned();
         let slopes = self.rows.iter().filter_map(|row| {
             let s = &row.summary;
             let sizes = s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
@@ -90,22 +90,8 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     let mut ids: Vec<i64> = summaries.iter().map(|s| s.history.track.workload_id).collect();
     ids.sort_unstable();
     ids.dedup();
-    let contracts: HashMap<String, Contract> = tx
-        .workload_contracts(&ids)
-        .await?
-        .into_iter()
-        .filter_map(|(id, c)| {
-            summaries.iter().find(|s| s.history.track.workload_id == id).map(|s| (s.workload.clone(), c))
-        })
-        .collect();
-    let interests: HashMap<String, (u64, SizeUnit)> = tx
-        .sizes_of_interest(&ids)
-        .await?
-        .into_iter()
-        .filter_map(|(id, at)| {
-            summaries.iter().find(|s| s.history.track.workload_id == id).map(|s| (s.workload.clone(), at))
-        })
-        .collect();
+    let contracts = tx.workload_contracts(&ids).await?;
+    let interests = tx.sizes_of_interest(&ids).await?;
     let stored = tx.lineage_regressions(lineage).await?;
     let derived = replay::derive(rules, &summaries);
     let changes = replay::reconcile(rules, &stored, &derived, &summaries);
@@ -146,22 +132,34 @@ struct Writer<'t, 'c, 'j> {
     judged: &'j Judged<'j>,
     settings: &'j Settings,
     summaries: &'j [Summary],
-    /// The contracts of the lineage's workloads that have one, by name.
-    contracts: &'j HashMap<String, Contract>,
-    /// The size of interest and unit of the lineage's workloads that have one, by name.
-    interests: &'j HashMap<String, (u64, SizeUnit)>,
+    /// The contracts of the lineage's workloads that have one, by workload id.
+    contracts: &'j HashMap<i64, Contract>,
+    /// The size of interest and unit of the lineage's workloads that have one, by workload id.
+    interests: &'j HashMap<i64, (u64, SizeUnit)>,
     announced: Vec<Event>,
-    /// By regression and workload name, the size at which each fix's time ratio was measured.
-    ratio_sizes: HashMap<i64, HashMap<String, i64>>,
+    /// By regression and workload id, the size at which each fix's ratio was measured.
+    ratio_sizes: HashMap<i64, HashMap<i64, i64>>,
     /// The id of each derived regression opened so far, by its first bad version.
     opened: HashMap<String, i64>,
 }
 
 impl<'j> Writer<'_, '_, 'j> {
-    fn name(&self, workload_id: i64) -> &'j str {
+    /// The name and metric of a workload of the lineage.
+    fn workload(&self, workload_id: i64) -> (&'j str, Metric) {
         let summaries: &'j [Summary] = self.summaries;
         let found = summaries.iter().find(|s| s.history.track.workload_id == workload_id);
-        found.map_or("", |s| s.workload.as_str())
+        found.map_or(("", Metric::Wall), |s| (s.workload.as_str(), s.metric))
+    }
+
+    /// The workload's name alone, for its threshold: a threshold holds under every metric.
+    fn name(&self, workload_id: i64) -> &'j str {
+        self.workload(workload_id).0
+    }
+
+    /// The workload as its regression's timeline names it: with its metric, unless wall time.
+    fn label(&self, workload_id: i64) -> String {
+        let (name, metric) = self.workload(workload_id);
+        workload_label(name, metric)
     }
 
     fn scene<'s>(&'s self, version: &'s str) -> Scene<'s> {
@@ -207,7 +205,7 @@ impl<'j> Writer<'_, '_, 'j> {
             self.add_member(id, m, m.joined_late).await?;
         }
         self.tx.update_magnitude(id).await?;
-        let mut event = events::opened(&self.scene(&d.version), id, d, |w| self.name(w));
+        let mut event = events::opened(&self.scene(&d.version), id, d, |w| self.workload(w));
         event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
         self.announced.push(event);
         let fixes: Vec<(Track, &MemberFix)> =
@@ -234,7 +232,8 @@ impl<'j> Writer<'_, '_, 'j> {
         }
         for &t in &u.removed {
             self.tx.remove_regression_member(id, t).await?;
-            self.note(id, &Entry::Left { workload: self.name(t.workload_id), measured }).await?;
+            let workload = self.label(t.workload_id);
+            self.note(id, &Entry::Left { workload: &workload, measured }).await?;
         }
         for m in &u.added {
             self.add_member(id, m, true).await?;
@@ -248,9 +247,9 @@ impl<'j> Writer<'_, '_, 'j> {
             self.tx.update_magnitude(id).await?;
         }
         if u.announce {
-            let changes = events::changes(u, |w| self.name(w));
+            let changes = events::changes(u, |w| self.workload(w));
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
-            let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.name(w));
+            let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.workload(w));
             event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
             self.announced.push(event);
         }
@@ -288,7 +287,7 @@ impl<'j> Writer<'_, '_, 'j> {
         self.note(target, &Entry::Merged { from: id, measured }).await?;
         let change = FieldChange { field: Field::MergedInto, from: None, to: Some(target.to_string()) };
         let mut event =
-            events::updated(&self.scene(&into.version), target, into, vec![change], false, |w| self.name(w));
+            events::updated(&self.scene(&into.version), target, into, vec![change], false, |w| self.workload(w));
         event.regression_id = id;
         self.announced.push(event);
         Ok(())
@@ -296,13 +295,13 @@ impl<'j> Writer<'_, '_, 'j> {
 
     async fn add_member(&mut self, id: i64, m: &DerivedMember, late: bool) -> Result<(), sqlx::Error> {
         self.tx.add_regression_member(&new_member(id, m, late, self.judged.now)).await?;
-        let workload = self.name(m.track.workload_id);
+        let workload = self.label(m.track.workload_id);
         let entry = Entry::Crossed {
-            workload,
+            workload: &workload,
             at: &m.crossed_at,
             evidence: &m.evidence,
             before: m.previous.as_ref().map(|(_, p)| p),
-            threshold: self.threshold(workload),
+            threshold: self.threshold(self.name(m.track.workload_id)),
             late,
         };
         self.note(id, &entry).await
@@ -312,9 +311,8 @@ impl<'j> Writer<'_, '_, 'j> {
     async fn fix(&mut self, id: i64, fixes: &[(Track, &MemberFix)]) -> Result<(), sqlx::Error> {
         for &(track, f) in fixes {
             let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(f.evidence.sizes(), b.sizes()));
-            let workload = self.name(track.workload_id);
             if let Some((size, _)) = ratio {
-                self.ratio_sizes.entry(id).or_default().insert(workload.to_string(), size as i64);
+                self.ratio_sizes.entry(id).or_default().insert(track.workload_id, size as i64);
             }
             let fix = crate::store::MemberFix {
                 regression_id: id,
@@ -325,8 +323,9 @@ impl<'j> Writer<'_, '_, 'j> {
                 first_run_at: f.first_run_at,
             };
             self.tx.record_fix(&fix).await?;
-            let threshold = self.threshold(workload);
-            let entry = Entry::Fixed { workload, version: &f.version, evidence: &f.evidence, threshold };
+            let threshold = self.threshold(self.name(track.workload_id));
+            let workload = self.label(track.workload_id);
+            let entry = Entry::Fixed { workload: &workload, version: &f.version, evidence: &f.evidence, threshold };
             self.note(id, &entry).await?;
         }
         Ok(())
@@ -340,10 +339,10 @@ impl<'j> Writer<'_, '_, 'j> {
         let members = self.tx.resolved_members(id).await?;
         let sizes = self.ratio_sizes.remove(&id).unwrap_or_default();
         let summaries = self.summaries;
-        let complexity = |workload: &str, at: &str| {
+        let complexity = |workload_id: i64, at: &str| {
             summaries
                 .iter()
-                .find(|s| s.workload == workload && s.history.version == at && s.history.evidence.slope().is_some())
+                .find(|s| s.history.track == Track::slope(workload_id) && s.history.version == at)
                 .and_then(|s| s.history.evidence.slope()?.complexity.as_ref())
         };
         let event = events::resolved(&self.scene(version), id, members, &sizes, complexity);

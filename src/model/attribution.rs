@@ -3,6 +3,7 @@
 //! values: the store reads the evidence, `rules::attribution` decides.
 
 use serde::Serialize;
+use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -67,6 +68,9 @@ pub struct Attribution {
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct WorkloadAttribution {
     pub workload: String,
+    /// The metric of the workload's series; the control's runs are of the same metric.
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub verdict: Verdict,
     pub control: Option<String>,
     pub sentence: String,
@@ -100,8 +104,10 @@ pub struct Regressed {
 /// A slope workload of a regression, with its source at the last good and first bad versions.
 #[derive(Debug, Clone)]
 pub struct RegressedWorkload {
+    /// The workload as measured by `metric`: the control's fits of the same id are of it too.
     pub workload_id: i64,
     pub name: String,
+    pub metric: Metric,
     pub source_before: Option<String>,
     pub source_after: Option<String>,
     /// The first bad version's first run: control runs before it are the "before" side.

@@ -1,16 +1,18 @@
 //! The plain values several layers share: a regression as stored and shown, its bisections, the webhook outbox's
-//! rows, a version's median time per size, a workload's failure. Data and its naming only: no database access, no
+//! rows, a version's median time per size, a workload's failure, a series' metric. Data and its naming only: no database access, no
 //! rules.
 
 pub mod attribution;
 mod bisection;
 mod delivery;
 mod failure;
+pub mod metric;
 mod regression;
 
 pub use bisection::{Bisection, BisectionStep};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
 pub use failure::{failure_facts, stored_failure};
+pub use metric::{workload_label, MetricColumn};
 pub use regression::{
     RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
     RegressionWorkload, ResolvedMember, VersionSizes,
@@ -19,7 +21,8 @@ pub use regression::{
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// The median time at one size for a version, across its runs.
+/// The median time at one size for a version, across its runs; for a series of instructions
+/// counted, `median_ns` holds the median count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SizeMedian {
     pub size: u64,

@@ -1,9 +1,9 @@
 //! A regression as it is stored and shown: its status, its workloads, its timeline, notes and
 //! links, and everything its page and postmortem read.
 
-use super::{Bisection, DeliveryDetail, SizeMedian};
+use super::{Bisection, DeliveryDetail, MetricColumn, SizeMedian};
 use serde::Serialize;
-use slopewatch_core::wire::Failure;
+use slopewatch_core::wire::{Failure, Metric};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -150,6 +150,10 @@ impl RegressionRow {
 pub struct RegressionWorkload {
     pub regression_id: i64,
     pub workload: String,
+    /// The metric of the series it was found on: its slopes, ratios and sizes are of that metric.
+    #[sqlx(try_from = "MetricColumn")]
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     /// `slope` or `failure`.
     pub reason: String,
     /// The slope at the regression's version; none for a failure.
@@ -158,6 +162,8 @@ pub struct RegressionWorkload {
     pub ci_high: Option<f64>,
     pub r2: Option<f64>,
     pub previous_slope: Option<f64>,
+    /// The time (or count, for a count metric) at the regression's version over that at the last
+    /// good one, at `ratio_size`, the largest size both measured.
     pub time_ratio: Option<f64>,
     pub ratio_size: Option<i64>,
     pub joined_late: bool,
@@ -259,7 +265,10 @@ pub struct RegressionLink {
 /// A workload of a resolved regression, as the resolved event lists it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ResolvedMember {
+    pub workload_id: i64,
     pub name: String,
+    #[sqlx(try_from = "MetricColumn")]
+    pub metric: Metric,
     /// `slope` or `failure`.
     pub reason: String,
     /// The regression's version, and the last good one before it.
@@ -274,10 +283,13 @@ pub struct ResolvedMember {
     pub magnitude: Option<f64>,
 }
 
-/// Median times by size of one workload at one version, for before/after charts.
+/// Median times (or counts) by size of one workload's series at one version, for before/after
+/// charts.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VersionSizes {
     pub workload: String,
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub version: String,
     pub sizes: Vec<SizeMedian>,
 }

@@ -14,7 +14,9 @@
 
 use crate::format;
 use crate::model::attribution::{Attribution, ControlRun, Regressed, RegressedWorkload, Verdict, WorkloadAttribution};
+use crate::model::workload_label;
 use slopewatch_core::fit::median;
+use slopewatch_core::wire::Metric;
 
 /// The attribution of `regressed` by the configured `controls`, from the control runs of its
 /// period; `threshold` gives a workload's limit.
@@ -42,7 +44,8 @@ pub fn attribute(
         ),
         ([one], _) => (one.verdict, one.sentence.clone()),
         (all, first) => {
-            let each: Vec<String> = all.iter().map(|w| format!("{}: {}", w.workload, w.sentence)).collect();
+            let each: Vec<String> =
+                all.iter().map(|w| format!("{}: {}", workload_label(&w.workload, w.metric), w.sentence)).collect();
             match first {
                 Some(v) if known.iter().all(|k| k == v) => (*v, each.join("; ")),
                 Some(_) => (Verdict::Unknown, format!("the control disagrees across workloads: {}", each.join("; "))),
@@ -127,6 +130,7 @@ fn workload(
         });
         return WorkloadAttribution {
             workload: w.name.clone(),
+            metric: w.metric,
             verdict,
             control: Some(label),
             sentence,
@@ -141,15 +145,19 @@ fn workload(
     let mut sentence = match controls.first() {
         Some(control) => format!(
             "no runs of control {control} on {} with the first bad version's source, measured between {} and {}: \
-             measure {control} beside {} {} on {} (`slopewatch-agent run --workloads {}` with {control} among its \
+             measure {control} beside {} {} on {} (`slopewatch-agent run --workloads {}{}` with {control} among its \
              toolchains) to attribute it",
-            w.name,
+            workload_label(&w.name, w.metric),
             format::timestamp(regressed.from),
             format::timestamp(regressed.to),
             regressed.lineage,
             regressed.version,
             host_names(regressed),
             w.name,
+            match w.metric {
+                Metric::Wall => String::new(),
+                other => format!(" --measure {}", other.measure()),
+            },
         ),
         None => format!(
             "{} is itself the control and has no control of its own: measure a second implementation beside it to \
@@ -168,6 +176,7 @@ fn workload(
     }
     WorkloadAttribution {
         workload: w.name.clone(),
+        metric: w.metric,
         verdict: Verdict::Unknown,
         control: controls.first().map(|c| c.to_string()),
         sentence,
@@ -210,6 +219,7 @@ mod tests {
             workloads: vec![RegressedWorkload {
                 workload_id: 7,
                 name: "strchr".into(),
+                metric: Metric::Wall,
                 source_before: Some(before.into()),
                 source_after: Some(after.into()),
                 bad_first_run: Some(datetime!(2026-11-02 0:00 UTC)),

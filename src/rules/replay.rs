@@ -27,6 +27,7 @@ use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdi
 use crate::config::Rules;
 use crate::model::RegressionStatus;
 use slopewatch_core::version;
+use slopewatch_core::wire::Metric;
 use std::cmp::Ordering;
 use time::OffsetDateTime;
 
@@ -69,11 +70,14 @@ pub struct MemberFix {
     pub first_run_at: OffsetDateTime,
 }
 
-/// A version summary with when its version was first measured.
+/// A version summary with its workload's name and metric, and when its version was first
+/// measured. The track's workload id already keeps each metric's series apart; the metric is
+/// what announcements say of it.
 #[derive(Debug, Clone)]
 pub struct Summary {
     pub history: History,
     pub workload: String,
+    pub metric: Metric,
     pub first_seen: OffsetDateTime,
 }
 
@@ -446,7 +450,12 @@ mod tests {
         };
         let history =
             History { track: Track::slope(workload_id), version: version.to_string(), evidence: Evidence::Slope(fit) };
-        Summary { history, workload: format!("w{workload_id}"), first_seen: OffsetDateTime::UNIX_EPOCH }
+        Summary {
+            history,
+            workload: format!("w{workload_id}"),
+            metric: Metric::Wall,
+            first_seen: OffsetDateTime::UNIX_EPOCH,
+        }
     }
 
     fn lineage(slopes: &[(&str, f64)]) -> Vec<Summary> {

@@ -3,7 +3,7 @@
 
 use crate::analysis::WorkloadFit;
 use slopewatch_core::wire::{
-    Failure, FieldError, Host, Measurement, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun,
+    Failure, FieldError, Host, Measurement, Metric, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun,
 };
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -48,6 +48,8 @@ pub(super) struct PendingRun {
     pub received_at: OffsetDateTime,
     pub host: Host,
     pub toolchain: Toolchain,
+    /// What the run measured: its workloads are stored under this metric.
+    pub metric: Metric,
     /// Each workload's name and size unit, in the submission's order.
     pub workloads: Vec<(String, SizeUnit)>,
     pub sample_count: i32,
@@ -129,7 +131,8 @@ pub(super) struct FitColumns {
     pub max_size: Vec<i64>,
     pub local_slopes: Vec<String>,
     pub metadata: Vec<String>,
-    /// `[[size, median_ns], …]` by size, which version summaries read.
+    /// `[[size, median], …]` by size, which version summaries read: the median by the run's
+    /// metric (nanoseconds, or instructions for a count).
     pub medians: Vec<String>,
 }
 
@@ -139,6 +142,7 @@ pub(super) struct MeasurementColumns {
     pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     pub size: Vec<i64>,
+    /// The median by the run's metric: of the times, or of the counts of an instructions run.
     pub median_ns: Vec<f64>,
     pub samples: Vec<i32>,
     /// The raw samples as a JSON array, in the order taken; `None` for a run carried over
@@ -160,6 +164,7 @@ pub(super) struct RunColumns<'a> {
     pub toolchain_id: Vec<i64>,
     pub sample_count: Vec<i32>,
     pub samples_pruned_at: Vec<Option<OffsetDateTime>>,
+    pub metric: Vec<&'static str>,
     pub lineage: Vec<&'a str>,
     pub version: Vec<&'a str>,
 }
@@ -187,6 +192,7 @@ impl<'a> NewRuns<'a> {
         r.toolchain_id.push(toolchain_id);
         r.sample_count.push(run.sample_count);
         r.samples_pruned_at.push(run.samples_pruned_at);
+        r.metric.push(run.metric.as_str());
         r.lineage.push(&run.toolchain.name);
         r.version.push(&run.toolchain.version);
         self.fits.append(&run.fits, workload_ids);
@@ -274,6 +280,7 @@ impl MeasurementColumns {
 
 impl PendingRun {
     pub fn new(run: &RunSubmission, fits: &[WorkloadFit], arrival: &Arrival) -> PendingRun {
+        let metric = run.metric();
         let mut pending = PendingRun {
             run_id: run.run_id,
             content_hash: arrival.content_hash.clone().unwrap_or_else(|| run.content_hash()),
@@ -282,6 +289,7 @@ impl PendingRun {
             received_at: arrival.received_at,
             host: run.host.clone(),
             toolchain: run.toolchain.clone(),
+            metric,
             workloads: run.workloads.iter().map(|w| (w.name.clone(), w.size_unit)).collect(),
             sample_count: arrival.pruned.map_or(run.sample_count() as i32, |p| p.count),
             samples_pruned_at: arrival.pruned.map(|p| p.at),
@@ -307,7 +315,7 @@ impl PendingRun {
                 for m in &w.measurements {
                     let pruned = Measurement { size: m.size, samples_ns: Vec::new(), instructions: None };
                     let raw = if arrival.pruned.is_some() { &pruned } else { m };
-                    pending.measurements.push(run.run_id, index, raw, m.median_ns(), m.samples_ns.len());
+                    pending.measurements.push(run.run_id, index, raw, metric.median(m), m.samples_ns.len());
                 }
                 continue;
             }

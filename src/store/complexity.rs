@@ -10,8 +10,9 @@
 use super::db::sql;
 use super::{decode_json, Store};
 use crate::analysis;
-use crate::model::SizeMedian;
+use crate::model::{MetricColumn, SizeMedian};
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
+use slopewatch_core::wire::Metric;
 
 /// How many rows one transaction of the pass classifies.
 const CHUNK: i64 = 500;
@@ -49,6 +50,7 @@ struct UnclassifiedSummary {
     lineage: String,
     version: String,
     sizes: String,
+    metric: MetricColumn,
 }
 
 impl Store {
@@ -59,9 +61,9 @@ impl Store {
         let mut done = 0;
         loop {
             let mut tx = self.begin_writing().await?;
-            let q = sql(
-                "SELECT workload_id, lineage, version, sizes FROM version_summaries WHERE complexity IS NULL LIMIT $1",
-            )
+            let q = sql("SELECT workload_id, lineage, version, sizes,
+                        (SELECT metric FROM workloads WHERE id = workload_id) AS metric
+                 FROM version_summaries WHERE complexity IS NULL LIMIT $1")
             .bind(CHUNK);
             let rows: Vec<UnclassifiedSummary> = tx.exec().all(&q).await?;
             if rows.is_empty() {
@@ -70,7 +72,8 @@ impl Store {
             for row in &rows {
                 let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
                 let medians: Vec<(u64, f64)> = sizes.iter().map(|s| (s.size, s.median_ns)).collect();
-                let text = encode_complexity(analysis::classify(&medians).as_ref());
+                let metric = Metric::try_from(row.metric.clone()).map_err(|e| sqlx::Error::Decode(e.into()))?;
+                let text = encode_complexity(analysis::classify(&medians, metric).as_ref());
                 let q = sql("UPDATE version_summaries SET complexity = $1
                      WHERE workload_id = $2 AND lineage = $3 AND version = $4 AND complexity IS NULL")
                 .bind(text)

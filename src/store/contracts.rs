@@ -7,20 +7,22 @@
 use super::complexity::decode_complexity;
 use super::db::sql;
 use super::{Store, VersionChoice};
-use crate::model::stored_failure;
+use crate::model::{stored_failure, MetricColumn};
 use serde::Deserialize;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::version::sort_versions;
-use slopewatch_core::wire::{Failure, CONTRACT_PREFIX};
+use slopewatch_core::wire::{Failure, Metric, CONTRACT_PREFIX};
 use uuid::Uuid;
 
-/// A probe of the catalogue as its latest contract states it.
+/// A probe of the catalogue measured by one metric, as its latest contract states it: a probe
+/// measured two ways is two of these, one per series.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContractProbe {
     pub workload_id: i64,
     /// `contract.FUNCTION.AXIS`.
     pub name: String,
+    pub metric: Metric,
     pub expected: Class,
     /// The function it calls: the contract's, else the name's middle part.
     pub function: String,
@@ -69,6 +71,8 @@ pub struct NotProvided {
 struct ProbeRecord {
     workload_id: i64,
     name: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     expected: String,
     contract: String,
 }
@@ -95,6 +99,7 @@ impl ProbeRecord {
             axis: pick(names.axis, name_axis),
             workload_id: self.workload_id,
             name: self.name,
+            metric: self.metric,
             expected,
         })
     }
@@ -130,11 +135,12 @@ struct FailureRecord {
 }
 
 impl Store {
-    /// Every probe of the catalogue that has a contract, by name.
+    /// Every probe of the catalogue that has a contract, under each metric it was measured by, by
+    /// name and then metric.
     pub async fn contract_probes(&self) -> Result<Vec<ContractProbe>, sqlx::Error> {
-        let q = sql("SELECT w.id AS workload_id, w.name, c.expected, c.contract
+        let q = sql("SELECT w.id AS workload_id, w.name, w.metric, c.expected, c.contract
              FROM workload_contracts c JOIN workloads w ON w.id = c.workload_id
-             WHERE w.name LIKE 'contract.%' ORDER BY w.name");
+             WHERE w.name LIKE 'contract.%' ORDER BY w.name, w.metric");
         let records: Vec<ProbeRecord> = self.all(&q).await?;
         Ok(records.into_iter().filter_map(ProbeRecord::decode).collect())
     }
@@ -235,7 +241,13 @@ mod tests {
     use super::*;
 
     fn record(name: &str, contract: &str) -> ProbeRecord {
-        ProbeRecord { workload_id: 1, name: name.into(), expected: "1".into(), contract: contract.into() }
+        ProbeRecord {
+            workload_id: 1,
+            name: name.into(),
+            metric: Metric::Wall,
+            expected: "1".into(),
+            contract: contract.into(),
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@
 use super::db::{sql, Exec, Tx};
 use super::{decode_json, Store};
 use crate::model::attribution::{ControlRun, Regressed, RegressedWorkload};
+use crate::model::MetricColumn;
+use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;
 
 /// Most control runs one attribution reads: the latest of the period.
@@ -18,6 +20,8 @@ struct MemberRow {
     previous_version: Option<String>,
     workload_id: i64,
     workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     source_before: Option<String>,
     source_after: Option<String>,
     good_first: Option<OffsetDateTime>,
@@ -74,7 +78,8 @@ async fn evidence(
     id: i64,
     controls: &[String],
 ) -> Result<Option<(Regressed, Vec<ControlRun>)>, sqlx::Error> {
-    let q = sql("SELECT rr.lineage, rr.version, rr.previous_version, w.id AS workload_id, w.name AS workload,
+    let q =
+        sql("SELECT rr.lineage, rr.version, rr.previous_version, w.id AS workload_id, w.name AS workload, w.metric,
                 sb.source_hash AS source_before, sa.source_hash AS source_after, sb.first_seen AS good_first,
                 sa.first_seen AS bad_first, sa.last_run_at AS bad_last, sb.host_ids AS hosts_before,
                 sa.host_ids AS hosts_after
@@ -84,8 +89,8 @@ async fn evidence(
            ON sa.workload_id = rw.workload_id AND sa.lineage = rr.lineage AND sa.version = rr.version
          LEFT JOIN version_summaries sb
            ON sb.workload_id = rw.workload_id AND sb.lineage = rr.lineage AND sb.version = rr.previous_version
-         WHERE rr.id = $1 AND rw.reason = 'slope' ORDER BY w.name")
-    .bind(id);
+         WHERE rr.id = $1 AND rw.reason = 'slope' ORDER BY w.name, w.metric")
+        .bind(id);
     let rows: Vec<MemberRow> = exec.reborrow().all(&q).await?;
     let Some(first) = rows.first() else { return Ok(None) };
     let from = rows.iter().filter_map(|r| r.good_first.or(r.bad_first)).min();
@@ -121,6 +126,7 @@ async fn evidence(
         .map(|r| RegressedWorkload {
             workload_id: r.workload_id,
             name: r.workload,
+            metric: r.metric,
             source_before: r.source_before,
             source_after: r.source_after,
             bad_first_run: r.bad_first,

@@ -3,10 +3,10 @@
 
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
-use crate::model::stored_failure;
+use crate::model::{stored_failure, MetricColumn};
 use serde::Serialize;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Failure, FailureKind, SizeUnit};
+use slopewatch_core::wire::{Failure, FailureKind, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -256,6 +256,8 @@ struct SeriesFailureRow {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct FailureRow {
     pub workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    pub metric: Metric,
     #[sqlx(try_from = "String")]
     pub size_unit: SizeUnit,
     pub lineage: String,
@@ -268,17 +270,22 @@ pub struct FailureRow {
 }
 
 impl Store {
-    /// The failures of one workload at each version of one lineage that has any, counted among
-    /// the version's runs and hosts that passed it too; in no particular order.
-    pub async fn series_failures(&self, workload: &str, lineage: &str) -> Result<Vec<VersionFailures>, sqlx::Error> {
+    /// The failures of one workload's series of `metric` at each version of one lineage that has
+    /// any, counted among the version's runs and hosts that passed it too; in no particular order.
+    pub async fn series_failures(
+        &self,
+        workload: &str,
+        metric: Metric,
+        lineage: &str,
+    ) -> Result<Vec<VersionFailures>, sqlx::Error> {
         let q = sql("SELECT f.version, f.runs AS failed_runs, COALESCE(s.runs, 0) AS passed_runs, f.host_ids,
                     COALESCE(s.host_ids, '[]') AS passed_host_ids, f.run_id, f.kind, f.size, f.detail, f.facts,
                     f.first_seen, f.last_run_at
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id
              LEFT JOIN version_summaries s
                ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version
-             WHERE w.name = $1 AND f.lineage = $2");
-        let rows: Vec<SeriesFailureRow> = self.all(&q.bind(workload).bind(lineage)).await?;
+             WHERE w.name = $1 AND w.metric = $2 AND f.lineage = $3");
+        let rows: Vec<SeriesFailureRow> = self.all(&q.bind(workload).bind(metric.as_str()).bind(lineage)).await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let Some(failure) = stored_failure(&r.kind, r.size, &r.detail, &r.facts) else { continue };
@@ -313,11 +320,13 @@ impl Store {
 
     /// Every version of every lineage where a workload failed, with how many of its runs did.
     pub async fn failure_history(&self) -> Result<Vec<FailureRow>, sqlx::Error> {
-        let q = sql("SELECT w.name AS workload, w.size_unit, f.lineage, f.version, f.kind, f.runs AS failed_runs,
+        let q = sql(
+            "SELECT w.name AS workload, w.metric, w.size_unit, f.lineage, f.version, f.kind, f.runs AS failed_runs,
                     COALESCE(s.runs, 0) AS passed_runs, f.first_seen
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id
              LEFT JOIN version_summaries s
-               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version");
+               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version",
+        );
         self.all(&q).await
     }
 }

@@ -1,23 +1,30 @@
-//! What has reported: workloads, toolchain builds and hosts, with how often and when last, and
-//! which toolchain versions each host ran. Each read costs the number of rows shown.
+//! What has reported: workloads (one row per metric each was measured by), toolchain builds and
+//! hosts, with how often and when last, and which toolchain versions each host ran. Each read
+//! costs the number of rows shown.
 
 use super::db::sql;
 use super::Store;
+use crate::model::MetricColumn;
 use serde::Serialize;
 use slopewatch_core::version::sort_versions;
-use slopewatch_core::wire::{SizeUnit, VersionFrom};
+use slopewatch_core::wire::{Metric, SizeUnit, VersionFrom};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
+/// A workload measured by one metric: a workload measured two ways has two rows, one per series.
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct WorkloadRow {
     pub name: String,
+    /// What its series measures.
+    #[sqlx(try_from = "MetricColumn")]
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     #[sqlx(try_from = "String")]
     #[schema(value_type = String)]
     pub size_unit: SizeUnit,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
-    /// The size its team runs it at, in its unit, as its latest run said.
+    /// The size its team runs it at, in its unit, as its latest run of this metric said.
     pub size_of_interest: Option<i64>,
 }
 
@@ -66,15 +73,19 @@ pub struct HostVersion {
 }
 
 impl Store {
+    /// Every workload under every metric it was measured by, by name and then metric.
     pub async fn workloads(&self) -> Result<Vec<WorkloadRow>, sqlx::Error> {
-        self.all(&sql("SELECT name, size_unit, first_seen, size_of_interest FROM workloads ORDER BY name")).await
+        let q = sql("SELECT name, metric, size_unit, first_seen, size_of_interest FROM workloads");
+        let mut rows: Vec<WorkloadRow> = self.all(&q).await?;
+        rows.sort_by(|a, b| (&a.name, a.metric).cmp(&(&b.name, b.metric)));
+        Ok(rows)
     }
 
-    pub async fn workload(&self, name: &str) -> Result<Option<WorkloadRow>, sqlx::Error> {
-        self.optional(
-            &sql("SELECT name, size_unit, first_seen, size_of_interest FROM workloads WHERE name = $1").bind(name),
-        )
-        .await
+    /// The workload named `name` as measured by `metric`.
+    pub async fn workload(&self, name: &str, metric: Metric) -> Result<Option<WorkloadRow>, sqlx::Error> {
+        let q = sql("SELECT name, metric, size_unit, first_seen, size_of_interest FROM workloads
+             WHERE name = $1 AND metric = $2");
+        self.optional(&q.bind(name).bind(metric.as_str())).await
     }
 
     /// Every toolchain build that has reported, by lineage and then version order.

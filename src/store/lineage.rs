@@ -4,13 +4,12 @@
 use super::complexity::decode_complexity;
 use super::db::{sql, Tx};
 use super::decode_json;
-use crate::model::{RegressionStatus, SizeMedian, Slope};
+use crate::model::{MetricColumn, RegressionStatus, SizeMedian, Slope};
 use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
 use crate::rules::replay::{Stored, StoredMember, Summary};
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::SizeUnit;
-use slopewatch_core::wire::{Contract, Failure};
+use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -31,6 +30,8 @@ struct MemberRow {
 struct SummaryRow {
     workload_id: i64,
     workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     version: String,
     #[sqlx(flatten)]
     slope: Slope,
@@ -55,6 +56,8 @@ struct ContractRow {
 struct FailureRow {
     workload_id: i64,
     workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     version: String,
     runs: i32,
     host_ids: String,
@@ -146,22 +149,23 @@ impl Tx<'_> {
         self.exec().column(&q).await
     }
 
-    /// Every version summary of the lineage, with its workload's name: a slope track for each
-    /// summary, and a failure track for each version that measured a workload at all.
+    /// Every version summary of the lineage, with its workload's name and metric: a slope track
+    /// for each summary, and a failure track for each version that measured a workload at all.
     pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
-        let q = sql("SELECT s.workload_id, w.name AS workload, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
+        let q = sql("SELECT s.workload_id, w.name AS workload, w.metric, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
                     s.runs, s.host_ids, s.first_seen, s.complexity, c.expected
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
              LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1");
         let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
         let q =
-            sql("SELECT f.workload_id, w.name AS workload, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
+            sql("SELECT f.workload_id, w.name AS workload, w.metric, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
                     f.facts, f.first_seen
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id WHERE f.lineage = $1");
         let failures: Vec<FailureRow> = self.exec().all(&q.bind(lineage)).await?;
         // Per (workload, version), how its runs fared.
         struct Tally {
             workload: String,
+            metric: Metric,
             first_seen: OffsetDateTime,
             passed: (usize, Vec<i64>),
             failed: (usize, Vec<i64>),
@@ -174,6 +178,7 @@ impl Tx<'_> {
             let passed = (row.runs as usize, decode_json(&row.host_ids)?);
             let tally = Tally {
                 workload: row.workload.clone(),
+                metric: row.metric,
                 first_seen: row.first_seen,
                 passed,
                 failed: (0, Vec::new()),
@@ -184,13 +189,14 @@ impl Tx<'_> {
             let contract = row.expected.as_deref().map(decode_class).transpose()?;
             let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity).held_to(contract));
             let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
-            summaries.push(Summary { history, workload: row.workload, first_seen: row.first_seen });
+            summaries.push(Summary { history, workload: row.workload, metric: row.metric, first_seen: row.first_seen });
         }
         for row in failures {
             let failed = (row.runs as usize, decode_json(&row.host_ids)?);
             let failure = crate::model::stored_failure(&row.kind, row.size, &row.detail, &row.facts);
             let t = tallies.entry((row.workload_id, row.version)).or_insert_with(|| Tally {
                 workload: row.workload,
+                metric: row.metric,
                 first_seen: row.first_seen,
                 passed: (0, Vec::new()),
                 failed: (0, Vec::new()),
@@ -204,10 +210,12 @@ impl Tx<'_> {
             let outcomes = Outcomes::new(t.passed.0, &t.passed.1, t.failed.0, &t.failed.1, t.failure);
             let history =
                 History { track: Track::failure(workload_id), version, evidence: Evidence::Outcomes(outcomes) };
-            summaries.push(Summary { history, workload: t.workload, first_seen: t.first_seen });
+            summaries.push(Summary { history, workload: t.workload, metric: t.metric, first_seen: t.first_seen });
         }
-        // In a fixed order, so a regression lists its workloads by name whatever the maps did.
-        summaries.sort_by(|a, b| (&a.workload, a.history.track).cmp(&(&b.workload, b.history.track)));
+        // In a fixed order, so a regression lists its workloads by name and metric whatever the
+        // maps did.
+        summaries
+            .sort_by(|a, b| (&a.workload, a.metric, a.history.track).cmp(&(&b.workload, b.metric, b.history.track)));
         Ok(summaries)
     }
 

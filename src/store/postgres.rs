@@ -22,9 +22,9 @@ impl Backend for Postgres {
         let (stored,): (i64,) = sqlx::query_as(
             "WITH run AS (
              INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
-                               sample_count, samples_pruned_at)
+                               sample_count, samples_pruned_at, metric)
              SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[],
-                                  $6::bigint[], $7::bigint[], $8::int[], $9::timestamptz[])
+                                  $6::bigint[], $7::bigint[], $8::int[], $9::timestamptz[], $49::text[])
              ON CONFLICT (id) DO NOTHING
              RETURNING id
          ), pending AS (
@@ -125,6 +125,7 @@ impl Backend for Postgres {
         .bind(&c.source_hash)
         .bind(&c.metadata)
         .bind(&c.size_of_interest)
+        .bind(&r.metric)
         .fetch_one(conn)
         .await?;
         Ok(stored as u64)
@@ -178,7 +179,8 @@ impl Backend for Postgres {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT f.run_id, f.workload_id, f.medians, f.source_hash, f.slope, f.ci_low, f.ci_high, f.r2
+            "SELECT f.run_id, f.workload_id, f.medians, f.source_hash, f.slope, f.ci_low, f.ci_high, f.r2,
+                (SELECT metric FROM workloads WHERE id = f.workload_id) AS metric
          FROM UNNEST($1::uuid[]) AS r (id),
               LATERAL (SELECT run_id, workload_id, medians, source_hash, slope, ci_low, ci_high, r2 FROM fits
                        WHERE run_id = r.id AND workload_id = ANY($2) OFFSET 0) AS f",

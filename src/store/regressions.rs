@@ -7,13 +7,13 @@ use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
-    RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
-    RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
+    MetricColumn, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow,
+    RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
 };
 use crate::rules::evaluate::Track;
 use crate::rules::timeline::{self, Entry};
-use slopewatch_core::predict::step_sentence;
-use slopewatch_core::wire::{Contract, Failure, SizeUnit};
+use slopewatch_core::predict::step_sentence_in;
+use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -22,7 +22,7 @@ const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version,
 
 /// A regression's workloads, with their version summaries' complexity and workload source at its
 /// last good and first bad versions.
-const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, rw.reason, rw.slope, rw.ci_low,
+const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, w.metric, rw.reason, rw.slope, rw.ci_low,
      rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
      rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
      sb.complexity AS complexity_before, sa.complexity AS complexity_after,
@@ -76,12 +76,12 @@ fn at_size_of_interest(w: &RegressionWorkload, r: &RegressionRow, sizes: &[Versi
     let at = u64::try_from(w.size_of_interest?).ok()?;
     let unit = SizeUnit::parse(&w.size_unit)?;
     let at_version = |version: &str| {
-        let s = sizes.iter().find(|s| s.workload == w.workload && s.version == version)?;
+        let s = sizes.iter().find(|s| s.workload == w.workload && s.metric == w.metric && s.version == version)?;
         SizeMedian::predict(&s.sizes, at)
     };
     let bad = at_version(&r.version)?;
     let good = r.previous_version.as_deref().and_then(|v| at_version(v).map(|p| (p, v)));
-    Some(step_sentence(&bad, good.as_ref().map(|(p, v)| (p, *v)), unit))
+    Some(step_sentence_in(&bad, good.as_ref().map(|(p, v)| (p, *v)), unit, w.metric))
 }
 
 /// Every row of a `WORKLOAD_COLUMNS` query, decoded.
@@ -90,10 +90,12 @@ async fn read_members(exec: Exec<'_>, q: &Sql<'_>) -> Result<Vec<RegressionWorkl
     records.into_iter().map(WorkloadRecord::decode).collect()
 }
 
-/// A workload's median times by size at one version, for a regression's charts.
+/// A workload's median times (or counts) by size at one version, for a regression's charts.
 #[derive(sqlx::FromRow)]
 struct SizesRow {
     workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     version: String,
     sizes: String,
 }
@@ -184,7 +186,7 @@ impl Store {
         let q = sql(format!(
             "{WORKLOAD_COLUMNS} WHERE rw.regression_id IN (SELECT id FROM regressions
              WHERE {filter} ORDER BY opened_at DESC, id DESC LIMIT 500)
-             ORDER BY w.name"
+             ORDER BY w.name, w.metric"
         ));
         let members = read_members(conn.exec(), &q.bind(status).bind(kind)).await?;
         let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
@@ -200,15 +202,20 @@ impl Store {
             .collect())
     }
 
-    /// The regressions and findings (not merged into another) that hold `workload` in `lineage`,
-    /// oldest first: what the workload's series page links to.
-    pub async fn series_regressions(&self, workload: &str, lineage: &str) -> Result<Vec<RegressionRow>, sqlx::Error> {
+    /// The regressions and findings (not merged into another) that hold `workload`'s series of
+    /// `metric` in `lineage`, oldest first: what the series page links to.
+    pub async fn series_regressions(
+        &self,
+        workload: &str,
+        metric: Metric,
+        lineage: &str,
+    ) -> Result<Vec<RegressionRow>, sqlx::Error> {
         let q = sql(format!(
             "{REGRESSION_COLUMNS} WHERE lineage = $1 AND merged_into IS NULL AND id IN
              (SELECT rw.regression_id FROM regression_workloads rw JOIN workloads w ON w.id = rw.workload_id
-              WHERE w.name = $2) ORDER BY id"
+              WHERE w.name = $2 AND w.metric = $3) ORDER BY id"
         ));
-        self.pool.acquire().await?.exec().all(&q.bind(lineage).bind(workload)).await
+        self.pool.acquire().await?.exec().all(&q.bind(lineage).bind(workload).bind(metric.as_str())).await
     }
 
     /// A regression's own row, without what hangs off it.
@@ -221,7 +228,9 @@ impl Store {
         let mut conn = self.pool.acquire().await?;
         let q = sql(format!("{REGRESSION_COLUMNS} WHERE id = $1")).bind(id);
         let Some(regression) = conn.exec().optional::<RegressionRow>(&q).await? else { return Ok(None) };
-        let q = sql(format!("{WORKLOAD_COLUMNS} WHERE rw.regression_id = $1 ORDER BY w.name, rw.reason DESC")).bind(id);
+        let q =
+            sql(format!("{WORKLOAD_COLUMNS} WHERE rw.regression_id = $1 ORDER BY w.name, w.metric, rw.reason DESC"))
+                .bind(id);
         let workloads = read_members(conn.exec(), &q).await?;
         let q = sql("SELECT at, kind, detail, actor FROM regression_events WHERE regression_id = $1 ORDER BY at, id");
         let events: Vec<RegressionEvent> = conn.exec().all(&q.bind(id)).await?;
@@ -232,10 +241,11 @@ impl Store {
         let deliveries = deliveries_of(conn.exec(), id).await?;
         let bisections = bisections_of(conn.exec(), id).await?;
         let q = sql(
-            "SELECT w.name AS workload, s.version, s.sizes FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
+            "SELECT w.name AS workload, w.metric, s.version, s.sizes
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
              WHERE s.lineage = $1 AND s.workload_id IN (SELECT workload_id FROM regression_workloads WHERE regression_id = $2)
                AND (s.version = $3 OR s.version = $4 OR s.version = $5)
-             ORDER BY w.name, s.first_seen, s.version",
+             ORDER BY w.name, w.metric, s.first_seen, s.version",
         )
         .bind(&regression.lineage)
         .bind(id)
@@ -246,7 +256,12 @@ impl Store {
         let sizes = sizes
             .into_iter()
             .map(|row| {
-                Ok(VersionSizes { workload: row.workload, version: row.version, sizes: decode_json(&row.sizes)? })
+                Ok(VersionSizes {
+                    workload: row.workload,
+                    metric: row.metric,
+                    version: row.version,
+                    sizes: decode_json(&row.sizes)?,
+                })
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()?;
         let mut workloads = workloads;
@@ -458,12 +473,11 @@ impl Tx<'_> {
 
     /// The workloads of a regression, as its resolved event lists them, by name.
     pub async fn resolved_members(&mut self, regression_id: i64) -> Result<Vec<ResolvedMember>, sqlx::Error> {
-        let q =
-            sql("SELECT w.name, rw.reason, r.version, r.previous_version, rw.slope, rw.fixed_slope, rw.fixed_ci_low,
-                    rw.fixed_ci_high, rw.fixed_ratio, r.magnitude
+        let q = sql("SELECT rw.workload_id, w.name, w.metric, rw.reason, r.version, r.previous_version, rw.slope,
+                    rw.fixed_slope, rw.fixed_ci_low, rw.fixed_ci_high, rw.fixed_ratio, r.magnitude
              FROM regression_workloads rw JOIN regressions r ON r.id = rw.regression_id
              JOIN workloads w ON w.id = rw.workload_id
-             WHERE rw.regression_id = $1 ORDER BY w.name");
+             WHERE rw.regression_id = $1 ORDER BY w.name, w.metric");
         self.exec().all(&q.bind(regression_id)).await
     }
 

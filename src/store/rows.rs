@@ -2,7 +2,8 @@
 //! backends and the resource files that use them.
 
 use super::decode_json;
-use crate::model::Slope;
+use crate::model::{MetricColumn, Slope};
+use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -28,6 +29,7 @@ pub(super) struct WindowFitRow {
     source_hash: String,
     #[sqlx(flatten)]
     slope: Slope,
+    metric: MetricColumn,
 }
 
 /// A run's fit of a workload that may enter its version's window.
@@ -40,6 +42,8 @@ pub struct WindowFit {
     /// The workload's source as the run built it.
     pub source_hash: String,
     pub slope: Slope,
+    /// What the workload's series measures: how its medians are classified.
+    pub metric: Metric,
 }
 
 impl WindowFitRow {
@@ -50,6 +54,7 @@ impl WindowFitRow {
             medians: decode_json(&self.medians)?,
             source_hash: self.source_hash,
             slope: self.slope,
+            metric: Metric::try_from(self.metric).map_err(|e| sqlx::Error::Decode(e.into()))?,
         })
     }
 }

@@ -1,15 +1,16 @@
-//! Reading version summaries: a workload's series across a lineage's versions, every summary,
-//! the overview's slope history, one version's summary, the versions a workload was built with.
-//! Each read costs the number of summaries shown, never the runs or samples behind them.
+//! Reading version summaries: a workload's series of one metric across a lineage's versions, every
+//! summary, the overview's slope history, one version's summary, the versions a workload was built
+//! with and the metrics it was measured by. Each read costs the number of summaries shown, never
+//! the runs or samples behind them.
 
 use super::complexity::{decode_class, decode_complexity};
 use super::db::sql;
 use super::{decode_json, Store};
-use crate::model::SizeMedian;
+use crate::model::{MetricColumn, SizeMedian};
 use serde::Serialize;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::version::sort_versions;
-use slopewatch_core::wire::SizeUnit;
+use slopewatch_core::wire::{Metric, SizeUnit};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -17,6 +18,9 @@ use utoipa::ToSchema;
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct VersionSummary {
     pub workload: String,
+    /// What the series measures; `sizes` hold its medians (nanoseconds, or instructions).
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub lineage: String,
     pub version: String,
     pub slope: f64,
@@ -44,6 +48,8 @@ pub struct VersionSummary {
 #[derive(sqlx::FromRow)]
 struct SummaryRecord {
     workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     lineage: String,
     version: String,
     slope: f64,
@@ -68,6 +74,7 @@ impl SummaryRecord {
         Ok(VersionSummary {
             complexity: decode_complexity(self.complexity.as_deref())?,
             workload: self.workload,
+            metric: self.metric,
             lineage: self.lineage,
             version: self.version,
             slope: self.slope,
@@ -87,7 +94,8 @@ impl SummaryRecord {
     }
 }
 
-const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
+const SUMMARY_COLUMNS: &str =
+    "SELECT w.name AS workload, w.metric, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
      s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at, s.complexity,
      s.source_hash, s.source_count
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
@@ -96,6 +104,8 @@ const SUMMARY_COLUMNS: &str = "SELECT w.name AS workload, s.lineage, s.version, 
 #[derive(Debug, Clone, Serialize)]
 pub struct SlopeRow {
     pub workload: String,
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub size_unit: SizeUnit,
     pub lineage: String,
     pub version: String,
@@ -109,6 +119,8 @@ pub struct SlopeRow {
 #[derive(sqlx::FromRow)]
 struct SlopeRecord {
     workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
     #[sqlx(try_from = "String")]
     size_unit: SizeUnit,
     lineage: String,
@@ -128,27 +140,38 @@ pub struct VersionChoice {
 }
 
 impl Store {
-    /// Every version of one workload in one toolchain lineage, in version order.
-    pub async fn series(&self, workload: &str, lineage: &str) -> Result<Vec<VersionSummary>, sqlx::Error> {
-        let q = sql(format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND s.lineage = $2")).bind(workload).bind(lineage);
+    /// Every version of one workload's series of `metric` in one toolchain lineage, in version
+    /// order.
+    pub async fn series(
+        &self,
+        workload: &str,
+        metric: Metric,
+        lineage: &str,
+    ) -> Result<Vec<VersionSummary>, sqlx::Error> {
+        let q = sql(format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND w.metric = $2 AND s.lineage = $3"))
+            .bind(workload)
+            .bind(metric.as_str())
+            .bind(lineage);
         let records: Vec<SummaryRecord> = self.all(&q).await?;
         let mut rows = records.into_iter().map(SummaryRecord::into_summary).collect::<Result<Vec<_>, _>>()?;
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
         Ok(rows)
     }
 
-    /// Every version summary of every workload and lineage, each lineage in version order.
+    /// Every version summary of every workload, metric and lineage, each series in version order.
     pub async fn all_version_summaries(&self) -> Result<Vec<VersionSummary>, sqlx::Error> {
         let records: Vec<SummaryRecord> = self.all(&sql(SUMMARY_COLUMNS)).await?;
         let mut rows = records.into_iter().map(SummaryRecord::into_summary).collect::<Result<Vec<_>, _>>()?;
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
-        rows.sort_by(|a, b| (&a.workload, &a.lineage).cmp(&(&b.workload, &b.lineage)));
+        rows.sort_by(|a, b| (&a.workload, a.metric, &a.lineage).cmp(&(&b.workload, b.metric, &b.lineage)));
         Ok(rows)
     }
 
-    /// Every workload's slope at every version, grouped by workload and lineage, versions in order.
+    /// Every workload's slope at every version, grouped by workload, metric and lineage, versions
+    /// in order.
     pub async fn slope_history(&self) -> Result<Vec<SlopeRow>, sqlx::Error> {
-        let q = sql("SELECT w.name AS workload, w.size_unit, s.lineage, s.version, s.slope, s.complexity, s.first_seen
+        let q = sql("SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope, s.complexity,
+                    s.first_seen
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id");
         let records: Vec<SlopeRecord> = self.all(&q).await?;
         let mut rows = records
@@ -157,6 +180,7 @@ impl Store {
                 Ok(SlopeRow {
                     class: decode_class(r.complexity.as_deref())?,
                     workload: r.workload,
+                    metric: r.metric,
                     size_unit: r.size_unit,
                     lineage: r.lineage,
                     version: r.version,
@@ -166,29 +190,50 @@ impl Store {
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()?;
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
-        rows.sort_by(|a, b| (&a.workload, &a.lineage).cmp(&(&b.workload, &b.lineage)));
+        rows.sort_by(|a, b| (&a.workload, a.metric, &a.lineage).cmp(&(&b.workload, b.metric, &b.lineage)));
         Ok(rows)
     }
 
-    /// One workload at one toolchain version, summarised over its runs.
+    /// One workload's series of `metric` at one toolchain version, summarised over its runs.
     pub async fn version_summary(
         &self,
         workload: &str,
+        metric: Metric,
         lineage: &str,
         version: &str,
     ) -> Result<Option<VersionSummary>, sqlx::Error> {
-        let q = sql(format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND s.lineage = $2 AND s.version = $3"));
-        let record: Option<SummaryRecord> = self.optional(&q.bind(workload).bind(lineage).bind(version)).await?;
+        let q =
+            sql(format!("{SUMMARY_COLUMNS} WHERE w.name = $1 AND w.metric = $2 AND s.lineage = $3 AND s.version = $4"));
+        let q = q.bind(workload).bind(metric.as_str()).bind(lineage).bind(version);
+        let record: Option<SummaryRecord> = self.optional(&q).await?;
         record.map(SummaryRecord::into_summary).transpose()
     }
 
-    /// Every toolchain version the workload was measured with, by lineage and then version order.
-    pub async fn workload_versions(&self, workload: &str) -> Result<Vec<VersionChoice>, sqlx::Error> {
+    /// Every toolchain version the workload's series of `metric` was measured with, by lineage and
+    /// then version order.
+    pub async fn workload_versions(&self, workload: &str, metric: Metric) -> Result<Vec<VersionChoice>, sqlx::Error> {
         let q = sql("SELECT s.lineage, s.version, s.first_seen
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE w.name = $1");
-        let mut rows: Vec<VersionChoice> = self.all(&q.bind(workload)).await?;
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE w.name = $1 AND w.metric = $2");
+        let mut rows: Vec<VersionChoice> = self.all(&q.bind(workload).bind(metric.as_str())).await?;
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
         rows.sort_by(|a, b| a.lineage.cmp(&b.lineage));
         Ok(rows)
     }
+
+    /// The metrics the workload has a series of in `lineage` (a version summary or a failure), in
+    /// `Metric::ALL` order; in every lineage without one.
+    pub async fn series_metrics(&self, workload: &str, lineage: Option<&str>) -> Result<Vec<Metric>, sqlx::Error> {
+        let q = sql("SELECT w.metric FROM workloads w WHERE w.name = $1 AND (
+                 EXISTS (SELECT 1 FROM version_summaries s WHERE s.workload_id = w.id AND ($2 IS NULL OR s.lineage = $2))
+                 OR EXISTS (SELECT 1 FROM version_failures f WHERE f.workload_id = w.id AND ($2 IS NULL OR f.lineage = $2)))");
+        let rows: Vec<(MetricColumn,)> = self.all(&q.bind(workload).bind(lineage)).await?;
+        let found: Vec<Metric> =
+            rows.into_iter().map(|(m,)| Metric::try_from(m)).collect::<Result<_, _>>().map_err(decode_error)?;
+        Ok(Metric::ALL.into_iter().filter(|m| found.contains(m)).collect())
+    }
+}
+
+/// A column that does not read as its type.
+fn decode_error(e: String) -> sqlx::Error {
+    sqlx::Error::Decode(e.into())
 }

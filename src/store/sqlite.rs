@@ -24,7 +24,7 @@ impl Backend for Sqlite {
     async fn insert_runs(conn: &mut SqliteConnection, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
         let (r, f, m, x) = (&new.runs, &new.fits, &new.measurements, &new.failures);
         let head = "INSERT INTO runs (id, content_hash, agent_version, started_at, received_at, host_id, toolchain_id,
-                sample_count, samples_pruned_at) ";
+                sample_count, samples_pruned_at, metric) ";
         let stored = insert_chunked(conn, head, r.id.len(), |b, i| {
             b.push_bind(r.id[i])
                 .push_bind(r.content_hash[i])
@@ -34,7 +34,8 @@ impl Backend for Sqlite {
                 .push_bind(r.host_id[i])
                 .push_bind(r.toolchain_id[i])
                 .push_bind(r.sample_count[i])
-                .push_bind(r.samples_pruned_at[i]);
+                .push_bind(r.samples_pruned_at[i])
+                .push_bind(r.metric[i]);
         })
         .await?;
         let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
@@ -156,7 +157,8 @@ impl Backend for Sqlite {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         let mut q = QueryBuilder::new(
-            "SELECT run_id, workload_id, medians, source_hash, slope, ci_low, ci_high, r2 FROM fits WHERE run_id IN ",
+            "SELECT run_id, workload_id, medians, source_hash, slope, ci_low, ci_high, r2, \
+             (SELECT metric FROM workloads WHERE id = fits.workload_id) AS metric FROM fits WHERE run_id IN ",
         );
         push_ids(&mut q, run_ids);
         q.push(" AND +workload_id IN ");

@@ -6,7 +6,7 @@ use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Contract, Failure, Host, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Contract, Failure, Host, Metric, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -29,6 +29,8 @@ pub struct StoredRun {
     pub samples_pruned_at: Option<OffsetDateTime>,
     pub host: Host,
     pub toolchain: Toolchain,
+    /// What the run measured, as it declared it.
+    pub metric: Metric,
     /// In the order the store first saw the workloads, which an import then repeats.
     pub workloads: Vec<StoredWorkload>,
 }
@@ -54,6 +56,7 @@ pub struct StoredWorkload {
 #[derive(Debug, Clone)]
 pub struct StoredMeasurement {
     pub size: i64,
+    /// The median by the run's metric: of the times, or of the counts of an instructions run.
     pub median_ns: f64,
     /// How many samples the median was taken over.
     pub samples: i32,
@@ -436,6 +439,7 @@ fn assemble(
                 received_at: h.header.received_at,
                 sample_count: h.sample_count,
                 samples_pruned_at: h.header.samples_pruned_at,
+                metric: h.header.metric,
                 host,
                 toolchain,
             }

@@ -8,7 +8,7 @@ use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun};
 use anyhow::Context;
 use serde::Serialize;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Measure, Measurement, RunSubmission, WorkloadRun};
+use slopewatch_core::wire::{Measurement, RunSubmission, WorkloadRun};
 use std::collections::VecDeque;
 use time::OffsetDateTime;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -154,8 +154,10 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
         samples_pruned_at,
         host,
         toolchain,
+        metric,
         workloads,
     } = run;
+    let (measure, counter) = (metric.measure(), metric.counter());
     if let Some(samples_pruned_at) = samples_pruned_at {
         let workloads = workloads
             .into_iter()
@@ -181,7 +183,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
             content_hash,
             samples_pruned_at,
             sample_count: sample_count as u32,
-            run: PrunedRun { run_id, agent_version, started_at, host, toolchain, workloads },
+            run: PrunedRun { run_id, agent_version, started_at, host, toolchain, workloads, measure, counter },
         };
         write_line(out, &record).await?;
         return Ok(true);
@@ -209,16 +211,7 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
             size_of_interest: w.size_of_interest,
         })
         .collect();
-    let submission = RunSubmission {
-        run_id,
-        agent_version,
-        started_at,
-        host,
-        toolchain,
-        workloads,
-        measure: Measure::Wall,
-        counter: None,
-    };
+    let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads, measure, counter };
     let record = RunRecordOut { kind: Kind::Run, received_at, content_hash: &content_hash, run: &submission };
     write_line(out, &record).await?;
     Ok(false)

@@ -18,7 +18,8 @@ use serde::de::DeserializeOwned;
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{
-    FieldError, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN, MAX_SAMPLES_PER_SIZE,
+    FieldError, Measure, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN,
+    MAX_SAMPLES_PER_SIZE,
 };
 use std::sync::Arc;
 use time::{OffsetDateTime, UtcOffset};
@@ -342,12 +343,18 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>),
                 measurements: w
                     .measurements
                     .iter()
-                    .map(|m| Measurement { size: m.size, samples_ns: vec![m.median_ns], instructions: None })
+                    .map(|m| Measurement {
+                        size: m.size,
+                        samples_ns: vec![m.median_ns],
+                        // An instructions run counts every repetition; its median stands in.
+                        instructions: (r.measure == Measure::Instructions)
+                            .then(|| vec![(m.median_ns.round() as u64).max(1)]),
+                    })
                     .collect(),
             })
             .collect(),
-        measure: slopewatch_core::wire::Measure::Wall,
-        counter: None,
+        measure: r.measure,
+        counter: r.counter,
     };
     run.validate().map_err(|e| FieldError {
         field: e.field.replace("samples_ns[0]", "median_ns").replace("samples_ns", "median_ns"),
@@ -383,9 +390,11 @@ fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>),
         for (m, median) in w.measurements.iter_mut().zip(&pruned.measurements) {
             // A fitted workload's sizes are stored from its fit's medians. A failed one has no fit:
             // each size carries its median once per sample it was taken over, which the store
-            // keeps as that median and that count, never as samples.
+            // keeps as that median and that count, never as samples. Without counts, a count
+            // metric's median is taken of those (`Metric::values`), so it is the median exported.
             m.samples_ns =
                 if w.failure.is_some() { vec![median.median_ns; median.samples as usize] } else { Vec::new() };
+            m.instructions = None;
         }
     }
     Ok((run, medians))

@@ -18,7 +18,7 @@ use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use slopewatch_core::bisection::BisectionSubmission;
-use slopewatch_core::wire::{Contract, Failure, Host, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Contract, Counter, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -126,6 +126,13 @@ pub struct PrunedRun {
     pub host: Host,
     pub toolchain: Toolchain,
     pub workloads: Vec<PrunedWorkload>,
+    /// What the run measured, as a submission declares it: left out for wall time, and absent
+    /// from files written before runs declared one. Its medians are counts for `instructions`.
+    #[serde(default, skip_serializing_if = "Measure::is_wall")]
+    pub measure: Measure,
+    /// Which counter counted an `instructions` run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<Counter>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -157,6 +164,7 @@ pub struct PrunedWorkload {
 #[serde(deny_unknown_fields)]
 pub struct Median {
     pub size: u64,
+    /// The median by the run's measure: nanoseconds, or instructions counted.
     pub median_ns: f64,
     pub samples: u32,
 }

@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::model::attribution::Attribution;
+use crate::model::workload_label;
 use crate::rules::attribution::attribute;
 use crate::store::Store;
 
@@ -47,7 +48,10 @@ impl AttributionView {
                 crate::format::timestamp(a.to),
             ),
             workloads: if a.workloads.len() > 1 {
-                a.workloads.iter().map(|w| (w.workload.clone(), w.verdict.label(), w.sentence.clone())).collect()
+                a.workloads
+                    .iter()
+                    .map(|w| (workload_label(&w.workload, w.metric), w.verdict.label(), w.sentence.clone()))
+                    .collect()
             } else {
                 Vec::new()
             },

@@ -1,18 +1,21 @@
 //! The contracts page's model: a row per probe of the catalogue, grouped by function, a column per
 //! toolchain version, each cell the probe's standing against its contract (held, over contract,
-//! crashed, wrong result, not provided, unsure, another failure, or not measured), and each
-//! column's counts of them; and the versions a reader may pick columns from.
+//! crashed, wrong result, not provided, unsure, another failure, or not measured) on the metric
+//! that decided it, and each column's counts of them; and the versions a reader may pick columns
+//! from. A probe measured more than one way shows, per cell, the metric asked for, or else wall
+//! time where that column has it, else the metric it has there (`measure::pick`).
 //!
 //! The header a probe's function belongs to is known to the agent's catalogue only, so rows are
 //! grouped by function, functions in alphabetical order, and each row names its axis.
 
+use super::measure;
 use crate::format;
 use crate::links;
 use crate::rules::classes::{against, Standing};
 use crate::store::contracts::{ContractProbe, NotProvided, ProbeCells, ProbeFailure, ProbeSummary};
 use crate::store::VersionChoice;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::FailureKind;
+use slopewatch_core::wire::{FailureKind, Metric};
 use std::collections::{BTreeMap, HashMap};
 
 /// Where a probe stands at one toolchain version.
@@ -107,6 +110,8 @@ pub struct ContractCell {
     pub note: Option<String>,
     /// The latest failure in one line, e.g. `crashed at 1024: read past its bound of 2 bytes`.
     pub failure: Option<String>,
+    /// The metric of the series that decided the cell; `None` where nothing was measured.
+    pub metric: Option<Metric>,
     /// The cell in one line, for its tooltip.
     pub title: String,
     /// The probe's series in the column's lineage, or the run that found the function missing;
@@ -164,11 +169,19 @@ impl ContractColumn {
 pub struct ContractsView {
     pub columns: Vec<ContractColumn>,
     pub functions: Vec<FunctionGroup>,
+    /// Every metric some probe was measured by, in `Metric::ALL` order.
+    pub metrics: Vec<Metric>,
 }
 
 impl ContractsView {
-    /// The matrix of `probes` at `columns` from what the store holds of them there.
-    pub fn new(probes: &[ContractProbe], columns: &[LineageVersion], cells: &ProbeCells) -> ContractsView {
+    /// The matrix of `probes` (one per name and metric) at `columns` from what the store holds of
+    /// them there, each cell of the metric `asked` for or of its default.
+    pub fn new(
+        probes: &[ContractProbe],
+        columns: &[LineageVersion],
+        cells: &ProbeCells,
+        asked: Option<Metric>,
+    ) -> ContractsView {
         let summaries: HashMap<(i64, &LineageVersion), &ProbeSummary> =
             cells.summaries.iter().map(|s| ((s.workload_id, &s.at), s)).collect();
         let failures: HashMap<(i64, &LineageVersion), &ProbeFailure> =
@@ -183,28 +196,51 @@ impl ContractsView {
                 counts: HashMap::new(),
             })
             .collect();
-        let mut by_function: BTreeMap<&str, Vec<ProbeRow>> = BTreeMap::new();
+        let mut metrics: Vec<Metric> = probes.iter().map(|p| p.metric).collect();
+        metrics.sort();
+        metrics.dedup();
+        // A probe's series under each metric, in `Metric::ALL` order, by name.
+        let mut by_name: BTreeMap<&str, Vec<&ContractProbe>> = BTreeMap::new();
         for probe in probes {
+            by_name.entry(&probe.name).or_default().push(probe);
+        }
+        let mut by_function: BTreeMap<&str, Vec<ProbeRow>> = BTreeMap::new();
+        for mut series in by_name.into_values() {
+            series.sort_by_key(|p| p.metric);
+            let shown = measure::pick(asked, &series.iter().map(|p| p.metric).collect::<Vec<_>>())
+                .and_then(|m| series.iter().find(|p| p.metric == m))
+                .unwrap_or(&series[0]);
             let cells: Vec<ContractCell> = columns
                 .iter_mut()
                 .map(|column| {
                     let at = LineageVersion::new(column.lineage.clone(), column.version.clone());
-                    let key = (probe.workload_id, &at);
-                    let cell = cell(
-                        probe,
-                        &at,
-                        summaries.get(&key).copied(),
-                        failures.get(&key).copied(),
-                        missing.get(&key).copied(),
-                    );
+                    let measured = |p: &ContractProbe| {
+                        let key = (p.workload_id, &at);
+                        summaries.contains_key(&key) || failures.contains_key(&key) || missing.contains_key(&key)
+                    };
+                    let here: Vec<Metric> = series.iter().filter(|p| measured(p)).map(|p| p.metric).collect();
+                    let probe = measure::pick(asked, &here).and_then(|m| series.iter().find(|p| p.metric == m));
+                    let cell = match probe {
+                        Some(probe) => {
+                            let key = (probe.workload_id, &at);
+                            cell(
+                                probe,
+                                &at,
+                                summaries.get(&key).copied(),
+                                failures.get(&key).copied(),
+                                missing.get(&key).copied(),
+                            )
+                        }
+                        None => cell(shown, &at, None, None, None),
+                    };
                     *column.counts.entry(cell.state.css()).or_default() += 1;
                     cell
                 })
                 .collect();
-            by_function.entry(&probe.function).or_default().push(ProbeRow {
-                name: probe.name.clone(),
-                axis: probe.axis.clone(),
-                expected: probe.expected.label(),
+            by_function.entry(&shown.function).or_default().push(ProbeRow {
+                name: shown.name.clone(),
+                axis: shown.axis.clone(),
+                expected: shown.expected.label(),
                 cells,
             });
         }
@@ -215,7 +251,7 @@ impl ContractsView {
                 FunctionGroup { function: function.to_string(), probes }
             })
             .collect();
-        ContractsView { columns, functions }
+        ContractsView { columns, functions, metrics }
     }
 
     pub fn probes(&self) -> usize {
@@ -265,8 +301,9 @@ fn cell(
         (Some(kind), None, None) => State::Failed(kind),
         (None, None, None) => State::NotMeasured,
     };
+    let measured_at = summary.is_some() || failure.is_some() || missing.is_some();
     let href = match (summary.is_some() || failure.is_some(), missing) {
-        (true, _) => Some(links::series(&probe.name, &at.lineage)),
+        (true, _) => Some(links::series(&probe.name, &at.lineage, probe.metric)),
         (false, Some(m)) => Some(links::run(&m.run_id)),
         (false, None) => None,
     };
@@ -275,7 +312,8 @@ fn cell(
         State::Crashed | State::WrongResult | State::Failed(_) => in_runs(f),
         _ => format!("{} {}", f.failure.kind.label(), in_runs(f)),
     });
-    let mut title = format!("{} · {} {}: {}", probe.name, at.lineage, at.version, state.word());
+    let by = if measured_at { format!(" ({})", probe.metric.label()) } else { String::new() };
+    let mut title = format!("{} · {} {}{by}: {}", probe.name, at.lineage, at.version, state.word());
     match (measured, missing) {
         (Some(m), _) => title.push_str(&format!(", {m} against {}", probe.expected.label())),
         (None, Some(_)) if state == State::NotProvided => title.push_str(", as the version's latest run says"),
@@ -284,7 +322,8 @@ fn cell(
     if let Some(f) = failure {
         title.push_str(&format!("; {}, {}", failure_line(f), in_runs(f)));
     }
-    ContractCell { state, measured, note, failure: failure.map(failure_line), title, href }
+    let metric = measured_at.then_some(probe.metric);
+    ContractCell { state, measured, note, failure: failure.map(failure_line), metric, title, href }
 }
 
 /// Each lineage at its latest version, from `versions` in lineage and then version order.
@@ -324,8 +363,9 @@ pub struct PickedVersion {
     pub shown: bool,
 }
 
-/// The picker of every lineage in `versions` (lineage and then version order), with `shown` ticked.
-pub fn pickers(versions: &[VersionChoice], shown: &[LineageVersion]) -> Vec<LineagePicker> {
+/// The picker of every lineage in `versions` (lineage and then version order), with `shown`
+/// ticked; its links keep the metric `asked` for.
+pub fn pickers(versions: &[VersionChoice], shown: &[LineageVersion], asked: Option<Metric>) -> Vec<LineagePicker> {
     let mut out: Vec<LineagePicker> = Vec::new();
     for v in versions {
         if out.last().is_none_or(|p| p.lineage != v.lineage) {
@@ -345,7 +385,7 @@ pub fn pickers(versions: &[VersionChoice], shown: &[LineageVersion]) -> Vec<Line
                 LineageVersion::new(picker.lineage.clone(), last.version.clone()),
             ];
             let text = format!("{} beside {}", before.version, last.version);
-            picker.latest_pair = Some(PairLink { text, href: links::contracts(&pair) });
+            picker.latest_pair = Some(PairLink { text, href: links::contracts(&pair, asked) });
         }
     }
     out
@@ -363,6 +403,7 @@ mod tests {
         ContractProbe {
             workload_id: id,
             name: format!("contract.{function}.{axis}"),
+            metric: Metric::Wall,
             expected,
             function: function.into(),
             axis: axis.into(),
@@ -418,7 +459,7 @@ mod tests {
             ],
             not_provided: vec![NotProvided { workload_id: 4, at: at("0.16.0"), run_id: uuid::Uuid::nil() }],
         };
-        let view = ContractsView::new(&probes, &columns, &cells);
+        let view = ContractsView::new(&probes, &columns, &cells, None);
         let functions: Vec<&str> = view.functions.iter().map(|f| f.function.as_str()).collect();
         assert_eq!(functions, ["memccpy", "memchr", "strchr", "strlcpy", "strstr"], "alphabetical");
         let strchr = &view.functions[2];
@@ -440,7 +481,7 @@ mod tests {
         assert_eq!(crashed.note.as_deref(), Some("in 1 of 3 runs"));
         assert!(
             crashed.title.starts_with(
-                "contract.memchr.remaining · zig-cc-musl 0.16.0: crashed, O(1) against O(1); crashed at 1024"
+                "contract.memchr.remaining · zig-cc-musl 0.16.0 (wall time): crashed, O(1) against O(1); crashed at 1024"
             ),
             "{}",
             crashed.title
@@ -472,6 +513,48 @@ mod tests {
         assert_eq!(view.probes(), 6);
     }
 
+    #[test]
+    fn a_probe_measured_two_ways_shows_per_cell_the_metric_that_decided_it() {
+        let counted = ContractProbe {
+            workload_id: 2,
+            metric: Metric::InstructionsValgrind,
+            ..probe(1, "strchr", "remaining", Class::Constant)
+        };
+        let probes = [probe(1, "strchr", "remaining", Class::Constant), counted];
+        let columns = [at("0.15.2"), at("0.16.0")];
+        let cells = ProbeCells {
+            summaries: vec![
+                summary(1, "0.15.2", Some(Class::Constant)),
+                summary(2, "0.15.2", Some(Class::Linear)),
+                summary(2, "0.16.0", Some(Class::Linear)),
+            ],
+            ..ProbeCells::default()
+        };
+        let shown = |asked| {
+            let view = ContractsView::new(&probes, &columns, &cells, asked);
+            assert_eq!(view.probes(), 1, "one row per probe, whatever it was measured by");
+            assert_eq!(view.metrics, [Metric::Wall, Metric::InstructionsValgrind]);
+            view.functions[0].probes[0].cells.iter().map(|c| (c.state, c.metric)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            shown(None),
+            [(State::Held, Some(Metric::Wall)), (State::Over, Some(Metric::InstructionsValgrind))],
+            "wall time where the version has it, else the count"
+        );
+        assert_eq!(
+            shown(Some(Metric::InstructionsValgrind)),
+            [(State::Over, Some(Metric::InstructionsValgrind)), (State::Over, Some(Metric::InstructionsValgrind))]
+        );
+        assert_eq!(shown(Some(Metric::Wall)), [(State::Held, Some(Metric::Wall)), (State::NotMeasured, None)]);
+        let view = ContractsView::new(&probes, &columns, &cells, None);
+        let cell = &view.functions[0].probes[0].cells[1];
+        assert_eq!(
+            cell.href.as_deref(),
+            Some("/series/contract.strchr.remaining/zig-cc-musl?measure=instructions-valgrind")
+        );
+        assert!(cell.title.contains("0.16.0 (instructions (Valgrind)): over contract"), "{}", cell.title);
+    }
+
     fn choice(lineage: &str, version: &str) -> VersionChoice {
         VersionChoice { lineage: lineage.into(), version: version.into(), first_seen: OffsetDateTime::UNIX_EPOCH }
     }
@@ -486,7 +569,7 @@ mod tests {
         ];
         let latest = latest_columns(&versions);
         assert_eq!(latest, [LineageVersion::new("gcc-glibc", "12.2.0"), at("0.16.0")]);
-        let pickers = pickers(&versions, &latest);
+        let pickers = pickers(&versions, &latest, None);
         assert_eq!(pickers.len(), 2);
         assert!(pickers[0].latest_pair.is_none());
         let zig = &pickers[1];

@@ -5,15 +5,14 @@ use super::payload::{
     Event, EventLinks, EventWorkload, Field, FieldChange, FINDING_OPENED, FINDING_RESOLVED, OPENED, RESOLVED, UPDATED,
 };
 use crate::config::Rules;
-use crate::model::ResolvedMember;
-use crate::model::SizeMedian;
+use crate::model::{workload_label, ResolvedMember, SizeMedian};
 use crate::rules::evaluate::{time_ratio, Track};
 use crate::rules::replay::{Derived, Update};
 use crate::rules::timeline;
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
-use slopewatch_core::predict::step_sentence;
-use slopewatch_core::wire::{Contract, SizeUnit};
+use slopewatch_core::predict::step_sentence_in;
+use slopewatch_core::wire::{Contract, Metric, SizeUnit};
 use std::collections::HashMap;
 
 /// Where an event happened: the lineage and version whose summary the rules judged.
@@ -23,15 +22,15 @@ pub struct Scene<'a> {
     pub rules: &'a Rules,
     /// The server's public URL, to make links absolute.
     pub public_url: Option<&'a str>,
-    /// The contracts of the lineage's workloads that have one, by name.
-    pub contracts: &'a HashMap<String, Contract>,
-    /// The size of interest and unit of the lineage's workloads that have one, by name.
-    pub interests: &'a HashMap<String, (u64, SizeUnit)>,
+    /// The contracts of the lineage's workloads that have one, by workload id.
+    pub contracts: &'a HashMap<i64, Contract>,
+    /// The size of interest and unit of the lineage's workloads that have one, by workload id.
+    pub interests: &'a HashMap<i64, (u64, SizeUnit)>,
 }
 
 impl Scene<'_> {
-    fn series_url(&self, workload: &str) -> String {
-        links::absolute(self.public_url, &links::series(workload, self.lineage))
+    fn series_url(&self, workload: &str, metric: Metric) -> String {
+        links::absolute(self.public_url, &links::series(workload, self.lineage, metric))
     }
 
     fn links(&self, regression_id: i64) -> EventLinks {
@@ -40,10 +39,15 @@ impl Scene<'_> {
 }
 
 /// The event of a regression opened at the scene's version (`finding.opened` when it has no last
-/// good version); `name` gives each workload's name by id.
-pub fn opened<'n>(scene: &Scene<'_>, regression_id: i64, regression: &Derived, name: impl Fn(i64) -> &'n str) -> Event {
+/// good version); `workload` gives each workload's name and metric by id.
+pub fn opened<'n>(
+    scene: &Scene<'_>,
+    regression_id: i64,
+    regression: &Derived,
+    workload: impl Fn(i64) -> (&'n str, Metric),
+) -> Event {
     let event = if regression.previous_version.is_none() { FINDING_OPENED } else { OPENED };
-    announce(scene, regression_id, regression, name, event, Vec::new())
+    announce(scene, regression_id, regression, workload, event, Vec::new())
 }
 
 /// The event of an announced regression that a version measured out of order moved: the opened
@@ -56,9 +60,9 @@ pub fn updated<'n>(
     regression: &Derived,
     changes: Vec<FieldChange>,
     opens: bool,
-    name: impl Fn(i64) -> &'n str,
+    workload: impl Fn(i64) -> (&'n str, Metric),
 ) -> Event {
-    announce(scene, regression_id, regression, name, if opens { OPENED } else { UPDATED }, changes)
+    announce(scene, regression_id, regression, workload, if opens { OPENED } else { UPDATED }, changes)
 }
 
 /// Whether the changes give a finding a last good version: it becomes a regression.
@@ -67,21 +71,27 @@ pub fn gives_a_good_end(changes: &[FieldChange]) -> bool {
 }
 
 /// What `regression.updated` says moved when a stored regression is brought in line with the
-/// derived one it matched: its versions, and its workloads' names when some joined or left.
-pub fn changes<'n>(u: &Update<'_>, name: impl Fn(i64) -> &'n str) -> Vec<FieldChange> {
+/// derived one it matched: its versions, and its workloads' names (with their metrics, unless
+/// wall time) when some joined or left.
+pub fn changes<'n>(u: &Update<'_>, workload: impl Fn(i64) -> (&'n str, Metric)) -> Vec<FieldChange> {
     let mut changes: Vec<FieldChange> =
         u.moved.iter().map(|m| FieldChange { field: m.field.into(), from: m.from.clone(), to: m.to.clone() }).collect();
     if !u.added.is_empty() || !u.removed.is_empty() {
-        let before = names(u.kept().map(|m| m.track).chain(u.removed.iter().copied()), &name);
-        let after = names(u.derived.members.iter().map(|m| m.track), &name);
+        let before = names(u.kept().map(|m| m.track).chain(u.removed.iter().copied()), &workload);
+        let after = names(u.derived.members.iter().map(|m| m.track), &workload);
         changes.push(FieldChange { field: Field::Workloads, from: Some(before), to: Some(after) });
     }
     changes
 }
 
-/// The tracks' workloads by name, sorted, each once.
-fn names<'n>(tracks: impl Iterator<Item = Track>, name: &impl Fn(i64) -> &'n str) -> String {
-    let mut names: Vec<&str> = tracks.map(|t| name(t.workload_id)).collect();
+/// The tracks' workloads as labels, sorted, each once.
+fn names<'n>(tracks: impl Iterator<Item = Track>, workload: &impl Fn(i64) -> (&'n str, Metric)) -> String {
+    let mut names: Vec<String> = tracks
+        .map(|t| {
+            let (name, metric) = workload(t.workload_id);
+            workload_label(name, metric)
+        })
+        .collect();
     names.sort_unstable();
     names.dedup();
     names.join(", ")
@@ -91,7 +101,7 @@ fn announce<'n>(
     scene: &Scene<'_>,
     regression_id: i64,
     regression: &Derived,
-    name: impl Fn(i64) -> &'n str,
+    workload: impl Fn(i64) -> (&'n str, Metric),
     event: &'static str,
     changes: Vec<FieldChange>,
 ) -> Event {
@@ -100,11 +110,13 @@ fn announce<'n>(
         .members
         .iter()
         .map(|m| {
-            let name = name(m.track.workload_id);
+            let id = m.track.workload_id;
+            let (name, metric) = workload(id);
             let fit = m.evidence.slope();
             let ratio = m.previous.as_ref().and_then(|(_, p)| time_ratio(m.evidence.sizes(), p.sizes()));
             EventWorkload {
                 name: name.to_string(),
+                metric,
                 reason: m.track.reason.as_str(),
                 threshold: scene.rules.threshold_for(name),
                 slope: fit.map(|f| f.slope),
@@ -120,16 +132,16 @@ fn announce<'n>(
                     .and_then(|(_, p)| p.slope())
                     .and_then(|p| format::class_text(p.complexity.as_ref())),
                 class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
-                contract_break: fit.zip(scene.contracts.get(name)).map(|(f, c)| {
+                contract_break: fit.zip(scene.contracts.get(&id)).map(|(f, c)| {
                     let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
                     timeline::contract_break(c, exponent, last_good.as_deref())
                 }),
-                at_size_of_interest: scene.interests.get(name).and_then(|&(at, unit)| {
+                at_size_of_interest: scene.interests.get(&id).and_then(|&(at, unit)| {
                     let bad = SizeMedian::predict(m.evidence.sizes(), at)?;
                     let good = m.previous.as_ref().and_then(|(v, p)| Some((SizeMedian::predict(p.sizes(), at)?, v)));
-                    Some(step_sentence(&bad, good.as_ref().map(|(p, v)| (p, v.as_str())), unit))
+                    Some(step_sentence_in(&bad, good.as_ref().map(|(p, v)| (p, v.as_str())), unit, metric))
                 }),
-                series_url: scene.series_url(name),
+                series_url: scene.series_url(name, metric),
             }
         })
         .collect::<Vec<_>>();
@@ -150,14 +162,14 @@ fn announce<'n>(
 }
 
 /// The event of a regression the scene's version resolved; `sizes_at_fix` gives, by workload
-/// name, the size at which each fix's time ratio was measured, and `complexity` a workload's
-/// complexity at a version of the lineage.
+/// id, the size at which each fix's ratio was measured, and `complexity` a workload's complexity
+/// (by id) at a version of the lineage.
 pub fn resolved<'c>(
     scene: &Scene<'_>,
     regression_id: i64,
     members: Vec<ResolvedMember>,
-    sizes_at_fix: &HashMap<String, i64>,
-    complexity: impl Fn(&str, &str) -> Option<&'c Complexity>,
+    sizes_at_fix: &HashMap<i64, i64>,
+    complexity: impl Fn(i64, &str) -> Option<&'c Complexity>,
 ) -> Event {
     let regressed = members.first().map(|m| m.version.clone()).unwrap_or_default();
     let last_good = members.first().and_then(|m| m.previous_version.clone());
@@ -166,6 +178,7 @@ pub fn resolved<'c>(
         .into_iter()
         .map(|m| EventWorkload {
             threshold: scene.rules.threshold_for(&m.name),
+            metric: m.metric,
             reason: if m.reason == "failure" { "failure" } else { "slope" },
             slope: m.fixed_slope,
             ci_low: m.fixed_ci_low,
@@ -173,12 +186,12 @@ pub fn resolved<'c>(
             failure: None,
             previous_slope: m.slope,
             time_ratio: m.fixed_ratio,
-            ratio_size: sizes_at_fix.get(&m.name).copied(),
-            class_before: format::class_text(complexity(&m.name, &m.version)),
-            class_after: format::class_text(complexity(&m.name, scene.version)),
+            ratio_size: sizes_at_fix.get(&m.workload_id).copied(),
+            class_before: format::class_text(complexity(m.workload_id, &m.version)),
+            class_after: format::class_text(complexity(m.workload_id, scene.version)),
             contract_break: None,
             at_size_of_interest: None,
-            series_url: scene.series_url(&m.name),
+            series_url: scene.series_url(&m.name, m.metric),
             name: m.name,
         })
         .collect();

@@ -6,7 +6,7 @@ use super::body::{slack_code, slack_escape, Body};
 use crate::format;
 use crate::rules::replay::MovedField;
 use serde::Serialize;
-use slopewatch_core::wire::Failure;
+use slopewatch_core::wire::{Failure, Metric};
 
 /// A regression was opened at a version.
 pub const OPENED: &str = "regression.opened";
@@ -40,7 +40,8 @@ pub struct Event {
     pub regressed_version: String,
     /// The last version measured before it.
     pub last_good_version: Option<String>,
-    /// The largest time ratio among the workloads, at their largest common size.
+    /// The largest ratio among the workloads (of times, or of counts for a count metric), at their
+    /// largest common size.
     pub magnitude: Option<f64>,
     pub workloads: Vec<EventWorkload>,
     pub links: EventLinks,
@@ -105,6 +106,10 @@ impl From<MovedField> for Field {
 #[derive(Debug, Clone, Serialize)]
 pub struct EventWorkload {
     pub name: String,
+    /// The metric of the series it was found on: `wall`, `cpu`, `instructions-perf` or
+    /// `instructions-valgrind`. Its slopes and ratios are of that metric.
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     /// `slope` or `failure`.
     pub reason: &'static str,
     pub threshold: f64,
@@ -114,7 +119,8 @@ pub struct EventWorkload {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
     pub previous_slope: Option<f64>,
-    /// Time at `version` over time at `previous_version`, at the largest size both measured.
+    /// Time (or count, for a count metric) at `version` over that at `previous_version`, at the
+    /// largest size both measured.
     pub time_ratio: Option<f64>,
     pub ratio_size: Option<i64>,
     /// The complexity class at `previous_version` and at `version` (`"n"`, `"n^2"`, … or
@@ -207,25 +213,30 @@ impl Body for Event {
         let mut lines = vec![headline];
         for w in &self.workloads {
             let name = slack_code(&w.name);
+            let name = match w.metric {
+                Metric::Wall => format!("`{name}`"),
+                metric => format!("`{name}` ({})", metric.label()),
+            };
             let mut line = match (&w.failure, w.slope, w.ci_low, w.ci_high) {
                 (Some(f), ..) => {
                     let detail = f.detail.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
                     let detail: String = detail.chars().take(200).collect();
                     let detail =
                         if detail.is_empty() { String::new() } else { format!(" — {}", slack_escape(&detail)) };
-                    format!("• `{name}`: ✗ {}{detail}", slack_escape(&f.summary()))
+                    format!("• {name}: ✗ {}{detail}", slack_escape(&f.summary()))
                 }
                 (None, Some(slope), Some(low), Some(high)) => {
-                    format!("• `{name}`: slope {slope:.2} (95% CI {low:.2}–{high:.2}, threshold {:.2})", w.threshold)
+                    format!("• {name}: slope {slope:.2} (95% CI {low:.2}–{high:.2}, threshold {:.2})", w.threshold)
                 }
-                (None, ..) if w.reason == "failure" => format!("• `{name}`: runs correctly again"),
-                (None, ..) => format!("• `{name}`"),
+                (None, ..) if w.reason == "failure" => format!("• {name}: runs correctly again"),
+                (None, ..) => format!("• {name}"),
             };
             if let Some(prev) = w.previous_slope {
                 line.push_str(&format!(", was {prev:.2}"));
             }
             if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size) {
-                line.push_str(&format!("; {r:.1}× the time at size {size}"));
+                let what = if w.metric.is_count() { "instructions" } else { "time" };
+                line.push_str(&format!("; {r:.1}× the {what} at size {size}"));
             }
             if let Some(step) = format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()) {
                 line.push_str(&format!("; {step}"));
@@ -264,6 +275,7 @@ mod tests {
             magnitude: Some(9.5),
             workloads: vec![EventWorkload {
                 name: "strchr<scan>".into(),
+                metric: Metric::Wall,
                 reason: "slope",
                 threshold: 1.5,
                 slope: Some(2.01),
@@ -299,6 +311,20 @@ mod tests {
             (&json["workloads"][0]["class_before"], &json["workloads"][0]["class_after"]),
             (&"n".into(), &"n^2".into())
         );
+    }
+
+    #[test]
+    fn each_workload_says_which_metric_it_was_found_on() {
+        let mut e = event();
+        e.workloads[0].metric = Metric::InstructionsValgrind;
+        let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
+        assert_eq!(json["workloads"][0]["measure"], "instructions-valgrind", "{json}");
+        let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
+        let text = slack["text"].as_str().unwrap();
+        assert!(text.contains("`strchr&lt;scan&gt;` (instructions (Valgrind)): slope 2.01"), "{text}");
+        assert!(text.contains("9.5× the instructions at size"), "{text}");
+        let wall: serde_json::Value = serde_json::from_str(&event().render(WebhookFormat::Json)).unwrap();
+        assert_eq!(wall["workloads"][0]["measure"], "wall");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `/compare?workload=W&a=LINEAGE@VERSION&b=LINEAGE@VERSION`: two toolchain versions of one
-//! workload, of one lineage or of two, on one log-log chart with the time ratio at each size.
+//! workload's series, of one lineage or of two, on one log-log chart with the ratio at each size.
+//! `&measure=` picks the metric; by default wall time where the workload has it.
 
 use super::{chart, csv_line, csv_response};
 use crate::charts;
@@ -8,7 +9,8 @@ use crate::http::extract::{AppQuery, OnPage};
 use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
-use crate::store::{VersionChoice, VersionSummary, WorkloadRow};
+use crate::store::{VersionChoice, VersionSummary};
+use crate::views::measure::{self, MeasureLink};
 use crate::views::{CompareRow, CompareView};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -16,7 +18,7 @@ use axum::response::Response;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use slopewatch_core::wire::MAX_NAME_CHARS;
+use slopewatch_core::wire::{Metric, MAX_NAME_CHARS};
 
 #[derive(Deserialize, Default)]
 pub(super) struct CompareQuery {
@@ -26,6 +28,8 @@ pub(super) struct CompareQuery {
     a: String,
     #[serde(default)]
     b: String,
+    /// The metric to compare by (`Metric::as_str`).
+    measure: Option<String>,
 }
 
 /// The longest `a` or `b`: a lineage and a version of the longest names a run may carry, and the
@@ -54,6 +58,7 @@ impl CompareQuery {
 async fn side(
     state: &AppState,
     workload: &str,
+    metric: Metric,
     known: &[VersionChoice],
     name: &str,
     value: &str,
@@ -66,38 +71,74 @@ async fn side(
     };
     let stored = readings.iter().find(|(l, v)| known.iter().any(|c| c.lineage == *l && c.version == *v));
     let found = match stored {
-        Some((l, v)) => state.store.version_summary(workload, l, v).await?,
+        Some((l, v)) => state.store.version_summary(workload, metric, l, v).await?,
         None => None,
     };
     found.ok_or_else(|| Error::NotFound(format!("workload {workload:?} has no runs with {lineage} {version}")))
 }
 
-/// Reads both versions, or says which is missing; `known` are the workload's versions.
-async fn compare(state: &AppState, q: &CompareQuery, known: &[VersionChoice]) -> Result<CompareView, Error> {
+/// The metric the query compares by, and the metrics the workload has a series of: the one asked
+/// for, or by default wall time where the workload has it. `None` for a workload that has
+/// reported no series.
+async fn metric(state: &AppState, q: &CompareQuery) -> Result<(Option<Metric>, Vec<Metric>), Error> {
+    let asked = crate::http::extract::measure(q.measure.as_deref())?;
+    let available = state.store.series_metrics(&q.workload, None).await?;
+    match (measure::pick(asked, &available), asked) {
+        (None, Some(asked)) if !available.is_empty() => Err(Error::NotFound(format!(
+            "workload {:?} has no series of {}; it was measured by {}",
+            q.workload,
+            asked.label(),
+            available.iter().map(|m| m.label()).collect::<Vec<_>>().join(", ")
+        ))),
+        (picked, _) => Ok((picked, available)),
+    }
+}
+
+/// Reads both versions of the workload's series of `metric`, or says which is missing; `known`
+/// are the series' versions.
+async fn compare(
+    state: &AppState,
+    q: &CompareQuery,
+    metric: Option<Metric>,
+    known: &[VersionChoice],
+) -> Result<CompareView, Error> {
     q.check()?;
-    let (workload, a, b) = tokio::join!(
-        state.store.workload(&q.workload),
-        side(state, &q.workload, known, "a", &q.a),
-        side(state, &q.workload, known, "b", &q.b),
-    );
     // An unknown workload is the error to report, whatever the sides say.
-    let workload =
-        workload?.ok_or_else(|| Error::NotFound(format!("no workload named {:?} has reported", q.workload)))?;
-    Ok(CompareView { workload: workload.name, size_unit: workload.size_unit, a: a?, b: b? })
+    let unknown = || Error::NotFound(format!("no workload named {:?} has reported", q.workload));
+    let metric = metric.ok_or_else(unknown)?;
+    let (workload, a, b) = tokio::join!(
+        state.store.workload(&q.workload, metric),
+        side(state, &q.workload, metric, known, "a", &q.a),
+        side(state, &q.workload, metric, known, "b", &q.b),
+    );
+    let workload = workload?.ok_or_else(unknown)?;
+    Ok(CompareView { workload: workload.name, metric, size_unit: workload.size_unit, a: a?, b: b? })
 }
 
 /// Reads both versions of the workload the query names.
 async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
     q.check()?;
-    compare(state, q, &state.store.workload_versions(&q.workload).await?).await
+    let (metric, _) = metric(state, q).await?;
+    let known = match metric {
+        Some(m) => state.store.workload_versions(&q.workload, m).await?,
+        None => Vec::new(),
+    };
+    compare(state, q, metric, &known).await
 }
 
 #[derive(askama::Template)]
 #[template(path = "dashboard/compare.html")]
 struct ComparePage {
-    workloads: Vec<WorkloadRow>,
+    /// Every workload that has reported, by name, each once.
+    workloads: Vec<String>,
     choices: Vec<VersionChoice>,
     query: CompareQuery,
+    /// The metric the versions are compared by, once a workload is chosen.
+    metric: Option<Metric>,
+    /// The metrics the chosen workload has a series of, for the form to pick from.
+    available: Vec<Metric>,
+    /// Links to compare the same versions by the workload's other metrics.
+    measures: Vec<MeasureLink>,
     view: Option<CompareView>,
     rows: Vec<CompareRow>,
     chart_alt: String,
@@ -111,13 +152,32 @@ impl ComparePage {
     /// The comparison at the largest size both measured, in one line.
     fn headline(&self) -> Option<String> {
         let (view, row) = (self.view.as_ref()?, self.rows.last()?);
-        Some(format!(
-            "At {}, {} is {} than {}",
-            format::size(row.size, view.size_unit),
-            view.label_b(),
-            format::ratio(row.ratio),
-            view.label_a()
-        ))
+        let at = format::size(row.size, view.size_unit);
+        let ratio = format::ratio_in(view.metric, row.ratio);
+        Some(if view.metric.is_count() {
+            format!("At {at}, {} counts {ratio} instructions than {}", view.label_b(), view.label_a())
+        } else {
+            format!("At {at}, {} is {ratio} than {}", view.label_b(), view.label_a())
+        })
+    }
+
+    /// Whether the comparison is by `m`.
+    fn is_shown(&self, m: &Metric) -> bool {
+        self.metric == Some(*m)
+    }
+
+    /// A median in the comparison's metric.
+    fn value(&self, v: f64) -> String {
+        self.metric.map_or_else(String::new, |m| format::value(m, v))
+    }
+
+    fn ratio(&self, r: f64) -> String {
+        self.metric.map_or_else(String::new, |m| format::ratio_in(m, r))
+    }
+
+    /// The comparison's chart or export.
+    fn file(&self, view: &CompareView, path: &str) -> String {
+        links::compare_at(path, view.link())
     }
 }
 
@@ -126,12 +186,41 @@ pub(super) async fn page(
     OnPage(AppQuery(q)): OnPage<AppQuery<CompareQuery>>,
 ) -> PageResult {
     q.check()?;
-    let (workloads, choices) = tokio::try_join!(state.store.workloads(), state.store.workload_versions(&q.workload))?;
+    let (rows, (metric, available)) =
+        tokio::try_join!(async { state.store.workloads().await.map_err(Error::from) }, metric(&state, &q))?;
+    let mut workloads: Vec<String> = rows.into_iter().map(|w| w.name).collect();
+    workloads.dedup();
+    let choices = match metric {
+        Some(m) => state.store.workload_versions(&q.workload, m).await?,
+        None => Vec::new(),
+    };
     // With only a workload chosen, the form offers its versions; with both sides, the comparison.
-    let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(compare(&state, &q, &choices).await?) };
+    let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(compare(&state, &q, metric, &choices).await?) };
+    let measures = match &view {
+        Some(v) => {
+            let pair = compared_by(&state, v, &available).await?;
+            measure::series_links(&pair, v.metric, |m| links::compare(links::Comparison { metric: m, ..v.link() }))
+        }
+        None => Vec::new(),
+    };
     let rows = view.as_ref().map(CompareView::rows).unwrap_or_default();
     let chart_alt = view.as_ref().map(|v| charts::loglog_description(&v.loglog())).unwrap_or_default();
-    Ok(render(StatusCode::OK, &ComparePage { workloads, choices, query: q, view, rows, chart_alt }))
+    let page = ComparePage { workloads, choices, query: q, metric, available, measures, view, rows, chart_alt };
+    Ok(render(StatusCode::OK, &page))
+}
+
+/// Of `available`, the metrics whose series have both of the comparison's versions: those the
+/// page may switch to.
+async fn compared_by(state: &AppState, view: &CompareView, available: &[Metric]) -> Result<Vec<Metric>, Error> {
+    let mut both = Vec::with_capacity(available.len());
+    for &m in available {
+        let versions = state.store.workload_versions(&view.workload, m).await?;
+        let has = |s: &VersionSummary| versions.iter().any(|c| c.lineage == s.lineage && c.version == s.version);
+        if m == view.metric || (has(&view.a) && has(&view.b)) {
+            both.push(m);
+        }
+    }
+    Ok(both)
 }
 
 pub(super) async fn svg(
@@ -145,7 +234,8 @@ pub(super) async fn svg(
 
 pub(super) async fn csv(State(state): State<AppState>, AppQuery(q): AppQuery<CompareQuery>) -> Result<Response, Error> {
     let view = load(&state, &q).await?;
-    let mut body = csv_line(&["workload", "a", "b", "size", "a_median_ns", "b_median_ns", "ratio"].map(String::from));
+    let mut body =
+        csv_line(&["workload", "a", "b", "size", "a_median_ns", "b_median_ns", "ratio", "measure"].map(String::from));
     for row in view.rows() {
         body.push_str(&csv_line(&[
             view.workload.clone(),
@@ -155,6 +245,7 @@ pub(super) async fn csv(State(state): State<AppState>, AppQuery(q): AppQuery<Com
             row.a_median_ns.to_string(),
             row.b_median_ns.to_string(),
             row.ratio.to_string(),
+            view.metric.as_str().to_string(),
         ]));
     }
     Ok(csv_response(&format!("compare-{}", view.workload), body))
@@ -171,6 +262,7 @@ pub(super) async fn json(
     };
     Ok(Json(json!({
         "workload": view.workload,
+        "measure": view.metric,
         "size_unit": view.size_unit,
         "a": side(&view.a),
         "b": side(&view.b),

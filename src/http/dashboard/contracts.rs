@@ -1,17 +1,19 @@
 //! `/contracts`: every probe of the contract catalogue against the class it is expected to cost, a
 //! column per toolchain version (each lineage at its latest, or exactly the versions picked with
-//! `?v=LINEAGE@VERSION&v=…`), with each column's counts above the matrix.
+//! `?v=LINEAGE@VERSION&v=…`), with each column's counts above the matrix. Each cell says the
+//! metric that decided it; `?measure=` shows one metric only.
 
-use super::query_values;
+use super::{asked_measure, query_values};
 use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::VersionChoice;
 use crate::views::contracts::{latest_columns, pickers, ContractsView, LineagePicker, State};
+use crate::views::measure::{self, MeasureLink};
 use axum::extract::{RawQuery, State as AppStateOf};
 use axum::http::StatusCode;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{FailureKind, MAX_NAME_CHARS};
+use slopewatch_core::wire::{FailureKind, Metric, MAX_NAME_CHARS};
 
 /// The most columns one page shows: each costs a share of every read.
 pub const MAX_COLUMNS: usize = 16;
@@ -28,12 +30,21 @@ struct ContractsPage {
     picked: bool,
     /// Every state a cell may be in, for the legend.
     legend: Vec<State>,
+    /// The metric asked for; `None` shows each cell's default.
+    asked: Option<Metric>,
+    /// Links to show the matrix by one metric, or each cell by its default.
+    measures: Vec<MeasureLink>,
 }
 
 impl ContractsPage {
     /// `/contracts` with no columns picked: each lineage's latest version.
     fn latest_href(&self) -> String {
-        links::contracts(&[])
+        links::contracts(&[], self.asked)
+    }
+
+    /// Whether the cells say their metric: when probes were measured by more than one.
+    fn metric_shown(&self) -> bool {
+        self.view.metrics.len() > 1
     }
 }
 
@@ -74,14 +85,20 @@ fn columns(asked: &[String], known: &[VersionChoice]) -> Result<Vec<LineageVersi
 }
 
 pub(super) async fn page(AppStateOf(state): AppStateOf<AppState>, RawQuery(query): RawQuery) -> PageResult {
+    let metric = asked_measure(query.as_deref())?;
     let asked = query_values(query.as_deref(), "v");
     let (probes, versions) = tokio::try_join!(state.store.contract_probes(), state.store.toolchain_versions())?;
     let picked = !asked.is_empty();
     let columns = if picked { columns(&asked, &versions)? } else { latest_columns(&versions) };
     let cells = if probes.is_empty() { Default::default() } else { state.store.probe_cells(&columns).await? };
+    let view = ContractsView::new(&probes, &columns, &cells, metric);
+    let shown = if picked { columns.clone() } else { Vec::new() };
+    let measures = measure::page_links(&view.metrics, metric, |m| links::contracts(&shown, m));
     let page = ContractsPage {
-        view: ContractsView::new(&probes, &columns, &cells),
-        pickers: pickers(&versions, &columns),
+        pickers: pickers(&versions, &columns, metric),
+        view,
+        asked: metric,
+        measures,
         picked,
         legend: vec![
             State::Held,

@@ -115,6 +115,16 @@ fn csv_number(n: Option<f64>) -> String {
     n.map(|n| n.to_string()).unwrap_or_default()
 }
 
+/// The metric a page's query asks for with `?measure=`; `None` where not asked. Given twice, or
+/// naming no metric, it is refused.
+fn asked_measure(query: Option<&str>) -> Result<Option<slopewatch_core::wire::Metric>, Error> {
+    let asked = query_values(query, crate::links::MEASURE);
+    if asked.len() > 1 {
+        return Err(Error::BadRequest(format!("measure is given {} times; give it once", asked.len())));
+    }
+    crate::http::extract::measure(asked.first().map(String::as_str))
+}
+
 /// Every value of a repeated query parameter, e.g. `v=1&v=2`, which `Query` cannot collect.
 fn query_values(query: Option<&str>, key: &str) -> Vec<String> {
     url::form_urlencoded::parse(query.unwrap_or("").as_bytes())

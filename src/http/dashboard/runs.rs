@@ -23,6 +23,7 @@ struct RunPage {
 /// One measured size of a workload, as the table shows it.
 struct SizeRow {
     size: String,
+    /// The median by the run's metric.
     median: String,
     /// The local slope from this size to the next.
     local_slope: String,
@@ -74,12 +75,18 @@ impl RunPage {
             .enumerate()
             .map(|(i, m)| SizeRow {
                 size: format::size(m.size.max(0) as u64, w.size_unit),
-                median: format::duration(m.median_ns),
+                median: format::value(self.run.metric, m.median_ns),
                 local_slope: w.local_slopes.get(i).map_or_else(|| "—".into(), |l| format::slope(l.slope)),
-                samples: if self.run.samples_pruned_at.is_some() {
-                    format!("pruned ({} samples)", m.samples)
-                } else {
-                    m.samples_ns.iter().map(|&ns| format::duration(ns)).collect::<Vec<_>>().join(", ")
+                samples: match (&m.instructions, self.run.metric.is_count()) {
+                    _ if self.run.samples_pruned_at.is_some() => format!("pruned ({} samples)", m.samples),
+                    // The counts the median is of, each with the time of its repetition.
+                    (Some(counts), true) => counts
+                        .iter()
+                        .zip(&m.samples_ns)
+                        .map(|(&c, &ns)| format!("{} ({})", format::count(c as f64), format::duration(ns)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    _ => m.samples_ns.iter().map(|&ns| format::duration(ns)).collect::<Vec<_>>().join(", "),
                 },
             })
             .collect()

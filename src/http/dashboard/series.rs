@@ -1,7 +1,8 @@
-//! `/series/{workload}/{toolchain}`: one workload in one lineage across versions; its two charts,
-//! the per-version table, and the same numbers as CSV and JSON.
+//! `/series/{workload}/{toolchain}`: one workload's series of one metric in one lineage across
+//! versions (`?measure=` picks the metric; wall time where the workload has it, by default); its
+//! two charts, the per-version table, and the same numbers as CSV and JSON.
 
-use super::{chart, csv_line, csv_number, csv_response, query_values};
+use super::{asked_measure, chart, csv_line, csv_number, csv_response, query_values};
 use crate::charts;
 use crate::format;
 use crate::http::pages::{render, PageResult};
@@ -9,27 +10,24 @@ use crate::http::{AppState, Error};
 use crate::links;
 use crate::model::{RegressionRow, RegressionStatus};
 use crate::store::VersionChoice;
+use crate::views::measure::{self, MeasureLink};
 use crate::views::{self, Band, SeriesView, VersionRow, ALERT_THRESHOLD};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
+use slopewatch_core::wire::Metric;
 
-/// Reads the series, or says which part of it is unknown.
-async fn load(state: &AppState, workload: &str, lineage: &str) -> Result<SeriesView, Error> {
-    let (found, summaries, failures) = tokio::try_join!(
-        state.store.workload(workload),
-        state.store.series(workload, lineage),
-        state.store.series_failures(workload, lineage)
-    )?;
-    let found = found.ok_or_else(|| Error::NotFound(format!("no workload named {workload:?} has reported")))?;
-    if summaries.is_empty() && failures.is_empty() {
-        return Err(Error::NotFound(format!("workload {workload:?} has no runs with toolchain {lineage:?}")));
-    }
-    let mut view = SeriesView::new(found.name, lineage.to_string(), found.size_unit, summaries, failures);
-    view.size_of_interest = found.size_of_interest.and_then(|s| u64::try_from(s).ok());
-    Ok(view)
+/// The series the page's query asks for, with the metrics the workload has a series of in the
+/// lineage.
+async fn load(
+    state: &AppState,
+    workload: &str,
+    lineage: &str,
+    query: Option<&str>,
+) -> Result<(SeriesView, Vec<Metric>), Error> {
+    crate::http::series::load(state, workload, lineage, asked_measure(query)?).await
 }
 
 /// A link to compare two toolchain versions, with what it shows.
@@ -60,6 +58,8 @@ struct SeriesPage {
     /// What the latest version costs at the workload's size of interest, against the version
     /// before it.
     cost: Option<String>,
+    /// Links to the workload's series of the other metrics it was measured by in this lineage.
+    measures: Vec<MeasureLink>,
 }
 
 /// A regression or finding of the series, as one line links it.
@@ -93,6 +93,26 @@ impl RegressionLine {
 }
 
 impl SeriesPage {
+    /// A file of this series: a chart or an export.
+    fn file(&self, file: &str) -> String {
+        links::series_file(&self.series.workload, &self.series.lineage, self.series.metric, file)
+    }
+
+    /// The page of this series (the form that picks versions sends its query there).
+    fn href(&self) -> String {
+        links::series(&self.series.workload, &self.series.lineage, self.series.metric)
+    }
+
+    /// A median (or a prediction's value) in the series' metric.
+    fn value(&self, v: f64) -> String {
+        format::value(self.series.metric, v)
+    }
+
+    /// The series' ratio of one version to the one before, in its metric's words.
+    fn ratio(&self, r: f64) -> String {
+        format::ratio_in(self.series.metric, r)
+    }
+
     fn latest(&self) -> &VersionRow {
         self.rows.last().expect("a series has a version")
     }
@@ -109,11 +129,13 @@ pub(super) async fn page(
     RawQuery(query): RawQuery,
 ) -> PageResult {
     let asked = query_values(query.as_deref(), "v");
-    let (series, choices, regressions) = tokio::try_join!(
-        load(&state, &workload, &lineage),
-        async { state.store.workload_versions(&workload).await.map_err(Error::from) },
-        async { state.store.series_regressions(&workload, &lineage).await.map_err(Error::from) },
+    let (series, available) = load(&state, &workload, &lineage, query.as_deref()).await?;
+    let metric = series.metric;
+    let (choices, regressions) = tokio::try_join!(
+        state.store.workload_versions(&workload, metric),
+        state.store.series_regressions(&workload, metric, &lineage),
     )?;
+    let measures = measure::series_links(&available, metric, |m| links::series(&workload, &lineage, m));
     let loglog = series.loglog(&asked);
     let shown: Vec<String> = loglog.lines.iter().map(|l| l.label.clone()).collect();
     let page = SeriesPage {
@@ -124,10 +146,16 @@ pub(super) async fn page(
         source_changes: series.source_changes(),
         slope_alt: charts::slope_description(&series),
         loglog_alt: charts::loglog_description(&loglog),
-        loglog_src: links::loglog_svg(&series.workload, &series.lineage, if asked.is_empty() { &[] } else { &shown }),
+        loglog_src: links::loglog_svg(
+            &series.workload,
+            &series.lineage,
+            metric,
+            if asked.is_empty() { &[] } else { &shown },
+        ),
         compares: compare_links(&series, &choices),
         regressions: regressions.iter().map(RegressionLine::of).collect(),
         cost: series.cost_at_interest(),
+        measures,
         shown,
         series,
     };
@@ -137,7 +165,8 @@ pub(super) async fn page(
 /// Comparisons worth a click: where the slope crossed, the latest step, and the latest version
 /// of each other lineage that measured this workload.
 fn compare_links(series: &SeriesView, choices: &[VersionChoice]) -> Vec<CompareLink> {
-    let (w, l) = (series.workload.as_str(), series.lineage.as_str());
+    let (w, l, metric) = (series.workload.as_str(), series.lineage.as_str(), series.metric);
+    let compare = |a: (&str, &str), b: (&str, &str)| links::compare(links::Comparison { workload: w, metric, a, b });
     // Only versions some run measured compare: one every run failed has no times.
     let measured: Vec<usize> = series.measured().map(|(i, _)| i).collect();
     let version = |j: usize| series.versions[measured[j]].version.as_str();
@@ -150,13 +179,13 @@ fn compare_links(series: &SeriesView, choices: &[VersionChoice]) -> Vec<CompareL
     if let Some(m) = crossed.filter(|&m| m > 0) {
         out.push(CompareLink {
             text: format!("{} → {} (where it crossed {ALERT_THRESHOLD})", version(m - 1), version(m)),
-            href: links::compare(w, l, version(m - 1), l, version(m)),
+            href: compare((l, version(m - 1)), (l, version(m))),
         });
     }
     if n >= 2 {
         out.push(CompareLink {
             text: format!("{} → {} (latest step)", version(n - 2), version(n - 1)),
-            href: links::compare(w, l, version(n - 2), l, version(n - 1)),
+            href: compare((l, version(n - 2)), (l, version(n - 1))),
         });
     }
     let mut others: Vec<&VersionChoice> = Vec::new();
@@ -170,7 +199,7 @@ fn compare_links(series: &SeriesView, choices: &[VersionChoice]) -> Vec<CompareL
     for other in others {
         out.push(CompareLink {
             text: format!("{} {} vs {l} {}", other.lineage, other.version, version(n - 1)),
-            href: links::compare(w, &other.lineage, &other.version, l, version(n - 1)),
+            href: compare((&other.lineage, &other.version), (l, version(n - 1))),
         });
     }
     out
@@ -179,9 +208,10 @@ fn compare_links(series: &SeriesView, choices: &[VersionChoice]) -> Vec<CompareL
 pub(super) async fn slope_svg(
     State(state): State<AppState>,
     Path((workload, lineage)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, Error> {
-    let series = load(&state, &workload, &lineage).await?;
+    let (series, _) = load(&state, &workload, &lineage, query.as_deref()).await?;
     chart(&headers, "slope", series, charts::slope_chart).await
 }
 
@@ -191,7 +221,7 @@ pub(super) async fn loglog_svg(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, Error> {
-    let series = load(&state, &workload, &lineage).await?;
+    let (series, _) = load(&state, &workload, &lineage, query.as_deref()).await?;
     let view = series.loglog(&query_values(query.as_deref(), "v"));
     chart(&headers, "loglog", view, charts::loglog_chart).await
 }
@@ -199,8 +229,9 @@ pub(super) async fn loglog_svg(
 pub(super) async fn csv(
     State(state): State<AppState>,
     Path((workload, lineage)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let series = load(&state, &workload, &lineage).await?;
+    let (series, _) = load(&state, &workload, &lineage, query.as_deref()).await?;
     let shared = series.shared_size();
     let mut body = csv_line(
         &[
@@ -223,6 +254,7 @@ pub(super) async fn csv(
             "failure_size",
             "failure",
             "failure_detail",
+            "measure",
         ]
         .map(String::from),
     );
@@ -248,16 +280,22 @@ pub(super) async fn csv(
             f.and_then(|f| f.size).map(|s| s.to_string()).unwrap_or_default(),
             f.map(|f| f.summary.clone()).unwrap_or_default(),
             f.map(|f| f.detail.clone()).unwrap_or_default(),
+            series.metric.as_str().to_string(),
         ]));
     }
-    Ok(csv_response(&format!("{}-{}", series.workload, series.lineage), body))
+    let name = match series.metric {
+        Metric::Wall => format!("{}-{}", series.workload, series.lineage),
+        metric => format!("{}-{}-{metric}", series.workload, series.lineage),
+    };
+    Ok(csv_response(&name, body))
 }
 
 pub(super) async fn json(
     State(state): State<AppState>,
     Path((workload, lineage)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, Error> {
-    let series = load(&state, &workload, &lineage).await?;
+    let (series, _) = load(&state, &workload, &lineage, query.as_deref()).await?;
     let versions: Vec<Value> = series
         .rows()
         .into_iter()
@@ -271,6 +309,7 @@ pub(super) async fn json(
         .collect();
     Ok(Json(json!({
         "workload": series.workload,
+        "measure": series.metric,
         "lineage": series.lineage,
         "size_unit": series.size_unit,
         "alert_threshold": ALERT_THRESHOLD,

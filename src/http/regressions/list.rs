@@ -8,7 +8,7 @@ use super::super::session::Reader;
 use super::super::{AppState, Error};
 use super::{num, Choice};
 use crate::format;
-use crate::model::{RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload};
+use crate::model::{workload_label, RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload};
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -96,7 +96,7 @@ pub(super) async fn list(
             lineage: r.lineage,
             previous_version: r.previous_version.unwrap_or_else(|| "–".into()),
             version: r.version,
-            workloads: members.iter().map(|m| m.workload.as_str()).collect::<Vec<_>>().join(", "),
+            workloads: members.iter().map(|m| workload_label(&m.workload, m.metric)).collect::<Vec<_>>().join(", "),
             max_slope: num(members.iter().filter_map(|m| m.slope).reduce(f64::max), 2),
             magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
             opened: format::timestamp(r.opened_at),

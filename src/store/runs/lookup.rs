@@ -1,10 +1,11 @@
 //! What a batch of runs needs to know before it is stored, found in one statement: whether each
-//! run id is taken, the ids and units of the workloads, hosts and toolchain builds it names, and
-//! the version axis of its lineages.
+//! run id is taken, the ids, units and metrics of the workloads, hosts and toolchain builds it
+//! names, and the version axis of its lineages.
 
+use crate::model::MetricColumn;
 use crate::store::columns::{NewRuns, PendingRun, VersionFromText};
 use crate::store::db::{sql, Sql};
-use slopewatch_core::wire::{Host, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Host, Metric, SizeUnit, Toolchain};
 use std::collections::{HashMap, HashSet};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -69,10 +70,12 @@ pub(super) struct Found {
     text: Option<String>,
     /// A workload's size unit, or a lineage's version axis.
     unit: Option<String>,
+    /// A workload's metric.
+    metric: Option<MetricColumn>,
 }
 
 /// One statement looking up, each arm by index: the runs stored under `run_ids`, the workloads
-/// and lineages named, and the hosts and toolchain builds keyed.
+/// named (under every metric), the lineages named, and the hosts and toolchain builds keyed.
 pub(super) fn select_stored<'a>(
     run_ids: &[Uuid],
     names: &[&'a str],
@@ -89,16 +92,19 @@ pub(super) fn select_stored<'a>(
         q.push(format_args!("SELECT CAST('{}' AS TEXT) AS kind, {at} AS at, {rest}", kind.as_str()));
     };
     for (k, id) in run_ids.iter().enumerate() {
-        let rest = "CAST(NULL AS BIGINT) AS id, content_hash AS text, CAST(NULL AS TEXT) AS unit FROM runs WHERE id = ";
+        let rest = "CAST(NULL AS BIGINT) AS id, content_hash AS text, CAST(NULL AS TEXT) AS unit,
+             CAST(NULL AS TEXT) AS metric FROM runs WHERE id = ";
         arm(&mut q, FoundKind::Run, k, rest);
         q.push_bind(*id);
     }
     if !names.is_empty() {
-        arm(&mut q, FoundKind::Workload, 0, "id, name AS text, size_unit AS unit FROM workloads WHERE name IN ");
+        let rest = "id, name AS text, size_unit AS unit, metric FROM workloads WHERE name IN ";
+        arm(&mut q, FoundKind::Workload, 0, rest);
         q.push_tuple(names.iter().copied());
     }
     if !lineages.is_empty() {
-        let rest = "CAST(NULL AS BIGINT) AS id, name AS text, version_from AS unit FROM lineages WHERE name IN ";
+        let rest = "CAST(NULL AS BIGINT) AS id, name AS text, version_from AS unit, CAST(NULL AS TEXT) AS metric
+             FROM lineages WHERE name IN ";
         arm(&mut q, FoundKind::Lineage, 0, rest);
         q.push_tuple(lineages.iter().copied());
     }
@@ -106,7 +112,10 @@ pub(super) fn select_stored<'a>(
         [(FoundKind::Host, "hosts", HOST_KEY, hosts), (FoundKind::Toolchain, "toolchains", TOOLCHAIN_KEY, toolchains)]
     {
         for (k, key) in keys.iter().enumerate() {
-            let rest = format!("id, CAST(NULL AS TEXT) AS text, CAST(NULL AS TEXT) AS unit FROM {table} WHERE ");
+            let rest = format!(
+                "id, CAST(NULL AS TEXT) AS text, CAST(NULL AS TEXT) AS unit, CAST(NULL AS TEXT) AS metric
+                 FROM {table} WHERE "
+            );
             arm(&mut q, kind, k, &rest);
             for (c, (column, value)) in columns.iter().zip(key).enumerate() {
                 q.push(if c > 0 { " AND " } else { "" }).push(column).push(" = ").push_bind(*value);
@@ -120,8 +129,10 @@ pub(super) fn select_stored<'a>(
 pub(super) struct Stored<'a> {
     /// The content hash of the run stored under each of the batch's run ids, by the run's index.
     pub hashes: Vec<Option<String>>,
-    /// Each stored workload's id and unit, by name.
-    pub workloads: HashMap<String, (i64, SizeUnit)>,
+    /// Each stored workload's id, by name and metric.
+    pub workloads: HashMap<(String, Metric), i64>,
+    /// Each stored workload's size unit, by name: the same under every metric.
+    pub units: HashMap<String, SizeUnit>,
     /// Each stored lineage's version axis, by name.
     pub lineages: HashMap<String, VersionFromText>,
     pub hosts: HashMap<Key<'a>, i64>,
@@ -133,6 +144,7 @@ impl<'a> Stored<'a> {
         Stored {
             hashes: vec![None; runs],
             workloads: HashMap::new(),
+            units: HashMap::new(),
             lineages: HashMap::new(),
             hosts: HashMap::new(),
             toolchains: HashMap::new(),
@@ -140,15 +152,20 @@ impl<'a> Stored<'a> {
     }
 
     /// Takes in the rows a `select_stored` for `hosts` and `toolchains` found; a workload's unit
-    /// is decoded here, as the column it shares with a lineage's version axis is text.
+    /// and metric are decoded here, as the column the unit shares with a lineage's version axis
+    /// is text.
     pub fn read(&mut self, rows: Vec<Found>, hosts: &[Key<'a>], toolchains: &[Key<'a>]) -> Result<(), sqlx::Error> {
         for row in rows {
             let k = row.at as usize;
             match (row.kind, row.id, row.text, row.unit) {
                 (FoundKind::Run, _, hash, _) => self.hashes[k] = hash,
                 (FoundKind::Workload, Some(id), Some(name), Some(unit)) => {
-                    let unit = SizeUnit::try_from(unit).map_err(|e| sqlx::Error::Decode(e.into()))?;
-                    self.workloads.insert(name, (id, unit));
+                    let decode = |e: String| sqlx::Error::Decode(e.into());
+                    let unit = SizeUnit::try_from(unit).map_err(decode)?;
+                    let metric = row.metric.ok_or_else(|| decode("a workload without a metric".into()))?;
+                    let metric = Metric::try_from(metric).map_err(decode)?;
+                    self.units.insert(name.clone(), unit);
+                    self.workloads.insert((name, metric), id);
                 }
                 (FoundKind::Lineage, _, Some(name), Some(axis)) => {
                     self.lineages.insert(name, axis);
@@ -171,8 +188,11 @@ impl<'a> Stored<'a> {
         for run in runs {
             let host_id = self.hosts.get(&host_key(&run.host));
             let toolchain_id = self.toolchains.get(&toolchain_key(&run.toolchain));
-            let workload_ids: Option<Vec<i64>> =
-                run.workloads.iter().map(|(name, _)| self.workloads.get(name).map(|w| w.0)).collect();
+            let workload_ids: Option<Vec<i64>> = run
+                .workloads
+                .iter()
+                .map(|(name, _)| self.workloads.get(&(name.clone(), run.metric)).copied())
+                .collect();
             let (Some(&host_id), Some(&toolchain_id), Some(workload_ids)) = (host_id, toolchain_id, workload_ids)
             else {
                 return Err(sqlx::Error::RowNotFound);

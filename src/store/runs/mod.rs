@@ -19,11 +19,19 @@ use lookup::{
     first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, Key, Stored, HOST_KEY, TOOLCHAIN_KEY,
 };
 use serde::Serialize;
-use slopewatch_core::wire::{FieldError, RunSubmission, SizeUnit};
+use slopewatch_core::wire::{FieldError, Metric, RunSubmission, SizeUnit};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering;
 use time::OffsetDateTime;
 use uuid::Uuid;
+
+/// A workload a batch stores first, under its metric, in the unit its first run gave.
+struct NewWorkload<'a> {
+    name: &'a str,
+    metric: Metric,
+    unit: SizeUnit,
+    first_seen: OffsetDateTime,
+}
 
 /// What happened to a submitted run.
 #[derive(Debug)]
@@ -149,8 +157,7 @@ impl Store {
             // one after another: a run id taken earlier in the batch is already there, a workload's
             // unit is the first one it was stored in, and a lineage's version axis that of its
             // first run.
-            let mut units: HashMap<String, SizeUnit> =
-                stored.workloads.iter().map(|(name, &(_, unit))| (name.clone(), unit)).collect();
+            let mut units: HashMap<String, SizeUnit> = stored.units.clone();
             let mut axes: HashMap<String, VersionFromText> = stored.lineages.clone();
             let mut steps: Vec<Option<Step>> = Vec::with_capacity(runs.len());
             let mut taken: HashMap<Uuid, &str> = HashMap::new();
@@ -178,8 +185,8 @@ impl Store {
                 break 'write Some(steps.into_iter().map(|s| s.expect("every run judged")).collect());
             }
 
-            // Lineages, hosts, toolchain builds and workloads the runs to store name and the
-            // database lacks, each first seen when the first run naming it arrived.
+            // Lineages, hosts, toolchain builds and workloads (by name and metric) the runs to store
+            // name and the database lacks, each first seen when the first run naming it arrived.
             let new_lineages: Vec<(&str, &str, OffsetDateTime)> = first_of_each(
                 to_store.iter().map(|r| (r.toolchain.name.as_str(), r.toolchain.version_from.as_str(), r.received_at)),
                 |&(name, _, _)| name,
@@ -190,13 +197,15 @@ impl Store {
             let new_hosts = unstored(to_store.iter().map(|r| (host_key(&r.host), r.received_at)), &stored.hosts);
             let new_toolchains =
                 unstored(to_store.iter().map(|r| (toolchain_key(&r.toolchain), r.received_at)), &stored.toolchains);
-            let new_workloads: Vec<(&str, SizeUnit, OffsetDateTime)> = first_of_each(
-                to_store.iter().flat_map(|r| r.workloads.iter().map(move |(name, _)| (name.as_str(), r.received_at))),
-                |&(name, _)| name,
+            let new_workloads: Vec<NewWorkload> = first_of_each(
+                to_store
+                    .iter()
+                    .flat_map(|r| r.workloads.iter().map(move |(name, _)| (name.as_str(), r.metric, r.received_at))),
+                |&(name, metric, _)| (name, metric),
             )
             .into_iter()
-            .filter(|(name, _)| !stored.workloads.contains_key(*name))
-            .map(|(name, at)| (name, units[name], at))
+            .filter(|&(name, metric, _)| !stored.workloads.contains_key(&(name.to_string(), metric)))
+            .map(|(name, metric, first_seen)| NewWorkload { name, metric, unit: units[name], first_seen })
             .collect();
 
             let adds_nothing = new_lineages.is_empty()
@@ -224,16 +233,16 @@ impl Store {
                     tx.exec().execute(&insert_keyed("toolchains", TOOLCHAIN_KEY, &new_toolchains)).await?;
                 }
                 if !new_workloads.is_empty() {
-                    let mut q = sql("INSERT INTO workloads (name, size_unit, first_seen) ");
-                    q.push_values(&new_workloads, |row, &(name, unit, at)| {
-                        row.bind(name).bind(unit.as_str()).bind(at);
+                    let mut q = sql("INSERT INTO workloads (name, metric, size_unit, first_seen) ");
+                    q.push_values(&new_workloads, |row, w| {
+                        row.bind(w.name).bind(w.metric.as_str()).bind(w.unit.as_str()).bind(w.first_seen);
                     });
-                    q.push(" ON CONFLICT (name) DO NOTHING");
+                    q.push(" ON CONFLICT (name, metric) DO NOTHING");
                     tx.exec().execute(&q).await?;
                 }
                 if !adds_nothing {
                     // Each row exists now, inserted here or by a concurrent writer (Postgres).
-                    let names: Vec<&str> = new_workloads.iter().map(|&(name, _, _)| name).collect();
+                    let names: Vec<&str> = new_workloads.iter().map(|w| w.name).collect();
                     let lineages: Vec<&str> = new_lineages.iter().map(|&(name, _, _)| name).collect();
                     let hosts: Vec<Key> = new_hosts.into_iter().map(|(k, _)| k).collect();
                     let toolchains: Vec<Key> = new_toolchains.into_iter().map(|(k, _)| k).collect();
@@ -250,8 +259,8 @@ impl Store {
                     }
                     break 'write Some(vec![Step::Invalid(axis_clash(&to_store[0].toolchain, stored_axis))]);
                 }
-                for &(name, unit, _) in &new_workloads {
-                    let Some(&(_, stored_unit)) = stored.workloads.get(name).filter(|&&(_, u)| u != unit) else {
+                for w in &new_workloads {
+                    let Some(&stored_unit) = stored.units.get(w.name).filter(|&&u| u != w.unit) else {
                         continue;
                     };
                     // A concurrent writer created the workload in another unit (Postgres).
@@ -259,8 +268,8 @@ impl Store {
                         break 'write None;
                     }
                     let run = to_store[0];
-                    let i = run.workloads.iter().position(|(n, _)| n == name).expect("the run's workload");
-                    break 'write Some(vec![Step::Invalid(unit_clash(i, name, stored_unit, run.workloads[i].1))]);
+                    let i = run.workloads.iter().position(|(n, _)| n == w.name).expect("the run's workload");
+                    break 'write Some(vec![Step::Invalid(unit_clash(i, w.name, stored_unit, run.workloads[i].1))]);
                 }
                 let inserted = tx.insert_runs(&stored.rows(&to_store)?).await?;
                 if inserted == to_store.len() as u64 {

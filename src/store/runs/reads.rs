@@ -1,12 +1,12 @@
 //! Reading runs back: the latest runs, and one run whole with its fits and samples.
 
-use crate::model::stored_failure;
+use crate::model::{stored_failure, MetricColumn};
 use crate::store::db::sql;
 use crate::store::{decode_json, Store};
 use serde::Serialize;
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::fit::LocalSlope;
-use slopewatch_core::wire::{Failure, Host, SizeUnit, Toolchain, VersionFrom};
+use slopewatch_core::wire::{Failure, Host, Metric, SizeUnit, Toolchain, VersionFrom};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -23,6 +23,10 @@ pub struct RunListRow {
     pub host: String,
     pub lineage: String,
     pub version: String,
+    /// What the run measured.
+    #[sqlx(try_from = "MetricColumn")]
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub sample_count: i32,
 }
 
@@ -41,6 +45,10 @@ pub struct RunDetail {
     pub samples_pruned_at: Option<OffsetDateTime>,
     pub host: slopewatch_core::wire::Host,
     pub toolchain: slopewatch_core::wire::Toolchain,
+    /// What the run measured, and so what every median below is of: `wall` or `cpu` time in
+    /// nanoseconds, or instructions counted (`instructions-perf`, `instructions-valgrind`).
+    #[serde(rename = "measure")]
+    pub metric: Metric,
     pub workloads: Vec<WorkloadDetail>,
 }
 
@@ -74,14 +82,16 @@ pub struct WorkloadDetail {
     pub failure: Option<Failure>,
     /// The size its team runs it at, as the run said, in its unit.
     pub size_of_interest: Option<i64>,
-    /// The time predicted there from this run's fit, e.g. "at 4 MiB: ≈ 46 s [41 s, 52 s],
-    /// predicted past the 256 KiB measured"; null without a size of interest or a fit.
+    /// The time (or count) predicted there from this run's fit, e.g. "at 4 MiB: ≈ 46 s [41 s, 52
+    /// s], predicted past the 256 KiB measured"; null without a size of interest or a fit.
     pub at_size_of_interest: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct MeasurementDetail {
     pub size: i64,
+    /// The median by the run's metric: of `samples_ns`, or of `instructions` in an instructions
+    /// run.
     pub median_ns: f64,
     /// How many samples the median was taken over, kept when the samples themselves are pruned.
     pub samples: i32,
@@ -108,6 +118,8 @@ pub(in crate::store) struct RunHeader {
     pub started_at: OffsetDateTime,
     pub received_at: OffsetDateTime,
     pub samples_pruned_at: Option<OffsetDateTime>,
+    #[sqlx(try_from = "MetricColumn")]
+    pub metric: Metric,
     #[sqlx(flatten)]
     pub origin: RunOrigin,
 }
@@ -131,7 +143,7 @@ pub(in crate::store) struct RunOrigin {
 
 /// The columns `RunHeader` reads, from `RUN_HEADER_FROM`.
 pub(in crate::store) const RUN_HEADER_COLUMNS: &str =
-    "r.agent_version, r.started_at, r.received_at, r.samples_pruned_at,
+    "r.agent_version, r.started_at, r.received_at, r.samples_pruned_at, r.metric,
      h.name AS host_name, h.cpu, h.kernel, h.arch, t.name AS lineage, t.version, t.libc, t.target, t.compiler, t.flags,
      l.version_from";
 pub(in crate::store) const RUN_HEADER_FROM: &str = "FROM runs r JOIN hosts h ON h.id = r.host_id
@@ -190,11 +202,10 @@ struct FailureRecord {
 impl Store {
     /// The most recently received runs.
     pub async fn recent_runs(&self, limit: i64) -> Result<Vec<RunListRow>, sqlx::Error> {
-        let q = sql(
-            "SELECT r.id, r.started_at, r.received_at, h.name AS host, t.name AS lineage, t.version, r.sample_count
+        let q = sql("SELECT r.id, r.started_at, r.received_at, h.name AS host, t.name AS lineage, t.version, r.metric,
+                    r.sample_count
              FROM runs r JOIN hosts h ON h.id = r.host_id JOIN toolchains t ON t.id = r.toolchain_id
-             ORDER BY r.received_at DESC LIMIT $1",
-        );
+             ORDER BY r.received_at DESC LIMIT $1");
         self.all(&q.bind(limit)).await
     }
 
@@ -245,11 +256,11 @@ impl Store {
             let size_of_interest = interest(f.workload_id);
             let at_size_of_interest = size_of_interest
                 .and_then(|at| slopewatch_core::predict::predict(&points, u64::try_from(at).ok()?).ok())
-                .map(|p| p.sentence(f.size_unit));
+                .map(|p| p.sentence_in(f.size_unit, header.metric));
             workloads.push(WorkloadDetail {
                 size_of_interest,
                 at_size_of_interest,
-                complexity: crate::analysis::classify(&medians),
+                complexity: crate::analysis::classify(&medians, header.metric),
                 local_slopes: decode_json(&f.local_slopes)?,
                 metadata: decode_json(&f.metadata)?,
                 measurements,
@@ -298,6 +309,7 @@ impl Store {
             started_at: header.started_at,
             received_at: header.received_at,
             samples_pruned_at: header.samples_pruned_at,
+            metric: header.metric,
             host,
             toolchain,
             workloads,

@@ -1,7 +1,7 @@
 //! `Export as Markdown`: a regression's postmortem document, with its timeline, numbers, alert
 //! deliveries, links and the team's notes.
 
-use crate::model::{RegressionDetail, RegressionStatus, RegressionWorkload};
+use crate::model::{workload_label, RegressionDetail, RegressionStatus, RegressionWorkload};
 use std::fmt::Write;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -163,7 +163,7 @@ pub fn export(d: &RegressionDetail) -> String {
         }
     }
     let _ = writeln!(md, "- Fixed in: {}", text(r.fixed_version.as_deref().unwrap_or("not yet")));
-    let _ = writeln!(md, "- Magnitude: {}× the time at the largest common size\n", num(r.magnitude, 1));
+    let _ = writeln!(md, "- Magnitude: {}× the time (or count) at the largest common size\n", num(r.magnitude, 1));
 
     if let Some(a) = &d.attribution {
         md.push_str(&crate::views::attribution::markdown(a, text));
@@ -176,9 +176,9 @@ pub fn export(d: &RegressionDetail) -> String {
 
     md.push_str("\n## Numbers\n\n");
     md.push_str(
-        "| Workload | Class before | Class after | Slope before | Slope | 95% CI | R² | Time ratio | At size | Fixed slope |\n",
+        "| Workload | Class before | Class after | Slope before | Slope | 95% CI | R² | Ratio | At size | Fixed slope | Measure |\n",
     );
-    md.push_str("|---|---|---|---:|---:|---|---:|---:|---:|---:|\n");
+    md.push_str("|---|---|---|---:|---:|---|---:|---:|---:|---:|---|\n");
     for w in d.workloads.iter().filter(|w| !w.is_failure()) {
         let class = |c: &Option<String>| c.as_deref().and_then(crate::format::class_label_of_text).unwrap_or("–");
         let ci = match (w.ci_low, w.ci_high) {
@@ -187,7 +187,7 @@ pub fn export(d: &RegressionDetail) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {ci} | {} | {}× | {} | {} |",
+            "| {} | {} | {} | {} | {} | {ci} | {} | {}× | {} | {} | {} |",
             cell(&w.workload),
             class(&w.class_before),
             class(&w.class_after),
@@ -197,6 +197,7 @@ pub fn export(d: &RegressionDetail) -> String {
             num(w.time_ratio, 1),
             w.ratio_size.map_or_else(|| "–".to_string(), |s| s.to_string()),
             num(w.fixed_slope, 2),
+            w.metric.label(),
         );
     }
     let failures: Vec<&RegressionWorkload> = d.workloads.iter().filter(|w| w.is_failure()).collect();
@@ -205,7 +206,7 @@ pub fn export(d: &RegressionDetail) -> String {
         for w in failures {
             let what = w.failure.as_ref().map_or_else(|| "failed".to_string(), |f| f.summary());
             let fixed = w.fixed_version.as_ref().map(|v| format!("; passes again at {}", text(v))).unwrap_or_default();
-            let _ = writeln!(md, "- {}: {}{fixed}", text(&w.workload), text(&what));
+            let _ = writeln!(md, "- {}: {}{fixed}", text(&workload_label(&w.workload, w.metric)), text(&what));
             if let Some(detail) = w.failure.as_ref().map(|f| f.detail.as_str()).filter(|d| !d.trim().is_empty()) {
                 md.push('\n');
                 for line in detail.lines() {

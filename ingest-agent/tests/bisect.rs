@@ -231,7 +231,9 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 #[test]
 fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_recorded_shown_and_announced_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (hook, seen) = listener(vec![(200, "{}".to_string()); 8]);
+    // Room for every event: the candidates sent as counted runs are series of their own, with
+    // findings and regressions of their own announced beside the bisections.
+    let (hook, seen) = listener(vec![(200, "{}".to_string()); 40]);
     let config = dir.path().join("server.toml");
     std::fs::write(
         &config,
@@ -259,7 +261,7 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
     let down = run(agent()
         .args(["bisect", "--regression", &id, "--server", "http://127.0.0.1:9", "--token", &token])
         .args(["--attempts", "1", "--lineage", "shim-libc", "--good", &v[0], "--bad", &v[31], "--workloads", "strchr"])
-        .args(["--max-size", "256K", "--reps", "3", "--size-budget", "100ms", "--candidates"])
+        .args(["--max-size", "256K", "--measure", "instructions", "--size-budget", "100ms", "--candidates"])
         .arg(&file)
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))

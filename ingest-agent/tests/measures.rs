@@ -197,3 +197,30 @@ fn three_measures_reach_a_real_server_as_three_series_on_gcc_musl_gcc_and_zig() 
         }
     }
 }
+
+#[test]
+fn a_command_workload_is_counted_as_a_whole_process_and_timed_by_its_cpu_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = dir.path().join("example");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/workloads"), &example);
+    let out_file = dir.path().join("runs.json");
+    let out = run(agent()
+        .args(["measure", "--measure", "cpu,instructions", "--workloads", "tokenize-cli", "--max-size", "256K"])
+        .args(["--reps", "2", "--size-budget", "300ms", "--config"])
+        .arg(example.join("slopewatch-agent.toml"))
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--out")
+        .arg(&out_file));
+    assert!(out.status.success(), "{}", text(&out));
+    let runs: Vec<Value> = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let (cpu, counted) = (&runs[0]["workloads"][0], &runs[1]["workloads"][0]);
+    assert_eq!(cpu["metadata"]["timing"], "CPU time", "{cpu}");
+    assert_eq!(counted["metadata"]["timing"], "instructions of the whole process", "{counted}");
+    assert_eq!(runs[1]["counter"], "valgrind", "a command's program is counted under Valgrind");
+    let c = counts(&runs[1]);
+    assert!(c.len() >= 5 && c.values().all(|v| v.len() == 1), "{c:?}");
+    // The lexer walks its input once: more than the start-up, and growing with it.
+    let (small, large) = (c.values().next().unwrap()[0], c.values().next_back().unwrap()[0]);
+    assert!(large > small, "{c:?}");
+}

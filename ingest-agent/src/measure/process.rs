@@ -129,7 +129,9 @@ fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<O
     let mut counts = Vec::with_capacity(reps as usize);
     let mut reported = None;
     let mut result: Option<String> = None;
-    for rep in 0..=reps {
+    // Rep 0 is the warm-up; under Valgrind, whose counts need no warm cache, there is none.
+    let first = u32::from(at.metric.is_exact());
+    for rep in first..=reps {
         let dir = counts_dir(at)?;
         let mut cmd = match &dir {
             Some(d) => meter::under_valgrind(Path::new(&argv[0]), d.path(), false)
@@ -139,11 +141,12 @@ fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<O
         cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
         let done = run_process(cmd, at, deadline)?;
         let printed = Printed::read(&done.stdout).map_err(setup_failed)?;
-        if rep == 0 {
+        if rep == first {
             reported = Some(printed.ns.is_some());
         } else if reported != Some(printed.ns.is_some()) {
             return Err(setup_failed("printed slopewatch_ns= in some repetitions and not in others".into()));
-        } else {
+        }
+        if rep > 0 {
             let ns = match at.metric {
                 Metric::Cpu => done.cpu.as_nanos() as f64,
                 _ => printed.ns.unwrap_or(done.wall.as_nanos() as f64),

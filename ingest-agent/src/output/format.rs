@@ -17,8 +17,8 @@ pub fn format_size(size: u64, unit: SizeUnit) -> String {
 
 /// A median by its metric: a time, or a count of instructions.
 pub fn format_value(value: f64, metric: Metric) -> String {
-    if metric.is_count() && value.is_finite() {
-        format!("{} instr", slopewatch_core::format::grouped(value.round() as u64))
+    if metric.is_count() {
+        slopewatch_core::format::value(metric, value)
     } else {
         format_ns(value)
     }

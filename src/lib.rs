@@ -7,6 +7,7 @@ pub mod charts;
 pub mod cli;
 pub mod client_addr;
 pub mod config;
+pub mod episodes;
 pub mod format;
 pub mod http;
 pub mod instance;

@@ -65,6 +65,8 @@ pub struct Gauges {
     pub summaries_pending: Option<i64>,
     /// Runs the SQLite writer holds, waiting or being written (always 0 on Postgres).
     pub runs_queued: usize,
+    /// Writes that failed for the storage's sake so far, by kind (`StorageFault::kind`).
+    pub storage_errors: Vec<(&'static str, u64)>,
 }
 
 impl Metrics {
@@ -239,6 +241,14 @@ impl Metrics {
             "Runs handed to the SQLite writer and not yet answered (0 on Postgres).",
             gauges.runs_queued as f64,
         );
+        out.push_str(
+            "# HELP slopewatch_storage_errors_total Writes the database refused for the storage's sake, by kind: \
+             full, io, locked, read_only, exhausted.\n",
+        );
+        out.push_str("# TYPE slopewatch_storage_errors_total counter\n");
+        for (kind, n) in &gauges.storage_errors {
+            let _ = writeln!(out, "slopewatch_storage_errors_total{{kind=\"{kind}\"}} {n}");
+        }
         gauge(&mut out, "slopewatch_db_pool_connections", "Database connections open.", gauges.pool.0 as f64);
         gauge(&mut out, "slopewatch_db_pool_idle", "Database connections open and idle.", gauges.pool.1 as f64);
         out
@@ -276,8 +286,13 @@ mod tests {
         m.record_summary_claims(7);
         m.record_deliveries_claimed(2);
         m.record_retention_pass(4);
-        let text =
-            m.render(&Gauges { pool: (4, 3), outbox_pending: Some(5), summaries_pending: Some(2), runs_queued: 3 });
+        let text = m.render(&Gauges {
+            pool: (4, 3),
+            outbox_pending: Some(5),
+            summaries_pending: Some(2),
+            runs_queued: 3,
+            storage_errors: vec![("full", 2), ("io", 0)],
+        });
         assert!(
             text.contains("slopewatch_http_requests_total{route=\"/api/v1/runs\",method=\"POST\",status=\"201\"} 2")
         );
@@ -293,6 +308,7 @@ mod tests {
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"gave_up\"} 0"));
         assert!(text.contains("slopewatch_webhook_outbox_pending 5"));
         assert!(text.contains("slopewatch_summaries_pending 2"));
+        assert!(text.contains("slopewatch_storage_errors_total{kind=\"full\"} 2"), "{text}");
         assert!(text.contains("slopewatch_runs_queued 3"));
         assert!(text.contains("slopewatch_summary_runs_claimed_total 7"));
         assert!(text.contains("slopewatch_webhook_deliveries_claimed_total 2"));
@@ -307,6 +323,7 @@ mod tests {
             outbox_pending: None,
             summaries_pending: None,
             runs_queued: 0,
+            storage_errors: Vec::new(),
         });
         assert!(!text.contains("slopewatch_webhook_outbox_pending"), "{text}");
         assert!(!text.contains("slopewatch_summaries_pending"), "{text}");

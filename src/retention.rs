@@ -2,6 +2,7 @@
 //! every hour, in short batches; runs, fits, per-size medians and version summaries stay. Servers
 //! sharing a database (replicas on one Postgres) claim each hour's pass, so one of them runs it.
 
+use crate::episodes::Episode;
 use crate::metrics::Metrics;
 use crate::store::{PruneReport, Store};
 use std::sync::Arc;
@@ -54,24 +55,30 @@ pub async fn run(store: Store, days: u32, every: Duration, metrics: Arc<Metrics>
     tracing::info!(samples_days = days, "retention started: raw samples are kept for {days} days");
     let holder = crate::instance::name();
     let period = time::Duration::try_from(every).unwrap_or(time::Duration::HOUR);
+    // A failing claim or pass (a full disk) is logged once, until one succeeds.
+    let failures = Episode::new("retention passes");
     while !*stop.borrow() {
         let now = OffsetDateTime::now_utc();
-        match store.claim_task(TASK, &holder, now, now - period).await {
+        let claimed = store.claim_task(TASK, &holder, now, now - period).await;
+        store.note_write(&claimed);
+        match claimed {
             Ok(true) => tokio::select! {
-                pruned = prune_older_than(&store, days) => match pruned {
-                    Ok(r) => {
+                pruned = prune_older_than(&store, days) => {
+                    store.note_write(&pruned);
+                    failures.note(&pruned);
+                    if let Ok(r) = pruned {
                         metrics.record_retention_pass(r.runs);
                         tracing::info!(runs = r.runs, samples = r.samples, "retention pass: pruned raw samples older than {days} days");
                     }
-                    Err(e) => tracing::warn!(error = %e, "cannot prune raw samples; the next period's pass will try again"),
                 },
                 // An unfinished batch is rolled back: nothing is half pruned.
                 _ = stop.changed() => break,
             },
             Ok(false) => {
+                failures.succeeded();
                 tracing::debug!("retention pass skipped: a server sharing the database ran it within the period")
             }
-            Err(e) => tracing::warn!(error = %e, "cannot claim the retention pass; will try again"),
+            Err(e) => failures.failed(&e),
         }
         tokio::select! {
             _ = tokio::time::sleep(every.min(CHECK_EVERY)) => {}

@@ -1,61 +1,17 @@
 //! A spool that cannot keep runs: its directory under a regular file, on a full disk, on a
 //! read-only file system. The agent says so, exits non-zero, and never drops a run silently.
 //!
-//! The full and read-only cases mount a small tmpfs, which needs root (permission bits do not stop
-//! root, so a mode-0500 directory would prove nothing); without it they are skipped with a note.
+//! The full and read-only cases mount a small tmpfs (`tests/common/tmpfs.rs`, shared with the
+//! server's tests), which needs root; without it they are skipped with a note.
 
 mod common;
+#[allow(dead_code)]
+#[path = "../../tests/common/tmpfs.rs"]
+mod tmpfs;
 use common::*;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// A tmpfs mounted on a temporary directory, unmounted when dropped.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` bytes with extra mount `options`; `None` without the privilege.
-    fn mount(size: usize, options: &str) -> Option<Tmpfs> {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = format!("size={size}{options}");
-        let out = Command::new("mount").args(["-t", "tmpfs", "-o", &opts, "tmpfs"]).arg(dir.path()).output().ok()?;
-        if !out.status.success() {
-            eprintln!("note: cannot mount a tmpfs ({}); skipped", String::from_utf8_lossy(&out.stderr).trim());
-            return None;
-        }
-        Some(Tmpfs { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn remount(&self, options: &str) {
-        let status = Command::new("mount").args(["-o", &format!("remount,{options}")]).arg(self.path()).status();
-        assert!(status.unwrap().success(), "remount {options}");
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
-}
-
-/// Fills the file system under `dir` until a write fails with "no space".
-fn fill(dir: &Path) {
-    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
-    let chunk = vec![0u8; 4096];
-    loop {
-        match f.write_all(&chunk) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::StorageFull => return,
-            Err(e) => panic!("filling {}: {e}", dir.display()),
-        }
-    }
-}
+use std::process::Output;
+use tmpfs::{fill, Tmpfs};
 
 /// What a spool directory holds besides `keep`: runs, temporary files, anything.
 fn leftovers(dir: &Path, keep: &[&str]) -> Vec<PathBuf> {

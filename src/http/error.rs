@@ -2,6 +2,7 @@
 //!
 //! 5xx answers say nothing internal; the log line carries the detail.
 
+use crate::store::StorageFault;
 use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -30,6 +31,9 @@ pub enum Error {
     Invalid(FieldError),
     #[error("the database is unavailable; try again shortly")]
     Unavailable(#[source] sqlx::Error),
+    /// The database cannot write for now (`StorageFault`): full, an I/O error, locked, read-only.
+    #[error("the database cannot store this now ({}); nothing was stored, try again later", .0.describe())]
+    Storage(StorageFault, #[source] sqlx::Error),
     /// The server is at one of its limits (connections, requests at once, the request timeout).
     #[error("{0}")]
     Busy(String),
@@ -41,6 +45,9 @@ pub enum Error {
 
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
+        if let Some(fault) = StorageFault::of(&e) {
+            return Error::Storage(fault, e);
+        }
         match e {
             // The database is down or saturated: say so and let the client retry, quickly.
             sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => Error::Unavailable(e),
@@ -52,10 +59,11 @@ impl From<sqlx::Error> for Error {
     }
 }
 
-/// Postgres error codes that mean the server is going away or not there yet, not that the query
-/// was wrong: connection exceptions (class 08) and shutdown or start-up (57P01 to 57P03).
+/// Postgres error codes that mean the server is going away, not there yet or full of clients, not
+/// that the query was wrong: connection exceptions (class 08), shutdown or start-up (57P01 to
+/// 57P03) and too many connections (53300).
 fn is_unavailable_sqlstate(code: &str) -> bool {
-    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }
 
 impl Error {
@@ -69,7 +77,7 @@ impl Error {
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::BadRequest(_) => StatusCode::BAD_REQUEST,
             Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Error::Unavailable(_) | Error::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Unavailable(_) | Error::Busy(_) | Error::Storage(..) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Database(_) | Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -85,6 +93,7 @@ impl Error {
             Error::BadRequest(_) => "bad_request",
             Error::Invalid(_) => "invalid_field",
             Error::Unavailable(_) | Error::Busy(_) => "unavailable",
+            Error::Storage(fault, _) => fault.code(),
             Error::Database(_) | Error::Internal(_) => "internal",
         }
     }
@@ -94,6 +103,7 @@ impl Error {
         if self.status().is_server_error() {
             match self {
                 Error::Unavailable(e) | Error::Database(e) => tracing::error!(error = %e, "database error"),
+                Error::Storage(fault, e) => tracing::error!(error = %e, fault = fault.kind(), "storage error"),
                 Error::Internal(e) => tracing::error!(error = format!("{e:#}"), "internal error"),
                 _ => {}
             }
@@ -112,7 +122,8 @@ pub struct ErrorDetail {
     /// The HTTP status, repeated.
     pub status: u16,
     /// A stable code: `unauthorized`, `forbidden`, `not_found`, `conflict`, `payload_too_large`,
-    /// `unsupported_media_type`, `bad_request`, `invalid_field`, `unavailable` or `internal`.
+    /// `unsupported_media_type`, `bad_request`, `invalid_field`, `unavailable`, `storage_full`,
+    /// `storage_io`, `storage_locked`, `storage_read_only`, `storage_exhausted` or `internal`.
     #[schema(example = "invalid_field")]
     pub code: &'static str,
     /// What went wrong, for people; 5xx messages say nothing internal.
@@ -136,9 +147,14 @@ impl IntoResponse for Error {
         let error =
             ErrorDetail { status: status.as_u16(), code: self.code(), message: self.to_string(), field, reason };
         let mut response = (status, Json(ErrorBody { error })).into_response();
-        if matches!(self, Error::Busy(_)) {
+        let retry_after = match &self {
             // The moment passes quickly: a request or a connection ends every few milliseconds.
-            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            Error::Busy(_) => Some(1),
+            Error::Storage(fault, _) => Some(fault.retry_after_secs()),
+            _ => None,
+        };
+        if let Some(secs) = retry_after {
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }

@@ -13,12 +13,18 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(healthz)).routes(routes!(readyz))
 }
 
-/// Whether the database answers.
+/// Whether the database answers, and whether its writes succeed.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Readiness {
     status: ReadyStatus,
     /// The backend: `postgres` or `sqlite`.
     database: &'static str,
+    /// The outcome of the server's latest write: `ok`, or `failing: ` and why (`storage full`,
+    /// `storage I/O error`, `database locked by another process`, `storage read-only`, `database
+    /// out of resources`). Reads go on while writes fail, and replicas on one database all see the
+    /// same fault, so this does not change the status code.
+    #[schema(example = "failing: storage full")]
+    writes: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -43,7 +49,8 @@ async fn healthz() -> &'static str {
 
 /// Readiness
 ///
-/// Answers 200 when the database answers a query, 503 when it does not.
+/// Answers 200 when the database answers a query, 503 when it does not; the body says whether
+/// the latest write succeeded.
 #[utoipa::path(
     get,
     path = "/readyz",
@@ -55,11 +62,15 @@ async fn healthz() -> &'static str {
 )]
 async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
     let database = state.store.backend_name();
+    let writes = match state.store.write_health().failing() {
+        None => "ok".to_string(),
+        Some(fault) => format!("failing: {}", fault.describe()),
+    };
     match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, Json(Readiness { status: ReadyStatus::Ready, database })),
+        Ok(()) => (StatusCode::OK, Json(Readiness { status: ReadyStatus::Ready, database, writes })),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(Readiness { status: ReadyStatus::Unavailable, database }))
+            (StatusCode::SERVICE_UNAVAILABLE, Json(Readiness { status: ReadyStatus::Unavailable, database, writes }))
         }
     }
 }

@@ -33,6 +33,7 @@ pub(super) async fn metrics(State(state): State<AppState>) -> impl IntoResponse 
         outbox_pending,
         summaries_pending,
         runs_queued: state.store.queued_runs(),
+        storage_errors: state.store.write_health().fault_counts().map(|(f, n)| (f.kind(), n)).to_vec(),
     });
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

@@ -25,6 +25,7 @@ pub use pass::SUMMARY_WINDOW;
 use crate::analysis::{self, Medians, Summary, WorkloadFit};
 use crate::config::AlertSettings;
 use crate::config::Config;
+use crate::episodes::Episode;
 use crate::metrics::Metrics;
 use crate::store::{Arrival, InsertOutcome, Store};
 use slopewatch_core::wire::{FieldError, RunSubmission};
@@ -44,6 +45,8 @@ pub struct Intake {
     turns: Arc<SummaryTurns>,
     /// Where the runs each pass took in are counted: the server's metrics, served at `/metrics`.
     metrics: Arc<Metrics>,
+    /// Failing passes, logged once from the first failure to the next success.
+    failures: Arc<Episode>,
 }
 
 /// What a summary pass needs of the server's configuration.
@@ -64,7 +67,8 @@ impl Intake {
             public_url: config.public_url.clone(),
             controls: config.controls.clone(),
         };
-        Intake { store, settings: Arc::new(settings), turns: Arc::default(), metrics }
+        let failures = Arc::new(Episode::new("summary passes"));
+        Intake { store, settings: Arc::new(settings), turns: Arc::default(), metrics, failures }
     }
 
     pub fn store(&self) -> &Store {
@@ -111,18 +115,16 @@ impl Intake {
     /// Takes every pending run into its version's summaries and alert rules; returns how many runs
     /// were taken in (`pass::summarize_pending`).
     pub async fn summarize_pending(&self) -> Result<usize, sqlx::Error> {
-        pass::summarize_pending(&self.store, &self.settings, &self.metrics).await
+        let taken = pass::summarize_pending(&self.store, &self.settings, &self.metrics, &self.failures).await;
+        self.failures.note(&taken);
+        taken
     }
 
     /// Takes in the runs left pending, by a server that stopped between storing a run and updating
-    /// its version's summaries or by a pass that failed.
+    /// its version's summaries or by a pass that failed (which `summarize_pending` logs).
     pub async fn catch_up(&self) {
-        match self.summarize_pending().await {
-            Ok(0) => {}
-            Ok(runs) => tracing::info!(runs, "took pending runs into their version summaries"),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot take pending runs into their version summaries; will try again")
-            }
+        if let Ok(runs @ 1..) = self.summarize_pending().await {
+            tracing::info!(runs, "took pending runs into their version summaries");
         }
     }
 
@@ -168,12 +170,11 @@ impl Intake {
     }
 
     /// One pass over everything pending. Every run counted before it starts has committed, so the
-    /// pass covers it; a failed pass is logged and its runs stay pending for the sweep.
+    /// pass covers it; a failed pass is logged (once an episode) and its runs stay pending for the
+    /// sweep.
     async fn summary_pass(&self) {
         let upto = self.store.runs_stored();
-        if let Err(e) = self.summarize_pending().await {
-            tracing::error!(error = %e, "cannot bring version summaries up to date; the runs stay pending");
-        }
+        let _ = self.summarize_pending().await;
         self.turns.taken_in.fetch_max(upto, Ordering::SeqCst);
     }
 }

@@ -5,6 +5,7 @@
 use super::regressions::{self, Judged};
 use super::{Settings, SummaryRow};
 use crate::analysis::{self, RunFit};
+use crate::episodes::Episode;
 use crate::metrics::Metrics;
 use crate::rules::evaluate::Outcomes;
 use crate::store::{add_failures, NewSummary, Store, SummaryTotals, WindowFit};
@@ -35,6 +36,7 @@ pub(super) async fn summarize_pending(
     store: &Store,
     settings: &Settings,
     metrics: &Metrics,
+    failures: &Episode,
 ) -> Result<usize, sqlx::Error> {
     let mut taken = 0;
     loop {
@@ -46,21 +48,28 @@ pub(super) async fn summarize_pending(
         let mut first_error = None;
         let mut chunks: VecDeque<&[LineageVersion]> = versions.chunks(store.summary_versions_per_tx()).collect();
         while let Some(chunk) = chunks.pop_front() {
-            match summarize_versions(store, chunk, settings).await {
+            let outcome = summarize_versions(store, chunk, settings).await;
+            store.note_write(&outcome);
+            match outcome {
                 Ok(n) => {
                     metrics.record_summary_claims(n);
                     taken += n;
                     full |= n == CLAIM_CHUNK as usize;
                 }
                 Err(e) if chunk.len() > 1 => {
-                    tracing::warn!(error = %e, versions = chunk.len(), "a summary pass failed; trying each version alone");
+                    // While passes keep failing (a full disk), the episode's first line said so.
+                    if !failures.failing() {
+                        tracing::warn!(error = %e, versions = chunk.len(), "a summary pass failed; trying each version alone");
+                    }
                     for alone in chunk.chunks(1).rev() {
                         chunks.push_front(alone);
                     }
                 }
                 Err(e) => {
                     let LineageVersion { lineage, version } = &chunk[0];
-                    tracing::error!(error = %e, lineage, version, "cannot update the version's summaries");
+                    if !failures.failing() {
+                        tracing::error!(error = %e, lineage, version, "cannot update the version's summaries");
+                    }
                     first_error.get_or_insert(e);
                 }
             }

@@ -18,6 +18,7 @@ pub mod contracts;
 mod control;
 mod db;
 mod failures;
+mod faults;
 mod inventory;
 mod lineage;
 mod outbox;
@@ -39,6 +40,7 @@ pub use bisections::{BisectionWrite, StoredBisection};
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
 pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
+pub use faults::{StorageFault, WriteHealth};
 pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery};
 pub use regressions::{MemberFix, NewMember, NewRegression};
@@ -79,6 +81,8 @@ pub struct Store {
     run_queue: Option<sqlite_writer::RunQueue>,
     /// How many runs this process has stored (`Store::runs_stored`).
     stored: Arc<AtomicU64>,
+    /// The latest write's outcome and the storage faults so far, for health checks and metrics.
+    write_health: Arc<WriteHealth>,
 }
 
 impl std::fmt::Debug for Store {
@@ -161,6 +165,21 @@ impl Store {
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 // A file does not hang up: nothing to check before use.
                 .test_before_acquire(false)
+                // A COMMIT that fails for lack of space or an I/O error can leave sqlx believing
+                // the connection is still in a transaction after SQLite rolled it back itself, so
+                // that every later BEGIN on it fails. Such a connection is closed, not pooled, and
+                // the pool opens a fresh one: the writer carries on once the fault passes. The
+                // ping waits for the rollback a dropped transaction queued.
+                .after_release(|conn, _| {
+                    Box::pin(async move {
+                        sqlx::Connection::ping(&mut *conn).await?;
+                        let clean = !sqlx::Connection::is_in_transaction(&*conn);
+                        if !clean {
+                            tracing::warn!("closing a SQLite connection left inside a failed transaction");
+                        }
+                        Ok(clean)
+                    })
+                })
                 .connect_with(opts)
                 .await
                 .map_err(connect)?;
@@ -168,7 +187,13 @@ impl Store {
         } else {
             return Err(OpenError::UnknownScheme(masked));
         };
-        let mut store = Store { pool, sqlite_writer: Arc::default(), run_queue: None, stored: Arc::default() };
+        let mut store = Store {
+            pool,
+            sqlite_writer: Arc::default(),
+            run_queue: None,
+            stored: Arc::default(),
+            write_health: Arc::default(),
+        };
         if let Pool::Sqlite(pool) = &store.pool {
             // The writer's own handle has no queue, so the writer stops once the last handle that
             // can hand it runs is gone.
@@ -255,6 +280,17 @@ impl Store {
     /// Succeeds when the database answers a query.
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
         self.execute(&db::sql("SELECT 1")).await.map(drop)
+    }
+
+    /// The latest write's outcome and the storage faults counted so far.
+    pub fn write_health(&self) -> &WriteHealth {
+        &self.write_health
+    }
+
+    /// Notes the outcome of a write (`WriteHealth::note`): the store's own writes of runs, the
+    /// outbox and retention note theirs, and the intake notes its summary passes'.
+    pub fn note_write<T>(&self, outcome: &Result<T, sqlx::Error>) {
+        self.write_health.note(outcome);
     }
 
     /// Connections in use and idle, for metrics and readiness.

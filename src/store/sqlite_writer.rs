@@ -4,6 +4,7 @@
 //! write-ahead log into the database file in the background.
 
 use super::columns::{PendingRun, Step};
+use crate::episodes::Episode;
 use futures_util::future::BoxFuture;
 use sqlx::SqlitePool;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,6 +42,7 @@ impl RunQueue {
             let mut checkpoints = tokio::time::interval(CHECKPOINT_EVERY);
             checkpoints.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut checkpoint: Option<tokio::task::JoinHandle<()>> = None;
+            let failures = Arc::new(Episode::new("SQLite log checkpoints"));
             loop {
                 let first = tokio::select! {
                     first = queue.recv() => match first {
@@ -49,8 +51,9 @@ impl RunQueue {
                     },
                     _ = checkpoints.tick() => {
                         if checkpoint.as_ref().is_none_or(|c| c.is_finished()) {
-                            let (pool, turn) = (pool.clone(), turn.clone());
-                            checkpoint = Some(tokio::spawn(async move { checkpoint_in_turn(&pool, &turn).await }));
+                            let (pool, turn, failures) = (pool.clone(), turn.clone(), failures.clone());
+                            checkpoint =
+                                Some(tokio::spawn(async move { checkpoint_in_turn(&pool, &turn, &failures).await }));
                         }
                         continue;
                     }
@@ -109,14 +112,13 @@ impl RunQueue {
     }
 }
 
-/// Copies the log into the database file (`checkpoint`), unless the store is closing.
-async fn checkpoint_in_turn(pool: &SqlitePool, turn: &Mutex<()>) {
+/// Copies the log into the database file (`checkpoint`), unless the store is closing. Failures
+/// (a full disk fails every second) are logged once, until a checkpoint succeeds.
+async fn checkpoint_in_turn(pool: &SqlitePool, turn: &Mutex<()>, failures: &Episode) {
     if pool.is_closed() {
         return;
     }
-    if let Err(e) = checkpoint(pool, turn, LOG_LIMIT).await {
-        tracing::warn!(error = %e, "cannot checkpoint the SQLite log; it is tried again in a second");
-    }
+    failures.note(&checkpoint(pool, turn, LOG_LIMIT).await);
 }
 
 /// How often the log is copied into the database file.

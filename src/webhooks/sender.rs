@@ -4,6 +4,7 @@
 
 use super::signing;
 use crate::config::{AlertSettings, RetryPolicy};
+use crate::episodes::Episode;
 use crate::metrics::Metrics;
 use crate::model::AttemptOutcome;
 use crate::store::{ClaimedDelivery, NewAttempt, Store};
@@ -44,15 +45,14 @@ pub async fn run(store: Store, settings: AlertSettings, metrics: Arc<Metrics>, m
     };
     let lease = settings.retry.timeout + LEASE_MARGIN;
     tracing::info!(targets = settings.webhooks.len(), "alert outbox worker started");
+    // Claiming is a write: on a full disk it fails every poll, and is logged once until it works.
+    let failures = Episode::new("the alert outbox");
     while !*stop.borrow() {
         let now = OffsetDateTime::now_utc();
-        let claimed = match store.claim_due_deliveries(now, now + lease, BATCH).await {
-            Ok(claimed) => claimed,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot read the alert outbox");
-                Vec::new()
-            }
-        };
+        let claimed = store.claim_due_deliveries(now, now + lease, BATCH).await;
+        store.note_write(&claimed);
+        failures.note(&claimed);
+        let claimed = claimed.unwrap_or_default();
         metrics.record_deliveries_claimed(claimed.len());
         if claimed.is_empty() {
             tokio::select! {
@@ -61,7 +61,7 @@ pub async fn run(store: Store, settings: AlertSettings, metrics: Arc<Metrics>, m
             }
             continue;
         }
-        let sends = claimed.iter().map(|d| attempt(&store, &settings, &client, &metrics, d));
+        let sends = claimed.iter().map(|d| attempt(&store, &settings, &client, &metrics, &failures, d));
         futures_util::future::join_all(sends).await;
     }
     tracing::info!("alert outbox worker stopped");
@@ -72,6 +72,7 @@ async fn attempt(
     settings: &AlertSettings,
     client: &reqwest::Client,
     metrics: &Metrics,
+    failures: &Episode,
     d: &ClaimedDelivery,
 ) {
     let started = Instant::now();
@@ -121,9 +122,12 @@ async fn attempt(
         }
     }
     let attempt = NewAttempt { at, http_status, latency_ms, error: error.as_deref(), outcome };
-    if let Err(e) = store.finish_attempt(d, &attempt).await {
-        // The claim's lease runs out and the delivery is tried again, under the same id.
-        tracing::error!(delivery = %d.id, error = %e, "cannot record a delivery attempt");
+    // When it fails, the claim's lease runs out and the delivery is tried again, under the same id.
+    let recorded = store.finish_attempt(d, &attempt).await;
+    store.note_write(&recorded);
+    if let Err(e) = recorded {
+        tracing::debug!(delivery = %d.id, error = %e, "cannot record a delivery attempt");
+        failures.failed(&e);
     }
 }
 

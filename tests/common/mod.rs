@@ -4,6 +4,7 @@
 pub mod chromium;
 pub mod forms;
 pub mod process;
+pub mod tmpfs;
 pub mod webhooks;
 
 use axum::body::Body;

@@ -94,9 +94,11 @@ impl Store {
         let pending = PendingRun::new(run, fits, arrival);
         let content_hash = pending.content_hash.clone();
         let step = match &self.run_queue {
-            Some(queue) => queue.write(pending).await?,
-            None => self.write_runs(std::slice::from_ref(&pending)).await.pop().expect("one outcome per run")?,
+            Some(queue) => queue.write(pending).await,
+            None => self.write_runs(std::slice::from_ref(&pending)).await.pop().expect("one outcome per run"),
         };
+        self.note_write(&step);
+        let step = step?;
         Ok(match step {
             Step::Stored => InsertOutcome::Created(RunReceipt::from_fits(run.run_id, fits)),
             Step::AlreadyThere(hash) if hash == content_hash => {

@@ -170,7 +170,7 @@ async fn a_429_is_retried_no_sooner_than_its_retry_after_and_no_later_than_max_d
         }
         outbox_until(&a, "both delivered", |o| o.pending.is_empty()).await;
         let outbox = outbox(&a).await;
-        for (i, (lowest, highest)) in [(2.0, 2.9), (3.0, 4.0)].into_iter().enumerate() {
+        for (i, (lowest, highest)) in [(2.0, 4.0), (3.0, 5.0)].into_iter().enumerate() {
             let d = to(&outbox.recent, &format!("target-{i}"));
             assert_eq!(d.delivery.status, "delivered");
             assert_eq!(d.attempts.iter().map(|t| t.http_status).collect::<Vec<_>>(), [Some(429), Some(200)]);

@@ -64,9 +64,9 @@ pub fn retry_after_wait(value: &str, now: OffsetDateTime) -> Option<Duration> {
 }
 
 /// What follows from an attempt at `at` that got `answer`: delivered; refused after `REFUSALS`
-/// refusals in a row; otherwise another attempt after the backoff (or after the wait a 429 asks
-/// for, at most `max_delay`), unless that would fall past `give_up_after` from the start of the
-/// delivery's retries.
+/// refusals in a row; otherwise another attempt after the backoff, or after the wait a 429 asks
+/// for (at least `base`, so that `Retry-After: 0` is no busy loop, and at most `max_delay`),
+/// unless that would fall past `give_up_after` from the start of the delivery's retries.
 pub fn decide(
     answer: Answer,
     d: &ClaimedDelivery,
@@ -77,7 +77,7 @@ pub fn decide(
     let wait = match answer {
         Answer::Accepted => return AttemptOutcome::Delivered,
         Answer::Refused if d.refusals + 1 >= REFUSALS => return AttemptOutcome::Refused,
-        Answer::TooMany(Some(asked)) => asked.min(policy.max_delay),
+        Answer::TooMany(Some(asked)) => asked.max(policy.base).min(policy.max_delay),
         Answer::Refused | Answer::TooMany(None) | Answer::Failed => backoff(policy, d.attempts, rng),
     };
     let next = at + wait;
@@ -323,7 +323,7 @@ mod tests {
     }
 
     #[test]
-    fn a_429_waits_what_it_asks_within_max_delay_and_gives_up_past_the_window() {
+    fn a_429_waits_what_it_asks_between_base_and_max_delay_and_gives_up_past_the_window() {
         let policy = RetryPolicy { max_delay: Duration::from_secs(600), ..RetryPolicy::default() };
         let at = time::macros::datetime!(2026-12-03 10:00:00 UTC);
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
@@ -334,6 +334,11 @@ mod tests {
             decide(asked(86_400), &d, at, &policy, &mut rng),
             AttemptOutcome::RetryAt(at + Duration::from_secs(600)),
             "bounded by max_delay"
+        );
+        assert_eq!(
+            decide(asked(0), &d, at, &policy, &mut rng),
+            AttemptOutcome::RetryAt(at + policy.base),
+            "at least base"
         );
         let old = claimed(40, 0, at - policy.give_up_after);
         assert_eq!(decide(asked(90), &old, at, &policy, &mut rng), AttemptOutcome::GaveUp);

@@ -41,6 +41,7 @@ pub struct Metrics {
     webhook_delivered: AtomicU64,
     webhook_failed: AtomicU64,
     webhook_gave_up: AtomicU64,
+    webhook_refused: AtomicU64,
     /// Work this process claimed from what replicas on one database share: the counts summed over
     /// replicas equal the work done when no two did the same.
     summary_runs_claimed: AtomicU64,
@@ -61,6 +62,8 @@ pub struct Gauges {
     pub pool: (u32, usize),
     /// Deliveries waiting in the alert outbox; `None` when the database could not be asked.
     pub outbox_pending: Option<i64>,
+    /// Deliveries their targets refused, waiting for a person to resend them; `None` as above.
+    pub outbox_refused: Option<i64>,
     /// Stored runs their version summaries have not taken in yet; `None` as above.
     pub summaries_pending: Option<i64>,
     /// Runs the SQLite writer holds, waiting or being written (always 0 on Postgres).
@@ -108,6 +111,7 @@ impl Metrics {
             AttemptOutcome::Delivered => &self.webhook_delivered,
             AttemptOutcome::RetryAt(_) => &self.webhook_failed,
             AttemptOutcome::GaveUp => &self.webhook_gave_up,
+            AttemptOutcome::Refused => &self.webhook_refused,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -181,13 +185,15 @@ impl Metrics {
         }
         out.push_str(
             "# HELP slopewatch_webhook_attempts_total Webhook delivery attempts by outcome: delivered; failed, \
-             to be retried; gave_up, failed and not to be retried.\n",
+             to be retried; gave_up, failed and not to be retried; refused, refused by the target too \
+             often in a row to be retried.\n",
         );
         out.push_str("# TYPE slopewatch_webhook_attempts_total counter\n");
         for (outcome, counter) in [
             ("delivered", &self.webhook_delivered),
             ("failed", &self.webhook_failed),
             ("gave_up", &self.webhook_gave_up),
+            ("refused", &self.webhook_refused),
         ] {
             let _ = writeln!(
                 out,
@@ -225,6 +231,14 @@ impl Metrics {
                 "slopewatch_webhook_outbox_pending",
                 "Webhook deliveries waiting in the outbox.",
                 pending as f64,
+            );
+        }
+        if let Some(refused) = gauges.outbox_refused {
+            gauge(
+                &mut out,
+                "slopewatch_webhook_outbox_refused",
+                "Webhook deliveries their targets refused, until resent.",
+                refused as f64,
             );
         }
         if let Some(pending) = gauges.summaries_pending {
@@ -283,12 +297,14 @@ mod tests {
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::RetryAt(time::OffsetDateTime::UNIX_EPOCH));
         m.record_webhook_attempt(&AttemptOutcome::Delivered);
+        m.record_webhook_attempt(&AttemptOutcome::Refused);
         m.record_summary_claims(7);
         m.record_deliveries_claimed(2);
         m.record_retention_pass(4);
         let text = m.render(&Gauges {
             pool: (4, 3),
             outbox_pending: Some(5),
+            outbox_refused: Some(1),
             summaries_pending: Some(2),
             runs_queued: 3,
             storage_errors: vec![("full", 2), ("io", 0)],
@@ -306,7 +322,9 @@ mod tests {
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"failed\"} 2"));
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"delivered\"} 1"));
         assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"gave_up\"} 0"));
+        assert!(text.contains("slopewatch_webhook_attempts_total{outcome=\"refused\"} 1"));
         assert!(text.contains("slopewatch_webhook_outbox_pending 5"));
+        assert!(text.contains("slopewatch_webhook_outbox_refused 1"));
         assert!(text.contains("slopewatch_summaries_pending 2"));
         assert!(text.contains("slopewatch_storage_errors_total{kind=\"full\"} 2"), "{text}");
         assert!(text.contains("slopewatch_runs_queued 3"));
@@ -321,11 +339,13 @@ mod tests {
         let text = Metrics::default().render(&Gauges {
             pool: (1, 1),
             outbox_pending: None,
+            outbox_refused: None,
             summaries_pending: None,
             runs_queued: 0,
             storage_errors: Vec::new(),
         });
         assert!(!text.contains("slopewatch_webhook_outbox_pending"), "{text}");
+        assert!(!text.contains("slopewatch_webhook_outbox_refused"), "{text}");
         assert!(!text.contains("slopewatch_summaries_pending"), "{text}");
         assert!(text.contains("slopewatch_db_pool_connections 1"));
     }

@@ -4,8 +4,8 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::webhooks::{assert_signed, body_json, wait_for, Receiver, SECRET};
-use common::{create_token, on_both_backends, TestApp, TestDb};
+use common::webhooks::{assert_signed, body_json, wait_for, Alerting, Receiver, SECRET};
+use common::{create_token, on_both_backends, TestApp};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use slopewatch::config::Config;
@@ -13,7 +13,6 @@ use slopewatch::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
 use slopewatch::store::Scope;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
 
 fn fast_retry() -> RetryPolicy {
     RetryPolicy {
@@ -39,28 +38,6 @@ fn config_for(receiver: &Receiver) -> Config {
             ..AlertSettings::default()
         },
         ..Config::default()
-    }
-}
-
-/// The app plus an outbox worker running in this process until dropped.
-struct Alerting {
-    app: TestApp,
-    stop: watch::Sender<bool>,
-}
-
-impl Alerting {
-    async fn new(db: TestDb, config: Config) -> Alerting {
-        let (stop, stopped) = watch::channel(false);
-        let settings = config.alerts.clone();
-        let app = TestApp::with_config(db, config).await;
-        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
-        Alerting { app, stop }
-    }
-}
-
-impl Drop for Alerting {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
     }
 }
 
@@ -107,7 +84,7 @@ async fn submit(app: &TestApp, run: &Value) {
 }
 
 async fn outbox_is_empty(app: &TestApp) -> bool {
-    app.db.store.deliveries(100).await.unwrap().0.is_empty()
+    app.db.store.deliveries(100).await.unwrap().pending.is_empty()
 }
 
 #[tokio::test]
@@ -179,7 +156,7 @@ async fn a_receiver_that_is_down_gets_the_alert_once_it_comes_up() {
         let store = a.app.db.store.clone();
         let start = Instant::now();
         loop {
-            let (pending, _) = store.deliveries(10).await.unwrap();
+            let pending = store.deliveries(10).await.unwrap().pending;
             if pending.first().is_some_and(|d| d.attempts.len() >= 2) {
                 let errors: Vec<_> = pending[0].attempts.iter().map(|t| t.error.clone().unwrap_or_default()).collect();
                 assert!(errors.iter().all(|e| !e.is_empty() && !e.contains(SECRET)), "{errors:?}");
@@ -202,7 +179,7 @@ async fn a_receiver_that_is_down_gets_the_alert_once_it_comes_up() {
         assert!(idle, "the delivered row leaves the outbox");
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert_eq!(receiver.seen().len(), 1, "delivered exactly once");
-        let (_, recent) = store.deliveries(10).await.unwrap();
+        let recent = store.deliveries(10).await.unwrap().recent;
         assert_eq!(recent.len(), 1);
         assert_eq!(recent[0].delivery.status, "delivered");
         assert!(recent[0].attempts.len() >= 3, "failed attempts and the success are all recorded");
@@ -284,7 +261,7 @@ async fn metrics_count_a_delivery_given_up() {
         .await;
         assert_eq!(metric(&text, FAILED), Some(0.0), "{text}");
         assert_eq!(metric(&text, DELIVERED), Some(0.0), "{text}");
-        let (_, done) = a.app.db.store.deliveries(10).await.unwrap();
+        let done = a.app.db.store.deliveries(10).await.unwrap().recent;
         assert_eq!(done[0].delivery.status, "failed");
     })
     .await;
@@ -368,7 +345,7 @@ async fn a_server_restarted_during_retries_still_delivers_exactly_once() {
         assert_eq!(seen.len(), failed_before_restart + 1, "nothing sent after the success");
         assert!(seen.iter().all(|r| r.delivery == seen[0].delivery), "one delivery id across retries and restarts");
         assert!(seen.iter().all(|r| r.body == seen[0].body), "the same body on every attempt");
-        let (pending, recent) = db.store.deliveries(10).await.unwrap();
+        let slopewatch::store::Outbox { pending, recent, .. } = db.store.deliveries(10).await.unwrap();
         assert!(pending.is_empty());
         assert_eq!(recent[0].delivery.status, "delivered");
     })
@@ -430,7 +407,7 @@ async fn noisy_linear_series_raise_nothing_and_every_quadratic_series_alerts_exa
             assert_eq!(r.previous_version.as_deref(), Some("1.3.0"));
             assert_eq!(workloads.len(), 4, "all four workloads in one regression");
         }
-        let (pending, _) = app.db.store.deliveries(100).await.unwrap();
+        let pending = app.db.store.deliveries(100).await.unwrap().pending;
         assert_eq!(pending.len(), 4, "one outbox row per regression opened");
         eprintln!("naive single-fit alarms avoided: {naive_alarms}");
     })
@@ -455,7 +432,7 @@ async fn a_workload_crossing_later_at_the_same_version_joins_the_open_regression
         assert_eq!(late, ["strspn-scan"]);
         let detail = app.db.store.regression(regressions[0].0.id).await.unwrap().unwrap();
         assert!(detail.events.iter().any(|e| e.kind == "joined"), "the join is noted");
-        let (pending, _) = app.db.store.deliveries(100).await.unwrap();
+        let pending = app.db.store.deliveries(100).await.unwrap().pending;
         assert_eq!(pending.len(), 1, "joining does not page again");
     })
     .await;

@@ -611,3 +611,97 @@ async fn a_store_from_before_metrics_reads_as_wall_time_and_takes_counted_runs_b
         assert_eq!(ids, ["1:wall", "2:instructions-perf"], "the old workload keeps its id");
     }
 }
+
+const OUTBOX_PENDING: &str = "6f1d3c9e-0000-4000-8000-0000000000a1";
+const OUTBOX_FAILED: &str = "6f1d3c9e-0000-4000-8000-0000000000a2";
+
+/// A regression with a pending delivery and a failed one, each with attempts, as a store at
+/// migration 0020 holds them.
+macro_rules! seed_outbox_0020 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        let at = time::macros::datetime!(2026-11-01 12:00 UTC);
+        sqlx::query(
+            "INSERT INTO regressions (id, lineage, version, status, first_run_at, opened_at)
+             VALUES (7, 'zig-cc-musl', '0.16.0', 'open', $1, $1)",
+        )
+        .bind(at)
+        .execute(pool)
+        .await
+        .unwrap();
+        for (id, status) in [(OUTBOX_PENDING, "pending"), (OUTBOX_FAILED, "failed")] {
+            let id: uuid::Uuid = id.parse().unwrap();
+            sqlx::query(
+                "INSERT INTO deliveries (id, regression_id, event, target, body, status, created_at, next_attempt_at,
+                                         attempts, last_error)
+                 VALUES ($1, 7, 'regression.opened', 'team', '{}', $2, $3, $3, 2, 'HTTP 500')",
+            )
+            .bind(id)
+            .bind(status)
+            .bind(at)
+            .execute(pool)
+            .await
+            .unwrap();
+            for attempt in 1..=2 {
+                sqlx::query(
+                    "INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error)
+                     VALUES ($1, $2, $3, 500, 1.5, 'HTTP 500')",
+                )
+                .bind(id)
+                .bind(attempt)
+                .bind(at)
+                .execute(pool)
+                .await
+                .unwrap();
+            }
+        }
+    }};
+}
+
+#[tokio::test]
+async fn deliveries_and_their_attempts_survive_the_upgrade_that_adds_refusals() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 20, seed_outbox_0020);
+        db.store.migrate().await.unwrap();
+        if backend == Backend::Sqlite {
+            assert!(
+                db.texts("SELECT \"table\" FROM pragma_foreign_key_check").await.is_empty(),
+                "every reference kept"
+            );
+        }
+        let deliveries = db.store.regression(7).await.unwrap().unwrap().deliveries;
+        let kept: Vec<_> = deliveries
+            .iter()
+            .map(|d| (d.delivery.id.to_string(), d.delivery.status.clone(), d.attempts.len()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (OUTBOX_PENDING.to_string(), "pending".to_string(), 2),
+                (OUTBOX_FAILED.to_string(), "failed".to_string(), 2)
+            ]
+        );
+        assert!(deliveries.iter().flat_map(|d| &d.attempts).all(|a| a.http_status == Some(500) && a.answer.is_none()));
+
+        // The failed one can be resent, and a delivery can now be refused.
+        let now = time::OffsetDateTime::now_utc();
+        assert!(db.store.resend_delivery(OUTBOX_FAILED.parse().unwrap(), "test-editor", now).await.unwrap());
+        db.execute(&format!(
+            "UPDATE deliveries SET status = 'refused' WHERE id = {}",
+            id_literal(backend, OUTBOX_PENDING)
+        ))
+        .await;
+        assert_eq!(db.store.refused_deliveries().await.unwrap(), 1);
+        assert_eq!(db.store.pending_deliveries().await.unwrap(), 1);
+    }
+}
+
+/// A UUID as a literal of the backend's column type.
+fn id_literal(backend: Backend, id: &str) -> String {
+    match backend {
+        Backend::Postgres => format!("'{id}'"),
+        Backend::Sqlite => format!("X'{}'", id.replace('-', "")),
+    }
+}

@@ -9,7 +9,7 @@ use axum::response::IntoResponse;
 /// Prometheus metrics
 ///
 /// Requests by route and status with latency, runs and samples ingested, rejections by reason,
-/// webhook attempts by outcome, the alert outbox's depth and database pool use, in the Prometheus
+/// webhook attempts by outcome, the alert outbox's depth and refused deliveries and database pool use, in the Prometheus
 /// text format.
 #[utoipa::path(
     get,
@@ -27,10 +27,12 @@ pub(super) async fn metrics(State(state): State<AppState>) -> impl IntoResponse 
         }
     };
     let outbox_pending = counted(state.store.pending_deliveries().await, "the alert outbox");
+    let outbox_refused = counted(state.store.refused_deliveries().await, "the refused deliveries");
     let summaries_pending = counted(state.store.pending_summaries().await, "the runs pending a summary pass");
     let body = state.metrics.render(&Gauges {
         pool: state.store.pool_usage(),
         outbox_pending,
+        outbox_refused,
         summaries_pending,
         runs_queued: state.store.queued_runs(),
         storage_errors: state.store.write_health().fault_counts().map(|(f, n)| (f.kind(), n)).to_vec(),

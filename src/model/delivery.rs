@@ -22,6 +22,10 @@ pub struct DeliveryRow {
     #[serde(with = "time::serde::rfc3339::option")]
     pub delivered_at: Option<OffsetDateTime>,
     pub last_error: Option<String>,
+    /// When a person last resent it (a refused or failed delivery), and who.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub resent_at: Option<OffsetDateTime>,
+    pub resent_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
@@ -33,6 +37,8 @@ pub struct DeliveryAttempt {
     pub http_status: Option<i32>,
     pub latency_ms: f64,
     pub error: Option<String>,
+    /// The first line of the body of an answer other than 2xx, bounded.
+    pub answer: Option<String>,
 }
 
 /// A delivery with its attempts, oldest first.
@@ -48,4 +54,6 @@ pub enum AttemptOutcome {
     Delivered,
     RetryAt(OffsetDateTime),
     GaveUp,
+    /// The target said no often enough in a row: not retried until a person resends it.
+    Refused,
 }

@@ -10,7 +10,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 const DELIVERY_COLUMNS: &str = "SELECT id, regression_id, event, target, status, created_at, next_attempt_at, attempts,
-     delivered_at, last_error FROM deliveries";
+     delivered_at, last_error, resent_at, resent_by FROM deliveries";
+const ATTEMPT_COLUMNS: &str =
+    "SELECT delivery_id, attempt, at, http_status, latency_ms, error, answer FROM delivery_attempts";
 
 /// A delivery claimed by a sender, to send now.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -21,7 +23,10 @@ pub struct ClaimedDelivery {
     pub body: String,
     /// This attempt's number, from 1.
     pub attempts: i32,
-    pub created_at: OffsetDateTime,
+    /// Refusals in a row before this attempt.
+    pub refusals: i32,
+    /// When this round of retries began: the delivery's creation, or its last resend.
+    pub since: OffsetDateTime,
 }
 
 /// One attempt at sending a claimed delivery, to record.
@@ -32,6 +37,10 @@ pub struct NewAttempt<'a> {
     pub latency_ms: f64,
     /// Why it failed, when it did.
     pub error: Option<&'a str>,
+    /// The first line of the body of an answer other than 2xx.
+    pub answer: Option<&'a str>,
+    /// Whether the target refused it (a 3xx, or a 4xx other than 408 and 429).
+    pub refusal: bool,
     /// What follows from it.
     pub outcome: AttemptOutcome,
 }
@@ -44,24 +53,42 @@ pub struct NewDelivery<'a> {
     pub body: String,
 }
 
+/// The outbox as `/deliveries` shows it, each delivery with its attempts.
+pub struct Outbox {
+    /// Still to send, the next due first.
+    pub pending: Vec<DeliveryDetail>,
+    /// Refused by their targets, the newest first: they wait for a person to resend them.
+    pub refused: Vec<DeliveryDetail>,
+    /// Delivered or given up, the newest first.
+    pub recent: Vec<DeliveryDetail>,
+}
+
 impl Store {
-    /// Deliveries still to send, and the most recent `limit` others, each with its attempts.
-    pub async fn deliveries(&self, limit: i64) -> Result<(Vec<DeliveryDetail>, Vec<DeliveryDetail>), sqlx::Error> {
+    /// Deliveries still to send, and the most recent `limit` refused ones and others.
+    pub async fn deliveries(&self, limit: i64) -> Result<Outbox, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
         let q = sql(format!("{DELIVERY_COLUMNS} WHERE status = 'pending' ORDER BY next_attempt_at"));
         let pending: Vec<DeliveryRow> = conn.exec().all(&q).await?;
-        let q = sql(format!("{DELIVERY_COLUMNS} WHERE status <> 'pending' ORDER BY created_at DESC LIMIT $1"));
-        let done: Vec<DeliveryRow> = conn.exec().all(&q.bind(limit)).await?;
-        let q = sql("SELECT delivery_id, attempt, at, http_status, latency_ms, error FROM delivery_attempts
-             WHERE delivery_id IN (SELECT id FROM deliveries WHERE status = 'pending')
-                OR delivery_id IN (SELECT id FROM deliveries WHERE status <> 'pending' ORDER BY created_at DESC LIMIT $1)
-             ORDER BY attempt");
+        let q = sql(format!("{DELIVERY_COLUMNS} WHERE status = 'refused' ORDER BY created_at DESC LIMIT $1"));
+        let refused: Vec<DeliveryRow> = conn.exec().all(&q.bind(limit)).await?;
+        let q = sql(format!(
+            "{DELIVERY_COLUMNS} WHERE status IN ('delivered', 'failed') ORDER BY created_at DESC LIMIT $1"
+        ));
+        let recent: Vec<DeliveryRow> = conn.exec().all(&q.bind(limit)).await?;
+        let q = sql(format!(
+            "{ATTEMPT_COLUMNS} WHERE delivery_id IN (SELECT id FROM deliveries WHERE status = 'pending')
+                OR delivery_id IN (SELECT id FROM deliveries WHERE status = 'refused' ORDER BY created_at DESC LIMIT $1)
+                OR delivery_id IN (SELECT id FROM deliveries WHERE status IN ('delivered', 'failed')
+                                   ORDER BY created_at DESC LIMIT $1)
+             ORDER BY attempt"
+        ));
         let attempts: Vec<DeliveryAttempt> = conn.exec().all(&q.bind(limit)).await?;
-        let (pending_ids, attempts): (Vec<_>, Vec<_>) = {
-            let ids: Vec<Uuid> = pending.iter().map(|d| d.id).collect();
-            attempts.into_iter().partition(|a| ids.contains(&a.delivery_id))
-        };
-        Ok((with_attempts(pending, pending_ids), with_attempts(done, attempts)))
+        let mut by_delivery = by_delivery(attempts);
+        Ok(Outbox {
+            pending: with_attempts(pending, &mut by_delivery),
+            refused: with_attempts(refused, &mut by_delivery),
+            recent: with_attempts(recent, &mut by_delivery),
+        })
     }
 
     /// How many deliveries wait in the outbox, due or not; counted on the partial index of pending rows.
@@ -74,7 +101,10 @@ impl Store {
     /// so no other sender takes them while this one sends, and a sender that dies mid-send only
     /// delays them until then. A target hears of a regression in the order its events happened:
     /// a delivery waits while an earlier one of its regression to its target is still pending
-    /// (opened before resolved, even when one pass decides both).
+    /// (opened before resolved, even when one pass decides both). A refused delivery does not
+    /// hold the later ones back: like a failed one it is settled until a person resends it, and
+    /// the target has said it does not take this event, so holding the rest would silence it for
+    /// good. A resent delivery is pending again, and later ones still pending wait for it.
     pub async fn claim_due_deliveries(
         &self,
         now: OffsetDateTime,
@@ -88,7 +118,7 @@ impl Store {
                                             AND e.target = d.target AND e.status = 'pending'
                                             AND e.created_at < d.created_at)
                           ORDER BY next_attempt_at, created_at LIMIT $3{})
-             RETURNING id, event, target, body, attempts, created_at",
+             RETURNING id, event, target, body, attempts, refusals, COALESCE(resent_at, created_at) AS since",
             self.pool.skip_locked()
         ));
         self.all(&q.bind(lease_until).bind(now).bind(limit)).await
@@ -100,31 +130,54 @@ impl Store {
         delivery: &ClaimedDelivery,
         attempt: &NewAttempt<'_>,
     ) -> Result<(), sqlx::Error> {
-        let NewAttempt { at, http_status, latency_ms, error, outcome } = *attempt;
+        let NewAttempt { at, http_status, latency_ms, error, answer, refusal, outcome } = *attempt;
         let (status, next, delivered_at) = match outcome {
             AttemptOutcome::Delivered => ("delivered", at, Some(at)),
             AttemptOutcome::RetryAt(next) => ("pending", next, None),
             AttemptOutcome::GaveUp => ("failed", at, None),
+            AttemptOutcome::Refused => ("refused", at, None),
         };
         let mut tx = self.begin().await?;
-        let q = sql("INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error)
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (delivery_id, attempt) DO NOTHING")
+        let q = sql("INSERT INTO delivery_attempts (delivery_id, attempt, at, http_status, latency_ms, error, answer)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt) DO NOTHING")
         .bind(delivery.id)
         .bind(delivery.attempts)
         .bind(at)
         .bind(http_status.map(i32::from))
         .bind(latency_ms)
-        .bind(error);
+        .bind(error)
+        .bind(answer);
         tx.exec().execute(&q).await?;
-        let q = sql("UPDATE deliveries SET status = $2, next_attempt_at = $3, delivered_at = $4, last_error = $5
+        let q = sql("UPDATE deliveries SET status = $2, next_attempt_at = $3, delivered_at = $4, last_error = $5,
+                    refusals = CASE WHEN $6 THEN refusals + 1 ELSE 0 END
              WHERE id = $1 AND status = 'pending'")
         .bind(delivery.id)
         .bind(status)
         .bind(next)
         .bind(delivered_at)
-        .bind(error);
+        .bind(error)
+        .bind(refusal);
         tx.exec().execute(&q).await?;
         tx.commit().await
+    }
+
+    /// Puts a refused or failed delivery back in the outbox, due at `now`, for `by`: the same
+    /// delivery under the same id, its attempts numbered on from the last. Its retries run for
+    /// the usual time from now. False when there is no such delivery, or it is not refused or
+    /// failed (pending or delivered already).
+    pub async fn resend_delivery(&self, id: Uuid, by: &str, now: OffsetDateTime) -> Result<bool, sqlx::Error> {
+        let q = sql("UPDATE deliveries SET status = 'pending', next_attempt_at = $2, resent_at = $2, resent_by = $3
+             WHERE id = $1 AND status IN ('refused', 'failed')")
+        .bind(id)
+        .bind(now)
+        .bind(by);
+        Ok(self.execute(&q).await? == 1)
+    }
+
+    /// How many deliveries their targets refused and nobody has resent.
+    pub async fn refused_deliveries(&self) -> Result<i64, sqlx::Error> {
+        let count = self.value(&sql("SELECT COUNT(*) FROM deliveries WHERE status = 'refused'")).await?;
+        Ok(count.unwrap_or(0))
     }
 }
 
@@ -165,18 +218,25 @@ impl Tx<'_> {
 pub(super) async fn deliveries_of(mut on: Exec<'_>, regression_id: i64) -> Result<Vec<DeliveryDetail>, sqlx::Error> {
     let q = sql(format!("{DELIVERY_COLUMNS} WHERE regression_id = $1 ORDER BY created_at, target")).bind(regression_id);
     let deliveries: Vec<DeliveryRow> = on.reborrow().all(&q).await?;
-    let q = sql("SELECT a.delivery_id, a.attempt, a.at, a.http_status, a.latency_ms, a.error
-         FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
-         WHERE d.regression_id = $1 ORDER BY a.attempt");
+    let q = sql(format!(
+        "{ATTEMPT_COLUMNS} WHERE delivery_id IN (SELECT id FROM deliveries WHERE regression_id = $1) ORDER BY attempt"
+    ));
     let attempts: Vec<DeliveryAttempt> = on.all(&q.bind(regression_id)).await?;
-    Ok(with_attempts(deliveries, attempts))
+    Ok(with_attempts(deliveries, &mut by_delivery(attempts)))
 }
 
-fn with_attempts(deliveries: Vec<DeliveryRow>, attempts: Vec<DeliveryAttempt>) -> Vec<DeliveryDetail> {
+fn by_delivery(attempts: Vec<DeliveryAttempt>) -> HashMap<Uuid, Vec<DeliveryAttempt>> {
     let mut by_delivery: HashMap<Uuid, Vec<DeliveryAttempt>> = HashMap::new();
     for a in attempts {
         by_delivery.entry(a.delivery_id).or_default().push(a);
     }
+    by_delivery
+}
+
+fn with_attempts(
+    deliveries: Vec<DeliveryRow>,
+    by_delivery: &mut HashMap<Uuid, Vec<DeliveryAttempt>>,
+) -> Vec<DeliveryDetail> {
     deliveries
         .into_iter()
         .map(|d| DeliveryDetail { attempts: by_delivery.remove(&d.id).unwrap_or_default(), delivery: d })

@@ -9,6 +9,9 @@ use slopewatch::webhooks::signing;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+use super::{TestApp, TestDb};
 
 pub const SECRET: &str = "test-webhook-secret-0123456789";
 
@@ -23,12 +26,15 @@ pub struct Received {
     pub answered: u16,
 }
 
-/// A webhook receiver on 127.0.0.1 that records every request and answers `status`.
+/// A webhook receiver on 127.0.0.1 that records every request and answers `status`, with
+/// `headers` and `body`.
 #[derive(Clone)]
 pub struct Receiver {
     pub port: u16,
     pub seen: Arc<Mutex<Vec<Received>>>,
     pub status: Arc<AtomicU16>,
+    pub headers: Arc<Mutex<Vec<(&'static str, String)>>>,
+    pub body: Arc<Mutex<String>>,
 }
 
 impl Receiver {
@@ -36,7 +42,13 @@ impl Receiver {
     pub fn reserve() -> Receiver {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
-        Receiver { port, seen: Default::default(), status: Arc::new(AtomicU16::new(200)) }
+        Receiver {
+            port,
+            seen: Default::default(),
+            status: Arc::new(AtomicU16::new(200)),
+            headers: Default::default(),
+            body: Default::default(),
+        }
     }
 
     pub async fn up() -> Receiver {
@@ -63,7 +75,11 @@ impl Receiver {
                         body: body.to_vec(),
                         answered,
                     });
-                    StatusCode::from_u16(answered).unwrap()
+                    let mut reply = axum::http::Response::builder().status(StatusCode::from_u16(answered).unwrap());
+                    for (name, value) in this.headers.lock().unwrap().iter() {
+                        reply = reply.header(*name, value);
+                    }
+                    reply.body(axum::body::Body::from(this.body.lock().unwrap().clone())).unwrap()
                 }
             }),
         );
@@ -84,7 +100,6 @@ impl Receiver {
     }
 }
 
-/// Waits until `done` holds, for at most `limit`.
 /// A server configuration that sends every alert to `receiver`, once per format, retrying fast.
 pub fn config(receiver: &Receiver, formats: &[WebhookFormat]) -> Config {
     let webhooks = formats
@@ -107,6 +122,7 @@ pub fn config(receiver: &Receiver, formats: &[WebhookFormat]) -> Config {
     Config { alerts: AlertSettings { webhooks, retry, ..AlertSettings::default() }, ..Config::default() }
 }
 
+/// Waits until `done` holds, for at most `limit`.
 pub async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
@@ -127,4 +143,26 @@ pub fn assert_signed(r: &Received) {
     let at = tampered.len() / 2;
     tampered[at] ^= 1;
     assert!(signing::verify(SECRET, &r.timestamp, &r.signature, &tampered, now, 300).is_err(), "a tampered body fails");
+}
+
+/// The app plus an outbox worker running in this process until dropped.
+pub struct Alerting {
+    pub app: TestApp,
+    stop: watch::Sender<bool>,
+}
+
+impl Alerting {
+    pub async fn new(db: TestDb, config: Config) -> Alerting {
+        let (stop, stopped) = watch::channel(false);
+        let settings = config.alerts.clone();
+        let app = TestApp::with_config(db, config).await;
+        tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
+        Alerting { app, stop }
+    }
+}
+
+impl Drop for Alerting {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
 }

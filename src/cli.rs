@@ -294,7 +294,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (stop_worker, worker_stopped) = tokio::sync::watch::channel(false);
     let metrics = state.metrics.clone();
     let pruner = state.config.retain_samples_days.map(|days| {
-        tokio::spawn(retention::run(store.clone(), days, retention::PRUNE_EVERY, metrics, worker_stopped.clone()))
+        tokio::spawn(retention::run(store.clone(), days, state.config.retention_every, metrics, worker_stopped.clone()))
     });
     let sweeper = tokio::spawn(state.intake.clone().sweep(worker_stopped.clone()));
     let alert_settings = state.config.alerts.clone();

@@ -1,6 +1,7 @@
 //! Retention: raw samples older than the configured number of days are removed at start-up and
-//! every hour, in short batches; runs, fits, per-size medians and version summaries stay. Servers
-//! sharing a database (replicas on one Postgres) claim each hour's pass, so one of them runs it.
+//! every period (`[retention] every_secs`, an hour by default), in short batches; runs, fits,
+//! per-size medians and version summaries stay. Servers sharing a database (replicas on one
+//! Postgres) claim each period's pass, so one of them runs it.
 
 use crate::episodes::Episode;
 use crate::metrics::Metrics;
@@ -10,8 +11,6 @@ use std::time::Duration;
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
-/// How often the server prunes.
-pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// How often a server looks whether the pass is due: the server that ran the last one may be gone.
 const CHECK_EVERY: Duration = Duration::from_secs(300);
 /// The name of the pass's claims (`Store::claim_task`).

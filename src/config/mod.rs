@@ -27,6 +27,8 @@ pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 60;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// Requests handled at once.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
+/// Seconds between two retention passes.
+pub const DEFAULT_RETENTION_EVERY_SECS: u64 = 3600;
 
 /// Where the database is.
 #[derive(clap::Args, Debug, Clone)]
@@ -65,7 +67,7 @@ pub struct ServeArgs {
     #[arg(long, env = "SLOPEWATCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     /// Remove the raw samples of runs received more than this many days ago, at start-up and
-    /// hourly (fits, per-size medians and summaries stay); overrides `[retention] samples_days`.
+    /// every `[retention] every_secs` (an hour by default; fits, per-size medians and summaries stay); overrides `[retention] samples_days`.
     #[arg(long, env = "SLOPEWATCH_RETAIN_SAMPLES_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
     pub retain_samples_days: Option<u32>,
     /// Key that signs session cookies, at least 32 characters; every replica needs the same.
@@ -197,6 +199,8 @@ pub struct ServerSection {
 pub struct RetentionSection {
     /// Raw samples of runs received more than this many days ago are removed; unset keeps them.
     pub samples_days: Option<u32>,
+    /// Seconds between two retention passes (one per period across replicas); an hour by default.
+    pub every_secs: Option<u64>,
 }
 
 impl FileConfig {
@@ -220,6 +224,8 @@ pub struct Config {
     pub auth: AuthSettings,
     /// Raw samples are kept this many days after their run is received; `None` keeps them.
     pub retain_samples_days: Option<u32>,
+    /// How often retention prunes, when it does.
+    pub retention_every: Duration,
     /// Reverse proxies whose `X-Forwarded-For` names the client, for per-client login limits.
     pub trusted_proxies: TrustedProxies,
     /// Timeouts and caps on connections and requests.
@@ -236,6 +242,7 @@ impl Default for Config {
             alerts: AlertSettings::default(),
             auth: AuthSettings::default(),
             retain_samples_days: None,
+            retention_every: Duration::from_secs(DEFAULT_RETENTION_EVERY_SECS),
             trusted_proxies: TrustedProxies::default(),
             limits: Limits::default(),
             controls: Vec::new(),
@@ -274,11 +281,15 @@ impl Config {
         if file.retention.samples_days == Some(0) {
             anyhow::bail!("[retention] samples_days must be at least 1");
         }
+        if file.retention.every_secs == Some(0) {
+            anyhow::bail!("[retention] every_secs must be at least 1");
+        }
         Ok(Config {
             public_url: file.server.public_url,
             alerts: AlertSettings::from_file(&file.alerts, &file.webhooks)?,
             auth: AuthSettings::from_file(&file.auth)?,
             retain_samples_days: file.retention.samples_days,
+            retention_every: Duration::from_secs(file.retention.every_secs.unwrap_or(DEFAULT_RETENTION_EVERY_SECS)),
             trusted_proxies: file.server.trusted_proxies,
             controls: file.control.lineages()?,
             ..Config::default()
@@ -315,6 +326,20 @@ mod tests {
         assert!(config(&[], "[retention]\nsamples_days = 0\n").unwrap_err().to_string().contains("at least 1"));
         assert!(config(&["--retain-samples-days", "0"], "").is_err());
         assert!(config(&[], "[retention]\nsample_days = 9\n").is_err(), "a misspelt key is refused");
+    }
+
+    #[test]
+    fn the_retention_period_is_an_hour_unless_the_file_sets_a_positive_one() {
+        assert_eq!(config(&[], "").unwrap().retention_every, Duration::from_secs(3600));
+        let every = |file: &str| config(&[], file).map(|c| c.retention_every);
+        assert_eq!(every("[retention]\nsamples_days = 1\nevery_secs = 60\n").unwrap(), Duration::from_secs(60));
+        assert_eq!(every("[retention]\nevery_secs = 1\n").unwrap(), Duration::from_secs(1));
+        assert!(every("[retention]\nevery_secs = 0\n")
+            .unwrap_err()
+            .to_string()
+            .contains("every_secs must be at least 1"));
+        assert!(every("[retention]\nevery_secs = -5\n").is_err(), "a negative period is refused");
+        assert!(every("[retention]\nevery_secs = \"1h\"\n").is_err(), "a period is a number of seconds");
     }
 
     #[test]

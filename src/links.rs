@@ -82,6 +82,17 @@ pub fn toolchain_version(lineage: &str, version: &str) -> String {
     format!("{lineage}@{version}")
 }
 
+/// The page of one toolchain version, `/toolchains/{lineage}/{version}`: what it changed against
+/// the version before across every workload.
+pub fn version_page(lineage: &str, version: &str) -> String {
+    format!("/toolchains/{}/{}", segment(lineage), segment(version))
+}
+
+/// The same version as JSON (`/api/v1/toolchains/{lineage}/{version}`).
+pub fn version_api(lineage: &str, version: &str) -> String {
+    format!("/api/v1/toolchains/{}/{}", segment(lineage), segment(version))
+}
+
 /// Every way to read `lineage@version` back into its parts, the version after the last `@`
 /// first: lineages and versions may both hold `@`, so only the store can tell which reading names
 /// a toolchain version it has.

@@ -1,9 +1,12 @@
 //! Dashboard read benchmark: builds a history of runs through the store, then times the
-//! overview, the series page, each chart and the comparison, at the full sample count and at a
-//! tenth of it, and prints medians, p99s and the growth ratio.
+//! overview, the series page, each chart and the comparison, at the full history and at a tenth
+//! of it, and prints medians, p99s and the growth ratio. The history grows in samples (more runs
+//! of 30 versions) or, with `--grow versions`, in versions (one run of each of `--versions`
+//! versions against a tenth as many).
 //!
 //! cargo run --release --example bench_reads -- \
 //!     --database-url postgres://postgres@127.0.0.1/postgres --samples 1000000
+//! cargo run --release --example bench_reads -- --grow versions --versions 200
 //!
 //! On Postgres it creates its own database beside the one in the URL and drops it afterwards;
 //! with `sqlite://` it uses a temporary file.
@@ -20,6 +23,7 @@ use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
 const LINEAGES: [&str; 3] = ["zig-cc-musl", "musl-gcc", "gcc-glibc"];
+/// Versions per lineage when the history grows in samples.
 const VERSIONS: usize = 30;
 const WORKLOADS: usize = 12;
 const SIZES: usize = 8;
@@ -29,17 +33,31 @@ const ITERATIONS: usize = 100;
 struct Args {
     database_url: String,
     samples: usize,
+    /// Grow the history in versions rather than in samples.
+    grow_versions: bool,
+    versions: usize,
 }
 
 fn args() -> Args {
-    let mut args = Args { database_url: "postgres://postgres@127.0.0.1/postgres".into(), samples: 1_000_000 };
+    let mut args = Args {
+        database_url: "postgres://postgres@127.0.0.1/postgres".into(),
+        samples: 1_000_000,
+        grow_versions: false,
+        versions: 200,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--database-url" => args.database_url = value,
             "--samples" => args.samples = value.parse().expect("--samples is a number"),
-            other => panic!("unknown flag {other}; use --database-url URL --samples N"),
+            "--versions" => args.versions = value.parse().expect("--versions is a number"),
+            "--grow" => match value.as_str() {
+                "samples" => args.grow_versions = false,
+                "versions" => args.grow_versions = true,
+                other => panic!("--grow takes samples or versions, not {other}"),
+            },
+            other => panic!("unknown flag {other}; use --database-url URL --samples N --grow samples|versions --versions N"),
         }
     }
     args
@@ -108,10 +126,10 @@ fn run(lineage: &str, version: usize, rep: usize) -> RunSubmission {
     RunSubmission::from_json(&serde_json::to_vec(&body).unwrap()).expect("a valid run")
 }
 
-async fn fill(store: &Store, runs_per_version: usize) -> usize {
+async fn fill(store: &Store, versions: usize, runs_per_version: usize) -> usize {
     let jobs: Vec<(&str, usize, usize)> = LINEAGES
         .iter()
-        .flat_map(|&l| (0..VERSIONS).flat_map(move |v| (0..runs_per_version).map(move |r| (l, v, r))))
+        .flat_map(|&l| (0..versions).flat_map(move |v| (0..runs_per_version).map(move |r| (l, v, r))))
         .collect();
     let total = jobs.len();
     let intake = &slopewatch::intake::Intake::new(store.clone(), &Config::default(), Default::default());
@@ -123,6 +141,8 @@ async fn fill(store: &Store, runs_per_version: usize) -> usize {
         .buffer_unordered(8)
         .collect::<Vec<()>>()
         .await;
+    // Runs stored while a pass was under way wait for the next; take them in before timing.
+    intake.summarize_pending().await.unwrap();
     total
 }
 
@@ -146,22 +166,38 @@ async fn time(router: &axum::Router, uri: &str) -> (Duration, Duration) {
     (times[times.len() / 2], times[(times.len() * 99 / 100).min(times.len() - 1)])
 }
 
-const PAGES: [(&str, &str); 8] = [
-    ("overview /", "/"),
-    ("series page", "/series/workload-00/zig-cc-musl"),
-    ("slope chart", "/series/workload-00/zig-cc-musl/slope.svg"),
-    ("log-log chart", "/series/workload-00/zig-cc-musl/loglog.svg"),
-    ("compare page", "/compare?workload=workload-00&a=musl-gcc%400.29.0&b=zig-cc-musl%400.29.0"),
-    ("compare chart", "/compare/chart.svg?workload=workload-00&a=musl-gcc%400.29.0&b=zig-cc-musl%400.29.0"),
-    ("series CSV", "/series/workload-00/zig-cc-musl/data.csv"),
-    ("series API", "/api/v1/series?workload=workload-00&toolchain=zig-cc-musl"),
+const PAGE_NAMES: [&str; 8] = [
+    "overview /",
+    "series page",
+    "slope chart",
+    "log-log chart",
+    "compare page",
+    "compare chart",
+    "series CSV",
+    "series API",
 ];
 
-async fn measure_at(base_url: &str, runs_per_version: usize) -> (usize, Vec<(Duration, Duration)>) {
+/// The pages timed, comparing the last version of two lineages.
+fn pages(versions: usize) -> [String; 8] {
+    let last = versions - 1;
+    let pair = format!("workload=workload-00&a=musl-gcc%400.{last}.0&b=zig-cc-musl%400.{last}.0");
+    [
+        "/".into(),
+        "/series/workload-00/zig-cc-musl".into(),
+        "/series/workload-00/zig-cc-musl/slope.svg".into(),
+        "/series/workload-00/zig-cc-musl/loglog.svg".into(),
+        format!("/compare?{pair}"),
+        format!("/compare/chart.svg?{pair}"),
+        "/series/workload-00/zig-cc-musl/data.csv".into(),
+        "/api/v1/series?workload=workload-00&toolchain=zig-cc-musl".into(),
+    ]
+}
+
+async fn measure_at(base_url: &str, versions: usize, runs_per_version: usize) -> (usize, Vec<(Duration, Duration)>) {
     let db = BenchDb::create(base_url).await;
     let store = Store::open_and_migrate(&db.url, &OpenOptions::default()).await.unwrap();
     let began = Instant::now();
-    let runs = fill(&store, runs_per_version).await;
+    let runs = fill(&store, versions, runs_per_version).await;
     let samples = runs * WORKLOADS * SIZES * REPS;
     eprintln!("{} runs, {samples} samples stored in {:.1?} on {}", runs, began.elapsed(), store.backend_name());
     if db.admin.is_some() {
@@ -172,8 +208,8 @@ async fn measure_at(base_url: &str, runs_per_version: usize) -> (usize, Vec<(Dur
     }
     let router = app(AppState::new(store.clone(), Config::default()));
     let mut results = Vec::new();
-    for (_, uri) in PAGES {
-        results.push(time(&router, uri).await);
+    for uri in pages(versions) {
+        results.push(time(&router, &uri).await);
     }
     store.close().await;
     db.drop_database().await;
@@ -187,8 +223,18 @@ async fn main() {
         let per_run_set = LINEAGES.len() * VERSIONS * WORKLOADS * SIZES * REPS;
         ((samples as f64 / per_run_set as f64).round() as usize).max(1)
     };
-    let (large_n, large) = measure_at(&args.database_url, per_version(args.samples)).await;
-    let (small_n, small) = measure_at(&args.database_url, per_version(args.samples / 10)).await;
+    let ((large_n, large), (small_n, small)) = if args.grow_versions {
+        let small_versions = (args.versions / 10).max(2);
+        (
+            measure_at(&args.database_url, args.versions, 1).await,
+            measure_at(&args.database_url, small_versions, 1).await,
+        )
+    } else {
+        (
+            measure_at(&args.database_url, VERSIONS, per_version(args.samples)).await,
+            measure_at(&args.database_url, VERSIONS, per_version(args.samples / 10)).await,
+        )
+    };
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     // The growth as a log-log slope, as the product fits workloads: 0 is flat, 1 linear in history.
     let slope =
@@ -205,7 +251,7 @@ async fn main() {
         "{:<15} {:>10} {:>11} {:>10} {:>11} {:>9} {:>7}",
         "request", "median ms", "p99 ms", "median ms", "p99 ms", "(median)", ""
     );
-    for (i, (name, _)) in PAGES.iter().enumerate() {
+    for (i, name) in PAGE_NAMES.iter().enumerate() {
         let (s, l) = (small[i], large[i]);
         println!(
             "{:<15} {:>10.2} {:>11.2} {:>10.2} {:>11.2} {:>8.2}x {:>7.2}",

@@ -129,6 +129,29 @@ async fn every_page_is_reachable_from_the_overview_and_renders() {
     .await;
 }
 
+/// The overview reads each lineage's latest eight versions only, so it costs the same however
+/// long the history grows: the latest version is there, and a workload measured in none of them
+/// has left the overview while its series page keeps it.
+#[tokio::test]
+async fn the_overview_reads_only_each_lineage_s_latest_versions() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        for v in 0..10 {
+            let version = format!("12.{v}.0");
+            let workloads = if v == 0 { 2 } else { 1 };
+            let run = RunShape::new("gcc-glibc", &version).workloads(workloads).json();
+            let (status, body) = app.submit(&run).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        let overview = html(&app, "/").await;
+        assert!(overview.contains("12.9.0"), "the latest version is shown: {overview}");
+        assert!(overview.contains("/series/workload-0/gcc-glibc"), "{overview}");
+        assert!(!overview.contains("/series/workload-1/gcc-glibc"), "workload-1 was last measured 9 versions ago");
+        html(&app, "/series/workload-1/gcc-glibc").await;
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn the_series_page_tables_every_version_and_marks_the_crossing() {
     on_both_backends(|db| async move {

@@ -80,8 +80,10 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         if !over && !tx.lineage_has_regressions(lineage).await? {
             return Ok(());
         }
-        let ids: Vec<i64> = current.iter().map(|c| c.track.workload_id).collect();
-        let versions = tx.lineage_versions(lineage, &ids).await?;
+        // Any build of a later version, even one whose runs are not summarised yet or that did
+        // not measure these workloads, sends the judgement through the replay below, which is
+        // right whatever the versions hold; only the newest version is spared it.
+        let versions = tx.lineage_versions(lineage).await?;
         if versions.iter().all(|v| slopewatch_core::version::compare(v, version).is_le()) {
             return Ok(());
         }

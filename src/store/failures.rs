@@ -318,15 +318,21 @@ impl Store {
         Ok(out)
     }
 
-    /// Every version of every lineage where a workload failed, with how many of its runs did.
-    pub async fn failure_history(&self) -> Result<Vec<FailureRow>, sqlx::Error> {
-        let q = sql(
+    /// Every workload that failed at one of these versions, with how many of its runs did. Reads
+    /// these versions' failures only, through the (lineage, version) index.
+    pub async fn failure_history(&self, versions: &[LineageVersion]) -> Result<Vec<FailureRow>, sqlx::Error> {
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = sql(
             "SELECT w.name AS workload, w.metric, w.size_unit, f.lineage, f.version, f.kind, f.runs AS failed_runs,
                     COALESCE(s.runs, 0) AS passed_runs, f.first_seen
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id
              LEFT JOIN version_summaries s
-               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version",
+               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version
+             WHERE (f.lineage, f.version) IN ",
         );
+        q.push_versions(versions);
         self.all(&q).await
     }
 }

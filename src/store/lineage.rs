@@ -140,12 +140,10 @@ impl Tx<'_> {
         Ok(self.exec().value::<i32>(&q).await?.is_some())
     }
 
-    /// The versions of the lineage at which these workloads have summaries or failures.
-    pub async fn lineage_versions(&mut self, lineage: &str, workload_ids: &[i64]) -> Result<Vec<String>, sqlx::Error> {
-        let mut q = sql("SELECT version FROM version_summaries WHERE workload_id IN ");
-        q.push_tuple(workload_ids.iter().copied()).push(" AND lineage = ").push_bind(lineage);
-        q.push(" UNION SELECT version FROM version_failures WHERE workload_id IN ");
-        q.push_tuple(workload_ids.iter().copied()).push(" AND lineage = ").push_bind(lineage);
+    /// Every version the lineage has a build of, measured or still pending: read from the builds
+    /// (a row per toolchain build), so it costs the lineage's versions, never its summaries.
+    pub async fn lineage_versions(&mut self, lineage: &str) -> Result<Vec<String>, sqlx::Error> {
+        let q = sql("SELECT DISTINCT version FROM toolchains WHERE name = $1").bind(lineage);
         self.exec().column(&q).await
     }
 

@@ -9,6 +9,7 @@ use super::{decode_json, Store};
 use crate::model::{MetricColumn, SizeMedian};
 use serde::Serialize;
 use slopewatch_core::complexity::{Class, Complexity};
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::version::sort_versions;
 use slopewatch_core::wire::{Metric, SizeUnit};
 use time::OffsetDateTime;
@@ -167,12 +168,35 @@ impl Store {
         Ok(rows)
     }
 
-    /// Every workload's slope at every version, grouped by workload, metric and lineage, versions
-    /// in order.
-    pub async fn slope_history(&self) -> Result<Vec<SlopeRow>, sqlx::Error> {
-        let q = sql("SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope, s.complexity,
+    /// Every lineage's latest `window` versions, in version order, oldest first: what the
+    /// overview shows. Read from the toolchain builds alone (a row per build, through their
+    /// unique index), so the cost is a few bytes per version the lineage ever had, never its
+    /// summaries, runs or samples. A version whose runs are still being summarised counts, and
+    /// shows once its summaries are written.
+    pub async fn recent_versions(&self, window: usize) -> Result<Vec<LineageVersion>, sqlx::Error> {
+        let q = sql("SELECT name AS lineage, version, MIN(first_seen) AS first_seen FROM toolchains
+             GROUP BY name, version");
+        let mut rows: Vec<VersionChoice> = self.all(&q).await?;
+        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
+        rows.sort_by(|a, b| a.lineage.cmp(&b.lineage));
+        let mut recent = Vec::new();
+        for lineage in rows.chunk_by(|a, b| a.lineage == b.lineage) {
+            let from = lineage.len().saturating_sub(window);
+            recent.extend(lineage[from..].iter().map(|r| LineageVersion::new(r.lineage.clone(), r.version.clone())));
+        }
+        Ok(recent)
+    }
+
+    /// Every workload's slope at these versions, grouped by workload, metric and lineage, versions
+    /// in order. Reads the summaries of these versions only, through the (lineage, version) index.
+    pub async fn slope_history(&self, versions: &[LineageVersion]) -> Result<Vec<SlopeRow>, sqlx::Error> {
+        if versions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = sql("SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope, s.complexity,
                     s.first_seen
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id");
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE (s.lineage, s.version) IN ");
+        q.push_versions(versions);
         let records: Vec<SlopeRecord> = self.all(&q).await?;
         let mut rows = records
             .into_iter()

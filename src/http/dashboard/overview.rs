@@ -16,6 +16,11 @@ use slopewatch_core::wire::Metric;
 
 const LATEST_RUNS: i64 = 12;
 
+/// How many of each lineage's latest versions the overview reads: enough for each cell's latest
+/// version and the change before it, and bounded, so the page costs the same however long the
+/// history grows. A workload measured in none of them has left the overview; its series keeps it.
+const OVERVIEW_VERSIONS: usize = 8;
+
 #[derive(askama::Template)]
 #[template(path = "dashboard/overview.html")]
 struct OverviewPage {
@@ -59,9 +64,10 @@ impl OverviewPage {
 
 pub(super) async fn page(State(state): State<AppState>, RawQuery(query): RawQuery) -> PageResult {
     let asked = asked_measure(query.as_deref())?;
+    let versions = state.store.recent_versions(OVERVIEW_VERSIONS).await?;
     let (history, failures, runs, open, acknowledged) = tokio::try_join!(
-        state.store.slope_history(),
-        state.store.failure_history(),
+        state.store.slope_history(&versions),
+        state.store.failure_history(&versions),
         state.store.recent_runs(LATEST_RUNS),
         state.store.regressions(Some(RegressionStatus::Open)),
         state.store.regressions(Some(RegressionStatus::Acknowledged)),

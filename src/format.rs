@@ -1,6 +1,7 @@
 //! Numbers as people read them: durations in ns/µs/ms/s, instruction counts, a series' values by
-//! its metric, sizes in KiB/MiB or counts, slopes, complexity classes, and ratios ("31,000×
-//! slower", "4× more"). Pages, charts, exports and webhooks share these.
+//! its metric, sizes in KiB/MiB or counts, slopes, complexity classes, ratios ("31,000×
+//! slower", "4× more") and how long ago something happened ("3 min ago"). Pages, charts, exports
+//! and webhooks share these.
 
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
 pub use slopewatch_core::format::{count, duration, factor_text, grouped, short_value, significant, size, value};
@@ -61,6 +62,19 @@ pub fn size_short(size: u64, unit: impl Borrow<SizeUnit>) -> String {
 pub fn timestamp(t: time::OffsetDateTime) -> String {
     let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC");
     t.to_offset(time::UtcOffset::UTC).format(&format).unwrap_or_default()
+}
+
+/// How long before `now` a moment was, as a page says it: `just now`, `40 s ago`, `3 min ago`,
+/// `5 h ago`, `4 days ago`. A moment after `now` (another replica's clock) is `just now`.
+pub fn ago(then: time::OffsetDateTime, now: time::OffsetDateTime) -> String {
+    let seconds = (now - then).whole_seconds();
+    match seconds {
+        ..=0 => "just now".into(),
+        1..120 => format!("{seconds} s ago"),
+        120..7200 => format!("{} min ago", seconds / 60),
+        7200..172_800 => format!("{} h ago", seconds / 3600),
+        _ => format!("{} days ago", seconds / 86_400),
+    }
 }
 
 /// A slope to two decimals, the precision the fits carry meaningfully.
@@ -164,5 +178,19 @@ mod tests {
         assert_eq!(ratio_in(Metric::Cpu, 0.5), "2× faster");
         assert_eq!(delta(0.98), "+0.98");
         assert_eq!(delta(-0.02), "−0.02");
+    }
+
+    #[test]
+    fn moments_read_as_how_long_ago_they_were() {
+        let now = time::macros::datetime!(2026-11-29 21:00 UTC);
+        let ago_s = |s: i64| ago(now - time::Duration::seconds(s), now);
+        assert_eq!(ago_s(-5), "just now");
+        assert_eq!(ago_s(0), "just now");
+        assert_eq!(ago_s(40), "40 s ago");
+        assert_eq!(ago_s(119), "119 s ago");
+        assert_eq!(ago_s(200), "3 min ago");
+        assert_eq!(ago_s(7199), "119 min ago");
+        assert_eq!(ago_s(5 * 3600), "5 h ago");
+        assert_eq!(ago_s(4 * 86_400 + 10), "4 days ago");
     }
 }

@@ -138,7 +138,7 @@ async fn every_page_renders_in_chromium_with_real_agent_data() {
             "overview",
             "/".into(),
             0,
-            &["Growth of cost by toolchain", "Open regressions", "Latest runs", "gcc-glibc", "strchr"],
+            &["Growth of cost by toolchain", "id=\"regressions\"", "last run ", "Latest runs", "gcc-glibc", "strchr"],
         ),
         (
             "series-zig-strchr",

@@ -156,7 +156,10 @@ async fn the_overview_and_series_say_which_versions_failed_and_how_often() {
         assert_eq!(cells.len(), 2, "{overview}");
         assert!(cells[0].starts_with("failed\""), "musl's cell is a failure: {}", cells[0]);
         assert!(cells[0].contains("✗</span> wrong result") && cells[0].contains("1.2.5"), "{}", cells[0]);
-        assert!(!cells[0].contains("1.00"), "no slope instead of the failure: {}", cells[0]);
+        let slope_line = cells[0].split("<span class=\"k\">").nth(1).unwrap().split("</span>\n").next().unwrap();
+        assert!(!slope_line.contains("1.00"), "no slope instead of the failure: {}", cells[0]);
+        assert!(cells[0].contains("was k 1.00 at 1.2.4"), "but what it was before: {}", cells[0]);
+        assert!(cells[0].contains("failing since <span class=\"mono\">1.2.5</span>"), "{}", cells[0]);
         assert!(cells[1].starts_with("linear\""), "zig's cell keeps its slope: {}", cells[1]);
         assert!(cells[1].contains("failed in 1 of 2 runs"), "and says a run failed: {}", cells[1]);
 

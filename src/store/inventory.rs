@@ -72,6 +72,15 @@ pub struct HostVersion {
     pub last_run_at: Option<OffsetDateTime>,
 }
 
+/// When a toolchain build last sent a run.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ToolchainActivity {
+    pub lineage: String,
+    pub version: String,
+    /// `None` for a build whose runs were all removed.
+    pub last_run_at: Option<OffsetDateTime>,
+}
+
 impl Store {
     /// Every workload under every metric it was measured by, by name and then metric.
     pub async fn workloads(&self) -> Result<Vec<WorkloadRow>, sqlx::Error> {
@@ -98,6 +107,15 @@ impl Store {
         sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
         rows.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(rows)
+    }
+
+    /// When each toolchain build last sent a run: one look-up per build in the (toolchain,
+    /// arrival) index, so the cost follows the builds, not the runs stored.
+    pub async fn toolchain_activity(&self) -> Result<Vec<ToolchainActivity>, sqlx::Error> {
+        let q = sql("SELECT t.name AS lineage, t.version,
+                    (SELECT MAX(r.received_at) FROM runs r WHERE r.toolchain_id = t.id) AS last_run_at
+             FROM toolchains t");
+        self.all(&q).await
     }
 
     pub async fn hosts(&self) -> Result<Vec<HostRow>, sqlx::Error> {

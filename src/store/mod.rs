@@ -41,7 +41,7 @@ pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
 pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
 pub use faults::{StorageFault, WriteHealth};
-pub use inventory::{HostRow, HostVersion, ToolchainRow, WorkloadRow};
+pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
 pub use regressions::{MemberFix, NewMember, NewRegression};
 pub use retention::PruneReport;

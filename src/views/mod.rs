@@ -1,9 +1,10 @@
 //! What the dashboard shows, derived from store rows without I/O: slope bands, a series with its
-//! per-version table (`series`), the overview matrix, open regressions, comparisons (`compare`)
-//! and which metric a page shows (`measure`). Pages, charts and exports all read these, so a page,
-//! its charts and its CSV carry the same numbers.
+//! per-version table (`series`), the overview matrix and its banners of open regressions
+//! (`banners`), comparisons (`compare`) and which metric a page shows (`measure`). Pages, charts
+//! and exports all read these, so a page, its charts and its CSV carry the same numbers.
 
 pub mod attribution;
+mod banners;
 mod compare;
 pub mod contracts;
 pub mod measure;
@@ -11,8 +12,9 @@ mod overview;
 pub mod regression;
 mod series;
 
+pub use banners::{banners, Banner, BannerWorkload};
 pub use compare::{CompareRow, CompareView};
-pub use overview::{open_regressions, CellFailure, OpenRegression, Overview, OverviewCell, OverviewRow};
+pub use overview::{CellFailure, Column, LineageActivity, Overview, OverviewCell, OverviewRow, PreviousVersion, Since};
 pub use series::{LogLogLine, LogLogView, SeriesVersion, SeriesView, VersionRow};
 
 use crate::store::{RunDetail, VersionFailures};

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod chromium;
+pub mod devtools;
 pub mod forms;
 pub mod process;
 pub mod tmpfs;

@@ -1,5 +1,7 @@
-//! `/`: the slope of every workload at each lineage's latest version, open regressions, and the
-//! latest runs. Each cell says the metric that decided it; `?measure=` shows one metric only.
+//! `/`: the verdict first (a banner per open regression and finding), then the slope of every
+//! workload at each lineage's latest version, worst rows first, and the latest runs. Each cell says
+//! the metric that decided it; `?measure=` shows one metric only. With nothing stored it says what
+//! to run.
 
 use super::asked_measure;
 use crate::format;
@@ -9,12 +11,16 @@ use crate::links;
 use crate::model::RegressionStatus;
 use crate::store::RunListRow;
 use crate::views::measure::{self, MeasureLink};
-use crate::views::{open_regressions, Band, OpenRegression, Overview, OverviewCell, ALERT_THRESHOLD, WATCH_FROM};
+use crate::views::{banners, Band, Banner, BannerWorkload, Overview, OverviewCell, ALERT_THRESHOLD, WATCH_FROM};
 use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
+use axum::http::header::HOST;
+use axum::http::{HeaderMap, StatusCode};
 use slopewatch_core::wire::Metric;
+use time::OffsetDateTime;
 
 const LATEST_RUNS: i64 = 12;
+/// Most toolchain versions with runs waiting to be summarised that the page asks about.
+const PENDING_VERSIONS: i64 = 100;
 
 /// How many of each lineage's latest versions the overview reads: enough for each cell's latest
 /// version and the change before it, and bounded, so the page costs the same however long the
@@ -25,14 +31,19 @@ const OVERVIEW_VERSIONS: usize = 8;
 #[template(path = "dashboard/overview.html")]
 struct OverviewPage {
     overview: Overview,
-    regressions: Vec<OpenRegression>,
+    /// Open and acknowledged regressions, one banner each, newest first.
+    regressions: Vec<Banner>,
     /// Open findings: over at the first version their lineage measured.
-    findings: Vec<OpenRegression>,
+    findings: Vec<Banner>,
     runs: Vec<RunListRow>,
     /// The metric asked for; `None` shows each cell's default.
     asked: Option<Metric>,
     /// Links to show the matrix by one metric, or each cell by its default.
     measures: Vec<MeasureLink>,
+    /// What relative times are counted from.
+    now: OffsetDateTime,
+    /// This server's address as an agent reaches it, for the commands an empty store shows.
+    server_url: String,
 }
 
 impl OverviewPage {
@@ -50,33 +61,80 @@ impl OverviewPage {
         format!("; also measured by {}", others.join(", "))
     }
 
-    /// The comparison of an open regression's last good and first bad versions.
-    fn compare(&self, r: &OpenRegression, good: &str) -> String {
-        let (lineage, bad) = (r.lineage.as_str(), r.first_bad_version.as_str());
-        links::compare(links::Comparison {
-            workload: &r.workload,
-            metric: r.metric,
-            a: (lineage, good),
-            b: (lineage, bad),
-        })
+    /// Whether the cell's latest version is older than its column's: the workload was not
+    /// measured at the lineage's latest version.
+    fn behind(&self, cell: &OverviewCell) -> bool {
+        self.overview.columns.iter().any(|c| c.lineage == cell.lineage && c.version != cell.version)
+    }
+
+    /// `3 min ago`.
+    fn ago(&self, then: &OffsetDateTime) -> String {
+        format::ago(*then, self.now)
+    }
+
+    /// The comparison of a banner's last good and first bad versions of one of its workloads that
+    /// regressed by its slope.
+    fn compare(&self, b: &Banner, w: &BannerWorkload) -> Option<String> {
+        let good = b.previous_version.as_deref().filter(|_| !w.failed)?;
+        Some(links::compare(links::Comparison {
+            workload: &w.workload,
+            metric: w.metric,
+            a: (&b.lineage, good),
+            b: (&b.lineage, &b.version),
+        }))
     }
 }
 
-pub(super) async fn page(State(state): State<AppState>, RawQuery(query): RawQuery) -> PageResult {
+pub(super) async fn page(State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> PageResult {
     let asked = asked_measure(query.as_deref())?;
     let versions = state.store.recent_versions(OVERVIEW_VERSIONS).await?;
-    let (history, failures, runs, open, acknowledged) = tokio::try_join!(
+    let (history, failures, runs, open, acknowledged, builds, pending) = tokio::try_join!(
         state.store.slope_history(&versions),
         state.store.failure_history(&versions),
         state.store.recent_runs(LATEST_RUNS),
         state.store.regressions(Some(RegressionStatus::Open)),
         state.store.regressions(Some(RegressionStatus::Acknowledged)),
+        state.store.toolchain_activity(),
+        state.store.pending_versions(PENDING_VERSIONS),
     )?;
     let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();
-    let (regressions, findings) =
-        open_regressions(&stored, &history).into_iter().partition(|r| r.last_good_version.is_some());
-    let overview = Overview::from_history(&history, &failures, asked);
+    let (regressions, findings) = banners(&stored);
+    let overview =
+        Overview::from_history(&history, &failures, asked, &state.config.controls).with_activity(&builds, &pending);
     let measures = measure::page_links(&overview.metrics, asked, |m| links::measured("/", m));
-    let page = OverviewPage { overview, regressions, findings, runs, asked, measures };
+    let server_url = server_url(state.config.public_url.as_deref(), &headers);
+    let now = OffsetDateTime::now_utc();
+    let page = OverviewPage { overview, regressions, findings, runs, asked, measures, now, server_url };
     Ok(render(StatusCode::OK, &page))
+}
+
+/// The configured public URL, else `http://` and the `Host` the browser asked for when it is a
+/// plain host name or address with a port, else a placeholder.
+fn server_url(public_url: Option<&str>, headers: &HeaderMap) -> String {
+    if let Some(url) = public_url {
+        return url.trim_end_matches('/').to_string();
+    }
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).filter(|h| {
+        !h.is_empty() && h.len() <= 255 && h.chars().all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c))
+    });
+    host.map_or_else(|| "URL-OF-THIS-SERVER".to_string(), |h| format!("http://{h}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn the_commands_name_this_server_as_the_browser_reached_it() {
+        let with_host = |h: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(HOST, HeaderValue::from_static(h));
+            headers
+        };
+        assert_eq!(server_url(None, &with_host("127.0.0.1:3000")), "http://127.0.0.1:3000");
+        assert_eq!(server_url(Some("https://sw.example/"), &with_host("x")), "https://sw.example");
+        assert_eq!(server_url(None, &with_host("a b\"<")), "URL-OF-THIS-SERVER");
+        assert_eq!(server_url(None, &HeaderMap::new()), "URL-OF-THIS-SERVER");
+    }
 }

@@ -17,12 +17,13 @@ use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
-const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
+pub(super) const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
      opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at, merged_into FROM regressions";
 
 /// A regression's workloads, with their version summaries' complexity and workload source at its
 /// last good and first bad versions.
-const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, w.metric, rw.reason, rw.slope, rw.ci_low,
+pub(super) const WORKLOAD_COLUMNS: &str =
+    "SELECT rw.regression_id, w.name AS workload, w.metric, rw.reason, rw.slope, rw.ci_low,
      rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
      rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
      sb.complexity AS complexity_before, sa.complexity AS complexity_after,
@@ -85,7 +86,7 @@ fn at_size_of_interest(w: &RegressionWorkload, r: &RegressionRow, sizes: &[Versi
 }
 
 /// Every row of a `WORKLOAD_COLUMNS` query, decoded.
-async fn read_members(exec: Exec<'_>, q: &Sql<'_>) -> Result<Vec<RegressionWorkload>, sqlx::Error> {
+pub(super) async fn read_members(exec: Exec<'_>, q: &Sql<'_>) -> Result<Vec<RegressionWorkload>, sqlx::Error> {
     let records: Vec<WorkloadRecord> = exec.all(q).await?;
     records.into_iter().map(WorkloadRecord::decode).collect()
 }

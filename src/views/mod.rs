@@ -1,19 +1,24 @@
 //! What the dashboard shows, derived from store rows without I/O: slope bands, a series with its
-//! per-version table (`series`), the overview matrix, open regressions, comparisons (`compare`)
-//! and which metric a page shows (`measure`). Pages, charts and exports all read these, so a page,
+//! per-version table (`series`), the overview matrix, open regressions, comparisons (`compare`),
+//! two toolchain versions across every workload (`changes`) and a version's page (`version`), and
+//! which metric a page shows (`measure`). Pages, charts and exports all read these, so a page,
 //! its charts and its CSV carry the same numbers.
 
 pub mod attribution;
+mod changes;
 mod compare;
 pub mod contracts;
 pub mod measure;
 mod overview;
 pub mod regression;
 mod series;
+mod version;
 
-pub use compare::{CompareRow, CompareView};
+pub use changes::{Change, ChangeRow, Changes, Held, InterestCost, Predicted, SeriesState, TrendSlope, VersionAt};
+pub use compare::{size_ratio, CompareRow, CompareView, SizeRatio};
 pub use overview::{open_regressions, CellFailure, OpenRegression, Overview, OverviewCell, OverviewRow};
 pub use series::{LogLogLine, LogLogView, SeriesVersion, SeriesView, VersionRow};
+pub use version::{ControlLine, VersionRegression, VersionView};
 
 use crate::store::{RunDetail, VersionFailures};
 use serde::Serialize;

@@ -4,6 +4,7 @@
 pub mod chromium;
 pub mod forms;
 pub mod process;
+pub mod releases;
 pub mod tmpfs;
 pub mod webhooks;
 

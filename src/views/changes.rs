@@ -495,3 +495,123 @@ fn change(before: Option<&SeriesState>, after: Option<&SeriesState>, at: &Versio
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::tests::{complexity, failures, summary};
+    use time::OffsetDateTime;
+
+    fn workload(name: &str) -> WorkloadRow {
+        WorkloadRow {
+            name: name.into(),
+            metric: Metric::Wall,
+            size_unit: SizeUnit::Bytes,
+            first_seen: OffsetDateTime::UNIX_EPOCH,
+            size_of_interest: None,
+        }
+    }
+
+    /// `name` at `version` of zig-cc-musl with slope `k` and class `class`.
+    fn at(name: &str, version: &str, k: f64, class: Option<Class>) -> VersionSummary {
+        let mut s = summary("zig-cc-musl", version, k, 5);
+        s.workload = name.into();
+        s.complexity = Some(complexity(class));
+        s
+    }
+
+    fn failed(name: &str, version: &str, kind: FailureKind) -> WorkloadFailures {
+        let mut f = failures(version, 2, 2);
+        f.kind = kind;
+        f.label = kind.label().into();
+        WorkloadFailures { workload: name.into(), metric: Metric::Wall, lineage: "zig-cc-musl".into(), failures: f }
+    }
+
+    #[test]
+    fn each_workload_s_change_is_named_and_counted_in_one_headline() {
+        let (old, new) = (VersionAt::new("zig-cc-musl", "0.15.2"), VersionAt::new("zig-cc-musl", "0.16.0"));
+        let (n, n2) = (Some(Class::Linear), Some(Class::Quadratic));
+        let summaries = vec![
+            at("strchr", "0.15.2", 1.0, n),
+            at("strchr", "0.16.0", 2.0, n2),
+            at("strspn", "0.15.2", 1.0, n),
+            at("strspn", "0.16.0", 2.0, n2),
+            at("strchrnul", "0.15.2", 1.0, n),
+            at("memchr", "0.15.2", 1.0, n),
+            at("memchr", "0.16.0", 1.01, n),
+            // Unsure at the later version, but over the alert level: steeper, without a class step.
+            at("strstr", "0.15.2", 1.0, n),
+            at("strstr", "0.16.0", 1.7, None),
+            at("sscanf", "0.16.0", 1.0, n),
+            at("strtol", "0.15.2", 1.0, n),
+            at("strtol", "0.16.0", 1.0, n),
+            at("strtod", "0.16.0", 1.0, n),
+            // Another lineage's summary is of neither version.
+            summary("musl-gcc", "0.16.0", 1.0, 5),
+        ];
+        let fails = vec![
+            failed("strchrnul", "0.16.0", FailureKind::WrongResult),
+            failed("strtod", "0.15.2", FailureKind::Crashed),
+            failed("strtol", "0.14.1", FailureKind::Crashed),
+        ];
+        let all = summaries;
+        let names = ["strchr", "strspn", "strchrnul", "memchr", "strstr", "sscanf", "strtol", "strtod"];
+        let rows: Vec<WorkloadRow> = names.iter().map(|n| workload(n)).collect();
+        let changes = Changes::new(Some(&old), &new, &all, &fails, &rows);
+        let change = |name: &str| {
+            let r = changes.rows.iter().find(|r| r.workload == name).unwrap();
+            (r.change, r.change_text.as_str())
+        };
+        assert_eq!(change("strchr"), (Change::Worse, "O(n) → O(n²)"));
+        assert_eq!(change("strchrnul"), (Change::Fails, "wrong result"));
+        assert_eq!(change("memchr"), (Change::Unchanged, "unchanged"));
+        assert_eq!(change("strstr"), (Change::Steeper, "k 1.00 → 1.70"));
+        assert_eq!(change("sscanf"), (Change::New, "new"));
+        assert_eq!(change("strtod"), (Change::Passes, "passes again"));
+        assert_eq!(change("strtol"), (Change::Unchanged, "unchanged"));
+        assert_eq!(changes.rows[0].change, Change::Worse, "worst first");
+        assert_eq!(
+            changes.headline(),
+            "zig-cc-musl 0.16.0 against 0.15.2: 2 workloads went O(n) → O(n²), 1 gives a wrong result, \
+             1 went over k 1.5 without a class step, 1 new, 1 passes again, 2 unchanged."
+        );
+        let wrong = changes.rows.iter().find(|r| r.workload == "strchrnul").unwrap();
+        assert_eq!(wrong.after.as_ref().unwrap().text(), "✗ wrong result");
+        assert!(wrong.ratio.is_none() && wrong.slope_delta.is_none());
+        let strchr = changes.rows.iter().find(|r| r.workload == "strchr").unwrap();
+        assert_eq!(strchr.before.as_ref().unwrap().text(), "O(n) · k 1.00");
+        assert_eq!(strchr.ratio.map(|r| (r.size, r.predicted)), Some((65536 << 4, false)));
+
+        // Against nothing, the first version says how many it measured.
+        let first = Changes::new(None, &old, &all, &fails, &rows);
+        assert_eq!(first.headline(), "zig-cc-musl 0.15.2, the first version measured: 7 workloads.");
+        // Against another lineage, it is named.
+        let control = VersionAt::new("musl-gcc", "0.16.0");
+        let mut musl = all.clone();
+        let mut strchr = at("strchr", "0.16.0", 1.0, n);
+        strchr.lineage = "musl-gcc".into();
+        musl.push(strchr);
+        let across = Changes::new(Some(&control), &new, &musl, &[], &rows);
+        assert_eq!(
+            across.headline(),
+            "zig-cc-musl 0.16.0 against musl-gcc 0.16.0: 1 workload went O(n) → O(n²), 6 new."
+        );
+    }
+
+    #[test]
+    fn one_workload_agrees_with_a_singular_verb_and_a_missing_one_is_not_measured() {
+        let (old, new) = (VersionAt::new("gcc", "13"), VersionAt::new("gcc", "14"));
+        let mut gone = at("strchr", "13", 1.0, Some(Class::Linear));
+        gone.lineage = "gcc".into();
+        let mut crashed = failed("memchr", "14", FailureKind::Crashed);
+        crashed.lineage = "gcc".into();
+        let mut held = at("memchr", "13", 1.0, Some(Class::Linear));
+        held.lineage = "gcc".into();
+        let rows = [workload("strchr"), workload("memchr")];
+        let changes = Changes::new(Some(&old), &new, &[gone, held], &[crashed], &rows);
+        assert_eq!(changes.headline(), "gcc 14 against 13: 1 workload crashes, 1 not measured.");
+        assert_eq!(changes.rows.iter().find(|r| r.workload == "strchr").unwrap().change_text, "not measured at 14");
+        assert_eq!(phrase(Change::Fails, "timed_out", false), "time out");
+        assert_eq!(phrase(Change::Fails, "build_failed", true), "does not build");
+    }
+}

@@ -1,13 +1,14 @@
 //! What the dashboard shows, derived from store rows without I/O: slope bands, a series with its
 //! per-version table (`series`), the overview matrix, open regressions, comparisons (`compare`),
-//! two toolchain versions across every workload (`changes`) and a version's page (`version`), and
-//! which metric a page shows (`measure`). Pages, charts and exports all read these, so a page,
-//! its charts and its CSV carry the same numbers.
+//! two toolchain versions across every workload (`changes`, in one sentence: `headline`), a
+//! version's page (`version`), and which metric a page shows (`measure`). Pages, charts and
+//! exports all read these, so a page, its charts and its CSV carry the same numbers.
 
 pub mod attribution;
 mod changes;
 mod compare;
 pub mod contracts;
+mod headline;
 pub mod measure;
 mod overview;
 pub mod regression;

@@ -7,14 +7,13 @@ use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
-    MetricColumn, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow,
-    RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
+    with_members, MetricColumn, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote,
+    RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
 };
 use crate::rules::evaluate::Track;
 use crate::rules::timeline::{self, Entry};
 use slopewatch_core::predict::step_sentence_in;
 use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
-use std::collections::HashMap;
 use time::OffsetDateTime;
 
 pub(super) const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
@@ -190,17 +189,7 @@ impl Store {
              ORDER BY w.name, w.metric"
         ));
         let members = read_members(conn.exec(), &q.bind(status).bind(kind)).await?;
-        let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
-        for m in members {
-            by_regression.entry(m.regression_id).or_default().push(m);
-        }
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let members = by_regression.remove(&r.id).unwrap_or_default();
-                (r, members)
-            })
-            .collect())
+        Ok(with_members(rows, members))
     }
 
     /// The regressions and findings (not merged into another) that hold `workload`'s series of

@@ -8,10 +8,9 @@ use super::failures::{SeriesFailureRow, SERIES_FAILURE_COLUMNS};
 use super::regressions::{read_members, REGRESSION_COLUMNS, WORKLOAD_COLUMNS};
 use super::series::{SummaryRecord, SUMMARY_COLUMNS};
 use super::{Store, VersionFailures, VersionSummary};
-use crate::model::{RegressionRow, RegressionWorkload};
+use crate::model::{with_members, RegressionRow, RegressionWorkload};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::Metric;
-use std::collections::HashMap;
 
 /// A workload's failures at one toolchain version, with the series they belong to.
 #[derive(Debug, Clone)]
@@ -74,16 +73,6 @@ impl Store {
              ORDER BY w.name, w.metric"
         ));
         let members = read_members(conn.exec(), &q.bind(lineage).bind(version)).await?;
-        let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
-        for m in members {
-            by_regression.entry(m.regression_id).or_default().push(m);
-        }
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let members = by_regression.remove(&r.id).unwrap_or_default();
-                (r, members)
-            })
-            .collect())
+        Ok(with_members(rows, members))
     }
 }

@@ -259,6 +259,11 @@ async fn compare_without_a_workload_shows_every_workload_and_a_comparison_sharin
         assert!(headline.starts_with("At 2 MiB, zig-cc-musl 0.16.0 is "), "{headline}");
         assert!(headline.contains("× slower than zig-cc-musl 0.15.2 (predicted from both fits"), "{headline}");
         assert!(one.contains("href=\"/toolchains/zig-cc-musl/0.16.0\""), "the compare page links to both versions");
+        let (status, data) =
+            app.get("/compare/data.json?workload=strstr&a=zig-cc-musl%400.15.2&b=zig-cc-musl%400.16.0").await;
+        assert_eq!(status, StatusCode::OK, "{data}");
+        assert_eq!((data["ratio"]["size"].as_u64(), data["ratio"]["predicted"].as_bool()), (Some(2 << 20), Some(true)));
+        assert!(data["sizes"].as_array().unwrap().is_empty(), "no size measured by both");
     })
     .await;
 }

@@ -319,6 +319,7 @@ pub(super) async fn json(
         "a": side(&view.a),
         "b": side(&view.b),
         "slope_delta": view.slope_delta(),
+        "ratio": view.headline_ratio(),
         "sizes": view.rows(),
     })))
 }

@@ -93,6 +93,32 @@ pub fn version_api(lineage: &str, version: &str) -> String {
     format!("/api/v1/toolchains/{}/{}", segment(lineage), segment(version))
 }
 
+/// The page of a toolchain version against another version of its lineage (`?against=`).
+pub fn version_against(lineage: &str, version: &str, against: &str) -> String {
+    let mut query = Serializer::new(String::new());
+    query.append_pair("against", against);
+    with_query(version_page(lineage, version), query)
+}
+
+/// The page of a toolchain version as a Markdown release note (`?format=md`), against `against`
+/// where given.
+pub fn version_markdown(lineage: &str, version: &str, against: Option<&str>) -> String {
+    let mut query = Serializer::new(String::new());
+    if let Some(against) = against {
+        query.append_pair("against", against);
+    }
+    query.append_pair("format", "md");
+    with_query(version_page(lineage, version), query)
+}
+
+/// The compare page with two toolchain versions across every workload (no `workload`).
+pub fn compare_versions(a: (&str, &str), b: (&str, &str)) -> String {
+    let mut query = Serializer::new(String::new());
+    query.append_pair("a", &toolchain_version(a.0, a.1));
+    query.append_pair("b", &toolchain_version(b.0, b.1));
+    with_query("/compare".into(), query)
+}
+
 /// Every way to read `lineage@version` back into its parts, the version after the last `@`
 /// first: lineages and versions may both hold `@`, so only the store can tell which reading names
 /// a toolchain version it has.
@@ -201,6 +227,16 @@ mod tests {
         assert_eq!(measured("/", None), "/");
         assert_eq!(measured("/", Some(Metric::Wall)), "/?measure=wall");
         assert_eq!(contracts(&[], Some(Metric::Cpu)), "/contracts?measure=cpu");
+    }
+
+    #[test]
+    fn a_version_s_page_names_its_lineage_and_version_as_path_segments() {
+        assert_eq!(version_page("zig cc", "0.16.0+x"), "/toolchains/zig%20cc/0.16.0%2Bx");
+        assert_eq!(version_api("a/b", ".."), "/api/v1/toolchains/a%2Fb/%2E%2E");
+        assert_eq!(version_against("zig", "0.16.0", "0.14.1"), "/toolchains/zig/0.16.0?against=0.14.1");
+        assert_eq!(version_markdown("zig", "0.16.0", None), "/toolchains/zig/0.16.0?format=md");
+        assert_eq!(version_markdown("zig", "0.16.0", Some("1&2")), "/toolchains/zig/0.16.0?against=1%262&format=md");
+        assert_eq!(compare_versions(("musl-gcc", "1.2.5"), ("b@c", "2")), "/compare?a=musl-gcc%401.2.5&b=b%40c%402");
     }
 
     #[test]

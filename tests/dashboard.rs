@@ -169,7 +169,10 @@ async fn the_series_page_tables_every_version_and_marks_the_crossing() {
         let page = html(&app, "/series/workload-1/zig-cc-musl").await;
         let order: Vec<usize> = ["0.14.1", "0.15.2", "0.16.0"]
             .iter()
-            .map(|v| page.find(&format!("<th scope=\"row\" class=\"mono\">{v}")).unwrap())
+            .map(|v| {
+                page.find(&format!("<th scope=\"row\" class=\"mono\"><a href=\"/toolchains/zig-cc-musl/{v}\">{v}"))
+                    .unwrap()
+            })
             .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "versions in version order");
         assert!(page.contains("First over the alert threshold (1.5): <strong class=\"mono\">0.16.0</strong>"));
@@ -312,9 +315,14 @@ async fn names_full_of_markup_are_escaped_on_every_page() {
         for kind in ["", "series", "compare", "runs", "toolchains", "hosts"] {
             assert!(kinds.contains(kind), "{kind} pages were reached: {kinds:?}");
         }
+        for page in ["/toolchains/zig%22", "format=md"] {
+            assert!(pages.iter().any(|(u, _)| u.contains(page)), "a version page and its Markdown were reached");
+        }
         for (uri, page) in &pages {
             let body = &page.body;
-            if uri.ends_with(".csv") || uri.contains(".csv?") || uri.contains(".json") {
+            // Exports and the JSON API carry names as data; pages and Markdown must escape them.
+            let content_type = page.headers["content-type"].to_str().unwrap();
+            if content_type.starts_with("text/csv") || content_type.starts_with("application/json") {
                 continue;
             }
             for raw in [

@@ -118,6 +118,7 @@ async fn the_document_is_openapi_3_1_with_the_bearer_scheme_and_the_error_body()
         "/api/v1/series",
         "/api/v1/regressions",
         "/api/v1/regressions/{id}",
+        "/api/v1/toolchains/{lineage}/{version}",
         "/api/v1/openapi.json",
         "/healthz",
         "/readyz",
@@ -503,6 +504,13 @@ async fn real_answers_fit_their_documented_schemas() {
         assert_eq!(regression["bisections"][0]["steps"].as_array().map(Vec::len), Some(3));
         exercise(&app, &doc, &mut seen, one, get("/api/v1/regressions/999999")).await;
 
+        let version = "/api/v1/toolchains/{lineage}/{version}";
+        let page = exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/0.16.0")).await;
+        assert_eq!(page["against"], "0.15.0");
+        assert_eq!(page["workloads"][0]["held_by"]["id"], id, "{page}");
+        exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/0.16.0?against=9")).await;
+        exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/9")).await;
+
         exercise(&app, &doc, &mut seen, "/healthz", get("/healthz")).await;
         exercise(&app, &doc, &mut seen, "/readyz", get("/readyz")).await;
         exercise(&app, &doc, &mut seen, "/metrics", get("/metrics")).await;
@@ -534,6 +542,7 @@ async fn real_answers_fit_their_documented_schemas() {
             (series, "/api/v1/series?workload=w&toolchain=t".into()),
             (list, "/api/v1/regressions".into()),
             (one, format!("/api/v1/regressions/{id}")),
+            (version, "/api/v1/toolchains/zig-cc-musl/0.16.0".into()),
         ] {
             exercise(&private, &doc, &mut seen, path, get(&uri)).await;
         }

@@ -1,5 +1,6 @@
 //! What the slopewatch server and agent share: the wire format and its rules, slope fitting,
-//! complexity classes, the noise rule verdicts are reached by, and toolchain version ordering.
+//! complexity classes, the noise rule verdicts are reached by, toolchain version ordering, and
+//! which workloads the agent ships.
 
 pub mod bisection;
 pub mod complexity;
@@ -10,3 +11,4 @@ pub mod predict;
 pub mod verdict;
 pub mod version;
 pub mod wire;
+pub mod workloads;

@@ -3,15 +3,18 @@
 //!
 //! The dashboard's charts are drawn with plotters and carry a `<title>` and a `<desc>` (their text
 //! alternative), and invisible hover targets whose `<title>` gives each point's values when the SVG
-//! is inlined in a page. A retrospective's before/after chart is small plain SVG beside its table.
+//! is inlined in a page. A retrospective's before/after chart, and a workload's slope trend beside
+//! its row on a toolchain version's page, are small plain SVG.
 
 mod before_after;
 mod loglog;
 mod slope;
+mod trend;
 
 pub use before_after::{before_after_chart, VersionLine};
 pub use loglog::{loglog_chart, loglog_description};
 pub use slope::{slope_chart, slope_description};
+pub use trend::{trend_description, trend_svg};
 
 use plotters::style::{FontFamily, RGBColor};
 use std::fmt::Write;

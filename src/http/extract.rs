@@ -1,6 +1,7 @@
-//! Extractors whose rejections answer in the app's error format: `AppQuery`, `AppForm` (and path
-//! extractors such as `RegressionId`) with the JSON error body, or wrapped in `OnPage` as a page;
-//! `ClientAddr`, the address a request comes from; and `measure`, the metric a query asks for.
+//! Extractors whose rejections answer in the app's error format: `AppQuery`, `AppPath`, `AppForm`
+//! (and path extractors such as `RegressionId`) with the JSON error body, or wrapped in `OnPage` as
+//! a page; `ClientAddr`, the address a request comes from; and `measure`, the metric a query asks
+//! for.
 
 use super::pages::PageError;
 use super::{AppState, Error};
@@ -15,6 +16,11 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 #[derive(FromRequestParts)]
 #[from_request(via(axum::extract::Query), rejection(Error))]
 pub struct AppQuery<T>(pub T);
+
+/// The path's parameters, percent-decoded.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(Error))]
+pub struct AppPath<T>(pub T);
 
 /// A form body (`application/x-www-form-urlencoded`), deserialized.
 #[derive(FromRequest)]

@@ -20,6 +20,7 @@ mod series;
 mod server;
 mod session;
 mod throttle;
+mod versions;
 
 pub use error::Error;
 pub use server::serve;

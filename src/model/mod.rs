@@ -14,8 +14,8 @@ pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow}
 pub use failure::{failure_facts, stored_failure};
 pub use metric::{workload_label, MetricColumn};
 pub use regression::{
-    RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow, RegressionStatus,
-    RegressionWorkload, ResolvedMember, VersionSizes,
+    with_members, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow,
+    RegressionStatus, RegressionWorkload, ResolvedMember, VersionSizes,
 };
 
 use serde::{Deserialize, Serialize};

@@ -4,6 +4,7 @@
 use super::{Bisection, DeliveryDetail, MetricColumn, SizeMedian};
 use serde::Serialize;
 use slopewatch_core::wire::{Failure, Metric};
+use std::collections::HashMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -142,6 +143,21 @@ impl RegressionRow {
     pub fn kind(&self) -> RegressionKind {
         RegressionKind::of(self.previous_version.as_deref())
     }
+}
+
+/// Each regression of `rows` with its workloads among `members`, in the order of `rows`.
+pub fn with_members(
+    rows: Vec<RegressionRow>,
+    members: Vec<RegressionWorkload>,
+) -> Vec<(RegressionRow, Vec<RegressionWorkload>)> {
+    let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
+    members.into_iter().for_each(|m| by_regression.entry(m.regression_id).or_default().push(m));
+    rows.into_iter()
+        .map(|r| {
+            let members = by_regression.remove(&r.id).unwrap_or_default();
+            (r, members)
+        })
+        .collect()
 }
 
 /// One workload of a regression, there for its slope or for a failure, with its numbers before,

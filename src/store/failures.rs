@@ -236,8 +236,23 @@ impl VersionFailures {
     }
 }
 
+/// Failures of workloads at versions of lineages, with the runs and hosts of the same version that
+/// passed them: `SeriesFailureRow`s, narrowed by a `WHERE` on `w` (the workload) and `f`.
+pub(super) const SERIES_FAILURE_COLUMNS: &str =
+    "SELECT w.name AS workload, w.metric, f.lineage, f.version, f.runs AS failed_runs,
+            COALESCE(s.runs, 0) AS passed_runs, f.host_ids, COALESCE(s.host_ids, '[]') AS passed_host_ids, f.run_id,
+            f.kind, f.size, f.detail, f.facts, f.first_seen, f.last_run_at
+     FROM version_failures f JOIN workloads w ON w.id = f.workload_id
+     LEFT JOIN version_summaries s
+       ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version";
+
+/// A workload's failures at one version, beside the runs and hosts that passed it.
 #[derive(sqlx::FromRow)]
-struct SeriesFailureRow {
+pub(super) struct SeriesFailureRow {
+    pub(super) workload: String,
+    #[sqlx(try_from = "MetricColumn")]
+    pub(super) metric: Metric,
+    pub(super) lineage: String,
     version: String,
     failed_runs: i32,
     passed_runs: i32,
@@ -250,6 +265,38 @@ struct SeriesFailureRow {
     facts: String,
     first_seen: OffsetDateTime,
     last_run_at: OffsetDateTime,
+}
+
+impl SeriesFailureRow {
+    /// The failures as pages read them; `None` for a kind this server does not know.
+    pub(super) fn decode(self) -> Result<Option<VersionFailures>, sqlx::Error> {
+        let Some(failure) = stored_failure(&self.kind, self.size, &self.detail, &self.facts) else { return Ok(None) };
+        let failed_hosts: Vec<i64> = decode_json(&self.host_ids)?;
+        let mut hosts: Vec<i64> = decode_json(&self.passed_host_ids)?;
+        hosts.extend(&failed_hosts);
+        hosts.sort_unstable();
+        hosts.dedup();
+        Ok(Some(VersionFailures {
+            runs: i64::from(self.failed_runs) + i64::from(self.passed_runs),
+            failed_runs: self.failed_runs.into(),
+            hosts: hosts.len() as i64,
+            failed_hosts: failed_hosts.len() as i64,
+            label: failure.kind.label().to_string(),
+            summary: failure.summary(),
+            kind: failure.kind,
+            size: failure.size,
+            detail: failure.detail,
+            exit_status: failure.exit_status,
+            signal: failure.signal,
+            limit_ms: failure.limit_ms,
+            got: failure.got,
+            expected: failure.expected,
+            run_id: self.run_id,
+            version: self.version,
+            first_seen: self.first_seen,
+            last_failed_at: self.last_run_at,
+        }))
+    }
 }
 
 /// A version of a lineage where a workload failed, for the overview: the latest failure's kind.
@@ -278,44 +325,15 @@ impl Store {
         metric: Metric,
         lineage: &str,
     ) -> Result<Vec<VersionFailures>, sqlx::Error> {
-        let q = sql("SELECT f.version, f.runs AS failed_runs, COALESCE(s.runs, 0) AS passed_runs, f.host_ids,
-                    COALESCE(s.host_ids, '[]') AS passed_host_ids, f.run_id, f.kind, f.size, f.detail, f.facts,
-                    f.first_seen, f.last_run_at
-             FROM version_failures f JOIN workloads w ON w.id = f.workload_id
-             LEFT JOIN version_summaries s
-               ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version
-             WHERE w.name = $1 AND w.metric = $2 AND f.lineage = $3");
+        let q = sql(format!("{SERIES_FAILURE_COLUMNS} WHERE w.name = $1 AND w.metric = $2 AND f.lineage = $3"));
         let rows: Vec<SeriesFailureRow> = self.all(&q.bind(workload).bind(metric.as_str()).bind(lineage)).await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let Some(failure) = stored_failure(&r.kind, r.size, &r.detail, &r.facts) else { continue };
-            let failed_hosts: Vec<i64> = decode_json(&r.host_ids)?;
-            let mut hosts: Vec<i64> = decode_json(&r.passed_host_ids)?;
-            hosts.extend(&failed_hosts);
-            hosts.sort_unstable();
-            hosts.dedup();
-            out.push(VersionFailures {
-                runs: i64::from(r.failed_runs) + i64::from(r.passed_runs),
-                failed_runs: r.failed_runs.into(),
-                hosts: hosts.len() as i64,
-                failed_hosts: failed_hosts.len() as i64,
-                label: failure.kind.label().to_string(),
-                summary: failure.summary(),
-                kind: failure.kind,
-                size: failure.size,
-                detail: failure.detail,
-                exit_status: failure.exit_status,
-                signal: failure.signal,
-                limit_ms: failure.limit_ms,
-                got: failure.got,
-                expected: failure.expected,
-                run_id: r.run_id,
-                version: r.version,
-                first_seen: r.first_seen,
-                last_failed_at: r.last_run_at,
-            });
-        }
-        Ok(out)
+        Ok(rows
+            .into_iter()
+            .map(SeriesFailureRow::decode)
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect())
     }
 
     /// Every workload that failed at one of these versions, with how many of its runs did. Reads

@@ -2,8 +2,9 @@
 //!
 //! One file per resource (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
 //! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`, `series.rs`,
-//! `inventory.rs`, `transfer.rs`, `retention.rs`, and `claims.rs` for the periodic work replicas
-//! share), each holding that resource's queries as methods named after the domain.
+//! `inventory.rs`, `versions.rs` for a toolchain version across every workload, `transfer.rs`,
+//! `retention.rs`, and `claims.rs` for the periodic work replicas share), each holding that
+//! resource's queries as methods named after the domain.
 //! The store reads and writes; it never decides. Most SQL is written once for both databases
 //! (`db.rs`); what differs is the `Backend` trait (`backend.rs`), implemented in `postgres.rs` and
 //! `sqlite.rs`. SQLite's one writer has a file of its own (`sqlite_writer.rs`), and so does the
@@ -35,6 +36,7 @@ mod sqlite_writer;
 mod summaries;
 mod tokens;
 mod transfer;
+mod versions;
 
 pub use bisections::{BisectionWrite, StoredBisection};
 pub use columns::{Arrival, PrunedSamples};
@@ -52,6 +54,7 @@ pub use single_server::{LockError, ServerLock};
 pub use summaries::{NewSummary, SummaryTotals, WindowRun};
 pub use tokens::{Scope, StoredToken, TokenRow};
 pub use transfer::{EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
+pub use versions::WorkloadFailures;
 
 use db::{Column, Pool, Record, Sql};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};

@@ -7,22 +7,22 @@ use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
-    MetricColumn, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow,
-    RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
+    with_members, MetricColumn, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote,
+    RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
 };
 use crate::rules::evaluate::Track;
 use crate::rules::timeline::{self, Entry};
 use slopewatch_core::predict::step_sentence_in;
 use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
-use std::collections::HashMap;
 use time::OffsetDateTime;
 
-const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
+pub(super) const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
      opened_at, acknowledged_at, acknowledged_by, fixed_version, fix_first_run_at, resolved_at, merged_into FROM regressions";
 
 /// A regression's workloads, with their version summaries' complexity and workload source at its
 /// last good and first bad versions.
-const WORKLOAD_COLUMNS: &str = "SELECT rw.regression_id, w.name AS workload, w.metric, rw.reason, rw.slope, rw.ci_low,
+pub(super) const WORKLOAD_COLUMNS: &str =
+    "SELECT rw.regression_id, w.name AS workload, w.metric, rw.reason, rw.slope, rw.ci_low,
      rw.ci_high, rw.r2, rw.previous_slope, rw.time_ratio, rw.ratio_size, rw.joined_late, rw.fixed_version,
      rw.fixed_slope, rw.fixed_ratio, rw.failure_kind, rw.failure_size, rw.failure_detail, rw.failure_facts,
      sb.complexity AS complexity_before, sa.complexity AS complexity_after,
@@ -85,7 +85,7 @@ fn at_size_of_interest(w: &RegressionWorkload, r: &RegressionRow, sizes: &[Versi
 }
 
 /// Every row of a `WORKLOAD_COLUMNS` query, decoded.
-async fn read_members(exec: Exec<'_>, q: &Sql<'_>) -> Result<Vec<RegressionWorkload>, sqlx::Error> {
+pub(super) async fn read_members(exec: Exec<'_>, q: &Sql<'_>) -> Result<Vec<RegressionWorkload>, sqlx::Error> {
     let records: Vec<WorkloadRecord> = exec.all(q).await?;
     records.into_iter().map(WorkloadRecord::decode).collect()
 }
@@ -189,17 +189,7 @@ impl Store {
              ORDER BY w.name, w.metric"
         ));
         let members = read_members(conn.exec(), &q.bind(status).bind(kind)).await?;
-        let mut by_regression: HashMap<i64, Vec<RegressionWorkload>> = HashMap::new();
-        for m in members {
-            by_regression.entry(m.regression_id).or_default().push(m);
-        }
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let members = by_regression.remove(&r.id).unwrap_or_default();
-                (r, members)
-            })
-            .collect())
+        Ok(with_members(rows, members))
     }
 
     /// The regressions and findings (not merged into another) that hold `workload`'s series of

@@ -47,7 +47,7 @@ pub struct VersionSummary {
 }
 
 #[derive(sqlx::FromRow)]
-struct SummaryRecord {
+pub(super) struct SummaryRecord {
     workload: String,
     #[sqlx(try_from = "MetricColumn")]
     metric: Metric,
@@ -70,7 +70,7 @@ struct SummaryRecord {
 }
 
 impl SummaryRecord {
-    fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
+    pub(super) fn into_summary(self) -> Result<VersionSummary, sqlx::Error> {
         let sizes = decode_json(&self.sizes)?;
         Ok(VersionSummary {
             complexity: decode_complexity(self.complexity.as_deref())?,
@@ -95,10 +95,14 @@ impl SummaryRecord {
     }
 }
 
-const SUMMARY_COLUMNS: &str =
+pub(super) const SUMMARY_COLUMNS: &str =
     "SELECT w.name AS workload, w.metric, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
      s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at, s.complexity,
      s.source_hash, s.source_count
+     FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
+
+const SLOPE_COLUMNS: &str = "SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope,
+     s.complexity, s.first_seen
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
 /// A version's slope and class for one workload, without its per-size medians.
@@ -193,10 +197,19 @@ impl Store {
         if versions.is_empty() {
             return Ok(Vec::new());
         }
-        let mut q = sql("SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope, s.complexity,
-                    s.first_seen
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE (s.lineage, s.version) IN ");
+        let mut q = sql(format!("{SLOPE_COLUMNS} WHERE (s.lineage, s.version) IN "));
         q.push_versions(versions);
+        self.slopes(q).await
+    }
+
+    /// `slope_history` of one lineage: its versions' slopes of every workload, the summaries of
+    /// that lineage and no others.
+    pub async fn lineage_slope_history(&self, lineage: &str) -> Result<Vec<SlopeRow>, sqlx::Error> {
+        self.slopes(sql(format!("{SLOPE_COLUMNS} WHERE s.lineage = $1")).bind(lineage)).await
+    }
+
+    /// The `SLOPE_COLUMNS` rows of `q`, grouped by series, each in version order.
+    async fn slopes(&self, q: super::db::Sql<'_>) -> Result<Vec<SlopeRow>, sqlx::Error> {
         let records: Vec<SlopeRecord> = self.all(&q).await?;
         let mut rows = records
             .into_iter()

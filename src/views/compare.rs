@@ -1,13 +1,16 @@
 //! Two toolchain versions of a workload's series side by side: their medians at each size both
-//! measured, the ratio between them, the slope and class steps, and the chart's two lines.
+//! measured, the ratio between them (predicted from both fits where they share no size), the slope
+//! and class steps, and the chart's two lines.
 
 use super::series::median_at;
 use super::{LogLogLine, LogLogView};
 use crate::format;
 use crate::links;
+use crate::model::SizeMedian;
 use crate::store::VersionSummary;
 use serde::Serialize;
 use slopewatch_core::wire::{Metric, SizeUnit};
+use utoipa::ToSchema;
 
 /// Two toolchain versions of one workload's series of one metric side by side; of one lineage or
 /// of two.
@@ -29,6 +32,49 @@ pub struct CompareRow {
     pub b_median_ns: f64,
     /// b's median over a's: above 1, b is slower (or counts more).
     pub ratio: f64,
+}
+
+/// How two versions' values of one series compare at one size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+pub struct SizeRatio {
+    /// In the workload's unit.
+    pub size: u64,
+    /// The later side's median over the earlier side's: above 1, slower (or more instructions).
+    pub ratio: f64,
+    /// The versions share no size measured, so both values are predicted from their fits at a
+    /// size both cover.
+    pub predicted: bool,
+}
+
+impl SizeRatio {
+    /// `31,000× slower at 4 MiB`, with `, predicted from both fits` where it was.
+    pub fn text(&self, metric: Metric, unit: SizeUnit) -> String {
+        let mut text = format!("{} at {}", format::ratio_in(metric, self.ratio), format::size(self.size, unit));
+        if self.predicted {
+            text.push_str(", predicted from both fits");
+        }
+        text
+    }
+}
+
+/// `b` against `a` at the largest size both measured; where they share none (an adaptive sweep
+/// stopped a steep version early, or the two swept other sizes), at the largest size inside both
+/// measured ranges, each value predicted from its own fit. `None` where the ranges do not overlap
+/// or a fit is missing.
+pub fn size_ratio(a: &VersionSummary, b: &VersionSummary) -> Option<SizeRatio> {
+    let shared = a.sizes.iter().rev().find_map(|sa| Some((sa.size, median_at(b, sa.size)? / sa.median_ns)));
+    if let Some((size, ratio)) = shared {
+        return Some(SizeRatio { size, ratio, predicted: false });
+    }
+    let range =
+        |v: &VersionSummary| Some((v.sizes.iter().map(|s| s.size).min()?, v.sizes.iter().map(|s| s.size).max()?));
+    let ((a_low, a_high), (b_low, b_high)) = (range(a)?, range(b)?);
+    let size = a_high.min(b_high);
+    if size < a_low.max(b_low) {
+        return None;
+    }
+    let (pa, pb) = (SizeMedian::predict(&a.sizes, size)?, SizeMedian::predict(&b.sizes, size)?);
+    Some(SizeRatio { size, ratio: pb.time_ns / pa.time_ns, predicted: true })
 }
 
 impl CompareView {
@@ -58,6 +104,11 @@ impl CompareView {
     /// The complexity class from a to b, `O(n) → O(n²)`, when both were worked out.
     pub fn class_step(&self) -> Option<String> {
         format::class_step(self.a.complexity.as_ref(), self.b.complexity.as_ref())
+    }
+
+    /// The ratio the headline gives: at the largest size both measured, or predicted.
+    pub fn headline_ratio(&self) -> Option<SizeRatio> {
+        size_ratio(&self.a, &self.b)
     }
 
     pub fn rows(&self) -> Vec<CompareRow> {
@@ -102,5 +153,33 @@ mod tests {
         assert!((c.slope_delta() - 1.0).abs() < 1e-12);
         assert_eq!(c.loglog().lines.len(), 2);
         assert_eq!(c.loglog().title, "strchr (wall time): musl-gcc 1.2.5 vs zig-cc-musl 0.16.0");
+        let measured = c.headline_ratio().unwrap();
+        assert!(!measured.predicted && measured.size == 65536 << 2, "{measured:?}");
+    }
+
+    #[test]
+    fn versions_that_share_no_size_are_compared_where_both_fits_reach() {
+        let mut a = summary("zig-cc-musl", "0.15.2", 1.0, 6);
+        let mut b = summary("zig-cc-musl", "0.16.0", 2.0, 3);
+        // b swept sizes a tenth off a's, and stopped early: no size in common.
+        for s in &mut b.sizes {
+            s.size += s.size / 10;
+            s.median_ns = (s.size as f64).powf(2.0);
+        }
+        for (i, s) in a.sizes.iter_mut().enumerate() {
+            s.median_ns *= 1.0 + 0.01 * (i % 2) as f64;
+        }
+        assert!(b.sizes.iter().all(|s| median_at(&a, s.size).is_none()));
+        let r = size_ratio(&a, &b).unwrap();
+        assert!(r.predicted);
+        assert_eq!(r.size, b.sizes.last().unwrap().size, "the largest size inside both ranges");
+        let expected = (r.size as f64).powf(2.0) / (r.size as f64);
+        assert!((r.ratio / expected - 1.0).abs() < 0.02, "{} vs {expected}", r.ratio);
+        assert!(r.text(Metric::Wall, SizeUnit::Bytes).ends_with(", predicted from both fits"));
+        // Ranges that do not overlap give no ratio rather than a guess far outside either.
+        for s in &mut b.sizes {
+            s.size *= 1 << 10;
+        }
+        assert!(size_ratio(&a, &b).is_none());
     }
 }

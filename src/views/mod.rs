@@ -1,21 +1,28 @@
 //! What the dashboard shows, derived from store rows without I/O: slope bands, a series with its
 //! per-version table (`series`), the overview matrix and its banners of open regressions
-//! (`banners`), comparisons (`compare`) and which metric a page shows (`measure`). Pages, charts
-//! and exports all read these, so a page, its charts and its CSV carry the same numbers.
+//! (`banners`), comparisons (`compare`), two toolchain versions across every workload (`changes`,
+//! in one sentence: `headline`), a version's page (`version`), and which metric a page shows
+//! (`measure`). Pages, charts and exports all read these, so a page, its charts and its CSV carry
+//! the same numbers.
 
 pub mod attribution;
 mod banners;
+mod changes;
 mod compare;
 pub mod contracts;
+mod headline;
 pub mod measure;
 mod overview;
 pub mod regression;
 mod series;
+mod version;
 
 pub use banners::{banners, Banner, BannerWorkload};
-pub use compare::{CompareRow, CompareView};
+pub use changes::{Change, ChangeRow, Changes, Held, InterestCost, Predicted, SeriesState, TrendSlope, VersionAt};
+pub use compare::{size_ratio, CompareRow, CompareView, SizeRatio};
 pub use overview::{CellFailure, Column, LineageActivity, Overview, OverviewCell, OverviewRow, PreviousVersion, Since};
 pub use series::{LogLogLine, LogLogView, SeriesVersion, SeriesView, VersionRow};
+pub use version::{ControlLine, VersionRegression, VersionView};
 
 use crate::store::{RunDetail, VersionFailures};
 use serde::Serialize;

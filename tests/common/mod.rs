@@ -5,6 +5,7 @@ pub mod chromium;
 pub mod devtools;
 pub mod forms;
 pub mod process;
+pub mod releases;
 pub mod tmpfs;
 pub mod webhooks;
 

@@ -386,6 +386,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_built_in_workloads_are_the_ones_the_server_groups_as_built_in() {
+        let names: Vec<String> = builtin().into_iter().map(|w| w.name).collect();
+        assert_eq!(names, slopewatch_core::workloads::BUILTIN, "core's list follows the catalogue, in its order");
+    }
+
+    #[test]
     fn every_string_function_has_its_own_workload() {
         let names: Vec<String> = builtin().into_iter().map(|w| w.name).collect();
         for f in

@@ -1,7 +1,9 @@
 //! `/compare?workload=W&a=LINEAGE@VERSION&b=LINEAGE@VERSION`: two toolchain versions of one
 //! workload's series, of one lineage or of two, on one log-log chart with the ratio at each size.
-//! `&measure=` picks the metric; by default wall time where the workload has it.
+//! `&measure=` picks the metric; by default wall time where the workload has it. Without a
+//! workload, the two versions across every workload, as a version's page shows them.
 
+use super::version::{groups, GroupView};
 use super::{chart, csv_line, csv_response};
 use crate::charts;
 use crate::format;
@@ -142,6 +144,14 @@ struct ComparePage {
     view: Option<CompareView>,
     rows: Vec<CompareRow>,
     chart_alt: String,
+    /// Without a workload: the two versions across every workload, by group, and in one line.
+    groups: Vec<GroupView>,
+    all_headline: Option<String>,
+    before_label: String,
+    after_label: String,
+    /// B's version page: against A where both are of one lineage.
+    version_url: Option<String>,
+    same_lineage: bool,
 }
 
 impl ComparePage {
@@ -149,16 +159,22 @@ impl ComparePage {
         links::toolchain_version(&c.lineage, &c.version)
     }
 
-    /// The comparison at the largest size both measured, in one line.
+    /// The comparison at the largest size both measured, in one line; where the versions share
+    /// no size, at the largest size both fits cover, marked as predicted.
     fn headline(&self) -> Option<String> {
-        let (view, row) = (self.view.as_ref()?, self.rows.last()?);
-        let at = format::size(row.size, view.size_unit);
-        let ratio = format::ratio_in(view.metric, row.ratio);
-        Some(if view.metric.is_count() {
+        let view = self.view.as_ref()?;
+        let r = view.headline_ratio()?;
+        let at = format::size(r.size, view.size_unit);
+        let ratio = format::ratio_in(view.metric, r.ratio);
+        let mut text = if view.metric.is_count() {
             format!("At {at}, {} counts {ratio} instructions than {}", view.label_b(), view.label_a())
         } else {
             format!("At {at}, {} is {ratio} than {}", view.label_b(), view.label_a())
-        })
+        };
+        if r.predicted {
+            text.push_str(" (predicted from both fits: the versions share no size measured)");
+        }
+        Some(text)
     }
 
     /// Whether the comparison is by `m`.
@@ -190,12 +206,18 @@ pub(super) async fn page(
         tokio::try_join!(async { state.store.workloads().await.map_err(Error::from) }, metric(&state, &q))?;
     let mut workloads: Vec<String> = rows.into_iter().map(|w| w.name).collect();
     workloads.dedup();
+    // Without a workload, every toolchain version is offered; with one, the versions it has.
     let choices = match metric {
+        _ if q.workload.is_empty() => state.store.toolchain_versions().await?,
         Some(m) => state.store.workload_versions(&q.workload, m).await?,
         None => Vec::new(),
     };
-    // With only a workload chosen, the form offers its versions; with both sides, the comparison.
-    let view = if q.a.is_empty() || q.b.is_empty() { None } else { Some(compare(&state, &q, metric, &choices).await?) };
+    let chosen = !q.a.is_empty() && !q.b.is_empty();
+    let (all, view) = match (chosen, q.workload.is_empty()) {
+        (false, _) => (None, None),
+        (true, true) => (Some(crate::http::versions::load_pair(&state, &q.a, &q.b).await?), None),
+        (true, false) => (None, Some(compare(&state, &q, metric, &choices).await?)),
+    };
     let measures = match &view {
         Some(v) => {
             let pair = compared_by(&state, v, &available).await?;
@@ -205,7 +227,37 @@ pub(super) async fn page(
     };
     let rows = view.as_ref().map(CompareView::rows).unwrap_or_default();
     let chart_alt = view.as_ref().map(|v| charts::loglog_description(&v.loglog())).unwrap_or_default();
-    let page = ComparePage { workloads, choices, query: q, metric, available, measures, view, rows, chart_alt };
+    let (groups, all_headline, before_label, after_label) = match &all {
+        Some(changes) => (
+            groups(changes),
+            Some(changes.headline()),
+            changes.before.as_ref().map(|b| b.label()).unwrap_or_default(),
+            changes.after.label(),
+        ),
+        None => (Vec::new(), None, String::new(), String::new()),
+    };
+    let same_lineage = all.as_ref().is_some_and(|c| c.before.as_ref().is_some_and(|b| b.lineage == c.after.lineage));
+    let version_url = all.as_ref().map(|c| match c.before.as_ref().filter(|_| same_lineage) {
+        Some(b) => links::version_against(&c.after.lineage, &c.after.version, &b.version),
+        None => links::version_page(&c.after.lineage, &c.after.version),
+    });
+    let page = ComparePage {
+        workloads,
+        choices,
+        query: q,
+        metric,
+        available,
+        measures,
+        view,
+        rows,
+        chart_alt,
+        groups,
+        all_headline,
+        before_label,
+        after_label,
+        version_url,
+        same_lineage,
+    };
     Ok(render(StatusCode::OK, &page))
 }
 
@@ -267,6 +319,7 @@ pub(super) async fn json(
         "a": side(&view.a),
         "b": side(&view.b),
         "slope_delta": view.slope_delta(),
+        "ratio": view.headline_ratio(),
         "sizes": view.rows(),
     })))
 }

@@ -3,6 +3,7 @@
 use crate::format;
 use crate::http::pages::{render, PageResult};
 use crate::http::AppState;
+use crate::links;
 use crate::store::{HostRow, HostVersion, ToolchainRow};
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -7,6 +7,7 @@ mod inventory;
 mod overview;
 mod runs;
 mod series;
+mod version;
 
 use super::{AppState, Error};
 use crate::charts::ChartError;
@@ -32,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/compare/data.json", get(compare::json))
         .route("/runs/{id}", get(runs::page))
         .route("/toolchains", get(inventory::toolchains))
+        .route("/toolchains/{lineage}/{version}", get(version::page))
         .route("/hosts", get(inventory::hosts))
         .route("/contracts", get(contracts::page))
 }

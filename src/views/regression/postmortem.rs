@@ -18,7 +18,7 @@ fn num(v: Option<f64>, digits: usize) -> String {
 /// punctuation is backslash-escaped so it cannot format, link or start a block, HTML is written
 /// as entities (a renderer that passes HTML through shows it as text), and line breaks become
 /// spaces so nothing starts a line of its own.
-fn text(s: &str) -> String {
+pub(crate) fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -39,7 +39,7 @@ fn text(s: &str) -> String {
 
 /// A link target: control characters, spaces and angle brackets percent-encoded, so the URL
 /// stays one `<…>` destination on one line whatever was stored.
-fn destination(url: &str) -> String {
+pub(crate) fn destination(url: &str) -> String {
     let mut out = String::with_capacity(url.len());
     for c in url.chars() {
         if c.is_control() || c.is_whitespace() || c == '<' || c == '>' {

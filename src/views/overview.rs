@@ -222,7 +222,7 @@ pub fn open_regressions(
                 latest_version: latest.map_or_else(|| r.version.clone(), |l| l.version.clone()),
                 latest_slope: latest.map_or(m.slope.unwrap_or(f64::NAN), |l| l.slope),
                 good_slope: m.previous_slope,
-                failure: m.failure.as_ref().filter(|_| m.reason == "failure").map(|f| f.summary()),
+                failure: m.failure_summary().filter(|_| m.reason == "failure"),
             }
         })
         .collect();

@@ -132,7 +132,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                 };
                 if let Some(f) = &run.failure {
                     failures += 1;
-                    progress.note(&format!("{label} {}: ✗ {}", w.name, table::failure_summary(f, w.unit)));
+                    progress.note(&format!("{label} {}: ✗ {}", w.name, slopewatch_core::format::failure(f, w.unit)));
                 }
                 // One measure's answers are the toolchain's: every measure runs the same binary.
                 if nth == 0 {
@@ -170,7 +170,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     "{} {}: ✗ {}",
                     d.toolchain,
                     d.workload,
-                    table::failure_summary(&d.failure, run.size_unit)
+                    slopewatch_core::format::failure(&d.failure, run.size_unit)
                 ));
             }
             run.failure = Some(d.failure.clone());

@@ -9,7 +9,7 @@ mod before_after;
 mod loglog;
 mod slope;
 
-pub use before_after::{before_after_chart, VersionLine};
+pub use before_after::{before_after_chart, Failed, VersionLine};
 pub use loglog::{loglog_chart, loglog_description};
 pub use slope::{slope_chart, slope_description};
 

@@ -4,7 +4,7 @@
 //! the runs or samples behind them.
 
 use super::complexity::{decode_class, decode_complexity};
-use super::db::sql;
+use super::db::{sql, Sql};
 use super::{decode_json, Store};
 use crate::model::{MetricColumn, SizeMedian};
 use serde::Serialize;
@@ -173,7 +173,32 @@ impl Store {
         let q = sql("SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope, s.complexity,
                     s.first_seen
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id");
-        let records: Vec<SlopeRecord> = self.all(&q).await?;
+        self.slope_rows(&q).await
+    }
+
+    /// The slope and class at every version of `workloads`' series of `metric` in `lineage`,
+    /// grouped by workload, versions in order: what a run page compares its run with.
+    pub async fn lineage_slopes(
+        &self,
+        lineage: &str,
+        metric: Metric,
+        workloads: &[&str],
+    ) -> Result<Vec<SlopeRow>, sqlx::Error> {
+        if workloads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q =
+            sql("SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope, s.complexity,
+                    s.first_seen
+             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id WHERE s.lineage = ");
+        q.push_bind(lineage).push(" AND w.metric = ").push_bind(metric.as_str()).push(" AND w.name IN ");
+        q.push_tuple(workloads.iter().copied());
+        self.slope_rows(&q).await
+    }
+
+    /// The `SlopeRecord`s `q` selects, grouped by workload, metric and lineage, versions in order.
+    async fn slope_rows(&self, q: &Sql<'_>) -> Result<Vec<SlopeRow>, sqlx::Error> {
+        let records: Vec<SlopeRecord> = self.all(q).await?;
         let mut rows = records
             .into_iter()
             .map(|r| {

@@ -1,6 +1,6 @@
 //! What the dashboard shows, derived from store rows without I/O: slope bands, a series with its
 //! per-version table (`series`), the overview matrix, open regressions, comparisons (`compare`)
-//! and which metric a page shows (`measure`). Pages, charts and exports all read these, so a page,
+//! which metric a page shows (`measure`) and what a run page says beside its workloads (`run`). Pages, charts and exports all read these, so a page,
 //! its charts and its CSV carry the same numbers.
 
 pub mod attribution;
@@ -9,6 +9,7 @@ pub mod contracts;
 pub mod measure;
 mod overview;
 pub mod regression;
+pub mod run;
 mod series;
 
 pub use compare::{CompareRow, CompareView};
@@ -190,7 +191,7 @@ pub(crate) mod tests {
             limit_ms: None,
             got: Some("-1".into()),
             expected: Some("9362".into()),
-            summary: "wrong result at 65536: got -1, expected 9362".into(),
+            summary: "wrong result at 64 KiB: got -1, expected 9362".into(),
             run_id: uuid::Uuid::nil(),
             first_seen: OffsetDateTime::UNIX_EPOCH,
             last_failed_at: OffsetDateTime::UNIX_EPOCH,

@@ -3,7 +3,7 @@
 //! steeper growth. Both axes carry values in the page's own formats (`64 KiB`, `12.3 ms`), every
 //! line stays inside its box, and a version whose workload failed is a ✗ with what broke.
 
-use super::{escape, shorten, thin};
+use super::{escape, shorten};
 use crate::format;
 use crate::model::SizeMedian;
 use slopewatch_core::wire::{Metric, SizeUnit};
@@ -17,6 +17,10 @@ const PAD_TOP: f64 = 20.0;
 const PAD_BOTTOM: f64 = 58.0;
 /// The share of each axis's span left empty at both ends, so no point sits on the box's edge.
 const MARGIN: f64 = 0.06;
+/// The least room between two size labels (`128 KiB` is about 38 pixels wide) and between two
+/// value labels.
+const X_GAP: f64 = 44.0;
+const Y_GAP: f64 = 16.0;
 /// Line colours for before, at, and after the regression.
 const COLOURS: [&str; 3] = ["#1a7f37", "#c0262d", "#0b5cad"];
 const MUTED: &str = "#5b6673";
@@ -140,17 +144,14 @@ fn drawn<'a>(line: &VersionLine<'a>) -> impl Iterator<Item = &'a SizeMedian> {
     line.sizes.iter().filter(|s| s.size > 0 && s.median_ns > 0.0)
 }
 
-/// Tick values and labels on both axes: sizes measured on x, round values (1, 2, 5 × 10ⁿ, or
-/// the ends measured when the span is narrow) on y, each in the page's format.
+/// Tick values and labels on both axes: sizes measured on x, round values on y, each in the
+/// page's format.
 fn axes(svg: &mut String, x: &Axis, y: &Axis, sizes: &[f64], points: &[&SizeMedian], metric: Metric, unit: SizeUnit) {
-    let mut measured: Vec<u64> = sizes.iter().map(|&s| s as u64).collect();
-    measured.sort_unstable();
-    measured.dedup();
-    for size in thin(&measured, 4) {
+    for size in x_ticks(x, sizes) {
         let px = x.at(size as f64);
         let _ = write!(
             svg,
-            r##"<line x1="{px:.1}" y1="{}" x2="{px:.1}" y2="{}" stroke="#8a949e"/><text x="{px:.1}" y="{}" font-size="10" text-anchor="middle" fill="{MUTED}">{}</text>"##,
+            r##"<line x1="{px:.1}" y1="{}" x2="{px:.1}" y2="{}" stroke="#8a949e"/><text class="x-tick" x="{px:.1}" y="{}" font-size="10" text-anchor="middle" fill="{MUTED}">{}</text>"##,
             y.from,
             y.from + 4.0,
             y.from + 15.0,
@@ -170,7 +171,7 @@ fn axes(svg: &mut String, x: &Axis, y: &Axis, sizes: &[f64], points: &[&SizeMedi
         let py = y.at(v);
         let _ = write!(
             svg,
-            r##"<line x1="{}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="#8a949e"/><text x="{}" y="{:.1}" font-size="10" text-anchor="end" fill="{MUTED}">{}</text>"##,
+            r##"<line x1="{}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="#8a949e"/><text class="y-tick" x="{}" y="{:.1}" font-size="10" text-anchor="end" fill="{MUTED}">{}</text>"##,
             x.from - 4.0,
             x.from,
             x.from - 6.0,
@@ -180,27 +181,42 @@ fn axes(svg: &mut String, x: &Axis, y: &Axis, sizes: &[f64], points: &[&SizeMedi
     }
 }
 
-/// Round values inside the axis (1, 2 and 5 × 10ⁿ, or only powers of ten when those are many),
-/// or the smallest and largest values when no round value falls inside.
-fn y_ticks(y: &Axis, values: &[f64]) -> Vec<f64> {
-    let (lo, hi) = (y.lo, y.hi);
-    let round: Vec<f64> = (lo.floor() as i32..=hi.ceil() as i32)
-        .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
-        .filter(|v| y.contains(*v))
-        .collect();
-    let decades: Vec<f64> = round.iter().copied().filter(|v| (v.log10().fract()).abs() < 1e-9).collect();
-    if round.len() <= 5 && round.len() >= 2 {
-        round
-    } else if decades.len() >= 2 {
-        thin(&decades, 5)
-    } else {
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if hi > lo {
-            vec![lo, hi]
-        } else {
-            vec![lo]
+/// The sizes measured, from the largest down, each `X_GAP` pixels or more left of the last one
+/// kept: the largest size, where a ratio is taken, is always labelled, and no labels overlap.
+fn x_ticks(x: &Axis, sizes: &[f64]) -> Vec<u64> {
+    let mut measured: Vec<u64> = sizes.iter().map(|&s| s as u64).collect();
+    measured.sort_unstable();
+    measured.dedup();
+    let mut kept: Vec<u64> = Vec::new();
+    for &size in measured.iter().rev() {
+        if kept.last().is_none_or(|&k| x.at(k as f64) - x.at(size as f64) >= X_GAP) {
+            kept.push(size);
         }
+    }
+    kept.reverse();
+    kept
+}
+
+/// Round values inside the axis: the finest of 1, 2 and 5 × 10ⁿ, every power of ten, every
+/// second, third or fourth whose labels stay `Y_GAP` pixels apart; the smallest and largest
+/// values measured when no such set has two values inside.
+fn y_ticks(y: &Axis, values: &[f64]) -> Vec<f64> {
+    let exponents = y.lo.floor() as i32..=y.hi.ceil() as i32;
+    let inside = |ticks: Vec<f64>| -> Vec<f64> { ticks.into_iter().filter(|v| y.contains(*v)).collect() };
+    let mut sets = vec![inside(exponents.clone().flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e))).collect())];
+    for step in 1..=4 {
+        sets.push(inside(exponents.clone().filter(|e| e.rem_euclid(step) == 0).map(|e| 10f64.powi(e)).collect()));
+    }
+    let apart = |ticks: &Vec<f64>| ticks.windows(2).all(|w| (y.at(w[0]) - y.at(w[1])).abs() >= Y_GAP);
+    if let Some(ticks) = sets.into_iter().find(|t| t.len() >= 2 && apart(t)) {
+        return ticks;
+    }
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if hi > lo && (y.at(lo) - y.at(hi)).abs() >= Y_GAP {
+        vec![lo, hi]
+    } else {
+        vec![hi]
     }
 }
 
@@ -306,6 +322,35 @@ mod tests {
             let (cx, cy) = (attr(c, "cx"), attr(c, "cy"));
             assert!(cx - 2.5 > x0 && cx + 2.5 < x1 && cy - 2.5 > y0 && cy + 2.5 < y1, "{c} inside {rect}");
         }
+    }
+
+    #[test]
+    fn axis_labels_never_overlap_and_the_largest_size_is_labelled() {
+        // Eight doublings and six decades: too many to label every one.
+        let before: Vec<SizeMedian> = (0..8).map(|i| s(1024 << i, 3.0 * f64::from(1024 << i))).collect();
+        let after: Vec<SizeMedian> = (0..8).map(|i| s(1024 << i, 0.1 * f64::from(1024 << i).powi(2))).collect();
+        let lines = [
+            VersionLine { label: "0.15.2", sizes: &before, failed: None },
+            VersionLine { label: "0.16.0", sizes: &after, failed: None },
+        ];
+        let svg = before_after_chart("w", Metric::Wall, SizeUnit::Bytes, &lines).unwrap();
+        let labels = |class: &str, axis: &str| -> Vec<f64> {
+            elements(&svg, "text")
+                .into_iter()
+                .filter(|t| t.contains(&format!("class=\"{class}\"")))
+                .map(|t| {
+                    let at = t.find(&format!(" {axis}=\"")).unwrap() + 4;
+                    t[at..at + t[at..].find('"').unwrap()].parse().unwrap()
+                })
+                .collect()
+        };
+        let xs = labels("x-tick", "x");
+        let ys = labels("y-tick", "y");
+        assert!(xs.len() >= 3 && ys.len() >= 3, "{svg}");
+        assert!(xs.windows(2).all(|w| w[1] - w[0] >= X_GAP), "{xs:?}");
+        assert!(ys.windows(2).all(|w| (w[1] - w[0]).abs() >= Y_GAP), "{ys:?}");
+        assert!(texts(&svg).contains(&"128 KiB"), "{svg}");
+        assert!(texts(&svg).contains(&"1 s") && texts(&svg).contains(&"1 ms"), "{svg}");
     }
 
     #[test]

@@ -139,6 +139,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     answers.push(Answers {
                         toolchain: tc.spec.name.clone(),
                         workload: w.name.clone(),
+                        unit: w.unit,
                         failed: run.failure.is_some(),
                         by_size: results,
                     });

@@ -163,6 +163,8 @@ async fn regression_and_run_pages_write_sizes_and_ratios_one_way_in_chromium() {
     assert!(strchr.contains(">4,370×<") && strchr.contains(">128 KiB<"), "ratio and size: {strchr}");
     assert!(strchr.contains("O(n) → O(n²)"), "{strchr}");
     assert!(dom.contains("Magnitude: 4,370× the time"), "the magnitude by the same rule");
+    let list = chromium.dom(&format!("{base}/regressions"));
+    assert!(list.contains(">4,370×<") && !list.contains(&format!("{ratio:.1}×")), "and in the list");
     let strtol = row_with(&dom, ">strtol<");
     assert!(strtol.contains("wrong result at 32 KiB: got -1, expected 4681"), "{strtol}");
     assert!(dom.contains("strtol failed at 0.16.0: wrong result at 32 KiB"), "the timeline too");

@@ -1,10 +1,12 @@
 //! Numbers as people read them: durations in ns/µs/ms/s, instruction counts, a series' values by
-//! its metric, sizes in KiB/MiB or counts, slopes, complexity classes, ratios ("31,000×
-//! slower", "4× more") and how long ago something happened ("3 min ago"). Pages, charts, exports
-//! and webhooks share these.
+//! its metric, sizes in KiB/MiB or counts, slopes, complexity classes, ratios (`3,600×`,
+//! "31,200× slower", "4.00× more") and how long ago something happened ("3 min ago"). Pages,
+//! charts, exports and webhooks share these.
 
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
-pub use slopewatch_core::format::{count, duration, factor_text, grouped, short_value, significant, size, value};
+pub use slopewatch_core::format::{
+    count, duration, factor, factor_text, failure, grouped, short_value, significant, size, value,
+};
 use slopewatch_core::wire::{Metric, SizeUnit};
 use std::borrow::Borrow;
 
@@ -82,13 +84,9 @@ pub fn slope(k: f64) -> String {
     format!("{k:.2}")
 }
 
-/// How much slower (ratio > 1) or faster `b` is than `a`: `31,000× slower`, `1.9× faster`, `same`.
-pub fn ratio(ratio: f64) -> String {
-    ratio_in(Metric::Wall, ratio)
-}
-
-/// `ratio` of two values of `metric`: slower or faster for times, more or fewer for counts
-/// (`4× more`).
+/// How much slower (ratio > 1) or faster `b` is than `a`, in `metric`: slower or faster for
+/// times, more or fewer for counts, the multiplier by [`factor`]'s rule: `31,200× slower`,
+/// `1.90× faster`, `4.00× more`, `same`.
 pub fn ratio_in(metric: Metric, ratio: f64) -> String {
     if !ratio.is_finite() || ratio <= 0.0 {
         return "—".into();
@@ -98,7 +96,7 @@ pub fn ratio_in(metric: Metric, ratio: f64) -> String {
     }
     let (up, down) = if metric.is_count() { ("more", "fewer") } else { ("slower", "faster") };
     let (factor, word) = if ratio > 1.0 { (ratio, up) } else { (1.0 / ratio, down) };
-    format!("{}× {word}", factor_text(factor))
+    format!("{} {word}", self::factor(factor))
 }
 
 /// A signed slope difference: `+0.98`, `−0.02`.
@@ -168,14 +166,15 @@ mod tests {
 
     #[test]
     fn ratios_say_slower_or_faster() {
-        assert_eq!(ratio(31_234.0), "31,000× slower");
-        assert_eq!(ratio(2.0), "2× slower");
-        assert_eq!(ratio(0.5), "2× faster");
-        assert_eq!(ratio(1.001), "same");
-        assert_eq!(ratio(123.4), "123× slower");
-        assert_eq!(ratio_in(Metric::InstructionsValgrind, 4.0), "4× more");
-        assert_eq!(ratio_in(Metric::InstructionsPerf, 0.5), "2× fewer");
-        assert_eq!(ratio_in(Metric::Cpu, 0.5), "2× faster");
+        assert_eq!(ratio_in(Metric::Wall, 31_234.0), "31,200× slower");
+        assert_eq!(ratio_in(Metric::Wall, 2.0), "2.00× slower");
+        assert_eq!(ratio_in(Metric::Wall, 0.5), "2.00× faster");
+        assert_eq!(ratio_in(Metric::Wall, 1.001), "same");
+        assert_eq!(ratio_in(Metric::Wall, 123.4), "123× slower");
+        assert_eq!(ratio_in(Metric::Wall, 3603.4), "3,600× slower");
+        assert_eq!(ratio_in(Metric::InstructionsValgrind, 4.0), "4.00× more");
+        assert_eq!(ratio_in(Metric::InstructionsPerf, 0.5), "2.00× fewer");
+        assert_eq!(ratio_in(Metric::Cpu, 0.5), "2.00× faster");
         assert_eq!(delta(0.98), "+0.98");
         assert_eq!(delta(-0.02), "−0.02");
     }

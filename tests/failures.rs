@@ -272,7 +272,7 @@ async fn a_flaky_host_pages_once_and_partial_sizes_never_judge_a_slope() {
         let opened = detail.events.iter().find(|e| e.kind == "opened").unwrap();
         assert_eq!(
             opened.detail,
-            "strtol failed at 1.1: wrong result at 4194304: got -1, expected 599186 (failed in 1 of 1 runs, on 1 of 1 hosts)"
+            "strtol failed at 1.1: wrong result at 4 MiB: got -1, expected 599186 (failed in 1 of 1 runs, on 1 of 1 hosts)"
         );
     })
     .await;

@@ -1,8 +1,8 @@
 //! Numbers as people read them, the same on the server's pages and webhooks and in the agent's
 //! terminal and reports: durations, counts, a value in its metric's unit, sizes in a workload's
-//! unit, multipliers.
+//! unit, ratios.
 
-use crate::wire::{Metric, SizeUnit};
+use crate::wire::{signal_name, Failure, FailureKind, Metric, SizeUnit};
 use std::borrow::Borrow;
 
 /// A duration given in nanoseconds, to three significant digits: `850 ns`, `12.3 µs`, `2.8 s`,
@@ -85,17 +85,63 @@ pub fn size(size: u64, unit: impl Borrow<SizeUnit>) -> String {
     }
 }
 
-/// A multiplier alone: `1.04`, `3.2`, `31,000`.
-pub fn factor_text(factor: f64) -> String {
-    if factor >= 1000.0 {
-        // Two significant digits are all a ratio of thousands can claim from timing noise.
-        let magnitude = 10f64.powi(factor.log10().floor() as i32 - 1);
-        grouped(((factor / magnitude).round() * magnitude) as u64)
-    } else if factor >= 100.0 {
-        grouped(factor.round() as u64)
-    } else {
-        significant(factor)
+/// A failure in one line, its size in the workload's unit: `wrong result at 64 KiB: got -1,
+/// expected 9362`, `crashed at 1 MiB: signal 11 (SIGSEGV)`, `timed out at 128 B: limit 0.3 s`.
+pub fn failure(f: &Failure, unit: impl Borrow<SizeUnit>) -> String {
+    let mut s = f.kind.label().to_string();
+    if let Some(at) = f.size {
+        s.push_str(&format!(" at {}", size(at, unit)));
     }
+    match f.kind {
+        FailureKind::WrongResult => {
+            if let (Some(got), Some(expected)) = (&f.got, &f.expected) {
+                s.push_str(&format!(": got {got}, expected {expected}"));
+            }
+        }
+        FailureKind::Crashed | FailureKind::BuildFailed => match (f.signal, f.exit_status) {
+            (Some(sig), _) => s.push_str(&format!(": signal {sig}{}", signal_name(sig))),
+            (None, Some(code)) => s.push_str(&format!(": exit status {code}")),
+            (None, None) => {}
+        },
+        FailureKind::TimedOut => {
+            if let Some(ms) = f.limit_ms {
+                s.push_str(&format!(": limit {}", duration(ms as f64 * 1e6)));
+            }
+        }
+        FailureKind::SetupFailed => {}
+    }
+    s
+}
+
+/// A ratio as every page, export, webhook and terminal writes it: three significant figures,
+/// trailing zeros kept so the precision shows, digits grouped by thousands, and the `×` sign:
+/// `1.00×`, `0.500×`, `12.3×`, `123×`, `3,600×`, `31,200×`. `—` for a ratio that is not a
+/// positive finite number.
+pub fn factor(ratio: f64) -> String {
+    match factor_digits(ratio) {
+        Some(digits) => format!("{digits}×"),
+        None => "—".into(),
+    }
+}
+
+/// [`factor`] without its `×`, for a sentence that puts the sign elsewhere (`3,600× slower`).
+pub fn factor_text(ratio: f64) -> String {
+    factor_digits(ratio).unwrap_or_else(|| "—".into())
+}
+
+/// The digits of a ratio to three significant figures; `None` unless positive and finite.
+fn factor_digits(ratio: f64) -> Option<String> {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return None;
+    }
+    let mut exponent = ratio.log10().floor() as i32;
+    let unit = 10f64.powi(exponent - 2);
+    let rounded = (ratio / unit).round() * unit;
+    // Rounding may carry into the next decade: 9.996 is 10.0, not 10.00.
+    if rounded >= 10f64.powi(exponent + 1) {
+        exponent += 1;
+    }
+    Some(if exponent >= 2 { grouped(rounded.round() as u64) } else { format!("{rounded:.*}", (2 - exponent) as usize) })
 }
 
 /// Three significant digits without trailing zeros beyond them: `1`, `12.3`, `850`, `2.8`.
@@ -160,7 +206,39 @@ mod tests {
     fn sizes_and_factors_read_in_the_unit() {
         assert_eq!(size(4 << 20, SizeUnit::Bytes), "4 MiB");
         assert_eq!(size(40_000, SizeUnit::Records), "40,000 records");
-        assert_eq!(factor_text(8123.0), "8,100");
+        assert_eq!(factor_text(8123.0), "8,120");
         assert_eq!(factor_text(3.456), "3.46");
+    }
+
+    #[test]
+    fn failures_give_their_size_in_the_workloads_unit() {
+        let f = |json| serde_json::from_value::<Failure>(json).unwrap();
+        let wrong = f(serde_json::json!({"kind": "wrong_result", "size": 262144, "got": "-1", "expected": "37449"}));
+        assert_eq!(failure(&wrong, SizeUnit::Bytes), "wrong result at 256 KiB: got -1, expected 37449");
+        let crashed = f(serde_json::json!({"kind": "crashed", "size": 40000, "signal": 11}));
+        assert_eq!(failure(&crashed, SizeUnit::Records), "crashed at 40,000 records: signal 11 (SIGSEGV)");
+        let slow = f(serde_json::json!({"kind": "timed_out", "size": 128, "limit_ms": 300}));
+        assert_eq!(failure(&slow, SizeUnit::Bytes), "timed out at 128 B: limit 300 ms");
+        let built = f(serde_json::json!({"kind": "build_failed", "exit_status": 1}));
+        assert_eq!(failure(&built, SizeUnit::Bytes), "build failed: exit status 1");
+    }
+
+    #[test]
+    fn ratios_have_three_significant_figures_and_grouped_digits() {
+        assert_eq!(factor(1.0), "1.00×");
+        assert_eq!(factor(3603.4), "3,600×");
+        assert_eq!(factor(12.34), "12.3×");
+        assert_eq!(factor(0.5), "0.500×");
+        assert_eq!(factor(123.4), "123×");
+        assert_eq!(factor(31_234.0), "31,200×");
+        assert_eq!(factor(9.996), "10.0×");
+        assert_eq!(factor(99.96), "100×");
+        assert_eq!(factor(999.6), "1,000×");
+        assert_eq!(factor(0.001234), "0.00123×");
+        assert_eq!(factor(2.0), "2.00×");
+        assert_eq!(factor(f64::NAN), "—");
+        assert_eq!(factor(0.0), "—");
+        assert_eq!(factor(-2.0), "—");
+        assert_eq!(factor_text(3603.4), "3,600");
     }
 }

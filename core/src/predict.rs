@@ -95,7 +95,7 @@ pub fn step_sentence_in(bad: &Prediction, good: Option<(&Prediction, &str)>, uni
     if let Some((g, version)) = good {
         text.push_str(&format!("; {} at {version}", g.value_text(metric)));
         if !g.wide() && !bad.wide() {
-            text.push_str(&format!(", about {}×", format::factor_text(bad.time_ns / g.time_ns)));
+            text.push_str(&format!(", about {}", format::factor(bad.time_ns / g.time_ns)));
         }
     }
     text

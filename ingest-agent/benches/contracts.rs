@@ -321,6 +321,7 @@ fn cross_check(rounds: &mut [(&str, &mut Round)]) {
             r.probes.iter().chain(&r.builtins).map(move |t| Answers {
                 toolchain: name.to_string(),
                 workload: t.workload.clone(),
+                unit: t.run.size_unit,
                 failed: t.run.failure.is_some(),
                 by_size: t.results.clone(),
             })

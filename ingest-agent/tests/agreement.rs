@@ -4,7 +4,8 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::format::size as size_text;
+use slopewatch_core::wire::{RunSubmission, SizeUnit};
 use std::path::Path;
 
 const TOOLCHAINS: [&str; 3] = ["gcc-glibc=gcc", "off-by-one=gcc -DSW_OFF_BY_ONE", "gcc-O1=gcc -O1"];
@@ -51,7 +52,10 @@ fn a_toolchain_whose_result_differs_from_two_that_agree_fails_with_a_wrong_resul
                 assert_eq!((f["got"].as_str(), f["expected"].as_str()), (Some(&*got), Some(&*expected)), "{f}");
                 assert_eq!(
                     f["detail"].as_str().unwrap(),
-                    format!("differs from gcc-glibc, gcc-O1: {got} here, {expected} there, at size {size}")
+                    format!(
+                        "differs from gcc-glibc, gcc-O1: {got} here, {expected} there, at {}",
+                        size_text(size, SizeUnit::Bytes)
+                    )
                 );
             }
             agrees => assert!(w.get("failure").is_none(), "{agrees} agrees with the majority: {w}"),

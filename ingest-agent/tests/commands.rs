@@ -146,7 +146,7 @@ fn a_program_that_hangs_at_a_size_is_stopped_there_and_the_sweep_goes_on_below()
     );
     let (out, runs) = measure(&config, dir.path(), &["--workloads", "hangs", "--total-budget", "2s"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("hangs at size 8000 ran past the budget"), "{}", text(&out));
+    assert!(text(&out).contains("hangs at 8,000 iterations ran past the budget"), "{}", text(&out));
     let w = workload(&runs, "gcc", "hangs");
     assert!(w.get("failure").is_none(), "{w}");
     let sizes: Vec<u64> = w["measurements"].as_array().unwrap().iter().map(|m| m["size"].as_u64().unwrap()).collect();

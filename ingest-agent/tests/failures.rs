@@ -178,5 +178,5 @@ fn a_hang_a_failed_set_up_and_garbled_output_are_each_reported_as_their_own_kind
     let table = String::from_utf8_lossy(&out.stdout);
     // 1K to 8K is widened down to 256 B, for six sizes: killed there, then at the one below,
     // where the sweep goes when too few fit.
-    assert!(table.contains("✗ timed out at 128 B: limit 0.3 s"), "{table}");
+    assert!(table.contains("✗ timed out at 128 B: limit 300 ms"), "{table}");
 }

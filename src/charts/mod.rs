@@ -11,7 +11,7 @@ mod loglog;
 mod slope;
 mod trend;
 
-pub use before_after::{before_after_chart, VersionLine};
+pub use before_after::{before_after_chart, Failed, VersionLine};
 pub use loglog::{loglog_chart, loglog_description};
 pub use slope::{slope_chart, slope_description};
 pub use trend::{trend_description, trend_svg};

@@ -10,7 +10,7 @@ use super::extract::{AppForm, OnPage, RegressionId};
 use super::pages::{self, PageResult};
 use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
-use crate::charts::{before_after_chart, VersionLine};
+use crate::charts::{before_after_chart, Failed, VersionLine};
 use crate::format;
 use crate::model::{workload_label, RegressionDetail, RegressionKind, RegressionStatus};
 use crate::views::regression::{edits, markdown, postmortem};
@@ -172,16 +172,16 @@ async fn detail(
                 _ => "–".into(),
             },
             r2: num(w.r2, 3),
-            ratio: w.time_ratio.map_or_else(|| "–".into(), |t| format!("{t:.1}×")),
-            ratio_size: w.ratio_size.map(|s| s.to_string()).unwrap_or_else(|| "–".into()),
+            ratio: w.time_ratio.map_or_else(|| "–".into(), format::factor),
+            ratio_size: w.ratio_size_text().unwrap_or_else(|| "–".into()),
             fixed: match (&w.fixed_version, w.fixed_slope) {
                 (Some(v), Some(s)) => format!("{s:.2} at {v}"),
                 (Some(v), None) if w.is_failure() => format!("passes at {v}"),
                 _ => "–".into(),
             },
             joined_late: w.joined_late,
-            failure: match (&w.failure, w.is_failure()) {
-                (Some(f), _) => f.summary(),
+            failure: match (w.failure_summary(), w.is_failure()) {
+                (Some(f), _) => f,
                 (None, true) => "failed".into(),
                 (None, false) => String::new(),
             },
@@ -202,14 +202,25 @@ async fn detail(
             let lines: Vec<VersionLine<'_>> = versions
                 .iter()
                 .filter_map(|v| {
-                    d.sizes
+                    let sizes = d
+                        .sizes
                         .iter()
                         .find(|s| s.workload == w.workload && s.metric == w.metric && s.version == *v)
-                        .map(|s| VersionLine { label: v, sizes: &s.sizes })
+                        .map(|s| s.sizes.as_slice());
+                    // A failure is of the regression's version: the ✗ marks it there.
+                    let failed = (w.is_failure() && *v == r.version).then(|| Failed {
+                        size: w.failure.as_ref().and_then(|f| f.size),
+                        what: w.failure_summary().unwrap_or_else(|| "failed".into()),
+                    });
+                    (sizes.is_some() || failed.is_some()).then(|| VersionLine {
+                        label: v,
+                        sizes: sizes.unwrap_or_default(),
+                        failed,
+                    })
                 })
                 .collect();
             let label = workload_label(&w.workload, w.metric);
-            before_after_chart(&label, w.metric, &lines).map(|svg| ChartView { workload: label, svg })
+            before_after_chart(&label, w.metric, w.size_unit, &lines).map(|svg| ChartView { workload: label, svg })
         })
         .collect();
     let page = DetailPage {
@@ -223,7 +234,7 @@ async fn detail(
         merged_into: r.merged_into,
         status: r.status.clone(),
         status_label: RegressionStatus::label_of(&r.status).to_string(),
-        magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
+        magnitude: r.magnitude.map_or_else(|| "–".into(), format::factor),
         source_changed: numbers.iter().any(|n| n.source_changed),
         attribution: d.attribution.as_ref().map(crate::views::attribution::AttributionView::new),
         costs: d

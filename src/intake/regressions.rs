@@ -16,7 +16,7 @@ use crate::rules::replay::{self, Change, Derived, DerivedMember, MemberFix, Move
 use crate::rules::timeline::Entry;
 use crate::store::{NewMember, NewRegression, Tx};
 use crate::webhooks;
-use crate::webhooks::events::{self, Scene};
+use crate::webhooks::events::{self, Named, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange, OPENED};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{Contract, Metric, SizeUnit};
@@ -146,22 +146,26 @@ struct Writer<'t, 'c, 'j> {
 }
 
 impl<'j> Writer<'_, '_, 'j> {
-    /// The name and metric of a workload of the lineage.
-    fn workload(&self, workload_id: i64) -> (&'j str, Metric) {
+    /// The name, metric and size unit of a workload of the lineage.
+    fn workload(&self, workload_id: i64) -> Named<'j> {
         let summaries: &'j [Summary] = self.summaries;
         let found = summaries.iter().find(|s| s.history.track.workload_id == workload_id);
-        found.map_or(("", Metric::Wall), |s| (s.workload.as_str(), s.metric))
+        found.map_or(Named { name: "", metric: Metric::Wall, unit: SizeUnit::Bytes }, |s| Named {
+            name: s.workload.as_str(),
+            metric: s.metric,
+            unit: s.size_unit,
+        })
     }
 
     /// The workload's name alone, for its threshold: a threshold holds under every metric.
     fn name(&self, workload_id: i64) -> &'j str {
-        self.workload(workload_id).0
+        self.workload(workload_id).name
     }
 
     /// The workload as its regression's timeline names it: with its metric, unless wall time.
     fn label(&self, workload_id: i64) -> String {
-        let (name, metric) = self.workload(workload_id);
-        workload_label(name, metric)
+        let w = self.workload(workload_id);
+        workload_label(w.name, w.metric)
     }
 
     fn scene<'s>(&'s self, version: &'s str) -> Scene<'s> {
@@ -300,6 +304,7 @@ impl<'j> Writer<'_, '_, 'j> {
         let workload = self.label(m.track.workload_id);
         let entry = Entry::Crossed {
             workload: &workload,
+            unit: self.workload(m.track.workload_id).unit,
             at: &m.crossed_at,
             evidence: &m.evidence,
             before: m.previous.as_ref().map(|(_, p)| p),

@@ -3,7 +3,7 @@
 
 use super::{Bisection, DeliveryDetail, MetricColumn, SizeMedian};
 use serde::Serialize;
-use slopewatch_core::wire::{Failure, Metric};
+use slopewatch_core::wire::{Failure, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -216,9 +216,11 @@ pub struct RegressionWorkload {
     #[sqlx(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract_break: Option<String>,
-    /// The workload's unit, as stored.
+    /// The workload's unit, as stored: what `ratio_size`, `size_of_interest` and a failure's size
+    /// count.
     #[serde(skip)]
-    pub size_unit: String,
+    #[sqlx(try_from = "String")]
+    pub size_unit: SizeUnit,
     /// The size its team runs it at, in its unit, as its latest run said; none when no run gave one.
     pub size_of_interest: Option<i64>,
     /// What it costs there at the regression's version, against the last good one, predicted from
@@ -242,6 +244,18 @@ impl RegressionWorkload {
 
     pub fn is_failure(&self) -> bool {
         self.reason == "failure"
+    }
+
+    /// What broke, in one line with its size in the workload's unit, for a failure that the
+    /// server can read.
+    pub fn failure_summary(&self) -> Option<String> {
+        self.failure.as_ref().map(|f| crate::format::failure(f, self.size_unit))
+    }
+
+    /// The size the ratio was taken at, in the workload's unit: `128 KiB`.
+    pub fn ratio_size_text(&self) -> Option<String> {
+        let size = u64::try_from(self.ratio_size?).ok()?;
+        Some(crate::format::size(size, self.size_unit))
     }
 
     /// The class step as people read it, `O(n) → O(n²)`, when both classes are known.
@@ -285,6 +299,8 @@ pub struct ResolvedMember {
     pub name: String,
     #[sqlx(try_from = "MetricColumn")]
     pub metric: Metric,
+    #[sqlx(try_from = "String")]
+    pub size_unit: SizeUnit,
     /// `slope` or `failure`.
     pub reason: String,
     /// The regression's version, and the last good one before it.

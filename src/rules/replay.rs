@@ -27,7 +27,7 @@ use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdi
 use crate::config::Rules;
 use crate::model::RegressionStatus;
 use slopewatch_core::version;
-use slopewatch_core::wire::Metric;
+use slopewatch_core::wire::{Metric, SizeUnit};
 use std::cmp::Ordering;
 use time::OffsetDateTime;
 
@@ -70,14 +70,15 @@ pub struct MemberFix {
     pub first_run_at: OffsetDateTime,
 }
 
-/// A version summary with its workload's name and metric, and when its version was first
-/// measured. The track's workload id already keeps each metric's series apart; the metric is
-/// what announcements say of it.
+/// A version summary with its workload's name, metric and size unit, and when its version was
+/// first measured. The track's workload id already keeps each metric's series apart; the metric
+/// and unit are what announcements say of it.
 #[derive(Debug, Clone)]
 pub struct Summary {
     pub history: History,
     pub workload: String,
     pub metric: Metric,
+    pub size_unit: SizeUnit,
     pub first_seen: OffsetDateTime,
 }
 
@@ -454,6 +455,7 @@ mod tests {
             history,
             workload: format!("w{workload_id}"),
             metric: Metric::Wall,
+            size_unit: SizeUnit::Bytes,
             first_seen: OffsetDateTime::UNIX_EPOCH,
         }
     }

@@ -6,7 +6,7 @@ use super::replay::{Moved, MovedField};
 use crate::format;
 use crate::model::RegressionStatus;
 use slopewatch_core::complexity::{Class, UNSURE};
-use slopewatch_core::wire::Contract;
+use slopewatch_core::wire::{Contract, SizeUnit};
 
 /// One entry of a regression's timeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,9 +14,11 @@ pub enum Entry<'a> {
     /// The regression's first bad version was first measured.
     FirstRun { version: &'a str },
     /// A workload went over its threshold, or failed, at version `at`: where the regression opened,
-    /// or later (`late`), joining it. `before` is its summary at the version measured before.
+    /// or later (`late`), joining it. `before` is its summary at the version measured before;
+    /// `unit` what its sizes count, for the size a failure stopped at.
     Crossed {
         workload: &'a str,
+        unit: SizeUnit,
         at: &'a str,
         evidence: &'a Evidence,
         before: Option<&'a Evidence>,
@@ -84,7 +86,7 @@ impl Entry<'_> {
                     was.map(|c| format!(" (was {c})")).unwrap_or_default(),
                 )
             }
-            Entry::Crossed { workload, at, evidence: Evidence::Slope(fit), before, threshold, late } => {
+            Entry::Crossed { workload, at, evidence: Evidence::Slope(fit), before, threshold, late, .. } => {
                 let mut detail = format!(
                     "{workload} {} at {at}: slope {:.2} (95% CI {:.2}–{:.2}, threshold {threshold:.2})",
                     if late { "joined" } else { "crossed" },
@@ -98,8 +100,8 @@ impl Entry<'_> {
                 }
                 detail
             }
-            Entry::Crossed { workload, at, evidence: Evidence::Outcomes(o), late, .. } => {
-                format!("{workload} failed at {at}{}: {}", if late { " and joined" } else { "" }, failing(o))
+            Entry::Crossed { workload, unit, at, evidence: Evidence::Outcomes(o), late, .. } => {
+                format!("{workload} failed at {at}{}: {}", if late { " and joined" } else { "" }, failing(o, unit))
             }
             Entry::Moved { moved, measured } => {
                 let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_string());
@@ -147,8 +149,8 @@ impl Entry<'_> {
 }
 
 /// What a failing version shows: the latest failure, and on how many runs and hosts it failed.
-fn failing(o: &Outcomes) -> String {
-    let what = o.failure.as_ref().map_or_else(|| "failed".to_string(), |f| f.summary());
+fn failing(o: &Outcomes, unit: SizeUnit) -> String {
+    let what = o.failure.as_ref().map_or_else(|| "failed".to_string(), |f| format::failure(f, unit));
     format!(
         "{what} (failed in {} of {} runs, on {} of {} hosts)",
         o.failed,

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::version::sort_versions;
-use slopewatch_core::wire::{Failure, Metric, CONTRACT_PREFIX};
+use slopewatch_core::wire::{Failure, Metric, SizeUnit, CONTRACT_PREFIX};
 use uuid::Uuid;
 
 /// A probe of the catalogue measured by one metric, as its latest contract states it: a probe
@@ -23,6 +23,8 @@ pub struct ContractProbe {
     /// `contract.FUNCTION.AXIS`.
     pub name: String,
     pub metric: Metric,
+    /// What its sizes count, for a failure's size.
+    pub size_unit: SizeUnit,
     pub expected: Class,
     /// The function it calls: the contract's, else the name's middle part.
     pub function: String,
@@ -73,6 +75,8 @@ struct ProbeRecord {
     name: String,
     #[sqlx(try_from = "MetricColumn")]
     metric: Metric,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     expected: String,
     contract: String,
 }
@@ -100,6 +104,7 @@ impl ProbeRecord {
             workload_id: self.workload_id,
             name: self.name,
             metric: self.metric,
+            size_unit: self.size_unit,
             expected,
         })
     }
@@ -138,7 +143,7 @@ impl Store {
     /// Every probe of the catalogue that has a contract, under each metric it was measured by, by
     /// name and then metric.
     pub async fn contract_probes(&self) -> Result<Vec<ContractProbe>, sqlx::Error> {
-        let q = sql("SELECT w.id AS workload_id, w.name, w.metric, c.expected, c.contract
+        let q = sql("SELECT w.id AS workload_id, w.name, w.metric, w.size_unit, c.expected, c.contract
              FROM workload_contracts c JOIN workloads w ON w.id = c.workload_id
              WHERE w.name LIKE 'contract.%' ORDER BY w.name, w.metric");
         let records: Vec<ProbeRecord> = self.all(&q).await?;
@@ -245,6 +250,7 @@ mod tests {
             workload_id: 1,
             name: name.into(),
             metric: Metric::Wall,
+            size_unit: SizeUnit::Bytes,
             expected: "1".into(),
             contract: contract.into(),
         }

@@ -3,6 +3,7 @@
 
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
+use crate::format;
 use crate::model::{stored_failure, MetricColumn};
 use serde::Serialize;
 use slopewatch_core::lineage::LineageVersion;
@@ -205,7 +206,7 @@ pub struct VersionFailures {
     pub limit_ms: Option<u64>,
     pub got: Option<String>,
     pub expected: Option<String>,
-    /// One line, e.g. `wrong result at 65536: got -1, expected 9362`.
+    /// One line, e.g. `wrong result at 64 KiB: got -1, expected 9362`.
     pub summary: String,
     /// The run the latest failure is from.
     pub run_id: Uuid,
@@ -241,7 +242,7 @@ impl VersionFailures {
 pub(super) const SERIES_FAILURE_COLUMNS: &str =
     "SELECT w.name AS workload, w.metric, f.lineage, f.version, f.runs AS failed_runs,
             COALESCE(s.runs, 0) AS passed_runs, f.host_ids, COALESCE(s.host_ids, '[]') AS passed_host_ids, f.run_id,
-            f.kind, f.size, f.detail, f.facts, f.first_seen, f.last_run_at
+            f.kind, f.size, w.size_unit, f.detail, f.facts, f.first_seen, f.last_run_at
      FROM version_failures f JOIN workloads w ON w.id = f.workload_id
      LEFT JOIN version_summaries s
        ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version";
@@ -261,6 +262,8 @@ pub(super) struct SeriesFailureRow {
     run_id: Uuid,
     kind: String,
     size: Option<i64>,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     detail: String,
     facts: String,
     first_seen: OffsetDateTime,
@@ -282,7 +285,7 @@ impl SeriesFailureRow {
             hosts: hosts.len() as i64,
             failed_hosts: failed_hosts.len() as i64,
             label: failure.kind.label().to_string(),
-            summary: failure.summary(),
+            summary: format::failure(&failure, self.size_unit),
             kind: failure.kind,
             size: failure.size,
             detail: failure.detail,

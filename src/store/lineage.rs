@@ -32,6 +32,8 @@ struct SummaryRow {
     workload: String,
     #[sqlx(try_from = "MetricColumn")]
     metric: Metric,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     version: String,
     #[sqlx(flatten)]
     slope: Slope,
@@ -58,6 +60,8 @@ struct FailureRow {
     workload: String,
     #[sqlx(try_from = "MetricColumn")]
     metric: Metric,
+    #[sqlx(try_from = "String")]
+    size_unit: SizeUnit,
     version: String,
     runs: i32,
     host_ids: String,
@@ -147,16 +151,16 @@ impl Tx<'_> {
         self.exec().column(&q).await
     }
 
-    /// Every version summary of the lineage, with its workload's name and metric: a slope track
+    /// Every version summary of the lineage, with its workload's name, metric and unit: a slope track
     /// for each summary, and a failure track for each version that measured a workload at all.
     pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
-        let q = sql("SELECT s.workload_id, w.name AS workload, w.metric, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
+        let q = sql("SELECT s.workload_id, w.name AS workload, w.metric, w.size_unit, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
                     s.runs, s.host_ids, s.first_seen, s.complexity, c.expected
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
              LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1");
         let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
         let q =
-            sql("SELECT f.workload_id, w.name AS workload, w.metric, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
+            sql("SELECT f.workload_id, w.name AS workload, w.metric, w.size_unit, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
                     f.facts, f.first_seen
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id WHERE f.lineage = $1");
         let failures: Vec<FailureRow> = self.exec().all(&q.bind(lineage)).await?;
@@ -164,6 +168,7 @@ impl Tx<'_> {
         struct Tally {
             workload: String,
             metric: Metric,
+            size_unit: SizeUnit,
             first_seen: OffsetDateTime,
             passed: (usize, Vec<i64>),
             failed: (usize, Vec<i64>),
@@ -177,6 +182,7 @@ impl Tx<'_> {
             let tally = Tally {
                 workload: row.workload.clone(),
                 metric: row.metric,
+                size_unit: row.size_unit,
                 first_seen: row.first_seen,
                 passed,
                 failed: (0, Vec::new()),
@@ -187,7 +193,13 @@ impl Tx<'_> {
             let contract = row.expected.as_deref().map(decode_class).transpose()?;
             let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity).held_to(contract));
             let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
-            summaries.push(Summary { history, workload: row.workload, metric: row.metric, first_seen: row.first_seen });
+            summaries.push(Summary {
+                history,
+                workload: row.workload,
+                metric: row.metric,
+                size_unit: row.size_unit,
+                first_seen: row.first_seen,
+            });
         }
         for row in failures {
             let failed = (row.runs as usize, decode_json(&row.host_ids)?);
@@ -195,6 +207,7 @@ impl Tx<'_> {
             let t = tallies.entry((row.workload_id, row.version)).or_insert_with(|| Tally {
                 workload: row.workload,
                 metric: row.metric,
+                size_unit: row.size_unit,
                 first_seen: row.first_seen,
                 passed: (0, Vec::new()),
                 failed: (0, Vec::new()),
@@ -208,7 +221,13 @@ impl Tx<'_> {
             let outcomes = Outcomes::new(t.passed.0, &t.passed.1, t.failed.0, &t.failed.1, t.failure);
             let history =
                 History { track: Track::failure(workload_id), version, evidence: Evidence::Outcomes(outcomes) };
-            summaries.push(Summary { history, workload: t.workload, metric: t.metric, first_seen: t.first_seen });
+            summaries.push(Summary {
+                history,
+                workload: t.workload,
+                metric: t.metric,
+                size_unit: t.size_unit,
+                first_seen: t.first_seen,
+            });
         }
         // In a fixed order, so a regression lists its workloads by name and metric whatever the
         // maps did.

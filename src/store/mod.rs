@@ -48,7 +48,9 @@ pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
 pub use regressions::{MemberFix, NewMember, NewRegression};
 pub use retention::PruneReport;
 pub use rows::{ClaimedFit, WindowFit};
-pub use runs::{FitReceipt, InsertOutcome, MeasurementDetail, RunDetail, RunListRow, RunReceipt, WorkloadDetail};
+pub use runs::{
+    FitReceipt, HeldBy, InsertOutcome, MeasurementDetail, RunDetail, RunListRow, RunReceipt, WorkloadDetail,
+};
 pub use series::{SlopeRow, VersionChoice, VersionSummary};
 pub use single_server::{LockError, ServerLock};
 pub use summaries::{NewSummary, SummaryTotals, WindowRun};

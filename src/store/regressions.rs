@@ -13,7 +13,7 @@ use crate::model::{
 use crate::rules::evaluate::Track;
 use crate::rules::timeline::{self, Entry};
 use slopewatch_core::predict::step_sentence_in;
-use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
+use slopewatch_core::wire::{Contract, Failure, Metric};
 use time::OffsetDateTime;
 
 pub(super) const REGRESSION_COLUMNS: &str = "SELECT id, lineage, version, previous_version, status, magnitude, first_run_at,
@@ -74,7 +74,7 @@ impl WorkloadRecord {
 /// good version: the sentence its page puts first. `None` without a size of interest or a fit.
 fn at_size_of_interest(w: &RegressionWorkload, r: &RegressionRow, sizes: &[VersionSizes]) -> Option<String> {
     let at = u64::try_from(w.size_of_interest?).ok()?;
-    let unit = SizeUnit::parse(&w.size_unit)?;
+    let unit = w.size_unit;
     let at_version = |version: &str| {
         let s = sizes.iter().find(|s| s.workload == w.workload && s.metric == w.metric && s.version == version)?;
         SizeMedian::predict(&s.sizes, at)
@@ -463,11 +463,13 @@ impl Tx<'_> {
 
     /// The workloads of a regression, as its resolved event lists them, by name.
     pub async fn resolved_members(&mut self, regression_id: i64) -> Result<Vec<ResolvedMember>, sqlx::Error> {
-        let q = sql("SELECT rw.workload_id, w.name, w.metric, rw.reason, r.version, r.previous_version, rw.slope,
+        let q = sql(
+            "SELECT rw.workload_id, w.name, w.metric, w.size_unit, rw.reason, r.version, r.previous_version, rw.slope,
                     rw.fixed_slope, rw.fixed_ci_low, rw.fixed_ci_high, rw.fixed_ratio, r.magnitude
              FROM regression_workloads rw JOIN regressions r ON r.id = rw.regression_id
              JOIN workloads w ON w.id = rw.workload_id
-             WHERE rw.regression_id = $1 ORDER BY w.name, w.metric");
+             WHERE rw.regression_id = $1 ORDER BY w.name, w.metric",
+        );
         self.exec().all(&q.bind(regression_id)).await
     }
 

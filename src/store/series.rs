@@ -208,6 +208,23 @@ impl Store {
         self.slopes(sql(format!("{SLOPE_COLUMNS} WHERE s.lineage = $1")).bind(lineage)).await
     }
 
+    /// The slope and class at every version of `workloads`' series of `metric` in `lineage`,
+    /// grouped by workload, versions in order: what a run page compares its run with.
+    pub async fn lineage_slopes(
+        &self,
+        lineage: &str,
+        metric: Metric,
+        workloads: &[&str],
+    ) -> Result<Vec<SlopeRow>, sqlx::Error> {
+        if workloads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = sql(format!("{SLOPE_COLUMNS} WHERE s.lineage = "));
+        q.push_bind(lineage).push(" AND w.metric = ").push_bind(metric.as_str()).push(" AND w.name IN ");
+        q.push_tuple(workloads.iter().copied());
+        self.slopes(q).await
+    }
+
     /// The `SLOPE_COLUMNS` rows of `q`, grouped by series, each in version order.
     async fn slopes(&self, q: super::db::Sql<'_>) -> Result<Vec<SlopeRow>, sqlx::Error> {
         let records: Vec<SlopeRecord> = self.all(&q).await?;

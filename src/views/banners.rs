@@ -102,8 +102,8 @@ fn change(m: &RegressionWorkload, finding: bool) -> String {
 }
 
 fn workload(m: &RegressionWorkload, finding: bool) -> BannerWorkload {
-    let what = match (&m.failure, m.slope) {
-        (Some(f), _) if m.is_failure() => f.summary(),
+    let what = match (m.failure_summary(), m.slope) {
+        (Some(f), _) if m.is_failure() => f,
         (_, Some(k)) => {
             let slopes = match m.previous_slope {
                 Some(before) if !finding => format!("k {} → {}", format::slope(before), format::slope(k)),

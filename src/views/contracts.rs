@@ -108,7 +108,7 @@ pub struct ContractCell {
     /// How many runs failed: `in 1 of 3 runs` where the failure is the state, `timed out in 1 of 3
     /// runs` beside a class.
     pub note: Option<String>,
-    /// The latest failure in one line, e.g. `crashed at 1024: read past its bound of 2 bytes`.
+    /// The latest failure in one line, e.g. `crashed at 1 KiB: read past its bound of 2 bytes`.
     pub failure: Option<String>,
     /// The metric of the series that decided the cell; `None` where nothing was measured.
     pub metric: Option<Metric>,
@@ -261,8 +261,8 @@ impl ContractsView {
 
 /// The failure in one line: its summary and the first line of its detail, which for a guarded
 /// probe says which bound it read past.
-fn failure_line(f: &ProbeFailure) -> String {
-    let summary = f.failure.summary();
+fn failure_line(probe: &ContractProbe, f: &ProbeFailure) -> String {
+    let summary = format::failure(&f.failure, probe.size_unit);
     match f.failure.detail.lines().map(str::trim).find(|l| !l.is_empty()) {
         Some(line) => {
             let line: String = line.chars().take(200).collect();
@@ -320,10 +320,10 @@ fn cell(
         _ => {}
     }
     if let Some(f) = failure {
-        title.push_str(&format!("; {}, {}", failure_line(f), in_runs(f)));
+        title.push_str(&format!("; {}, {}", failure_line(probe, f), in_runs(f)));
     }
     let metric = measured_at.then_some(probe.metric);
-    ContractCell { state, measured, note, failure: failure.map(failure_line), metric, title, href }
+    ContractCell { state, measured, note, failure: failure.map(|f| failure_line(probe, f)), metric, title, href }
 }
 
 /// Each lineage at its latest version, from `versions` in lineage and then version order.
@@ -396,7 +396,7 @@ mod tests {
     use super::*;
     use crate::views::tests::complexity;
     use slopewatch_core::complexity::Class;
-    use slopewatch_core::wire::Failure;
+    use slopewatch_core::wire::{Failure, SizeUnit};
     use time::OffsetDateTime;
 
     fn probe(id: i64, function: &str, axis: &str, expected: Class) -> ContractProbe {
@@ -404,6 +404,7 @@ mod tests {
             workload_id: id,
             name: format!("contract.{function}.{axis}"),
             metric: Metric::Wall,
+            size_unit: SizeUnit::Bytes,
             expected,
             function: function.into(),
             axis: axis.into(),
@@ -481,7 +482,7 @@ mod tests {
         assert_eq!(crashed.note.as_deref(), Some("in 1 of 3 runs"));
         assert!(
             crashed.title.starts_with(
-                "contract.memchr.remaining · zig-cc-musl 0.16.0 (wall time): crashed, O(1) against O(1); crashed at 1024"
+                "contract.memchr.remaining · zig-cc-musl 0.16.0 (wall time): crashed, O(1) against O(1); crashed at 1 KiB"
             ),
             "{}",
             crashed.title

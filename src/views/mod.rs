@@ -2,8 +2,8 @@
 //! per-version table (`series`), the overview matrix and its banners of open regressions
 //! (`banners`), comparisons (`compare`), two toolchain versions across every workload (`changes`,
 //! in one sentence: `headline`), a version's page (`version`), and which metric a page shows
-//! (`measure`). Pages, charts and exports all read these, so a page, its charts and its CSV carry
-//! the same numbers.
+//! (`measure`), and what a run page says beside its workloads (`run`). Pages, charts and exports
+//! all read these, so a page, its charts and its CSV carry the same numbers.
 
 pub mod attribution;
 mod banners;
@@ -14,6 +14,7 @@ mod headline;
 pub mod measure;
 mod overview;
 pub mod regression;
+pub mod run;
 mod series;
 mod version;
 
@@ -199,7 +200,7 @@ pub(crate) mod tests {
             limit_ms: None,
             got: Some("-1".into()),
             expected: Some("9362".into()),
-            summary: "wrong result at 65536: got -1, expected 9362".into(),
+            summary: "wrong result at 64 KiB: got -1, expected 9362".into(),
             run_id: uuid::Uuid::nil(),
             first_seen: OffsetDateTime::UNIX_EPOCH,
             last_failed_at: OffsetDateTime::UNIX_EPOCH,

@@ -15,6 +15,15 @@ use slopewatch_core::predict::step_sentence_in;
 use slopewatch_core::wire::{Contract, Metric, SizeUnit};
 use std::collections::HashMap;
 
+/// A workload of the lineage as an event names it: its name, the metric of its series, and what
+/// its sizes count.
+#[derive(Debug, Clone, Copy)]
+pub struct Named<'n> {
+    pub name: &'n str,
+    pub metric: Metric,
+    pub unit: SizeUnit,
+}
+
 /// Where an event happened: the lineage and version whose summary the rules judged.
 pub struct Scene<'a> {
     pub lineage: &'a str,
@@ -44,7 +53,7 @@ pub fn opened<'n>(
     scene: &Scene<'_>,
     regression_id: i64,
     regression: &Derived,
-    workload: impl Fn(i64) -> (&'n str, Metric),
+    workload: impl Fn(i64) -> Named<'n>,
 ) -> Event {
     let event = if regression.previous_version.is_none() { FINDING_OPENED } else { OPENED };
     announce(scene, regression_id, regression, workload, event, Vec::new())
@@ -60,7 +69,7 @@ pub fn updated<'n>(
     regression: &Derived,
     changes: Vec<FieldChange>,
     opens: bool,
-    workload: impl Fn(i64) -> (&'n str, Metric),
+    workload: impl Fn(i64) -> Named<'n>,
 ) -> Event {
     announce(scene, regression_id, regression, workload, if opens { OPENED } else { UPDATED }, changes)
 }
@@ -73,7 +82,7 @@ pub fn gives_a_good_end(changes: &[FieldChange]) -> bool {
 /// What `regression.updated` says moved when a stored regression is brought in line with the
 /// derived one it matched: its versions, and its workloads' names (with their metrics, unless
 /// wall time) when some joined or left.
-pub fn changes<'n>(u: &Update<'_>, workload: impl Fn(i64) -> (&'n str, Metric)) -> Vec<FieldChange> {
+pub fn changes<'n>(u: &Update<'_>, workload: impl Fn(i64) -> Named<'n>) -> Vec<FieldChange> {
     let mut changes: Vec<FieldChange> =
         u.moved.iter().map(|m| FieldChange { field: m.field.into(), from: m.from.clone(), to: m.to.clone() }).collect();
     if !u.added.is_empty() || !u.removed.is_empty() {
@@ -85,11 +94,11 @@ pub fn changes<'n>(u: &Update<'_>, workload: impl Fn(i64) -> (&'n str, Metric)) 
 }
 
 /// The tracks' workloads as labels, sorted, each once.
-fn names<'n>(tracks: impl Iterator<Item = Track>, workload: &impl Fn(i64) -> (&'n str, Metric)) -> String {
+fn names<'n>(tracks: impl Iterator<Item = Track>, workload: &impl Fn(i64) -> Named<'n>) -> String {
     let mut names: Vec<String> = tracks
         .map(|t| {
-            let (name, metric) = workload(t.workload_id);
-            workload_label(name, metric)
+            let w = workload(t.workload_id);
+            workload_label(w.name, w.metric)
         })
         .collect();
     names.sort_unstable();
@@ -101,7 +110,7 @@ fn announce<'n>(
     scene: &Scene<'_>,
     regression_id: i64,
     regression: &Derived,
-    workload: impl Fn(i64) -> (&'n str, Metric),
+    workload: impl Fn(i64) -> Named<'n>,
     event: &'static str,
     changes: Vec<FieldChange>,
 ) -> Event {
@@ -111,7 +120,7 @@ fn announce<'n>(
         .iter()
         .map(|m| {
             let id = m.track.workload_id;
-            let (name, metric) = workload(id);
+            let Named { name, metric, unit } = workload(id);
             let fit = m.evidence.slope();
             let ratio = m.previous.as_ref().and_then(|(_, p)| time_ratio(m.evidence.sizes(), p.sizes()));
             EventWorkload {
@@ -126,6 +135,7 @@ fn announce<'n>(
                 previous_slope: m.previous.as_ref().and_then(|(_, p)| p.slope()).map(|p| p.slope),
                 time_ratio: ratio.map(|r| r.1),
                 ratio_size: ratio.map(|r| r.0 as i64),
+                size_unit: unit,
                 class_before: m
                     .previous
                     .as_ref()
@@ -187,6 +197,7 @@ pub fn resolved<'c>(
             previous_slope: m.slope,
             time_ratio: m.fixed_ratio,
             ratio_size: sizes_at_fix.get(&m.workload_id).copied(),
+            size_unit: m.size_unit,
             class_before: format::class_text(complexity(m.workload_id, &m.version)),
             class_after: format::class_text(complexity(m.workload_id, scene.version)),
             contract_break: None,

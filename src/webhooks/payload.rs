@@ -6,7 +6,7 @@ use super::body::{slack_code, slack_escape, Body};
 use crate::format;
 use crate::rules::replay::MovedField;
 use serde::Serialize;
-use slopewatch_core::wire::{Failure, Metric};
+use slopewatch_core::wire::{Failure, Metric, SizeUnit};
 
 /// A regression was opened at a version.
 pub const OPENED: &str = "regression.opened";
@@ -123,6 +123,9 @@ pub struct EventWorkload {
     /// largest size both measured.
     pub time_ratio: Option<f64>,
     pub ratio_size: Option<i64>,
+    /// What the workload's sizes count (`bytes`, `records`, `items`, `iterations`): the unit of
+    /// `ratio_size` and of a failure's `size`.
+    pub size_unit: SizeUnit,
     /// The complexity class at `previous_version` and at `version` (`"n"`, `"n^2"`, … or
     /// `"unsure"`); `null` where that version has no summary or no class.
     pub class_before: Option<String>,
@@ -223,7 +226,7 @@ impl Body for Event {
                     let detail: String = detail.chars().take(200).collect();
                     let detail =
                         if detail.is_empty() { String::new() } else { format!(" — {}", slack_escape(&detail)) };
-                    format!("• {name}: ✗ {}{detail}", slack_escape(&f.summary()))
+                    format!("• {name}: ✗ {}{detail}", slack_escape(&format::failure(f, w.size_unit)))
                 }
                 (None, Some(slope), Some(low), Some(high)) => {
                     format!("• {name}: slope {slope:.2} (95% CI {low:.2}–{high:.2}, threshold {:.2})", w.threshold)
@@ -234,9 +237,9 @@ impl Body for Event {
             if let Some(prev) = w.previous_slope {
                 line.push_str(&format!(", was {prev:.2}"));
             }
-            if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size) {
+            if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size.and_then(|s| u64::try_from(s).ok())) {
                 let what = if w.metric.is_count() { "instructions" } else { "time" };
-                line.push_str(&format!("; {r:.1}× the {what} at size {size}"));
+                line.push_str(&format!("; {} the {what} at {}", format::factor(r), format::size(size, w.size_unit)));
             }
             if let Some(step) = format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()) {
                 line.push_str(&format!("; {step}"));
@@ -285,6 +288,7 @@ mod tests {
                 previous_slope: Some(1.0),
                 time_ratio: Some(9.5),
                 ratio_size: Some(1 << 20),
+                size_unit: SizeUnit::Bytes,
                 class_before: Some("n".into()),
                 class_after: Some("n^2".into()),
                 contract_break: None,
@@ -322,7 +326,7 @@ mod tests {
         let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
         let text = slack["text"].as_str().unwrap();
         assert!(text.contains("`strchr&lt;scan&gt;` (instructions (Valgrind)): slope 2.01"), "{text}");
-        assert!(text.contains("9.5× the instructions at size"), "{text}");
+        assert!(text.contains("9.50× the instructions at 1 MiB"), "{text}");
         let wall: serde_json::Value = serde_json::from_str(&event().render(WebhookFormat::Json)).unwrap();
         assert_eq!(wall["workloads"][0]["measure"], "wall");
     }
@@ -366,7 +370,7 @@ mod tests {
         assert!(text.starts_with(":rotating_light: *Failure in zig-cc-musl 0.16.0*"), "{text}");
         assert!(
             text.contains(
-                "✗ wrong result at 65536: got -1, expected 9362 — wrong result: &lt;b&gt;-1&lt;/b&gt; hits &amp; more"
+                "✗ wrong result at 64 KiB: got -1, expected 9362 — wrong result: &lt;b&gt;-1&lt;/b&gt; hits &amp; more"
             ),
             "{text}"
         );

@@ -97,33 +97,6 @@ impl fmt::Display for FailureKind {
 }
 
 impl Failure {
-    /// One line for people: `wrong result at 65536: got -1, expected 9362`.
-    pub fn summary(&self) -> String {
-        let mut s = self.kind.label().to_string();
-        if let Some(size) = self.size {
-            s.push_str(&format!(" at {size}"));
-        }
-        match self.kind {
-            FailureKind::WrongResult => {
-                if let (Some(got), Some(expected)) = (&self.got, &self.expected) {
-                    s.push_str(&format!(": got {got}, expected {expected}"));
-                }
-            }
-            FailureKind::Crashed | FailureKind::BuildFailed => match (self.signal, self.exit_status) {
-                (Some(sig), _) => s.push_str(&format!(": signal {sig}{}", signal_name(sig))),
-                (None, Some(code)) => s.push_str(&format!(": exit status {code}")),
-                (None, None) => {}
-            },
-            FailureKind::TimedOut => {
-                if let Some(ms) = self.limit_ms {
-                    s.push_str(&format!(": limit {:.1} s", ms as f64 / 1000.0));
-                }
-            }
-            FailureKind::SetupFailed => {}
-        }
-        s
-    }
-
     /// Checks the bounds, and that the failure carries what its kind needs and nothing else.
     pub fn validate(&self, at: &str) -> Result<(), FieldError> {
         if let Some(size) = self.size {
@@ -178,8 +151,8 @@ impl Failure {
     }
 }
 
-/// ` (SIGSEGV)` for the signals a crashing workload usually dies of.
-fn signal_name(sig: i32) -> &'static str {
+/// ` (SIGSEGV)` for the signals a crashing workload usually dies of; empty for the others.
+pub fn signal_name(sig: i32) -> &'static str {
     match sig {
         4 => " (SIGILL)",
         6 => " (SIGABRT)",

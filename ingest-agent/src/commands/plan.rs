@@ -132,13 +132,14 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                 };
                 if let Some(f) = &run.failure {
                     failures += 1;
-                    progress.note(&format!("{label} {}: ✗ {}", w.name, table::failure_summary(f, w.unit)));
+                    progress.note(&format!("{label} {}: ✗ {}", w.name, slopewatch_core::format::failure(f, w.unit)));
                 }
                 // One measure's answers are the toolchain's: every measure runs the same binary.
                 if nth == 0 {
                     answers.push(Answers {
                         toolchain: tc.spec.name.clone(),
                         workload: w.name.clone(),
+                        unit: w.unit,
                         failed: run.failure.is_some(),
                         by_size: results,
                     });
@@ -170,7 +171,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     "{} {}: ✗ {}",
                     d.toolchain,
                     d.workload,
-                    table::failure_summary(&d.failure, run.size_unit)
+                    slopewatch_core::format::failure(&d.failure, run.size_unit)
                 ));
             }
             run.failure = Some(d.failure.clone());

@@ -2,7 +2,8 @@
 //! workload answers otherwise than the others gets a `wrong_result` failure, never an average.
 
 use crate::measure::failure;
-use slopewatch_core::wire::Failure;
+use slopewatch_core::format;
+use slopewatch_core::wire::{Failure, SizeUnit};
 use std::collections::BTreeMap;
 
 /// What one workload computed on one toolchain.
@@ -10,6 +11,8 @@ use std::collections::BTreeMap;
 pub struct Answers {
     pub toolchain: String,
     pub workload: String,
+    /// What the workload's sizes count.
+    pub unit: SizeUnit,
     /// Whether the workload already failed there: a failed workload takes no part.
     pub failed: bool,
     /// The result reported at each size.
@@ -40,6 +43,7 @@ pub fn disagreements(answers: &[Answers]) -> Vec<Disagreement> {
         let taking_part: Vec<&Answers> = answers.iter().filter(|a| a.workload == workload && !a.failed).collect();
         let sizes: std::collections::BTreeSet<u64> =
             taking_part.iter().flat_map(|a| a.by_size.keys().copied()).collect();
+        let unit = taking_part.first().map_or(SizeUnit::Bytes, |a| a.unit);
         let mut flagged: Vec<&str> = Vec::new();
         for size in sizes {
             let here: Vec<(&str, &str)> = taking_part
@@ -85,7 +89,11 @@ pub fn disagreements(answers: &[Answers]) -> Vec<Disagreement> {
                             size,
                             result,
                             expected.0,
-                            &format!("differs from {}: {result} here, {there}, at size {size}", named.join(", ")),
+                            &format!(
+                                "differs from {}: {result} here, {there}, at {}",
+                                named.join(", "),
+                                format::size(size, unit)
+                            ),
                         ),
                     });
                 }
@@ -104,6 +112,7 @@ mod tests {
         Answers {
             toolchain: toolchain.to_string(),
             workload: workload.to_string(),
+            unit: SizeUnit::Bytes,
             failed: false,
             by_size: results.iter().map(|&(s, r)| (s, r.to_string())).collect(),
         }
@@ -134,7 +143,7 @@ mod tests {
         assert_eq!(summary(&found), [("musl-gcc", "scan", Some(2), "21", "20")], "one failure, at the first size");
         let f = &found[0].failure;
         assert_eq!(f.kind, FailureKind::WrongResult);
-        assert_eq!(f.detail, "differs from gcc-glibc, zig: 21 here, 20 there, at size 2");
+        assert_eq!(f.detail, "differs from gcc-glibc, zig: 21 here, 20 there, at 2 B");
         f.validate("failure").unwrap();
     }
 
@@ -153,7 +162,7 @@ mod tests {
             answers("d", "w", &[(8, "2")]),
             answers("e", "w", &[(8, "3")]),
         ]);
-        assert_eq!(found[4].failure.detail, "differs from a, b, c, d: 3 here, 1 on a, b; 2 on c, d, at size 8");
+        assert_eq!(found[4].failure.detail, "differs from a, b, c, d: 3 here, 1 on a, b; 2 on c, d, at 8 B");
         assert_eq!(
             summary(&found),
             [

@@ -215,7 +215,8 @@ fn run_process(mut cmd: Command, at: &SizeRun, deadline: Instant) -> Result<Fini
         Err(_) => {
             child.kill().ok();
             child.wait().ok();
-            at.watch.note(&format!("{} at size {size} ran past the budget ({timeout:.1?}) and was stopped", w.name));
+            let at_size = slopewatch_core::format::size(size, w.unit);
+            at.watch.note(&format!("{} at {at_size} ran past the budget ({timeout:.1?}) and was stopped", w.name));
             return Err(Box::new(failure::timed_out(size, timeout)));
         }
     };

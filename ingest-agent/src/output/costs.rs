@@ -8,7 +8,7 @@ use slopewatch_core::format;
 
 /// One line per workload and toolchain that has a prediction, grouped by workload, with the
 /// ratio to the fastest toolchain where more than one measured it: `  strchr  zig-0.16.0  at 4
-/// MiB: ≈ 46 s [41 s, 52 s], predicted past the 256 KiB measured; 31,000× gcc-glibc`. Empty
+/// MiB: ≈ 46 s [41 s, 52 s], predicted past the 256 KiB measured; 31,200× gcc-glibc`. Empty
 /// when no workload has a size of interest.
 pub fn costs(rows: &[Row]) -> String {
     let lines = lines(rows);
@@ -30,7 +30,7 @@ pub struct Line {
     pub toolchain: String,
     /// `at 4 MiB: ≈ 46 s [41 s, 52 s], predicted past the 256 KiB measured`.
     pub sentence: String,
-    /// `; 31,000× gcc-glibc`, against the fastest toolchain of the workload; or empty.
+    /// `; 31,200× gcc-glibc`, against the fastest toolchain of the workload; or empty.
     pub against: String,
 }
 
@@ -51,7 +51,7 @@ pub fn lines(rows: &[Row]) -> Vec<Line> {
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             let against = match fastest {
                 Some((o, ns)) if o.label() != r.label() && !p.wide() => {
-                    format!("; {}× {}", format::factor_text(p.time_ns / ns), o.label())
+                    format!("; {} {}", format::factor(p.time_ns / ns), o.label())
                 }
                 _ => String::new(),
             };
@@ -83,8 +83,8 @@ mod tests {
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[1].contains("gcc-glibc") && lines[1].contains("at 4 MiB: ≈ 12.6 ms"), "{text}");
         assert!(lines[1].ends_with(", predicted past the 32 KiB measured"), "{text}");
-        // 0.5·n² against 3·n at 4 MiB: 699,050×, said to two significant digits.
-        assert!(lines[2].ends_with("; 700,000× gcc-glibc"), "{text}");
+        // 0.5·n² against 3·n at 4 MiB: 699,050×, said to three significant figures.
+        assert!(lines[2].ends_with("; 699,000× gcc-glibc"), "{text}");
         assert!(!text.contains("strspn"), "no size of interest, no line: {text}");
     }
 

@@ -134,7 +134,7 @@ fn cells(r: &Row, limits: &Limits) -> [String; 6] {
     };
     let class = r.complexity.as_ref().map_or("–", |c| c.class.map_or(UNSURE, Class::label));
     let verdict = match &r.failure {
-        Some(f) => format!("✗ {}", escape(&table::failure_summary(f, r.unit))),
+        Some(f) => format!("✗ {}", escape(&slopewatch_core::format::failure(f, r.unit))),
         None => match r.verdict(limits) {
             v @ Verdict::Over { .. } => format!("**{v}**"),
             v => v.to_string(),
@@ -168,7 +168,11 @@ fn details(rows: &[Row]) -> String {
     }
     let mut out = String::from("\n<details><summary>Failure details</summary>\n\n");
     for (r, f) in failed {
-        out.push_str(&format!("**{}**: {}\n\n", escape(&r.name()), escape(&table::failure_summary(f, r.unit))));
+        out.push_str(&format!(
+            "**{}**: {}\n\n",
+            escape(&r.name()),
+            escape(&slopewatch_core::format::failure(f, r.unit))
+        ));
         let detail: String = f.detail.chars().filter(|c| !c.is_control() || matches!(c, '\n' | '\t')).collect();
         let fence = "`".repeat(longest_run(&detail, '`').max(2) + 1);
         out.push_str(&format!("{fence}text\n{}\n{fence}\n\n", detail.trim_end()));

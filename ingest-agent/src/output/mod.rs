@@ -4,7 +4,6 @@
 pub mod contracts;
 pub mod control;
 pub mod costs;
-pub mod format;
 pub mod markdown;
 pub mod progress;
 pub mod table;

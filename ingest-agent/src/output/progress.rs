@@ -1,7 +1,7 @@
 //! The progress display on stderr: a live line on a terminal, plain log lines otherwise.
 
 use crate::measure::Watch;
-use crate::output::format::{format_ns, format_size};
+use slopewatch_core::format::{duration, size};
 use slopewatch_core::wire::SizeUnit;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,14 +66,14 @@ impl Watch for Progress {
         s.since = Some(Instant::now());
     }
 
-    fn size_done(&self, workload: &str, size: u64, median_ns: f64) {
+    fn size_done(&self, workload: &str, at: u64, median_ns: f64) {
         if !self.tty {
             let s = self.state.lock().unwrap();
             eprintln!(
                 "measured toolchain={} workload={workload} size={} median={}",
                 s.toolchain,
-                format_size(size, s.unit.unwrap_or(SizeUnit::Bytes)),
-                format_ns(median_ns)
+                size(at, s.unit.unwrap_or(SizeUnit::Bytes)),
+                duration(median_ns)
             );
         }
     }
@@ -105,7 +105,7 @@ fn draw(s: &State) {
         "\r\x1b[2K{}  {}  {}  {:.1}s",
         s.toolchain,
         s.workload,
-        format_size(s.size, s.unit.unwrap_or(SizeUnit::Bytes)),
+        size(s.size, s.unit.unwrap_or(SizeUnit::Bytes)),
         since.elapsed().as_secs_f64()
     );
     std::io::stderr().flush().ok();

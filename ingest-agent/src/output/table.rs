@@ -2,9 +2,9 @@
 //! workload and toolchain, fitted and classified with the server's own code.
 
 use crate::measure::gate::{Limits, Verdict};
-use crate::output::format::{format_size, format_value};
 use slopewatch_core::complexity::{classify_with, Class, Complexity, UNSURE};
 use slopewatch_core::fit::{fit, Fit};
+use slopewatch_core::format;
 use slopewatch_core::predict::{predict, Prediction};
 use slopewatch_core::wire::{
     Contract, Failure, FailureKind, Metric, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX,
@@ -130,15 +130,15 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
         partial |= r.partial && r.fit.is_ok();
         let verdict = match &r.failure {
             Some(f) => match first_line(f) {
-                Some(line) => format!("✗ {} — {line}", failure_summary(f, r.unit)),
-                None => format!("✗ {}", failure_summary(f, r.unit)),
+                Some(line) => format!("✗ {} — {line}", format::failure(f, r.unit)),
+                None => format!("✗ {}", format::failure(f, r.unit)),
             },
             None => r.verdict(limits).to_string(),
         };
         let (largest, median) = if r.largest == 0 {
             ("-".into(), "-".into())
         } else {
-            (format_size(r.largest, r.unit), format_value(r.largest_median, r.metric))
+            (format::size(r.largest, r.unit), format::value(r.metric, r.largest_median))
         };
         let class = r.complexity.as_ref().map_or("-", |c| c.class.map_or(UNSURE, Class::label));
         out.push_str(&format!(
@@ -190,21 +190,12 @@ pub fn failures(rows: &[Row]) -> String {
     let mut out = String::new();
     for r in rows {
         let Some(f) = &r.failure else { continue };
-        out.push_str(&format!("  {}/{}: {}\n", r.toolchain, r.workload, failure_summary(f, r.unit)));
+        out.push_str(&format!("  {}/{}: {}\n", r.toolchain, r.workload, format::failure(f, r.unit)));
         for line in f.detail.lines() {
             out.push_str(&format!("      {line}\n"));
         }
     }
     out
-}
-
-/// `wrong result at 256 KiB: got -1, expected 37449`: the failure's summary with its size in the
-/// workload's unit.
-pub fn failure_summary(f: &Failure, unit: SizeUnit) -> String {
-    let label = f.kind.label();
-    let rest = Failure { size: None, ..f.clone() }.summary();
-    let at = f.size.map(|s| format!(" at {}", format_size(s, unit))).unwrap_or_default();
-    format!("{label}{at}{}", &rest[label.len()..])
 }
 
 /// The line of the detail worth a glance: a compiler's first error rather than its "In function"

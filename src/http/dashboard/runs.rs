@@ -1,11 +1,13 @@
-//! `/runs/{id}`: one run whole: host, toolchain, agent, and per workload its fit, local slopes,
-//! medians and raw samples, or a note where retention removed them.
+//! `/runs/{id}`: one run whole: host, toolchain, agent, and per workload its fit and class, the
+//! same workload at the version before, the regression its version opened or lies in, local
+//! slopes, medians and raw samples (folded), or a note where retention removed them.
 
 use crate::format;
 use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};
+use crate::views::run::{context, RegressionLink, RunContext};
 use crate::views::{fit_partial_slopes, Band};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -16,6 +18,9 @@ use uuid::Uuid;
 #[template(path = "dashboard/run.html")]
 struct RunPage {
     run: RunDetail,
+    /// Beside each workload, in the order of `run.workloads`: its class, previous version and
+    /// regression.
+    context: Vec<RunContext>,
     /// Sizes a failed workload needs before its partial slope is shown.
     min_sizes: usize,
 }
@@ -50,6 +55,20 @@ impl RunPage {
             facts.push(("Time limit", format::duration(ms as f64 * 1e6)));
         }
         facts
+    }
+
+    /// What the page says beside the `i`th workload (from 0).
+    fn beside(&self, i: usize) -> Option<&RunContext> {
+        self.context.get(i)
+    }
+
+    /// Each regression or finding the run's version opened, once: for the facts at the top.
+    fn opened(&self) -> Vec<&RegressionLink> {
+        let mut opened: Vec<&RegressionLink> =
+            self.context.iter().filter_map(|c| c.regression.as_ref()).filter(|r| r.opened_here).collect();
+        opened.sort_by(|a, b| a.url.cmp(&b.url));
+        opened.dedup_by(|a, b| a.url == b.url);
+        opened
     }
 
     fn failed(&self) -> usize {
@@ -98,5 +117,12 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>) 
     let mut run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
     let min_sizes = state.config.alerts.rules.min_sizes;
     fit_partial_slopes(&mut run, min_sizes);
-    Ok(render(StatusCode::OK, &RunPage { run, min_sizes }))
+    let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
+    let (lineage, metric) = (run.toolchain.name.as_str(), run.metric);
+    let (slopes, held) = tokio::try_join!(
+        state.store.lineage_slopes(lineage, metric, &names),
+        state.store.regressions_holding(lineage, metric, &names),
+    )?;
+    let context = context(&run, &slopes, &held);
+    Ok(render(StatusCode::OK, &RunPage { run, context, min_sizes }))
 }

@@ -98,7 +98,7 @@ pub(super) async fn list(
             version: r.version,
             workloads: members.iter().map(|m| workload_label(&m.workload, m.metric)).collect::<Vec<_>>().join(", "),
             max_slope: num(members.iter().filter_map(|m| m.slope).reduce(f64::max), 2),
-            magnitude: r.magnitude.map_or_else(|| "–".into(), |m| format!("{m:.1}×")),
+            magnitude: r.magnitude.map_or_else(|| "–".into(), format::factor),
             opened: format::timestamp(r.opened_at),
             fixed_version: r.fixed_version.unwrap_or_default(),
         })

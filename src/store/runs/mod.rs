@@ -5,9 +5,11 @@
 //! transaction. A batch that fails is stored again one run at a time, so a run that cannot be
 //! stored fails alone.
 
+mod held;
 mod lookup;
 mod reads;
 
+pub use held::HeldBy;
 pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 

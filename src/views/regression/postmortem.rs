@@ -163,7 +163,8 @@ pub fn export(d: &RegressionDetail) -> String {
         }
     }
     let _ = writeln!(md, "- Fixed in: {}", text(r.fixed_version.as_deref().unwrap_or("not yet")));
-    let _ = writeln!(md, "- Magnitude: {}× the time (or count) at the largest common size\n", num(r.magnitude, 1));
+    let magnitude = r.magnitude.map_or_else(|| "–".to_string(), crate::format::factor);
+    let _ = writeln!(md, "- Magnitude: {magnitude} the time (or count) at the largest common size\n");
 
     if let Some(a) = &d.attribution {
         md.push_str(&crate::views::attribution::markdown(a, text));
@@ -187,15 +188,15 @@ pub fn export(d: &RegressionDetail) -> String {
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {ci} | {} | {}× | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {ci} | {} | {} | {} | {} | {} |",
             cell(&w.workload),
             class(&w.class_before),
             class(&w.class_after),
             num(w.previous_slope, 2),
             num(w.slope, 2),
             num(w.r2, 3),
-            num(w.time_ratio, 1),
-            w.ratio_size.map_or_else(|| "–".to_string(), |s| s.to_string()),
+            w.time_ratio.map_or_else(|| "–".to_string(), crate::format::factor),
+            w.ratio_size_text().unwrap_or_else(|| "–".to_string()),
             num(w.fixed_slope, 2),
             w.metric.label(),
         );
@@ -204,7 +205,7 @@ pub fn export(d: &RegressionDetail) -> String {
     if !failures.is_empty() {
         md.push_str("\n## Failures\n\n");
         for w in failures {
-            let what = w.failure.as_ref().map_or_else(|| "failed".to_string(), |f| f.summary());
+            let what = w.failure_summary().unwrap_or_else(|| "failed".to_string());
             let fixed = w.fixed_version.as_ref().map(|v| format!("; passes again at {}", text(v))).unwrap_or_default();
             let _ = writeln!(md, "- {}: {}{fixed}", text(&workload_label(&w.workload, w.metric)), text(&what));
             if let Some(detail) = w.failure.as_ref().map(|f| f.detail.as_str()).filter(|d| !d.trim().is_empty()) {

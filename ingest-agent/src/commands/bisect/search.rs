@@ -225,7 +225,7 @@ impl Judge<'_> {
                 row = table::row(&plan.lineage, metric, &run);
             }
             if let Some(f) = &run.failure {
-                return skipped(format!("{}: {}", w.name, table::failure_summary(f, w.unit)));
+                return skipped(format!("{}: {}", w.name, slopewatch_core::format::failure(f, w.unit)));
             }
             if let Ok(fit) = &row.fit {
                 if steepest.as_ref().is_none_or(|(k, _)| fit.slope > *k) {

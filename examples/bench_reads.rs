@@ -57,7 +57,9 @@ fn args() -> Args {
                 "versions" => args.grow_versions = true,
                 other => panic!("--grow takes samples or versions, not {other}"),
             },
-            other => panic!("unknown flag {other}; use --database-url URL --samples N --grow samples|versions --versions N"),
+            other => {
+                panic!("unknown flag {other}; use --database-url URL --samples N --grow samples|versions --versions N")
+            }
         }
     }
     args

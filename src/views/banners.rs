@@ -124,7 +124,7 @@ fn workload(m: &RegressionWorkload, finding: bool) -> BannerWorkload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use slopewatch_core::wire::{Failure, FailureKind};
+    use slopewatch_core::wire::{Failure, FailureKind, SizeUnit};
 
     fn regression(previous_version: Option<&str>) -> RegressionRow {
         RegressionRow {
@@ -171,7 +171,7 @@ mod tests {
             class_after: Some(after.into()),
             source_changed: false,
             contract_break: None,
-            size_unit: "bytes".into(),
+            size_unit: SizeUnit::Bytes,
             size_of_interest: None,
             at_size_of_interest: None,
         }

@@ -173,7 +173,7 @@ async fn the_verdict_leads_the_overview_above_a_grid_sorted_worst_first() {
     }
     let behind = texts(&mut tab, &format!("#regression-{zig} details li"));
     assert_eq!(behind.len(), 7, "each workload behind the banner: {behind:?}");
-    assert!(behind.contains(&"strtol: ✗ wrong result at 65536: got -1, expected 9362".to_string()), "{behind:?}");
+    assert!(behind.contains(&"strtol: ✗ wrong result at 64 KiB: got -1, expected 9362".to_string()), "{behind:?}");
 
     // The control's column first, each header linking to its lineage's latest version's page and
     // saying when it last sent a run.

@@ -29,7 +29,7 @@ pub struct Banner {
 pub struct BannerWorkload {
     pub workload: String,
     pub metric: Metric,
-    /// `k 1.00 → 2.01 · O(n) → O(n²)`, or what broke: `wrong result at 65536: got -1, expected 9362`.
+    /// `k 1.00 → 2.01 · O(n) → O(n²)`, or what broke: `wrong result at 64 KiB: got -1, expected 9362`.
     pub what: String,
     pub failed: bool,
 }
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(b.parts, ["6 workloads O(n) → O(n²)", "scan O(1) → O(n)", "strtol wrong result"]);
         assert_eq!(b.workloads.len(), 8);
         assert_eq!(b.workloads[0].what, "k 1.00 → 2.01 · O(n) → O(n²)");
-        assert_eq!(b.workloads[6].what, "wrong result at 65536: got -1, expected 9362");
+        assert_eq!(b.workloads[6].what, "wrong result at 64 KiB: got -1, expected 9362");
     }
 
     #[test]

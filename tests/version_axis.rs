@@ -173,7 +173,7 @@ async fn the_toolchains_page_says_what_each_version_counts() {
         assert_eq!(status, 200);
         let page = page.as_str().unwrap();
         let shown = |version: &str, source: &str| {
-            format!(r#"<span class="mono">{version}</span> <span class="muted version-from">({source})</span>"#)
+            format!(r#"{version}</a> <span class="muted version-from">({source})</span>"#)
         };
         assert!(page.contains(&shown("1.2.3", "libc musl")), "{page}");
         assert!(page.contains(&shown("12.2.0", "compiler")), "{page}");

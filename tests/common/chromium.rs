@@ -5,6 +5,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// How every test starts Chromium: headless, with nothing that reaches the network or a GPU, and
+/// no scrollbars in screenshots.
+pub const HEADLESS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+];
+
 const BROWSERS: [&str; 3] = ["chromium", "chromium-browser", "google-chrome"];
 
 pub fn browser() -> Option<PathBuf> {
@@ -52,22 +65,15 @@ impl Chromium {
 
     fn command(&self, width: u32, height: u32) -> Command {
         let mut cmd = Command::new(&self.binary);
-        cmd.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--virtual-time-budget=5000",
-            // Console messages, Content-Security-Policy violations among them, go to stderr.
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", self.profile.path().display()))
-        .arg(format!("--window-size={width},{height}"));
+        cmd.args(HEADLESS)
+            .args([
+                "--virtual-time-budget=5000",
+                // Console messages, Content-Security-Policy violations among them, go to stderr.
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", self.profile.path().display()))
+            .arg(format!("--window-size={width},{height}"));
         cmd
     }
 

@@ -29,17 +29,8 @@ impl Tab {
             .arg("-c")
             .arg(r#"exec "$0" "$@" 3<&0 4>&1 </dev/null >/dev/null"#)
             .arg(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-            ])
+            .args(super::chromium::HEADLESS)
+            .arg("--remote-debugging-pipe")
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--window-size={width},{height}"))
             .arg("about:blank")

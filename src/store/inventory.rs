@@ -6,8 +6,10 @@ use super::db::sql;
 use super::Store;
 use crate::model::MetricColumn;
 use serde::Serialize;
+use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::version::sort_versions;
 use slopewatch_core::wire::{Metric, SizeUnit, VersionFrom};
+use std::collections::HashMap;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
@@ -77,8 +79,32 @@ pub struct HostVersion {
 pub struct ToolchainActivity {
     pub lineage: String,
     pub version: String,
+    pub first_seen: OffsetDateTime,
     /// `None` for a build whose runs were all removed.
     pub last_run_at: Option<OffsetDateTime>,
+}
+
+impl ToolchainActivity {
+    /// Every lineage's latest `window` versions among these builds, in version order, oldest
+    /// first: what the overview reads the summaries of. A version whose runs are still being
+    /// summarised counts, and shows once its summaries are written.
+    pub fn latest_versions(builds: &[ToolchainActivity], window: usize) -> Vec<LineageVersion> {
+        // A version is first seen when its first build was (builds differ in libc, target, flags).
+        let mut first_seen: HashMap<(&str, &str), OffsetDateTime> = HashMap::new();
+        for b in builds {
+            let seen = first_seen.entry((b.lineage.as_str(), b.version.as_str())).or_insert(b.first_seen);
+            *seen = (*seen).min(b.first_seen);
+        }
+        let mut versions: Vec<((&str, &str), OffsetDateTime)> = first_seen.into_iter().collect();
+        sort_versions(&mut versions, |((_, v), _)| v, |(_, seen)| *seen);
+        versions.sort_by_key(|((lineage, _), _)| *lineage);
+        let mut latest = Vec::new();
+        for lineage in versions.chunk_by(|((a, _), _), ((b, _), _)| a == b) {
+            let from = lineage.len().saturating_sub(window);
+            latest.extend(lineage[from..].iter().map(|((l, v), _)| LineageVersion::new(l.to_string(), v.to_string())));
+        }
+        latest
+    }
 }
 
 impl Store {
@@ -109,10 +135,11 @@ impl Store {
         Ok(rows)
     }
 
-    /// When each toolchain build last sent a run: one look-up per build in the (toolchain,
-    /// arrival) index, so the cost follows the builds, not the runs stored.
+    /// Every toolchain build and when it last sent a run: one look-up per build in the
+    /// (toolchain, arrival) index, so the cost follows the builds, never the summaries, runs or
+    /// samples stored.
     pub async fn toolchain_activity(&self) -> Result<Vec<ToolchainActivity>, sqlx::Error> {
-        let q = sql("SELECT t.name AS lineage, t.version,
+        let q = sql("SELECT t.name AS lineage, t.version, t.first_seen,
                     (SELECT MAX(r.received_at) FROM runs r WHERE r.toolchain_id = t.id) AS last_run_at
              FROM toolchains t");
         self.all(&q).await

@@ -172,25 +172,6 @@ impl Store {
         Ok(rows)
     }
 
-    /// Every lineage's latest `window` versions, in version order, oldest first: what the
-    /// overview shows. Read from the toolchain builds alone (a row per build, through their
-    /// unique index), so the cost is a few bytes per version the lineage ever had, never its
-    /// summaries, runs or samples. A version whose runs are still being summarised counts, and
-    /// shows once its summaries are written.
-    pub async fn recent_versions(&self, window: usize) -> Result<Vec<LineageVersion>, sqlx::Error> {
-        let q = sql("SELECT name AS lineage, version, MIN(first_seen) AS first_seen FROM toolchains
-             GROUP BY name, version");
-        let mut rows: Vec<VersionChoice> = self.all(&q).await?;
-        sort_versions(&mut rows, |r| &r.version, |r| r.first_seen);
-        rows.sort_by(|a, b| a.lineage.cmp(&b.lineage));
-        let mut recent = Vec::new();
-        for lineage in rows.chunk_by(|a, b| a.lineage == b.lineage) {
-            let from = lineage.len().saturating_sub(window);
-            recent.extend(lineage[from..].iter().map(|r| LineageVersion::new(r.lineage.clone(), r.version.clone())));
-        }
-        Ok(recent)
-    }
-
     /// Every workload's slope at these versions, grouped by workload, metric and lineage, versions
     /// in order. Reads the summaries of these versions only, through the (lineage, version) index.
     pub async fn slope_history(&self, versions: &[LineageVersion]) -> Result<Vec<SlopeRow>, sqlx::Error> {

@@ -434,6 +434,7 @@ mod tests {
         let build = |lineage: &str, version: &str, last: Option<i64>| ToolchainActivity {
             lineage: lineage.into(),
             version: version.into(),
+            first_seen: OffsetDateTime::UNIX_EPOCH,
             last_run_at: last.map(at),
         };
         let history = vec![slope_row("strchr", "zig-cc-musl", "0.15.2", 1.0)];

@@ -9,7 +9,7 @@ use crate::http::pages::{render, PageResult};
 use crate::http::AppState;
 use crate::links;
 use crate::model::RegressionStatus;
-use crate::store::RunListRow;
+use crate::store::{RunListRow, ToolchainActivity};
 use crate::views::measure::{self, MeasureLink};
 use crate::views::{banners, Band, Banner, BannerWorkload, Overview, OverviewCell, ALERT_THRESHOLD, WATCH_FROM};
 use axum::extract::{RawQuery, State};
@@ -87,14 +87,15 @@ impl OverviewPage {
 
 pub(super) async fn page(State(state): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> PageResult {
     let asked = asked_measure(query.as_deref())?;
-    let versions = state.store.recent_versions(OVERVIEW_VERSIONS).await?;
-    let (history, failures, runs, open, acknowledged, builds, pending) = tokio::try_join!(
+    // The builds give both each lineage's latest versions and each column's last run.
+    let builds = state.store.toolchain_activity().await?;
+    let versions = ToolchainActivity::latest_versions(&builds, OVERVIEW_VERSIONS);
+    let (history, failures, runs, open, acknowledged, pending) = tokio::try_join!(
         state.store.slope_history(&versions),
         state.store.failure_history(&versions),
         state.store.recent_runs(LATEST_RUNS),
         state.store.regressions(Some(RegressionStatus::Open)),
         state.store.regressions(Some(RegressionStatus::Acknowledged)),
-        state.store.toolchain_activity(),
         state.store.pending_versions(PENDING_VERSIONS),
     )?;
     let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();

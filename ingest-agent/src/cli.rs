@@ -31,7 +31,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Measure every toolchain and submit one run per toolchain (spooled runs are sent first).
+    /// Measure every workload with each toolchain (those given, else those found on the host) and
+    /// submit one run per toolchain; runs waiting in the spool are sent first.
     Run {
         #[command(flatten)]
         measure: MeasureArgs,
@@ -77,10 +78,15 @@ pub(crate) enum Command {
         #[command(flatten)]
         token: TokenArgs,
     },
-    /// Show what was detected about each toolchain, or fetch one (`toolchains fetch zig 0.15.2`).
+    /// Show what each toolchain is (compiler, version, libc, target), those given or else those
+    /// found on the host; or fetch a Zig release (`toolchains fetch zig 0.15.2`).
     Toolchains {
         #[command(subcommand)]
         action: Option<ToolchainsCommand>,
+        /// Print the toolchains found on this host, one --toolchain argument per line (what `run`
+        /// measures when given none), without probing them.
+        #[arg(long, conflicts_with_all = ["toolchains", "config"])]
+        found: bool,
         #[command(flatten)]
         toolchains: ToolchainArgs,
         /// Where workload binaries and probes are built.
@@ -236,7 +242,8 @@ pub(crate) struct RetryArgs {
 pub(crate) struct ToolchainArgs {
     /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl', or
     /// zig@VERSION for that Zig release's `zig cc`, fetched into the cache first if need be.
-    /// Repeatable.
+    /// Repeatable. With neither this nor --config, the toolchains found on the host: gcc, clang,
+    /// cc, musl-gcc and zig on PATH, else the newest Zig release fetched into the cache.
     #[arg(long = "toolchain", value_name = "NAME=COMMAND|zig@VERSION")]
     toolchains: Vec<String>,
     /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc,

@@ -69,11 +69,20 @@ impl ToolchainArgs {
             None => Vec::new(),
         };
         specs.extend(crate::builds::fetch::cli_toolchains(&self.toolchains, cache)?);
-        if specs.is_empty() {
-            bail!(
-                "no toolchain given: use --toolchain NAME=COMMAND (e.g. --toolchain gcc-glibc=gcc), --toolchain \
-                 zig@VERSION or --config FILE"
-            );
+        if self.config.is_none() && self.toolchains.is_empty() {
+            let found = crate::builds::discover::on_host(cache);
+            if found.args.is_empty() {
+                bail!(
+                    "no toolchain found on this host (gcc, clang, cc, musl-gcc or zig on PATH, or a Zig release \
+                     fetched with `toolchains fetch zig VERSION`): install one, or give --toolchain NAME=COMMAND \
+                     (e.g. --toolchain gcc-glibc=gcc), --toolchain zig@VERSION or --config FILE"
+                );
+            }
+            eprintln!("no --toolchain given; found on this host: {}", found.args.join(", "));
+            for l in &found.left_out {
+                eprintln!("  left out: {l}");
+            }
+            specs = found.specs(cache)?;
         }
         for v in &self.version_from {
             config::apply_version_from(&mut specs, v)?;

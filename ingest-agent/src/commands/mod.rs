@@ -38,7 +38,8 @@ fn run_command(cli: Cli) -> Result<ExitStatus> {
         Command::Toolchains { action: Some(ToolchainsCommand::Fetch(fetch)), cache_dir, .. } => {
             toolchains::fetch(&fetch, cache_dir)
         }
-        Command::Toolchains { action: None, toolchains, cache_dir } => toolchains::list(&toolchains, cache_dir),
+        Command::Toolchains { action: None, found: true, cache_dir, .. } => toolchains::found(cache_dir),
+        Command::Toolchains { action: None, toolchains, cache_dir, .. } => toolchains::list(&toolchains, cache_dir),
         Command::Import { import, out, server, spool } => import::import(&import, out.as_deref(), &server, &spool),
         Command::InitWorkload { name, dir, config } => init_workload::init_workload(&name, &dir, config.as_deref()),
         Command::Bisect { bisect, spool } => bisect::bisect(&bisect, &spool.open()?),

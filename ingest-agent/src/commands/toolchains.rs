@@ -1,6 +1,8 @@
-//! `toolchains`: what was detected about each toolchain, or `toolchains fetch`: Zig releases
+//! `toolchains`: what was detected about each toolchain (those given, else those found on the
+//! host), `toolchains --found`: what would be measured, or `toolchains fetch`: Zig releases
 //! installed into the cache.
 
+use crate::builds::discover;
 use crate::builds::fetch::{check_zig_version, fetch_zig, ZIG_TARGET};
 use crate::builds::toolchain::{self, DetectedToolchain};
 use crate::cli::{FetchArgs, Fetchable, ToolchainArgs};
@@ -9,7 +11,7 @@ use crate::exit::ExitStatus;
 use anyhow::Result;
 use std::path::PathBuf;
 
-/// `toolchains`: detects each toolchain given and prints what it is.
+/// `toolchains`: detects each toolchain given (else each found on the host) and prints what it is.
 pub fn list(toolchains: &ToolchainArgs, cache_dir: Option<PathBuf>) -> Result<ExitStatus> {
     let root = cache_root(cache_dir)?;
     let specs = toolchains.specs(&root)?;
@@ -25,6 +27,19 @@ pub fn list(toolchains: &ToolchainArgs, cache_dir: Option<PathBuf>) -> Result<Ex
         }
     }
     Ok(ExitStatus::failed_if(failed > 0))
+}
+
+/// `toolchains --found`: the toolchains found on the host, one `--toolchain` argument per line on
+/// stdout, and what was left out on stderr.
+pub fn found(cache_dir: Option<PathBuf>) -> Result<ExitStatus> {
+    let found = discover::on_host(&cache_root(cache_dir)?);
+    for arg in &found.args {
+        println!("{arg}");
+    }
+    for l in &found.left_out {
+        eprintln!("left out: {l}");
+    }
+    Ok(ExitStatus::failed_if(found.args.is_empty()))
 }
 
 /// `toolchains fetch`: fetches each version into the cache (or finds it there) and prints the

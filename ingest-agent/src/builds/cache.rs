@@ -21,12 +21,24 @@ impl BuildCache {
         BuildCache { dir }
     }
 
+    /// Whether `w` built with `tc` is in the cache, so [`BuildCache::binary`] compiles nothing. A
+    /// workload built by its own command is never: the command decides what to rebuild.
+    pub fn cached(&self, tc: &DetectedToolchain, w: &Workload) -> bool {
+        !matches!(w.source, Source::Command(_)) && self.path(tc, w).0.is_file()
+    }
+
+    /// Where the binary of `w` built with `tc` goes, and its key.
+    fn path(&self, tc: &DetectedToolchain, w: &Workload) -> (PathBuf, String) {
+        let hash = w.build_key();
+        let key = hash["sha256:".len()..][..16].to_string();
+        let bin = self.dir.join(&tc.fingerprint[..16]).join(format!("{}-{key}", w.build_name()));
+        (bin, key)
+    }
+
     /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
     pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
-        let hash = w.build_key();
-        let key = &hash["sha256:".len()..][..16];
+        let (bin, key) = self.path(tc, w);
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
-        let bin = tc_dir.join(format!("{}-{key}", w.build_name()));
         if let Source::Command(c) = &w.source {
             std::fs::create_dir_all(&tc_dir)
                 .with_context(|| format!("cannot create build directory {}", tc_dir.display()))?;

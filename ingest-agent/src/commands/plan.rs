@@ -13,9 +13,10 @@ use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::gate::{self, Limits};
 use crate::measure::meter;
-use crate::output::progress::Progress;
+use crate::output::progress::{Plan, Progress};
 use crate::output::table;
 use anyhow::{bail, Context, Result};
+use slopewatch_core::format;
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
 
@@ -66,22 +67,30 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
         measures.into_iter().map(|m| meter::resolve(m, counter, commands)).collect::<Result<Vec<Metric>>>()?;
     let cache = BuildCache::new(root.join("builds"));
     let host = crate::host::detect();
-    let progress = Progress::new();
+    let progress = Progress::new(Plan {
+        toolchains: specs.len(),
+        workloads: selected.len() * metrics.len(),
+        per_workload: budget.total,
+    });
     let mut runs = Vec::new();
     let mut failures = 0;
     let mut remeasured = BTreeMap::new();
     let mut answers = Vec::new();
-    for spec in &specs {
-        progress.set_toolchain(&spec.name);
+    for (nth_spec, spec) in specs.iter().enumerate() {
+        progress.toolchain(nth_spec + 1, &spec.name, None);
         let started_at = time::OffsetDateTime::now_utc();
         let tc = match toolchain::detect(spec, &root.join("probe")) {
             Ok(tc) => tc,
             Err(e) => {
                 progress.note(&format!("{e:#}"));
                 failures += selected.len();
+                for _ in 0..selected.len() * metrics.len() {
+                    progress.workload_done();
+                }
                 continue;
             }
         };
+        progress.toolchain(nth_spec + 1, &tc.spec.name, Some(&tc.version));
         progress.note(&format!(
             "toolchain {}: {} {} ({}), {}, {}",
             tc.spec.name,
@@ -95,17 +104,25 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             let label = table::toolchain_label(&tc.spec.name, metric);
             let mut measured = Vec::new();
             for w in &selected {
-                let (run, results) = match cache.binary(&tc, w) {
+                let build = !cache.cached(&tc, w);
+                progress.workload(&w.name, build);
+                let building = std::time::Instant::now();
+                let binary = cache.binary(&tc, w);
+                let built = match build {
+                    true => format!("built in {}", format::duration(building.elapsed().as_nanos() as f64)),
+                    false => "build cached".to_string(),
+                };
+                let (run, results) = match binary {
                     Ok(bin) => {
                         let measure = || {
                             let m = measure::measure(&bin, w, &budget, limits, metric, &progress);
                             if m.run.failure.is_none() {
                                 progress.note(&format!(
-                                    "{} {}: {} sizes in {:.1?}",
+                                    "{} {}: {} sizes in {} ({built})",
                                     label,
                                     w.name,
                                     m.run.measurements.len(),
-                                    m.elapsed
+                                    format::duration(m.elapsed.as_nanos() as f64)
                                 ));
                             }
                             (m.run, m.results)
@@ -127,12 +144,14 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     Err(e @ BuildError::Cache(_)) => {
                         failures += 1;
                         progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
+                        progress.workload_done();
                         continue;
                     }
                 };
+                progress.workload_done();
                 if let Some(f) = &run.failure {
                     failures += 1;
-                    progress.note(&format!("{label} {}: ✗ {}", w.name, slopewatch_core::format::failure(f, w.unit)));
+                    progress.note(&format!("{label} {}: ✗ {}", w.name, format::failure(f, w.unit)));
                 }
                 // One measure's answers are the toolchain's: every measure runs the same binary.
                 if nth == 0 {
@@ -171,7 +190,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     "{} {}: ✗ {}",
                     d.toolchain,
                     d.workload,
-                    slopewatch_core::format::failure(&d.failure, run.size_unit)
+                    format::failure(&d.failure, run.size_unit)
                 ));
             }
             run.failure = Some(d.failure.clone());

@@ -1,4 +1,9 @@
 //! The progress display on stderr: a live line on a terminal, plain log lines otherwise.
+//!
+//! Both name the phase (building a workload, measuring it at a size), count the toolchains and
+//! workloads done, and estimate the time left. Without a terminal (cron, CI, a log file) each phase
+//! is one line, and a phase that lasts repeats itself every [`STILL_EVERY`], so a log is never
+//! silent for long while a large workload builds.
 
 use crate::measure::Watch;
 use slopewatch_core::format::{duration, size};
@@ -8,17 +13,75 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[derive(Default)]
+/// How often a log without a terminal repeats a phase that is still going on.
+pub const STILL_EVERY: Duration = Duration::from_secs(15);
+
+/// What is to be done, for the counters and the estimate.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub toolchains: usize,
+    /// Workloads per toolchain, each measure counted apart.
+    pub workloads: usize,
+    /// The most measuring one workload may take ([`crate::measure::Budget::total`]).
+    pub per_workload: Duration,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Idle,
+    Building { workload: String },
+    Measuring { workload: String, size: u64, unit: SizeUnit },
+}
+
 struct State {
+    plan: Plan,
+    started: Instant,
+    /// The toolchain's name, as the log's `toolchain=` gives it.
+    name: String,
+    /// The toolchain's name and version, as the phase names it.
     toolchain: String,
-    workload: String,
-    size: u64,
-    unit: Option<SizeUnit>,
-    since: Option<Instant>,
+    nth_toolchain: usize,
+    nth_workload: usize,
+    done: usize,
+    phase: Phase,
+    since: Instant,
+    /// When a log without a terminal last told the phase.
+    told: Instant,
+}
+
+impl State {
+    fn counters(&self) -> String {
+        format!(
+            "toolchain {} of {}, workload {} of {}",
+            self.nth_toolchain, self.plan.toolchains, self.nth_workload, self.plan.workloads
+        )
+    }
+
+    fn phase(&self) -> Option<String> {
+        match &self.phase {
+            Phase::Idle => None,
+            Phase::Building { workload } => Some(format!("building {workload} with {}", self.toolchain)),
+            Phase::Measuring { workload, size: at, unit } => {
+                Some(format!("measuring {workload} with {} at {}", self.toolchain, size(*at, unit)))
+            }
+        }
+    }
+
+    /// The time left: the mean of the workloads done so far times those left, or before any is
+    /// done, the most the budgets allow.
+    fn left(&self) -> String {
+        let total = self.plan.toolchains * self.plan.workloads;
+        let left = total.saturating_sub(self.done) as u32;
+        if self.done == 0 {
+            return format!("at most {} left", duration((self.plan.per_workload * left).as_nanos() as f64));
+        }
+        let mean = self.started.elapsed() / self.done as u32;
+        format!("about {} left", duration((mean * left).as_nanos() as f64))
+    }
 }
 
 /// Progress reporting to stderr. On a terminal one line is redrawn in place with the elapsed
-/// time; elsewhere (cron, CI) each finished size is one log line.
+/// time; elsewhere each phase and each finished size is one log line.
 pub struct Progress {
     state: Arc<Mutex<State>>,
     tty: bool,
@@ -27,24 +90,65 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new() -> Progress {
-        let tty = std::io::stderr().is_terminal();
-        let state = Arc::new(Mutex::new(State::default()));
+    pub fn new(plan: Plan) -> Progress {
+        Progress::with_terminal(plan, std::io::stderr().is_terminal())
+    }
+
+    fn with_terminal(plan: Plan, tty: bool) -> Progress {
+        let now = Instant::now();
+        let state = Arc::new(Mutex::new(State {
+            plan,
+            started: now,
+            name: String::new(),
+            toolchain: String::new(),
+            nth_toolchain: 0,
+            nth_workload: 0,
+            done: 0,
+            phase: Phase::Idle,
+            since: now,
+            told: now,
+        }));
         let stop = Arc::new(AtomicBool::new(false));
-        let ticker = tty.then(|| {
+        let ticker = {
             let (state, stop) = (state.clone(), stop.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    draw(&state.lock().unwrap());
+                    tick(&mut state.lock().unwrap(), tty);
                     std::thread::sleep(Duration::from_millis(200));
                 }
             })
-        });
-        Progress { state, tty, stop, ticker }
+        };
+        Progress { state, tty, stop, ticker: Some(ticker) }
     }
 
-    pub fn set_toolchain(&self, name: &str) {
-        self.state.lock().unwrap().toolchain = name.to_string();
+    /// The `nth` toolchain (from 1) begins: `name`, at `version` once it is known.
+    pub fn toolchain(&self, nth: usize, name: &str, version: Option<&str>) {
+        let mut s = self.state.lock().unwrap();
+        s.name = name.to_string();
+        s.toolchain = match version {
+            Some(v) => format!("{name} {v}"),
+            None => name.to_string(),
+        };
+        s.nth_toolchain = nth;
+        s.nth_workload = 0;
+        s.phase = Phase::Idle;
+    }
+
+    /// The next workload begins: built first when `build` (its binary is not cached).
+    pub fn workload(&self, workload: &str, build: bool) {
+        let mut s = self.state.lock().unwrap();
+        s.nth_workload += 1;
+        if build {
+            s.phase = Phase::Building { workload: workload.to_string() };
+            self.tell(&mut s);
+        }
+    }
+
+    /// The workload is done (measured, failed or skipped): the estimate counts it.
+    pub fn workload_done(&self) {
+        let mut s = self.state.lock().unwrap();
+        s.done += 1;
+        s.phase = Phase::Idle;
     }
 
     /// A message that must not be overwritten by the progress line.
@@ -55,24 +159,43 @@ impl Progress {
         }
         eprintln!("{msg}");
     }
+
+    /// Without a terminal, tells the phase just begun in a line of its own.
+    fn tell(&self, s: &mut State) {
+        s.since = Instant::now();
+        s.told = s.since;
+        if !self.tty {
+            if let Some(phase) = s.phase() {
+                eprintln!("{phase} ({}; {})…", s.counters(), s.left());
+            }
+        }
+    }
 }
 
 impl Watch for Progress {
-    fn size_started(&self, workload: &str, size: u64, unit: SizeUnit) {
+    fn size_started(&self, workload: &str, at: u64, unit: SizeUnit) {
         let mut s = self.state.lock().unwrap();
-        s.workload = workload.to_string();
-        s.size = size;
-        s.unit = Some(unit);
-        s.since = Some(Instant::now());
+        let first = !matches!(&s.phase, Phase::Measuring { workload: w, .. } if w == workload);
+        s.phase = Phase::Measuring { workload: workload.to_string(), size: at, unit };
+        if first {
+            self.tell(&mut s);
+        } else {
+            s.since = Instant::now();
+            s.told = s.since;
+        }
     }
 
     fn size_done(&self, workload: &str, at: u64, median_ns: f64) {
         if !self.tty {
             let s = self.state.lock().unwrap();
+            let unit = match &s.phase {
+                Phase::Measuring { unit, .. } => *unit,
+                _ => SizeUnit::Bytes,
+            };
             eprintln!(
                 "measured toolchain={} workload={workload} size={} median={}",
-                s.toolchain,
-                size(at, s.unit.unwrap_or(SizeUnit::Bytes)),
+                s.name,
+                size(at, unit),
                 duration(median_ns)
             );
         }
@@ -83,30 +206,82 @@ impl Watch for Progress {
     }
 }
 
-impl Default for Progress {
-    fn default() -> Progress {
-        Progress::new()
-    }
-}
-
 impl Drop for Progress {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.ticker.take() {
             t.join().ok();
-            eprint!("\r\x1b[2K");
+            if self.tty {
+                eprint!("\r\x1b[2K");
+            }
         }
     }
 }
 
-fn draw(s: &State) {
-    let Some(since) = s.since else { return };
-    eprint!(
-        "\r\x1b[2K{}  {}  {}  {:.1}s",
-        s.toolchain,
-        s.workload,
-        size(s.size, s.unit.unwrap_or(SizeUnit::Bytes)),
-        since.elapsed().as_secs_f64()
-    );
-    std::io::stderr().flush().ok();
+/// Every 200 ms: on a terminal, redraws the line; otherwise repeats a phase that has lasted
+/// [`STILL_EVERY`] since it was last told.
+fn tick(s: &mut State, tty: bool) {
+    if tty {
+        let Some(phase) = s.phase() else { return };
+        let elapsed = duration(s.since.elapsed().as_nanos() as f64);
+        eprint!("\r\x1b[2K{phase}… {elapsed}  ({}; {})", s.counters(), s.left());
+        std::io::stderr().flush().ok();
+    } else if let Some(line) = still(s) {
+        eprintln!("{line}");
+    }
+}
+
+/// The line repeating a phase not told for [`STILL_EVERY`], if it is due.
+fn still(s: &mut State) -> Option<String> {
+    let phase = s.phase()?;
+    if s.told.elapsed() < STILL_EVERY {
+        return None;
+    }
+    s.told = Instant::now();
+    let elapsed = duration(s.since.elapsed().as_secs().saturating_mul(1_000_000_000) as f64);
+    Some(format!("still {phase} after {elapsed} ({}; {})", s.counters(), s.left()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(done: usize) -> State {
+        let plan = Plan { toolchains: 2, workloads: 3, per_workload: Duration::from_secs(60) };
+        let now = Instant::now();
+        State {
+            plan,
+            started: now - Duration::from_secs(20),
+            name: "gcc-glibc".into(),
+            toolchain: "gcc-glibc 12.2.0".into(),
+            nth_toolchain: 1,
+            nth_workload: 2,
+            done,
+            phase: Phase::Building { workload: "sqlite-insert".into() },
+            since: now,
+            told: now,
+        }
+    }
+
+    #[test]
+    fn the_estimate_comes_from_the_budgets_until_a_workload_is_done_then_from_the_pace() {
+        assert_eq!(state(0).left(), "at most 6 min left", "six workloads of at most 60 s");
+        assert_eq!(state(2).left(), "about 40 s left", "two done in 20 s, four left");
+        assert_eq!(state(0).counters(), "toolchain 1 of 2, workload 2 of 3");
+        assert_eq!(state(0).phase().unwrap(), "building sqlite-insert with gcc-glibc 12.2.0");
+    }
+
+    #[test]
+    fn a_log_repeats_a_phase_that_lasts_and_stays_quiet_otherwise() {
+        let mut s = state(0);
+        assert_eq!(still(&mut s), None, "just told");
+        s.since -= Duration::from_secs(16);
+        s.told -= STILL_EVERY;
+        let line = still(&mut s).unwrap();
+        assert!(line.starts_with("still building sqlite-insert with gcc-glibc 12.2.0 after 16 s (toolchain 1 of 2"));
+        assert_eq!(still(&mut s), None, "told again only after another while");
+        s.phase = Phase::Idle;
+        s.told -= STILL_EVERY;
+        assert_eq!(still(&mut s), None, "nothing going on, nothing to repeat");
+    }
 }

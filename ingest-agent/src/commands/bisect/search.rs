@@ -9,12 +9,13 @@ use crate::builds::workloads::Workload;
 use crate::config::ToolchainSpec;
 use crate::measure::gate::{Limits, Verdict};
 use crate::measure::{self, Budget};
-use crate::output::progress::Progress;
+use crate::output::progress::{self, Progress};
 use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::complexity::Class;
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -82,7 +83,13 @@ pub fn bisect(
         plan,
         candidates,
         limits: Limits { max_slope: Some(plan.max_slope), max_class: plan.max_class, ..Limits::default() },
-        progress: Progress::new(),
+        // Both ends, then one candidate per halving.
+        progress: Progress::new(progress::Plan {
+            toolchains: 2 + (usize::BITS - (bad - good).leading_zeros()) as usize - 1,
+            workloads: plan.workloads.len(),
+            per_workload: plan.budget.total,
+        }),
+        steps: Cell::new(0),
     };
     let mut steps: Vec<Step> = Vec::new();
     let mut sizes: BTreeMap<String, (u64, u64)> = BTreeMap::new();
@@ -176,6 +183,8 @@ struct Judge<'a> {
     candidates: &'a Candidates,
     limits: Limits,
     progress: Progress,
+    /// Candidates judged so far, for the progress display's counter.
+    steps: Cell<usize>,
 }
 
 impl Judge<'_> {
@@ -184,9 +193,10 @@ impl Judge<'_> {
     /// measured once more; still unsure, or a candidate that cannot be built or run, is skipped
     /// with the reason.
     fn judge(&self, i: usize, version: &str, sizes: &BTreeMap<String, (u64, u64)>) -> Judged {
-        let Judge { plan, candidates, limits, progress } = self;
+        let Judge { plan, candidates, limits, progress, steps } = self;
         let skipped = |note: String| Judged { verdict: StepVerdict::Skipped, slope: None, note: Some(note), run: None };
-        progress.set_toolchain(&format!("{} {version}", plan.lineage));
+        steps.set(steps.get() + 1);
+        progress.toolchain(steps.get(), &plan.lineage, Some(version));
         let command = match candidates.command(i) {
             Ok(c) => c,
             Err(e) => return skipped(e),
@@ -205,6 +215,7 @@ impl Judge<'_> {
         let mut verdict = StepVerdict::Good;
         let mut notes = Vec::new();
         for w in &plan.workloads {
+            progress.workload(&w.name, !plan.cache.cached(&tc, w));
             let bin = match plan.cache.binary(&tc, w) {
                 Ok(b) => b,
                 Err(BuildError::Compiler(e)) => {
@@ -224,6 +235,7 @@ impl Judge<'_> {
                 run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
                 row = table::row(&plan.lineage, metric, &run);
             }
+            progress.workload_done();
             if let Some(f) = &run.failure {
                 return skipped(format!("{}: {}", w.name, slopewatch_core::format::failure(f, w.unit)));
             }

@@ -1,0 +1,95 @@
+//! A newcomer's first run: with no `--toolchain` the agent measures the compilers it finds on the
+//! host, and without a terminal its log names each phase with counters, an estimate and the
+//! build's time.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// A `PATH` of one directory holding `gcc`, `cc` as a second name for the same gcc, and the
+/// assembler and linker gcc runs: no other compiler.
+fn gcc_only_path(dir: &Path) -> std::ffi::OsString {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let gcc = which("gcc").expect("gcc is installed");
+    std::os::unix::fs::symlink(&gcc, bin.join("gcc")).unwrap();
+    std::os::unix::fs::symlink(&gcc, bin.join("cc")).unwrap();
+    for tool in ["as", "ld"] {
+        std::os::unix::fs::symlink(which(tool).expect("binutils are installed"), bin.join(tool)).unwrap();
+    }
+    bin.into_os_string()
+}
+
+#[test]
+fn with_no_toolchain_given_the_agent_lists_the_compilers_and_fetched_zig_found_on_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gcc_only_path(dir.path());
+    let cache = dir.path().join("cache");
+    // Two releases fetched before, and one whose fetch never finished (no record).
+    for v in ["0.15.2", "0.16.0", "0.17.0"] {
+        std::fs::create_dir_all(cache.join("zig").join(v)).unwrap();
+    }
+    for v in ["0.15.2", "0.16.0"] {
+        std::fs::write(cache.join("zig").join(v).join("fetched.toml"), "").unwrap();
+    }
+    let out = run(agent().args(["toolchains", "--found"]).arg("--cache-dir").arg(&cache).env("PATH", &path));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "gcc-glibc=gcc\nzig@0.16.0\n", "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("left out: cc ("), "cc is the gcc listed already: {said}");
+    assert!(said.contains("left out: zig 0.15.2 (fetched; measure it with --toolchain zig@0.15.2)"), "{said}");
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run(agent().args(["toolchains", "--found"]).arg("--cache-dir").arg(&empty).env("PATH", &empty));
+    assert_eq!(out.status.code(), Some(1), "nothing found is a failure: {}", text(&out));
+    let out = run(agent().arg("toolchains").arg("--cache-dir").arg(&empty).env("PATH", &empty));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("no toolchain found on this host"), "{}", text(&out));
+
+    let out = run(agent().args(["toolchains", "--found", "--toolchain", "gcc-glibc=gcc"]));
+    assert_eq!(out.status.code(), Some(2), "--found lists what is found, not what is given: {}", text(&out));
+}
+
+#[test]
+fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_counters_and_build_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gcc_only_path(dir.path());
+    let cache = dir.path().join("cache");
+    let measure = |out_file: &Path| {
+        run(agent()
+            .args(["measure", "--workloads", "strchr,memchr", "--max-size", "64K", "--reps", "2"])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--out")
+            .arg(out_file)
+            .env("PATH", &path))
+    };
+    let runs = dir.path().join("runs.json");
+    let out = measure(&runs);
+    assert!(out.status.success(), "{}", text(&out));
+    let run: slopewatch_core::wire::RunSubmission = serde_json::from_slice(&std::fs::read(&runs).unwrap()).unwrap();
+    assert_eq!(run.toolchain.name, "gcc-glibc");
+    assert!(run.toolchain.libc.starts_with("glibc"), "{:?}", run.toolchain);
+
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(log.contains("no --toolchain given; found on this host: gcc-glibc=gcc"), "{log}");
+    let version = &run.toolchain.version;
+    let first = format!("building strchr with gcc-glibc {version} (toolchain 1 of 1, workload 1 of 2; at most ");
+    assert!(log.contains(&first), "a build names its phase, counters and the budgets' bound: {log}");
+    let second = format!("building memchr with gcc-glibc {version} (toolchain 1 of 1, workload 2 of 2; about ");
+    assert!(log.contains(&second), "once a workload is done, the estimate comes from the pace: {log}");
+    assert!(log.contains(&format!("measuring strchr with gcc-glibc {version} at ")), "{log}");
+    let summary = log.lines().find(|l| l.starts_with("gcc-glibc strchr: ")).unwrap_or_else(|| panic!("{log}"));
+    assert!(summary.contains(" sizes in ") && summary.contains("(built in "), "{summary}");
+    let (phase, measured) =
+        (log.find(&first).unwrap(), log.find("measured toolchain=gcc-glibc workload=strchr").unwrap());
+    assert!(phase < measured, "the build is told before the sizes: {log}");
+
+    // Built once: the second run says the build was cached and tells no build phase.
+    let out = measure(&dir.path().join("again.json"));
+    assert!(out.status.success(), "{}", text(&out));
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!log.contains("building strchr"), "{log}");
+    assert!(log.lines().any(|l| l.starts_with("gcc-glibc strchr: ") && l.ends_with("(build cached)")), "{log}");
+}

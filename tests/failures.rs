@@ -97,6 +97,14 @@ fn submit(server: &str, token: &str, file: &Path, spool: &Path) {
     assert!(out.status.success(), "{text}");
     assert!(text.contains(" stored at /runs/"), "{text}");
     assert!(!text.contains("does not accept failures"), "this server takes failures whole: {text}");
+    // A run stored with failed workloads says how many, so it reads apart from one not delivered.
+    let run: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let workloads = run["workloads"].as_array().unwrap();
+    let failed = workloads.iter().filter(|w| !w["failure"].is_null()).count();
+    match failed {
+        0 => assert!(!text.contains("workloads failed"), "{text}"),
+        n => assert!(text.contains(&format!("({n} of {} workloads failed)", workloads.len())), "{text}"),
+    }
 }
 
 fn workload<'a>(run: &'a Value, name: &str) -> &'a Value {

@@ -78,7 +78,8 @@ pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<Ex
             let outcome = client.deliver(&bytes, |attempt, why, wait| {
                 eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
             });
-            settle(spool, path, "run", outcome, |a| print_stored(client, &a))
+            let failed = failed_of(&serde_json::from_slice(&bytes).unwrap_or_default());
+            settle(spool, path, "run", outcome, |a| print_stored(client, &a, failed))
         }
         Holds::Bisections => {
             let spooled: SpooledBisection =
@@ -144,7 +145,7 @@ fn deliver_unspooled(
         eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
     });
     match outcome {
-        Outcome::Stored(a) => print_stored(client, &a),
+        Outcome::Stored(a) => print_stored(client, &a, failed_of(&serde_json::to_value(run)?)),
         Outcome::Rejected { status, message } => {
             eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
         }
@@ -157,9 +158,21 @@ fn deliver_unspooled(
     Ok(ExitStatus::Failed)
 }
 
-fn print_stored(client: &Client, a: &Accepted) {
+/// How many of a run's workloads failed, of how many: `None` when the JSON holds no workloads.
+fn failed_of(run: &serde_json::Value) -> Option<(usize, usize)> {
+    let workloads = run["workloads"].as_array()?;
+    Some((workloads.iter().filter(|w| !w["failure"].is_null()).count(), workloads.len()))
+}
+
+/// `run ID stored at URL`, and how many of its workloads failed when any did: a run stored with
+/// failures is told apart from one that was not delivered.
+fn print_stored(client: &Client, a: &Accepted, failed: Option<(usize, usize)>) {
     let what = if a.created { "stored" } else { "already stored" };
-    println!("run {} {what}{}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
+    let failed = match failed {
+        Some((n @ 1.., of)) => format!(" ({n} of {of} workloads failed)"),
+        _ => String::new(),
+    };
+    println!("run {} {what}{}{failed}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
     if !a.left_out.is_empty() {
         let n = a.left_out.len();
         eprintln!(

@@ -93,3 +93,33 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     assert!(!log.contains("building strchr"), "{log}");
     assert!(log.lines().any(|l| l.starts_with("gcc-glibc strchr: ") && l.ends_with("(build cached)")), "{log}");
 }
+
+#[test]
+fn on_a_terminal_one_line_is_redrawn_with_the_phase_and_counters_within_its_width() {
+    let Some(script) = which("script") else {
+        eprintln!("note: script (util-linux) is not installed; skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "{} measure --toolchain gcc-glibc=gcc --workloads strchr --max-size 4M --cache-dir {} --out {}",
+        env!("CARGO_BIN_EXE_slopewatch-agent"),
+        dir.path().join("cache").display(),
+        dir.path().join("run.json").display()
+    );
+    // `script` runs the agent on a terminal of its own, 80 columns wide unless told otherwise.
+    let out = run(std::process::Command::new(script).args(["-qec", &command, "/dev/null"]).env("COLUMNS", "80"));
+    assert!(out.status.success(), "{}", text(&out));
+    let screen = String::from_utf8_lossy(&out.stdout).to_string();
+    let redrawn: Vec<&str> = screen.split("\r\x1b[2K").skip(1).filter(|l| !l.is_empty()).collect();
+    let live =
+        redrawn.iter().find(|l| l.starts_with("toolchain 1/1, workload 1/1: measuring strchr ")).unwrap_or_else(|| {
+            panic!("no live line: {screen:?}");
+        });
+    assert!(live.contains(" left"), "the estimate: {live:?}");
+    // What follows the last redraw is the table, on a line of its own.
+    for line in redrawn.iter().map(|l| l.split(['\r', '\n']).next().unwrap()).filter(|l| l.contains(", workload ")) {
+        assert!(line.chars().count() < 80, "a live line wider than the terminal wraps: {line:?}");
+    }
+    assert!(!screen.contains("measured toolchain="), "a terminal gets the live line, not the log: {screen:?}");
+}

@@ -160,14 +160,15 @@ impl Progress {
         eprintln!("{msg}");
     }
 
-    /// Without a terminal, tells the phase just begun in a line of its own.
+    /// Tells the phase just begun: on a terminal at once rather than at the next tick, elsewhere
+    /// in a line of its own.
     fn tell(&self, s: &mut State) {
         s.since = Instant::now();
         s.told = s.since;
-        if !self.tty {
-            if let Some(phase) = s.phase() {
-                eprintln!("{phase} ({}; {})…", s.counters(), s.left());
-            }
+        if self.tty {
+            draw(s);
+        } else if let Some(phase) = s.phase() {
+            eprintln!("{phase} ({}; {})…", s.counters(), s.left());
         }
     }
 }
@@ -222,12 +223,49 @@ impl Drop for Progress {
 /// [`STILL_EVERY`] since it was last told.
 fn tick(s: &mut State, tty: bool) {
     if tty {
-        let Some(phase) = s.phase() else { return };
-        let elapsed = duration(s.since.elapsed().as_nanos() as f64);
-        eprint!("\r\x1b[2K{phase}… {elapsed}  ({}; {})", s.counters(), s.left());
-        std::io::stderr().flush().ok();
+        draw(s);
     } else if let Some(line) = still(s) {
         eprintln!("{line}");
+    }
+}
+
+/// Redraws the terminal's line: the counters, the phase, its elapsed time and the estimate.
+fn draw(s: &State) {
+    let Some(line) = live_line(s, columns().saturating_sub(1)) else { return };
+    eprint!("\r\x1b[2K{line}");
+    std::io::stderr().flush().ok();
+}
+
+/// The terminal's line, within `width` characters: a line wider than the terminal wraps, and
+/// `\r` then redraws only its last part. Where it does not fit, the phase leaves out the
+/// toolchain (named on the line above), then its elapsed time goes, and only then is it cut.
+fn live_line(s: &State, width: usize) -> Option<String> {
+    let phase = s.phase()?;
+    let short = phase.replace(&format!(" with {}", s.toolchain), "");
+    let counters = format!(
+        "toolchain {}/{}, workload {}/{}",
+        s.nth_toolchain, s.plan.toolchains, s.nth_workload, s.plan.workloads
+    );
+    let elapsed = duration(s.since.elapsed().as_nanos() as f64);
+    let left = s.left();
+    let lines = [
+        format!("{counters}: {phase}, {elapsed}, {left}"),
+        format!("{counters}: {short}, {elapsed}, {left}"),
+        format!("{counters}: {short}, {left}"),
+    ];
+    let fits = lines.iter().find(|l| l.chars().count() <= width);
+    Some(fits.cloned().unwrap_or_else(|| lines[2].chars().take(width).collect()))
+}
+
+/// The width of the terminal on stderr; 80 where it cannot be told.
+fn columns() -> usize {
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes one `winsize` to the pointer given, which lives across the call.
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    if ok && size.ws_col > 0 {
+        usize::from(size.ws_col)
+    } else {
+        80
     }
 }
 
@@ -269,6 +307,19 @@ mod tests {
         assert_eq!(state(2).left(), "about 40 s left", "two done in 20 s, four left");
         assert_eq!(state(0).counters(), "toolchain 1 of 2, workload 2 of 3");
         assert_eq!(state(0).phase().unwrap(), "building sqlite-insert with gcc-glibc 12.2.0");
+    }
+
+    #[test]
+    fn the_live_line_keeps_the_counters_and_drops_the_toolchain_before_it_cuts() {
+        let s = state(2);
+        let wide = live_line(&s, 200).unwrap();
+        assert!(wide.starts_with("toolchain 1/2, workload 2/3: building sqlite-insert with gcc-glibc 12.2.0, "));
+        assert!(wide.ends_with("s, about 40 s left"), "the phase's elapsed time, then the estimate: {wide}");
+        let narrow = live_line(&s, 79).unwrap();
+        assert!(narrow.starts_with("toolchain 1/2, workload 2/3: building sqlite-insert, "), "{narrow}");
+        assert!(narrow.ends_with(", about 40 s left"), "{narrow}");
+        assert_eq!(live_line(&s, 70).unwrap(), "toolchain 1/2, workload 2/3: building sqlite-insert, about 40 s left");
+        assert_eq!(live_line(&s, 40).unwrap().chars().count(), 40);
     }
 
     #[test]

@@ -281,6 +281,9 @@ pub(crate) struct MeasureArgs {
     /// Where workload binaries are built and cached (default: the user's cache directory).
     #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
     pub(crate) cache_dir: Option<PathBuf>,
+    /// How many workloads to build at once, before any is measured (default: one per CPU).
+    #[arg(long, env = "SLOPEWATCH_BUILD_JOBS", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) build_jobs: Option<u16>,
 }
 
 /// The gate's limits and the evidence a slope must show, by the server's noise rule, to be judged

@@ -58,7 +58,7 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     let cache = dir.path().join("cache");
     let measure = |out_file: &Path| {
         run(agent()
-            .args(["measure", "--workloads", "strchr,memchr", "--max-size", "64K", "--reps", "2"])
+            .args(["measure", "--workloads", "strchr,memchr", "--max-size", "64K", "--reps", "2", "--build-jobs", "2"])
             .arg("--cache-dir")
             .arg(&cache)
             .arg("--out")
@@ -75,11 +75,16 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     let log = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(log.contains("no --toolchain given; found on this host: gcc-glibc=gcc"), "{log}");
     let version = &run.toolchain.version;
-    let first = format!("building strchr with gcc-glibc {version} (toolchain 1 of 1, workload 1 of 2; at most ");
-    assert!(log.contains(&first), "a build names its phase, counters and the budgets' bound: {log}");
-    let second = format!("building memchr with gcc-glibc {version} (toolchain 1 of 1, workload 2 of 2; about ");
+    let first = format!(
+        "building 2 workload binaries with gcc-glibc {version}, 2 at a time: 0 built (toolchain 1 of 1; at most "
+    );
+    assert!(log.contains(&first), "the builds name their phase, counters and the budgets' bound: {log}");
+    let measuring =
+        format!("measuring strchr with gcc-glibc {version} at 2 KiB (toolchain 1 of 1, workload 1 of 2; at most ");
+    assert!(log.contains(&measuring), "{log}");
+    let second =
+        format!("measuring memchr with gcc-glibc {version} at 2 KiB (toolchain 1 of 1, workload 2 of 2; about ");
     assert!(log.contains(&second), "once a workload is done, the estimate comes from the pace: {log}");
-    assert!(log.contains(&format!("measuring strchr with gcc-glibc {version} at ")), "{log}");
     let summary = log.lines().find(|l| l.starts_with("gcc-glibc strchr: ")).unwrap_or_else(|| panic!("{log}"));
     assert!(summary.contains(" sizes in ") && summary.contains("(built in "), "{summary}");
     let (phase, measured) =
@@ -90,7 +95,7 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     let out = measure(&dir.path().join("again.json"));
     assert!(out.status.success(), "{}", text(&out));
     let log = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!log.contains("building strchr"), "{log}");
+    assert!(!log.contains("building "), "{log}");
     assert!(log.lines().any(|l| l.starts_with("gcc-glibc strchr: ") && l.ends_with("(build cached)")), "{log}");
 }
 

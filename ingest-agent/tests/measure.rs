@@ -162,9 +162,14 @@ fn custom_workloads_speak_the_documented_protocol() {
 
 #[test]
 fn bad_command_lines_are_refused_with_a_reason() {
+    // Given no toolchain, the agent measures what it finds; on a host with none it says so.
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(agent().arg("check").arg("--cache-dir").arg(empty.path()).env("PATH", empty.path()));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("no toolchain found on this host"), "{}", text(&out));
     for (args, why) in [
-        (vec!["check"], "no toolchain given"),
         (vec!["check", "--toolchain", "gcc"], "NAME=COMMAND"),
+        (vec!["check", "--toolchain", "a=gcc", "--build-jobs", "0"], "--build-jobs"),
         (vec!["check", "--toolchain", "a=gcc", "--toolchain", "a=clang"], "given twice"),
         (vec!["check", "--toolchain", "a=gcc", "--workloads", "strlenn"], "unknown workload"),
         (vec!["check", "--toolchain", "a=gcc", "--max-size", "huge"], "not a size"),

@@ -10,34 +10,46 @@ use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-/// Workload binaries built per toolchain, kept between runs.
+/// Workload binaries built per toolchain, kept between runs. Several threads may build with one
+/// cache at once: each build writes under a name of its own, and SQLite is compiled by one at a
+/// time, so the others find the object it leaves.
 pub struct BuildCache {
     dir: PathBuf,
+    sqlite: Mutex<()>,
+}
+
+/// Tells apart the temporary files of builds running at once in one process.
+static BUILDS: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary name in `dir` for the file `stem` + `extension`, unique to this build (a compiler
+/// may read the kind of output from the extension, so it is kept).
+fn temporary(dir: &Path, stem: &str, extension: &str) -> PathBuf {
+    let nth = BUILDS.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{stem}.{}.{nth}{extension}", std::process::id()))
 }
 
 impl BuildCache {
     pub fn new(dir: PathBuf) -> BuildCache {
-        BuildCache { dir }
+        BuildCache { dir, sqlite: Mutex::new(()) }
     }
 
     /// Whether `w` built with `tc` is in the cache, so [`BuildCache::binary`] compiles nothing. A
     /// workload built by its own command is never: the command decides what to rebuild.
     pub fn cached(&self, tc: &DetectedToolchain, w: &Workload) -> bool {
-        !matches!(w.source, Source::Command(_)) && self.path(tc, w).0.is_file()
+        !matches!(w.source, Source::Command(_)) && self.path(tc, w).is_file()
     }
 
-    /// Where the binary of `w` built with `tc` goes, and its key.
-    fn path(&self, tc: &DetectedToolchain, w: &Workload) -> (PathBuf, String) {
-        let hash = w.build_key();
-        let key = hash["sha256:".len()..][..16].to_string();
-        let bin = self.dir.join(&tc.fingerprint[..16]).join(format!("{}-{key}", w.build_name()));
-        (bin, key)
+    /// Where the binary of `w` built with `tc` goes.
+    pub fn path(&self, tc: &DetectedToolchain, w: &Workload) -> PathBuf {
+        self.dir.join(&tc.fingerprint[..16]).join(format!("{}-{}", w.build_name(), key(w)))
     }
 
     /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
     pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
-        let (bin, key) = self.path(tc, w);
+        let (bin, key) = (self.path(tc, w), key(w));
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
         if let Source::Command(c) = &w.source {
             std::fs::create_dir_all(&tc_dir)
@@ -95,7 +107,7 @@ impl BuildCache {
             }
         }
         // Build under a temporary name so an interrupted build never leaves a binary to reuse.
-        let tmp = tc_dir.join(format!(".{}-{key}.{}", w.build_name(), std::process::id()));
+        let tmp = temporary(&tc_dir, &format!("{}-{key}", w.build_name()), "");
         let compiled = match &w.source {
             Source::Contract => link_what_the_libc_has(tc, &sources, &src_dir, &extra, &tmp),
             _ => tc.compile(&sources, &src_dir, &extra, &tmp),
@@ -113,11 +125,12 @@ impl BuildCache {
         let key = &hex::encode(Sha256::digest(SQLITE_C_GZ))[..16];
         let obj = tc_dir.join(format!("sqlite3-{key}.o"));
         write(src_dir, ("sqlite3.h", &gunzip(SQLITE_H_GZ)?))?;
+        let _one_at_a_time = self.sqlite.lock().unwrap_or_else(|e| e.into_inner());
         if obj.is_file() {
             return Ok(obj);
         }
         let c = write(src_dir, ("sqlite3.c", &gunzip(SQLITE_C_GZ)?))?;
-        let tmp = tc_dir.join(format!(".sqlite3-{key}.{}.o", std::process::id()));
+        let tmp = temporary(tc_dir, &format!("sqlite3-{key}"), ".o");
         let mut extra: Vec<String> = SQLITE_DEFINES.iter().map(|d| d.to_string()).collect();
         extra.push("-c".into());
         tc.compile(&[c], src_dir, &extra, &tmp).map_err(|e| e.relative_to(src_dir))?;
@@ -164,4 +177,9 @@ fn write(dir: &Path, (name, text): (&str, &str)) -> Result<PathBuf> {
     let path = dir.join(name);
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+/// The part of a binary's name that changes with its sources.
+fn key(w: &Workload) -> String {
+    w.build_key()["sha256:".len()..][..16].to_string()
 }

@@ -8,6 +8,7 @@ pub mod discover;
 pub mod error;
 pub mod fetch;
 pub mod hash;
+pub mod parallel;
 pub mod sources;
 pub mod template;
 pub mod toolchain;

@@ -4,6 +4,7 @@
 
 use crate::builds::cache::BuildCache;
 use crate::builds::error::BuildError;
+use crate::builds::parallel;
 use crate::builds::toolchain;
 use crate::builds::workloads::{self, Workload};
 use crate::cli::MeasureArgs;
@@ -66,6 +67,10 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let metrics =
         measures.into_iter().map(|m| meter::resolve(m, counter, commands)).collect::<Result<Vec<Metric>>>()?;
     let cache = BuildCache::new(root.join("builds"));
+    let build_jobs = match args.build_jobs {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let host = crate::host::detect();
     let progress = Progress::new(Plan {
         toolchains: specs.len(),
@@ -91,6 +96,12 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             }
         };
         progress.toolchain(nth_spec + 1, &tc.spec.name, Some(&tc.version));
+        let workloads: Vec<&Workload> = selected.iter().collect();
+        let jobs = parallel::missing(&cache, &tc, &workloads);
+        if !jobs.is_empty() {
+            progress.building(jobs.len(), build_jobs);
+        }
+        let prebuilt = parallel::build(&cache, &tc, jobs, build_jobs, &|| progress.built_one());
         progress.note(&format!(
             "toolchain {}: {} {} ({}), {}, {}",
             tc.spec.name,
@@ -104,18 +115,30 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             let label = table::toolchain_label(&tc.spec.name, metric);
             let mut measured = Vec::new();
             for w in &selected {
-                let build = !cache.cached(&tc, w);
-                progress.workload(&w.name, build);
-                let building = std::time::Instant::now();
-                let binary = cache.binary(&tc, w);
-                let built = match build {
-                    true => format!("built in {}", format::duration(building.elapsed().as_nanos() as f64)),
-                    false => "build cached".to_string(),
+                let inline;
+                let (binary, built) = match prebuilt.get(&w.name) {
+                    Some(b) if nth == 0 => {
+                        progress.workload(&w.name, false);
+                        (b.binary.as_ref(), format!("built in {}", format::duration(b.took.as_nanos() as f64)))
+                    }
+                    Some(b) => {
+                        progress.workload(&w.name, false);
+                        (b.binary.as_ref(), "build cached".to_string())
+                    }
+                    None => {
+                        // Built by its own command, or cached.
+                        let build = !cache.cached(&tc, w);
+                        progress.workload(&w.name, build);
+                        let building = std::time::Instant::now();
+                        inline = cache.binary(&tc, w);
+                        let took = format::duration(building.elapsed().as_nanos() as f64);
+                        (inline.as_ref(), if build { format!("built in {took}") } else { "build cached".to_string() })
+                    }
                 };
                 let (run, results) = match binary {
                     Ok(bin) => {
                         let measure = || {
-                            let m = measure::measure(&bin, w, &budget, limits, metric, &progress);
+                            let m = measure::measure(bin, w, &budget, limits, metric, &progress);
                             if m.run.failure.is_none() {
                                 progress.note(&format!(
                                     "{} {}: {} sizes in {} ({built})",
@@ -140,7 +163,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                             None => (run, results),
                         }
                     }
-                    Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(&e)), BTreeMap::new()),
+                    Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(e)), BTreeMap::new()),
                     Err(e @ BuildError::Cache(_)) => {
                         failures += 1;
                         progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));

@@ -29,8 +29,20 @@ pub struct Plan {
 #[derive(Debug)]
 enum Phase {
     Idle,
-    Building { workload: String },
-    Measuring { workload: String, size: u64, unit: SizeUnit },
+    /// The workloads' binaries built ahead, `jobs` at a time.
+    BuildingAll {
+        binaries: usize,
+        built: usize,
+        jobs: usize,
+    },
+    Building {
+        workload: String,
+    },
+    Measuring {
+        workload: String,
+        size: u64,
+        unit: SizeUnit,
+    },
 }
 
 struct State {
@@ -50,16 +62,22 @@ struct State {
 }
 
 impl State {
+    /// `toolchain 1 of 2, workload 3 of 12`; the workload left out before the first begins.
     fn counters(&self) -> String {
-        format!(
-            "toolchain {} of {}, workload {} of {}",
-            self.nth_toolchain, self.plan.toolchains, self.nth_workload, self.plan.workloads
-        )
+        let toolchain = format!("toolchain {} of {}", self.nth_toolchain, self.plan.toolchains);
+        match self.nth_workload {
+            0 => toolchain,
+            nth => format!("{toolchain}, workload {nth} of {}", self.plan.workloads),
+        }
     }
 
     fn phase(&self) -> Option<String> {
         match &self.phase {
             Phase::Idle => None,
+            Phase::BuildingAll { binaries, built, jobs } => Some(format!(
+                "building {binaries} workload binaries with {}, {jobs} at a time: {built} built",
+                self.toolchain
+            )),
             Phase::Building { workload } => Some(format!("building {workload} with {}", self.toolchain)),
             Phase::Measuring { workload, size: at, unit } => {
                 Some(format!("measuring {workload} with {} at {}", self.toolchain, size(*at, unit)))
@@ -132,6 +150,24 @@ impl Progress {
         s.nth_toolchain = nth;
         s.nth_workload = 0;
         s.phase = Phase::Idle;
+    }
+
+    /// The workloads' `binaries` are built ahead, `jobs` at a time.
+    pub fn building(&self, binaries: usize, jobs: usize) {
+        let mut s = self.state.lock().unwrap();
+        s.phase = Phase::BuildingAll { binaries, built: 0, jobs: jobs.min(binaries) };
+        self.tell(&mut s);
+    }
+
+    /// One more of the binaries built ahead is done; the phase ends with the last.
+    pub fn built_one(&self) {
+        let mut s = self.state.lock().unwrap();
+        if let Phase::BuildingAll { binaries, built, .. } = &mut s.phase {
+            *built += 1;
+            if built == binaries {
+                s.phase = Phase::Idle;
+            }
+        }
     }
 
     /// The next workload begins: built first when `build` (its binary is not cached).
@@ -242,10 +278,10 @@ fn draw(s: &State) {
 fn live_line(s: &State, width: usize) -> Option<String> {
     let phase = s.phase()?;
     let short = phase.replace(&format!(" with {}", s.toolchain), "");
-    let counters = format!(
-        "toolchain {}/{}, workload {}/{}",
-        s.nth_toolchain, s.plan.toolchains, s.nth_workload, s.plan.workloads
-    );
+    let counters = match s.nth_workload {
+        0 => format!("toolchain {}/{}", s.nth_toolchain, s.plan.toolchains),
+        nth => format!("toolchain {}/{}, workload {nth}/{}", s.nth_toolchain, s.plan.toolchains, s.plan.workloads),
+    };
     let elapsed = duration(s.since.elapsed().as_nanos() as f64);
     let left = s.left();
     let lines = [

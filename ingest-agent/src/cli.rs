@@ -51,6 +51,12 @@ pub(crate) enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Build every workload with each toolchain into the cache and measure nothing, so a later
+    /// `run`, `measure` or `check` measures at once (the sweep's flags are read but unused).
+    Build {
+        #[command(flatten)]
+        measure: MeasureArgs,
+    },
     /// Submit runs written by `measure`.
     Submit {
         /// Files written by `measure --out`.

@@ -128,3 +128,40 @@ fn on_a_terminal_one_line_is_redrawn_with_the_phase_and_counters_within_its_widt
     }
     assert!(!screen.contains("measured toolchain="), "a terminal gets the live line, not the log: {screen:?}");
 }
+
+#[test]
+fn build_fills_the_cache_so_a_measurement_builds_nothing_and_names_what_does_not_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let broken = dir.path().join("broken.c");
+    std::fs::write(&broken, "this is not C\n").unwrap();
+    let out = run(agent()
+        .args(["build", "--toolchain", "gcc-glibc=gcc", "--workloads", "strchr,memchr,broken", "--build-jobs", "2"])
+        .arg("--workload-file")
+        .arg(&broken)
+        .arg("--cache-dir")
+        .arg(&cache));
+    assert_eq!(out.status.code(), Some(1), "a workload that does not build fails the build: {}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(said.contains(": built 3 binaries for 3 workloads in "), "{said}");
+    assert!(said.contains("; 1 failed to build") && said.contains("  ✗ broken: "), "{said}");
+
+    let out = run(agent()
+        .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "strchr,memchr", "--max-size", "64K"])
+        .arg("--cache-dir")
+        .arg(&cache)
+        .arg("--out")
+        .arg(dir.path().join("run.json")));
+    assert!(out.status.success(), "{}", text(&out));
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!log.contains("building "), "everything was built ahead: {log}");
+    assert_eq!(log.matches("(build cached)").count(), 2, "{log}");
+
+    let out = run(agent()
+        .args(["build", "--toolchain", "gcc-glibc=gcc", "--workloads", "strchr"])
+        .arg("--cache-dir")
+        .arg(&cache));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains(": built 0 binaries for 0 workloads in "), "{}", text(&out));
+    assert!(text(&out).contains(", 1 cached"), "{}", text(&out));
+}

@@ -18,7 +18,9 @@ pub struct Built {
 }
 
 /// The binaries `workloads` need that `cache` does not hold yet, one job per binary (the contract
-/// probes share one), SQLite's first: they share the longest compile.
+/// probes share one). One SQLite workload goes first, as it compiles the SQLite object the others
+/// share, the longest compile; the other SQLite workloads go last, so that while it compiles the
+/// other workers build what does not wait for it.
 pub fn missing<'w>(cache: &BuildCache, tc: &DetectedToolchain, workloads: &[&'w Workload]) -> Vec<Vec<&'w Workload>> {
     let mut jobs: Vec<(PathBuf, Vec<&Workload>)> = Vec::new();
     // A workload built by its own command builds when it is measured: the command may not be
@@ -30,8 +32,16 @@ pub fn missing<'w>(cache: &BuildCache, tc: &DetectedToolchain, workloads: &[&'w 
             None => jobs.push((path, vec![w])),
         }
     }
-    jobs.sort_by_key(|(_, ws)| !matches!(ws[0].source, Source::Sqlite { .. }));
-    jobs.into_iter().map(|(_, ws)| ws).collect()
+    let sqlite = |ws: &[&Workload]| matches!(ws[0].source, Source::Sqlite { .. });
+    let first = jobs.iter().position(|(_, ws)| sqlite(ws));
+    let mut ordered: Vec<Vec<&Workload>> = Vec::with_capacity(jobs.len());
+    if let Some(i) = first {
+        ordered.push(jobs.remove(i).1);
+    }
+    let (later, others): (Vec<_>, Vec<_>) = jobs.into_iter().map(|(_, ws)| ws).partition(|ws| sqlite(ws));
+    ordered.extend(others);
+    ordered.extend(later);
+    ordered
 }
 
 /// Builds each job of [`missing`], `parallel` at a time, telling `built` as each finishes; returns

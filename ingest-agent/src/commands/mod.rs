@@ -2,6 +2,7 @@
 //! command line, run the command, exit with its status.
 
 mod bisect;
+mod build;
 mod flush;
 mod import;
 mod init_workload;
@@ -31,6 +32,7 @@ fn run_command(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Run { measure, server, spool, report } => run::run(&measure, &server, &spool, &report),
         Command::Measure { measure, out } => run::measure(&measure, &out),
+        Command::Build { measure } => build::build(&measure),
         Command::Submit { files, server, spool } => submit::submit(&files, &server, &spool),
         Command::Check { measure, gate, control, report, token } => {
             run::check(&measure, &gate.limits(), control.as_deref(), &report, &token)

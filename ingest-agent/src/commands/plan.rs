@@ -45,17 +45,7 @@ pub(super) fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usi
 pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result<Measurements> {
     let root = cache_root(args.cache_dir.clone())?;
     let specs = args.toolchains.specs(&root)?;
-    let mut catalogue = workloads::builtin();
-    catalogue.extend(workloads::probes());
-    catalogue.extend(args.toolchains.workloads()?);
-    for f in &args.workload_files {
-        let w = workloads::load_custom(f)?;
-        if catalogue.iter().any(|c| c.name == w.name) {
-            bail!("workload {} from {} has the name of another workload", w.name, f.display());
-        }
-        catalogue.push(w);
-    }
-    let selected: Vec<Workload> = workloads::select(catalogue, args.workloads.as_deref())?;
+    let selected = selected(args)?;
     if let (Some(s), Some(m)) = (args.start_size, args.sweep.max_size) {
         if s > m {
             bail!("--start-size {s} is larger than --max-size {m}");
@@ -67,10 +57,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let metrics =
         measures.into_iter().map(|m| meter::resolve(m, counter, commands)).collect::<Result<Vec<Metric>>>()?;
     let cache = BuildCache::new(root.join("builds"));
-    let build_jobs = match args.build_jobs {
-        Some(n) => usize::from(n),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let build_jobs = build_jobs(args);
     let host = crate::host::detect();
     let progress = Progress::new(Plan {
         toolchains: specs.len(),
@@ -224,6 +211,30 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
         bail!("nothing was measured");
     }
     Ok(Measurements { runs, failures, remeasured })
+}
+
+/// The workloads asked for: the built-in ones, the contract probes, the config file's and those of
+/// `--workload`, narrowed to `--workloads`.
+pub(super) fn selected(args: &MeasureArgs) -> Result<Vec<Workload>> {
+    let mut catalogue = workloads::builtin();
+    catalogue.extend(workloads::probes());
+    catalogue.extend(args.toolchains.workloads()?);
+    for f in &args.workload_files {
+        let w = workloads::load_custom(f)?;
+        if catalogue.iter().any(|c| c.name == w.name) {
+            bail!("workload {} from {} has the name of another workload", w.name, f.display());
+        }
+        catalogue.push(w);
+    }
+    workloads::select(catalogue, args.workloads.as_deref())
+}
+
+/// How many workloads to build at once: `--build-jobs`, else one per CPU.
+pub(super) fn build_jobs(args: &MeasureArgs) -> usize {
+    match args.build_jobs {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
 }
 
 /// Why a measured workload is worth measuring once more: its verdict is unsure, or it broke its

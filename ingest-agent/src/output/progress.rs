@@ -86,15 +86,26 @@ impl State {
     }
 
     /// The time left: the mean of the workloads done so far times those left, or before any is
-    /// done, the most the budgets allow.
+    /// done, the most the budgets allow; empty where nothing is to be measured.
     fn left(&self) -> String {
         let total = self.plan.toolchains * self.plan.workloads;
         let left = total.saturating_sub(self.done) as u32;
+        if total == 0 {
+            return String::new();
+        }
         if self.done == 0 {
             return format!("at most {} left", duration((self.plan.per_workload * left).as_nanos() as f64));
         }
         let mean = self.started.elapsed() / self.done as u32;
         format!("about {} left", duration((mean * left).as_nanos() as f64))
+    }
+
+    /// The counters, then the estimate where there is one.
+    fn status(&self) -> String {
+        match self.left() {
+            left if left.is_empty() => self.counters(),
+            left => format!("{}; {left}", self.counters()),
+        }
     }
 }
 
@@ -204,7 +215,7 @@ impl Progress {
         if self.tty {
             draw(s);
         } else if let Some(phase) = s.phase() {
-            eprintln!("{phase} ({}; {})…", s.counters(), s.left());
+            eprintln!("{phase} ({})…", s.status());
         }
     }
 }
@@ -283,11 +294,14 @@ fn live_line(s: &State, width: usize) -> Option<String> {
         nth => format!("toolchain {}/{}, workload {nth}/{}", s.nth_toolchain, s.plan.toolchains, s.plan.workloads),
     };
     let elapsed = duration(s.since.elapsed().as_nanos() as f64);
-    let left = s.left();
+    let left = match s.left() {
+        left if left.is_empty() => String::new(),
+        left => format!(", {left}"),
+    };
     let lines = [
-        format!("{counters}: {phase}, {elapsed}, {left}"),
-        format!("{counters}: {short}, {elapsed}, {left}"),
-        format!("{counters}: {short}, {left}"),
+        format!("{counters}: {phase}, {elapsed}{left}"),
+        format!("{counters}: {short}, {elapsed}{left}"),
+        format!("{counters}: {short}{left}"),
     ];
     let fits = lines.iter().find(|l| l.chars().count() <= width);
     Some(fits.cloned().unwrap_or_else(|| lines[2].chars().take(width).collect()))
@@ -313,7 +327,7 @@ fn still(s: &mut State) -> Option<String> {
     }
     s.told = Instant::now();
     let elapsed = duration(s.since.elapsed().as_secs().saturating_mul(1_000_000_000) as f64);
-    Some(format!("still {phase} after {elapsed} ({}; {})", s.counters(), s.left()))
+    Some(format!("still {phase} after {elapsed} ({})", s.status()))
 }
 
 #[cfg(test)]

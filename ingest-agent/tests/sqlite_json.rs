@@ -59,41 +59,49 @@ fn slopes_of(toolchain: &str, workloads: &[&str]) -> BTreeMap<String, f64> {
     slopes
 }
 
-fn linear(slopes: &BTreeMap<String, f64>, workload: &str) {
-    let k = slopes[workload];
-    // Fixed costs (the statement's preparation, the transaction) flatten the small sizes a little.
-    assert!((0.4..1.4).contains(&k), "{workload} must be linear: k {k:.2} in {slopes:?}");
+/// Measures `linear` and `over` with `toolchain` and checks that each of `linear` reads linear and
+/// each of `over` reads over the limit. Wall time on a host busy with the rest of the suite can
+/// bend one sweep, so a workload that reads wrong is measured once more, as `check` does with an
+/// unsure verdict, and judged by that second sweep: a real regression, or its absence, reads the
+/// same twice.
+fn judge(toolchain: &str, linear: &[&str], over: &[&str]) {
+    let slopes = slopes_of(toolchain, &[linear, over].concat());
+    let first = wrong(&slopes, linear, over);
+    if first.is_empty() {
+        return;
+    }
+    eprintln!("measuring once more: {first:?} in {slopes:?}");
+    let again: Vec<&str> = first.iter().map(|(w, _)| *w).collect();
+    let slopes = slopes_of(toolchain, &again);
+    let (linear, over): (Vec<&str>, Vec<&str>) = again.iter().partition(|w| linear.contains(w));
+    let twice = wrong(&slopes, &linear, &over);
+    assert!(twice.is_empty(), "wrong twice: {twice:?} in {slopes:?}");
 }
 
-fn over(slopes: &BTreeMap<String, f64>, workload: &str) {
-    let k = slopes[workload];
-    assert!(k > LIMIT, "{workload} must be over the limit {LIMIT}: k {k:.2} in {slopes:?}");
+/// The workloads of `linear` that do not read linear and of `over` that do not read over the
+/// limit, each with what it should be.
+fn wrong<'w>(slopes: &BTreeMap<String, f64>, linear: &[&'w str], over: &[&'w str]) -> Vec<(&'w str, String)> {
+    // Fixed costs (the statement's preparation, the transaction) flatten the small sizes a little.
+    let linear = linear.iter().filter(|w| !(0.4..1.4).contains(&slopes[**w])).map(|w| (*w, "linear".to_string()));
+    let over = over.iter().filter(|w| slopes[**w] <= LIMIT).map(|w| (*w, format!("over the limit {LIMIT}")));
+    linear.chain(over).collect()
 }
 
 #[test]
 fn one_json_document_with_whitespace_turns_quadratic_under_zig_0_16_and_compact_json_does_not() {
     let Some(zig) = zig("0.16.0") else { return };
-    let slopes = slopes_of(&zig, &["sqlite-json-each", "sqlite-json-each.spaced", "sqlite-json-each.pretty"]);
-    over(&slopes, "sqlite-json-each.spaced");
-    over(&slopes, "sqlite-json-each.pretty");
-    linear(&slopes, "sqlite-json-each");
+    judge(&zig, &["sqlite-json-each"], &["sqlite-json-each.spaced", "sqlite-json-each.pretty"]);
 }
 
 #[test]
 fn every_form_of_one_json_document_is_linear_under_zig_0_15() {
     let Some(zig) = zig("0.15.2") else { return };
-    let slopes = slopes_of(&zig, &["sqlite-json-each", "sqlite-json-each.spaced", "sqlite-json-each.pretty"]);
-    for w in slopes.keys() {
-        linear(&slopes, w);
-    }
+    judge(&zig, &["sqlite-json-each", "sqlite-json-each.spaced", "sqlite-json-each.pretty"], &[]);
 }
 
 #[test]
 fn json_extract_arrow_and_like_over_one_long_input_turn_quadratic_under_zig_0_16_short_records_do_not() {
     let Some(zig) = zig("0.16.0") else { return };
     let quadratic = ["sqlite-json-extract.spaced", "sqlite-json-arrow.pretty", "sqlite-like.long-text"];
-    let held = ["sqlite-insert.spaced", "sqlite-json-each.literals"];
-    let slopes = slopes_of(&zig, &[&quadratic[..], &held[..]].concat());
-    quadratic.iter().for_each(|w| over(&slopes, w));
-    held.iter().for_each(|w| linear(&slopes, w));
+    judge(&zig, &["sqlite-insert.spaced", "sqlite-json-each.literals"], &quadratic);
 }

@@ -259,6 +259,11 @@ async fn comparisons_give_the_ratio_at_each_size_and_the_slope_delta() {
                 "{data}"
             );
         }
+        for export in ["data.json", "data.csv", "chart.svg"] {
+            let (status, body) = app.get(&format!("/compare/{export}?a=musl-gcc@1.2.5&b=zig-cc-musl@0.16.0")).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{export} needs a workload: {body}");
+            assert!(body.to_string().contains("/api/v1/toolchains/"), "names where every workload is: {body}");
+        }
         let malformed = fetch(&app, "/compare?workload=workload-0&a=musl-gcc&b=zig-cc-musl@0.16.0", &[]).await;
         assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
         assert!(malformed.headers["content-type"].to_str().unwrap().starts_with("text/html"));

@@ -118,8 +118,17 @@ async fn compare(
 }
 
 /// Reads both versions of the workload the query names.
+/// The one workload's comparison that the chart and the exports draw from. They need a workload:
+/// every workload at once is the version's JSON, which the refusal names.
 async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
     q.check()?;
+    if q.workload.is_empty() {
+        return Err(Error::BadRequest(
+            "workload is required: the chart and the exports compare one workload's sizes; every workload at \
+             once is GET /api/v1/toolchains/{lineage}/{version}?against=VERSION"
+                .into(),
+        ));
+    }
     let (metric, _) = metric(state, q).await?;
     let known = match metric {
         Some(m) => state.store.workload_versions(&q.workload, m).await?,

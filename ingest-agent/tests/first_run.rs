@@ -75,9 +75,8 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     let log = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(log.contains("no --toolchain given; found on this host: gcc-glibc=gcc"), "{log}");
     let version = &run.toolchain.version;
-    let first = format!(
-        "building 2 workload binaries with gcc-glibc {version}, 2 at a time: 0 built (toolchain 1 of 1; at most "
-    );
+    let first =
+        format!("building 2 binaries with gcc-glibc {version} (2 at a time, 0 built) (toolchain 1 of 1; at most ");
     assert!(log.contains(&first), "the builds name their phase, counters and the budgets' bound: {log}");
     let measuring =
         format!("measuring strchr with gcc-glibc {version} at 2 KiB (toolchain 1 of 1, workload 1 of 2; at most ");
@@ -106,14 +105,15 @@ fn on_a_terminal_one_line_is_redrawn_with_the_phase_and_counters_within_its_widt
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    // A terminal of 90 columns, whatever the one running the tests is.
     let command = format!(
-        "{} measure --toolchain gcc-glibc=gcc --workloads strchr --max-size 4M --cache-dir {} --out {}",
+        "stty cols 90; {} measure --toolchain gcc-glibc=gcc --workloads strchr --max-size 4M --cache-dir {} --out {}",
         env!("CARGO_BIN_EXE_slopewatch-agent"),
         dir.path().join("cache").display(),
         dir.path().join("run.json").display()
     );
-    // `script` runs the agent on a terminal of its own, 80 columns wide unless told otherwise.
-    let out = run(std::process::Command::new(script).args(["-qec", &command, "/dev/null"]).env("COLUMNS", "80"));
+    // `script` runs the agent on a terminal of its own.
+    let out = run(std::process::Command::new(script).args(["-qec", &command, "/dev/null"]));
     assert!(out.status.success(), "{}", text(&out));
     let screen = String::from_utf8_lossy(&out.stdout).to_string();
     let redrawn: Vec<&str> = screen.split("\r\x1b[2K").skip(1).filter(|l| !l.is_empty()).collect();
@@ -123,8 +123,14 @@ fn on_a_terminal_one_line_is_redrawn_with_the_phase_and_counters_within_its_widt
         });
     assert!(live.contains(" left"), "the estimate: {live:?}");
     // What follows the last redraw is the table, on a line of its own.
-    for line in redrawn.iter().map(|l| l.split(['\r', '\n']).next().unwrap()).filter(|l| l.contains(", workload ")) {
-        assert!(line.chars().count() < 80, "a live line wider than the terminal wraps: {line:?}");
+    let live: Vec<&str> = redrawn
+        .iter()
+        .map(|l| l.split(['\r', '\n']).next().unwrap())
+        .filter(|l| l.starts_with("toolchain 1/1"))
+        .collect();
+    assert!(live.iter().any(|l| l.contains(": building 1 binaries")), "the build is drawn too: {live:?}");
+    for line in live {
+        assert!(line.chars().count() < 90, "a live line wider than the terminal wraps: {line:?}");
     }
     assert!(!screen.contains("measured toolchain="), "a terminal gets the live line, not the log: {screen:?}");
 }

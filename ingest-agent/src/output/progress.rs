@@ -74,10 +74,9 @@ impl State {
     fn phase(&self) -> Option<String> {
         match &self.phase {
             Phase::Idle => None,
-            Phase::BuildingAll { binaries, built, jobs } => Some(format!(
-                "building {binaries} workload binaries with {}, {jobs} at a time: {built} built",
-                self.toolchain
-            )),
+            Phase::BuildingAll { binaries, built, jobs } => {
+                Some(format!("building {binaries} binaries with {} ({jobs} at a time, {built} built)", self.toolchain))
+            }
             Phase::Building { workload } => Some(format!("building {workload} with {}", self.toolchain)),
             Phase::Measuring { workload, size: at, unit } => {
                 Some(format!("measuring {workload} with {} at {}", self.toolchain, size(*at, unit)))
@@ -307,16 +306,15 @@ fn live_line(s: &State, width: usize) -> Option<String> {
     Some(fits.cloned().unwrap_or_else(|| lines[2].chars().take(width).collect()))
 }
 
-/// The width of the terminal on stderr; 80 where it cannot be told.
+/// The width of the terminal on stderr: as the terminal tells it, else `COLUMNS`, else 80.
 fn columns() -> usize {
     let mut size: libc::winsize = unsafe { std::mem::zeroed() };
     // SAFETY: TIOCGWINSZ writes one `winsize` to the pointer given, which lives across the call.
     let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
     if ok && size.ws_col > 0 {
-        usize::from(size.ws_col)
-    } else {
-        80
+        return usize::from(size.ws_col);
     }
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).filter(|&c| c > 0).unwrap_or(80)
 }
 
 /// The line repeating a phase not told for [`STILL_EVERY`], if it is due.

@@ -121,8 +121,18 @@ pub async fn run(store: Store, settings: AlertSettings, metrics: Arc<Metrics>, m
         let now = OffsetDateTime::now_utc();
         let claimed = store.claim_due_deliveries(now, now + lease, BATCH).await;
         store.note_write(&claimed);
-        failures.note(&claimed);
-        let claimed = claimed.unwrap_or_default();
+        let claimed = match claimed {
+            // Nothing due: the round is done, and it worked.
+            Ok(claimed) if claimed.is_empty() => {
+                failures.succeeded();
+                claimed
+            }
+            Ok(claimed) => claimed,
+            Err(e) => {
+                failures.failed(&e);
+                Vec::new()
+            }
+        };
         metrics.record_deliveries_claimed(claimed.len());
         if claimed.is_empty() {
             tokio::select! {
@@ -132,7 +142,12 @@ pub async fn run(store: Store, settings: AlertSettings, metrics: Arc<Metrics>, m
             continue;
         }
         let sends = claimed.iter().map(|d| attempt(&store, &settings, &client, &metrics, &failures, d));
-        futures_util::future::join_all(sends).await;
+        // A round succeeds when its claim and the record of every attempt were written: a claim
+        // that works while the records fail does not end the episode, which would log it anew
+        // every round.
+        if futures_util::future::join_all(sends).await.into_iter().all(|recorded| recorded) {
+            failures.succeeded();
+        }
     }
     tracing::info!("alert outbox worker stopped");
 }
@@ -144,7 +159,7 @@ async fn attempt(
     metrics: &Metrics,
     failures: &Episode,
     d: &ClaimedDelivery,
-) {
+) -> bool {
     let started = Instant::now();
     let at = OffsetDateTime::now_utc();
     let (http_status, error, answer, body_line) = match settings.webhooks.iter().find(|w| w.name == d.target) {
@@ -203,9 +218,13 @@ async fn attempt(
     // When it fails, the claim's lease runs out and the delivery is tried again, under the same id.
     let recorded = store.finish_attempt(d, &attempt).await;
     store.note_write(&recorded);
-    if let Err(e) = recorded {
-        tracing::debug!(delivery = %d.id, error = %e, "cannot record a delivery attempt");
-        failures.failed(&e);
+    match recorded {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::debug!(delivery = %d.id, error = %e, "cannot record a delivery attempt");
+            failures.failed(&e);
+            false
+        }
     }
 }
 

@@ -248,8 +248,8 @@ pub(crate) struct RetryArgs {
 pub(crate) struct ToolchainArgs {
     /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl', or
     /// zig@VERSION for that Zig release's `zig cc`, fetched into the cache first if need be.
-    /// Repeatable. With neither this nor --config, the toolchains found on the host: gcc, clang,
-    /// cc, musl-gcc and zig on PATH, else the newest Zig release fetched into the cache.
+    /// Repeatable. With none given here or in --config, the toolchains found on the host: gcc,
+    /// clang, cc, musl-gcc and zig on PATH, else the newest Zig release fetched into the cache.
     #[arg(long = "toolchain", value_name = "NAME=COMMAND|zig@VERSION")]
     toolchains: Vec<String>,
     /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc,

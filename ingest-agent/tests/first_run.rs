@@ -36,7 +36,7 @@ fn with_no_toolchain_given_the_agent_lists_the_compilers_and_fetched_zig_found_o
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "gcc-glibc=gcc\nzig@0.16.0\n", "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("left out: cc ("), "cc is the gcc listed already: {said}");
+    assert!(said.contains("left out: cc (") && said.contains("is the compiler of gcc-glibc)"), "{said}");
     assert!(said.contains("left out: zig 0.15.2 (fetched; measure it with --toolchain zig@0.15.2)"), "{said}");
 
     let empty = dir.path().join("empty");
@@ -49,6 +49,32 @@ fn with_no_toolchain_given_the_agent_lists_the_compilers_and_fetched_zig_found_o
 
     let out = run(agent().args(["toolchains", "--found", "--toolchain", "gcc-glibc=gcc"]));
     assert_eq!(out.status.code(), Some(2), "--found lists what is found, not what is given: {}", text(&out));
+}
+
+#[test]
+fn compilers_behind_one_wrapper_are_told_apart_by_what_they_say_they_are() {
+    let (Some(gcc), Some(clang)) = (which("gcc"), which("clang")) else {
+        eprintln!("note: clang is not installed; skipped");
+        return;
+    };
+    // As with ccache on PATH: every compiler name is a link to one program, which runs the real one.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("wrapper");
+    let script = format!(
+        "#!/bin/sh\ncase \"${{0##*/}}\" in gcc) exec {} \"$@\";; *) exec {} \"$@\";; esac\n",
+        gcc.display(),
+        clang.display()
+    );
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for name in ["gcc", "clang"] {
+        std::os::unix::fs::symlink(&wrapper, bin.join(name)).unwrap();
+    }
+    let out = run(agent().args(["toolchains", "--found"]).arg("--cache-dir").arg(dir.path()).env("PATH", &bin));
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "gcc-glibc=gcc\nclang-glibc=clang\n", "{}", text(&out));
 }
 
 #[test]
@@ -151,6 +177,8 @@ fn build_fills_the_cache_so_a_measurement_builds_nothing_and_names_what_does_not
     let said = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(said.contains(": built 3 binaries for 3 workloads in "), "{said}");
     assert!(said.contains("; 1 failed to build") && said.contains("  ✗ broken: "), "{said}");
+    let why = said.lines().find(|l| l.contains("✗ broken: ")).unwrap();
+    assert!(why.contains("error"), "the compiler's own error, not only that it failed: {why}");
 
     let out = run(agent()
         .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "strchr,memchr", "--max-size", "64K"])

@@ -27,20 +27,23 @@ impl Found {
 /// Zig. A compiler that does not run is left out, as the probe would fail it anyway.
 pub fn on_host(cache: &Path) -> Found {
     let mut found = Found::default();
-    let mut seen: Vec<PathBuf> = Vec::new();
+    // A compiler is told by what it says it is, not by its file: through ccache every name
+    // resolves to ccache itself, while `cc` is often gcc under a second name.
+    let mut seen: Vec<(String, String)> = Vec::new();
     for tool in ["gcc", "clang", "cc"] {
         let Some(path) = which(tool) else { continue };
-        let real = std::fs::canonicalize(&path).unwrap_or(path.clone());
-        if seen.contains(&real) {
-            found.left_out.push(format!("{tool} ({} is a compiler listed already)", path.display()));
-            continue;
-        }
-        seen.push(real);
-        let Some(libc) = libc_of(tool) else {
+        let Some(identity) = identify(tool) else {
             found.left_out.push(format!("{tool} ({} does not run)", path.display()));
             continue;
         };
+        if let Some(i) = seen.iter().position(|s| *s == identity) {
+            let same = found.args[i].split('=').next().unwrap_or_default().to_string();
+            found.left_out.push(format!("{tool} ({} is the compiler of {same})", path.display()));
+            continue;
+        }
+        let libc = if identity.1.contains("musl") { "musl" } else { "glibc" };
         found.args.push(format!("{tool}-{libc}={tool}"));
+        seen.push(identity);
     }
     if which("musl-gcc").is_some() {
         found.args.push("musl-gcc=musl-gcc".into());
@@ -73,12 +76,19 @@ fn which(tool: &str) -> Option<PathBuf> {
         .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
-/// The libc a GCC-compatible driver targets by default, from `-dumpmachine`
-/// (`x86_64-linux-gnu` → glibc, `x86_64-alpine-linux-musl` → musl); `None` when it does not run.
-fn libc_of(tool: &str) -> Option<&'static str> {
-    let out = Command::new(tool).arg("-dumpmachine").output().ok().filter(|o| o.status.success())?;
-    let triple = String::from_utf8_lossy(&out.stdout);
-    Some(if triple.trim().ends_with("musl") { "musl" } else { "glibc" })
+/// What a GCC-compatible driver says it is: the first line of `--version` (without the name it
+/// was called by) and the target of
+/// `-dumpmachine` (`x86_64-linux-gnu`, `x86_64-alpine-linux-musl`, `armv7-linux-musleabihf`);
+/// `None` when it does not run.
+fn identify(tool: &str) -> Option<(String, String)> {
+    let said = |arg: &str| {
+        let out = Command::new(tool).arg(arg).output().ok().filter(|o| o.status.success())?;
+        Some(String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().trim().to_string())
+    };
+    // gcc names itself as it was called: `cc (Debian 12.2.0-14) 12.2.0` is `gcc (Debian …`.
+    let version = said("--version")?;
+    let version = version.strip_prefix(tool).map_or(version.as_str(), str::trim_start).to_string();
+    Some((version, said("-dumpmachine")?))
 }
 
 /// The Zig releases fetched into `cache`, oldest first by version.
@@ -94,11 +104,27 @@ fn fetched_zigs(cache: &Path) -> Vec<String> {
     versions
 }
 
-/// `0.16.0-dev.12+abc` sorts by its numbers, a pre-release before its release.
-fn version_key(v: &str) -> (Vec<u64>, bool, String) {
-    let (release, rest) = v.split_once(['-', '+']).map_or((v, ""), |(r, rest)| (r, rest));
+/// One dot-separated part of a pre-release: numbers compare as numbers, and before words.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    Number(u64),
+    Word(String),
+}
+
+/// `0.16.0-dev.1234+abc` sorts by its numbers, a pre-release before its release, and pre-releases
+/// by their parts as semantic versioning orders them (`dev.987` before `dev.1234`); the build after
+/// `+` does not count.
+fn version_key(v: &str) -> (Vec<u64>, bool, Vec<Part>) {
+    let v = v.split_once('+').map_or(v, |(v, _)| v);
+    let (release, pre) = v.split_once('-').map_or((v, None), |(r, p)| (r, Some(p)));
     let numbers = release.split('.').map(|n| n.parse().unwrap_or(0)).collect();
-    (numbers, rest.is_empty() || v.contains('+') && !v.contains('-'), rest.to_string())
+    let parts = pre
+        .unwrap_or_default()
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse().map_or_else(|_| Part::Word(p.to_string()), Part::Number))
+        .collect();
+    (numbers, pre.is_none(), parts)
 }
 
 #[cfg(test)]
@@ -107,9 +133,9 @@ mod tests {
 
     #[test]
     fn zig_releases_sort_by_number_with_pre_releases_before_their_release() {
-        let mut v = vec!["0.16.0", "0.9.1", "0.16.0-dev.7+abc", "0.15.2", "0.10.0"];
+        let mut v = vec!["0.16.0", "0.9.1", "0.16.0-dev.1234+abc", "0.15.2", "0.16.0-dev.987+def", "0.10.0"];
         v.sort_by_key(|v| version_key(v));
-        assert_eq!(v, ["0.9.1", "0.10.0", "0.15.2", "0.16.0-dev.7+abc", "0.16.0"]);
+        assert_eq!(v, ["0.9.1", "0.10.0", "0.15.2", "0.16.0-dev.987+def", "0.16.0-dev.1234+abc", "0.16.0"]);
     }
 
     #[test]

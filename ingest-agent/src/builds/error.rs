@@ -38,3 +38,15 @@ impl std::fmt::Display for BuildError {
         }
     }
 }
+
+/// A compile error in one line: its first line (which names the toolchain) and the compiler's
+/// first line that says `error`, at most 300 characters.
+pub fn one_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let line = match lines.find(|l| l.contains("error")) {
+        Some(error) => format!("{} {error}", first.trim_end_matches(':')),
+        None => first.to_string(),
+    };
+    line.chars().take(300).collect()
+}

@@ -138,7 +138,14 @@ impl std::error::Error for CompileError {}
 /// Detects everything the spec does not override. `scratch` is a directory for the probe.
 /// Every error names the toolchain.
 pub fn detect(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {
-    detect_parts(spec, scratch).with_context(|| format!("toolchain {}", spec.name))
+    // A directory of its own: agents detecting toolchains of one name at once (two Zig releases
+    // built side by side) must not write or run each other's probe.
+    let own = std::fs::create_dir_all(scratch)
+        .and_then(|()| tempfile::Builder::new().prefix("detect-").tempdir_in(scratch))
+        .with_context(|| {
+            format!("toolchain {}: cannot make a directory for the probe in {}", spec.name, scratch.display())
+        })?;
+    detect_parts(spec, own.path()).with_context(|| format!("toolchain {}", spec.name))
 }
 
 fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchain> {

@@ -69,7 +69,7 @@ impl ToolchainArgs {
             None => Vec::new(),
         };
         specs.extend(crate::builds::fetch::cli_toolchains(&self.toolchains, cache)?);
-        if self.config.is_none() && self.toolchains.is_empty() {
+        if specs.is_empty() {
             let found = crate::builds::discover::on_host(cache);
             if found.args.is_empty() {
                 bail!(

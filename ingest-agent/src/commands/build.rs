@@ -4,6 +4,7 @@
 
 use super::plan::{build_jobs, selected};
 use crate::builds::cache::BuildCache;
+use crate::builds::error::one_line;
 use crate::builds::parallel;
 use crate::builds::toolchain;
 use crate::builds::workloads::Workload;
@@ -46,13 +47,13 @@ pub fn build(args: &MeasureArgs) -> Result<ExitStatus> {
         }
         let mut broken: Vec<String> = parallel::build(&cache, &tc, missing, jobs, &|| progress.built_one())
             .into_iter()
-            .filter_map(|(name, b)| b.binary.as_ref().err().map(|e| format!("{name}: {}", first_line(&e.to_string()))))
+            .filter_map(|(name, b)| b.binary.as_ref().err().map(|e| format!("{name}: {}", one_line(&e.to_string()))))
             .collect();
         // A workload built by its own command builds one at a time: the command decides what to redo.
         for w in commands {
             progress.note(&format!("building {} with {} {} by its own command", w.name, tc.spec.name, tc.version));
             if let Err(e) = cache.binary(&tc, w) {
-                broken.push(format!("{}: {}", w.name, first_line(&e.to_string())));
+                broken.push(format!("{}: {}", w.name, one_line(&e.to_string())));
             }
         }
         let took = format::duration(began.elapsed().as_nanos() as f64);
@@ -69,8 +70,4 @@ pub fn build(args: &MeasureArgs) -> Result<ExitStatus> {
         failed += broken.len();
     }
     Ok(ExitStatus::failed_if(failed > 0))
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text).trim()
 }

@@ -88,15 +88,16 @@ impl State {
     /// done, the most the budgets allow; empty where nothing is to be measured.
     fn left(&self) -> String {
         let total = self.plan.toolchains * self.plan.workloads;
-        let left = total.saturating_sub(self.done) as u32;
+        let left = u32::try_from(total.saturating_sub(self.done)).unwrap_or(u32::MAX);
         if total == 0 {
             return String::new();
         }
         if self.done == 0 {
-            return format!("at most {} left", duration((self.plan.per_workload * left).as_nanos() as f64));
+            let most = self.plan.per_workload.saturating_mul(left);
+            return format!("at most {} left", duration(most.as_nanos() as f64));
         }
-        let mean = self.started.elapsed() / self.done as u32;
-        format!("about {} left", duration((mean * left).as_nanos() as f64))
+        let mean = self.started.elapsed() / u32::try_from(self.done).unwrap_or(u32::MAX);
+        format!("about {} left", duration(mean.saturating_mul(left).as_nanos() as f64))
     }
 
     /// The counters, then the estimate where there is one.
@@ -337,7 +338,7 @@ mod tests {
         let now = Instant::now();
         State {
             plan,
-            started: now - Duration::from_secs(20),
+            started: now - Duration::from_secs(200),
             name: "gcc-glibc".into(),
             toolchain: "gcc-glibc 12.2.0".into(),
             nth_toolchain: 1,
@@ -352,7 +353,11 @@ mod tests {
     #[test]
     fn the_estimate_comes_from_the_budgets_until_a_workload_is_done_then_from_the_pace() {
         assert_eq!(state(0).left(), "at most 6 min left", "six workloads of at most 60 s");
-        assert_eq!(state(2).left(), "about 40 s left", "two done in 20 s, four left");
+        assert_eq!(
+            state(2).left(),
+            "about 6.67 min left",
+            "two done in 200 s, four left: a delay of milliseconds does not show"
+        );
         assert_eq!(state(0).counters(), "toolchain 1 of 2, workload 2 of 3");
         assert_eq!(state(0).phase().unwrap(), "building sqlite-insert with gcc-glibc 12.2.0");
     }
@@ -362,11 +367,14 @@ mod tests {
         let s = state(2);
         let wide = live_line(&s, 200).unwrap();
         assert!(wide.starts_with("toolchain 1/2, workload 2/3: building sqlite-insert with gcc-glibc 12.2.0, "));
-        assert!(wide.ends_with("s, about 40 s left"), "the phase's elapsed time, then the estimate: {wide}");
+        assert!(wide.ends_with("s, about 6.67 min left"), "the phase's elapsed time, then the estimate: {wide}");
         let narrow = live_line(&s, 79).unwrap();
         assert!(narrow.starts_with("toolchain 1/2, workload 2/3: building sqlite-insert, "), "{narrow}");
-        assert!(narrow.ends_with(", about 40 s left"), "{narrow}");
-        assert_eq!(live_line(&s, 70).unwrap(), "toolchain 1/2, workload 2/3: building sqlite-insert, about 40 s left");
+        assert!(narrow.ends_with(", about 6.67 min left"), "{narrow}");
+        assert_eq!(
+            live_line(&s, 76).unwrap(),
+            "toolchain 1/2, workload 2/3: building sqlite-insert, about 6.67 min left"
+        );
         assert_eq!(live_line(&s, 40).unwrap().chars().count(), 40);
     }
 

@@ -3,7 +3,7 @@
 
 use super::candidates::Candidates;
 use crate::builds::cache::BuildCache;
-use crate::builds::error::BuildError;
+use crate::builds::error::{one_line, BuildError};
 use crate::builds::toolchain;
 use crate::builds::workloads::Workload;
 use crate::config::ToolchainSpec;
@@ -85,7 +85,7 @@ pub fn bisect(
         limits: Limits { max_slope: Some(plan.max_slope), max_class: plan.max_class, ..Limits::default() },
         // Both ends, then one candidate per halving.
         progress: Progress::new(progress::Plan {
-            toolchains: 2 + (usize::BITS - (bad - good).leading_zeros()) as usize - 1,
+            toolchains: 2 + (usize::BITS - (bad - good - 1).leading_zeros()) as usize,
             workloads: plan.workloads.len(),
             per_workload: plan.budget.total,
         }),
@@ -207,7 +207,7 @@ impl Judge<'_> {
         };
         let tc = match toolchain::detect(&spec, &plan.scratch) {
             Ok(tc) => tc,
-            Err(e) => return skipped(first_line(&format!("{e:#}"))),
+            Err(e) => return skipped(one_line(&format!("{e:#}"))),
         };
         let started_at = time::OffsetDateTime::now_utc();
         let mut measured: Vec<WorkloadRun> = Vec::new();
@@ -219,7 +219,7 @@ impl Judge<'_> {
             let bin = match plan.cache.binary(&tc, w) {
                 Ok(b) => b,
                 Err(BuildError::Compiler(e)) => {
-                    return skipped(format!("{} failed to build: {}", w.name, first_line(&e.output)))
+                    return skipped(format!("{} failed to build: {}", w.name, one_line(&e.output)))
                 }
                 Err(e) => return skipped(format!("{}: {e}", w.name)),
             };
@@ -272,18 +272,6 @@ impl Judge<'_> {
         let note = (verdict == StepVerdict::Skipped).then(|| notes.join("; "));
         Judged { verdict, slope: steepest, note, run: run.validate().is_ok().then_some(run) }
     }
-}
-
-/// A compiler's or a tool's output in a line: its first line, and the first error it reports when
-/// that is another line.
-fn first_line(s: &str) -> String {
-    let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("");
-    let line = match lines.find(|l| l.contains("error")) {
-        Some(error) => format!("{} {error}", first.trim_end_matches(':')),
-        None => first.to_string(),
-    };
-    line.chars().take(300).collect()
 }
 
 #[cfg(test)]

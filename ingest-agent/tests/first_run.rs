@@ -121,6 +121,8 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     assert!(out.status.success(), "{}", text(&out));
     let log = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!log.contains("building "), "{log}");
+    let first = log.lines().find(|l| l.starts_with("measuring strchr ")).unwrap_or_else(|| panic!("{log}"));
+    assert!(first.contains("; about ") && first.ends_with(" left at the last run's pace)…"), "{first}");
     assert!(log.lines().any(|l| l.starts_with("gcc-glibc strchr: ") && l.ends_with("(build cached)")), "{log}");
 }
 

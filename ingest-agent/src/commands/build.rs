@@ -24,7 +24,8 @@ pub fn build(args: &MeasureArgs) -> Result<ExitStatus> {
     let selected = selected(args)?;
     let cache = BuildCache::new(root.join("builds"));
     let jobs = build_jobs(args);
-    let progress = Progress::new(Plan { toolchains: specs.len(), workloads: 0, per_workload: Duration::ZERO });
+    let progress =
+        Progress::new(Plan { toolchains: specs.len(), workloads: 0, per_workload: Duration::ZERO, last_pace: None });
     let mut failed = 0;
     for (nth, spec) in specs.iter().enumerate() {
         progress.toolchain(nth + 1, &spec.name, None);

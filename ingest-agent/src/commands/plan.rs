@@ -14,7 +14,7 @@ use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::gate::{self, Limits};
 use crate::measure::meter;
-use crate::output::progress::{Plan, Progress};
+use crate::output::progress::{Pace, Plan, Progress};
 use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::format;
@@ -63,6 +63,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
         toolchains: specs.len(),
         workloads: selected.len() * metrics.len(),
         per_workload: budget.total,
+        last_pace: Pace::read(&root.join("pace")),
     });
     let mut runs = Vec::new();
     let mut failures = 0;
@@ -205,6 +206,9 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             }
             run.failure = Some(d.failure.clone());
         }
+    }
+    if let Some(pace) = progress.pace() {
+        Pace::write(&root.join("pace"), pace);
     }
     drop(progress);
     if runs.is_empty() {

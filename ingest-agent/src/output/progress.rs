@@ -24,6 +24,26 @@ pub struct Plan {
     pub workloads: usize,
     /// The most measuring one workload may take ([`crate::measure::Budget::total`]).
     pub per_workload: Duration,
+    /// The time per workload of the last run on this host, where it was kept ([`Pace`]).
+    pub last_pace: Option<Duration>,
+}
+
+/// The time a workload took, all in, at the last run on this host: kept in the agent's cache so a
+/// run's first estimate is not only the budgets' bound. Best effort: one that cannot be read or
+/// written is no estimate, never an error.
+pub struct Pace;
+
+impl Pace {
+    /// The pace kept in `file`, if any.
+    pub fn read(file: &std::path::Path) -> Option<Duration> {
+        let millis: u64 = std::fs::read_to_string(file).ok()?.trim().parse().ok()?;
+        (millis > 0).then(|| Duration::from_millis(millis))
+    }
+
+    /// Keeps `pace` in `file` for the next run.
+    pub fn write(file: &std::path::Path, pace: Duration) {
+        std::fs::write(file, format!("{}\n", pace.as_millis().max(1))).ok();
+    }
 }
 
 #[derive(Debug)]
@@ -93,6 +113,10 @@ impl State {
             return String::new();
         }
         if self.done == 0 {
+            if let Some(pace) = self.plan.last_pace {
+                let time = duration(pace.saturating_mul(left).as_nanos() as f64);
+                return format!("about {time} left at the last run's pace");
+            }
             let most = self.plan.per_workload.saturating_mul(left);
             return format!("at most {} left", duration(most.as_nanos() as f64));
         }
@@ -189,6 +213,12 @@ impl Progress {
             s.phase = Phase::Building { workload: workload.to_string() };
             self.tell(&mut s);
         }
+    }
+
+    /// The time per workload so far, builds included, once one is done.
+    pub fn pace(&self) -> Option<Duration> {
+        let s = self.state.lock().unwrap();
+        (s.done > 0).then(|| s.started.elapsed() / u32::try_from(s.done).unwrap_or(u32::MAX))
     }
 
     /// The workload is done (measured, failed or skipped): the estimate counts it.
@@ -334,7 +364,7 @@ mod tests {
     use super::*;
 
     fn state(done: usize) -> State {
-        let plan = Plan { toolchains: 2, workloads: 3, per_workload: Duration::from_secs(60) };
+        let plan = Plan { toolchains: 2, workloads: 3, per_workload: Duration::from_secs(60), last_pace: None };
         let now = Instant::now();
         State {
             plan,
@@ -353,6 +383,9 @@ mod tests {
     #[test]
     fn the_estimate_comes_from_the_budgets_until_a_workload_is_done_then_from_the_pace() {
         assert_eq!(state(0).left(), "at most 6 min left", "six workloads of at most 60 s");
+        let mut kept = state(0);
+        kept.plan.last_pace = Some(Duration::from_secs(2));
+        assert_eq!(kept.left(), "about 12 s left at the last run's pace");
         assert_eq!(
             state(2).left(),
             "about 6.67 min left",

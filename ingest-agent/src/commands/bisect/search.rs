@@ -88,6 +88,7 @@ pub fn bisect(
             toolchains: 2 + (usize::BITS - (bad - good - 1).leading_zeros()) as usize,
             workloads: plan.workloads.len(),
             per_workload: plan.budget.total,
+            last_pace: None,
         }),
         steps: Cell::new(0),
     };

@@ -91,7 +91,7 @@ pub(crate) enum Command {
         action: Option<ToolchainsCommand>,
         /// Print the toolchains found on this host, one --toolchain argument per line (what `run`
         /// measures when given none), without probing them.
-        #[arg(long, conflicts_with_all = ["toolchains", "config"])]
+        #[arg(long, conflicts_with_all = ["toolchains", "config", "version_from", "link_after"])]
         found: bool,
         #[command(flatten)]
         toolchains: ToolchainArgs,

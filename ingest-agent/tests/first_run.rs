@@ -47,8 +47,10 @@ fn with_no_toolchain_given_the_agent_lists_the_compilers_and_fetched_zig_found_o
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("no toolchain found on this host"), "{}", text(&out));
 
-    let out = run(agent().args(["toolchains", "--found", "--toolchain", "gcc-glibc=gcc"]));
-    assert_eq!(out.status.code(), Some(2), "--found lists what is found, not what is given: {}", text(&out));
+    for given in [&["--toolchain", "gcc-glibc=gcc"][..], &["--version-from", "gcc-glibc=libc"]] {
+        let out = run(agent().args(["toolchains", "--found"]).args(given));
+        assert_eq!(out.status.code(), Some(2), "--found lists what is found, not what is given: {}", text(&out));
+    }
 }
 
 #[test]

@@ -4,8 +4,9 @@
 
 use super::fetch::{self, ZIG_LINEAGE, ZIG_TARGET};
 use crate::config::ToolchainSpec;
+use crate::host::on_path;
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// What was found: the toolchains to measure, each as `--toolchain` would give it
@@ -31,7 +32,7 @@ pub fn on_host(cache: &Path) -> Found {
     // resolves to ccache itself, while `cc` is often gcc under a second name.
     let mut seen: Vec<(String, String)> = Vec::new();
     for tool in ["gcc", "clang", "cc"] {
-        let Some(path) = which(tool) else { continue };
+        let Some(path) = on_path(tool) else { continue };
         let Some(identity) = identify(tool) else {
             found.left_out.push(format!("{tool} ({} does not run)", path.display()));
             continue;
@@ -45,11 +46,11 @@ pub fn on_host(cache: &Path) -> Found {
         found.args.push(format!("{tool}-{libc}={tool}"));
         seen.push(identity);
     }
-    if which("musl-gcc").is_some() {
+    if on_path("musl-gcc").is_some() {
         found.args.push("musl-gcc=musl-gcc".into());
     }
     let fetched = fetched_zigs(cache);
-    match (which("zig"), fetched.last()) {
+    match (on_path("zig"), fetched.last()) {
         (Some(_), _) => {
             found.args.push(format!("{ZIG_LINEAGE}=zig cc -target {ZIG_TARGET}"));
             for v in &fetched {
@@ -65,15 +66,6 @@ pub fn on_host(cache: &Path) -> Found {
         (None, None) => {}
     }
     found
-}
-
-/// The executable `tool` on `PATH`, as a shell would find it.
-fn which(tool: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(tool))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 /// What a GCC-compatible driver says it is: the first line of `--version` (without the name it

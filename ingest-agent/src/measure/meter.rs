@@ -52,9 +52,7 @@ pub fn resolve(measure: Measure, counter: Option<Counter>, commands: bool) -> Re
 
 /// Valgrind's path on `PATH`.
 pub fn valgrind() -> Result<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("valgrind")).find(|p| p.is_file()));
-    match found {
+    match crate::host::on_path("valgrind") {
         Some(p) => Ok(p),
         None => {
             bail!("--measure instructions counts under Valgrind here, and valgrind is not on PATH: {INSTALL_VALGRIND}")

@@ -83,11 +83,12 @@ struct State {
 
 impl State {
     /// `toolchain 1 of 2, workload 3 of 12`; the workload left out before the first begins.
-    fn counters(&self) -> String {
-        let toolchain = format!("toolchain {} of {}", self.nth_toolchain, self.plan.toolchains);
+    /// `of` goes between each count and its total: `" of "` in a log, `"/"` on the terminal's line.
+    fn counters(&self, of: &str) -> String {
+        let toolchain = format!("toolchain {}{of}{}", self.nth_toolchain, self.plan.toolchains);
         match self.nth_workload {
             0 => toolchain,
-            nth => format!("{toolchain}, workload {nth} of {}", self.plan.workloads),
+            nth => format!("{toolchain}, workload {nth}{of}{}", self.plan.workloads),
         }
     }
 
@@ -105,30 +106,32 @@ impl State {
     }
 
     /// The time left: the mean of the workloads done so far times those left, or before any is
-    /// done, the most the budgets allow; empty where nothing is to be measured.
-    fn left(&self) -> String {
+    /// done, the last run's pace or else the most the budgets allow; `None` where nothing is to
+    /// be measured.
+    fn left(&self) -> Option<String> {
         let total = self.plan.toolchains * self.plan.workloads;
-        let left = u32::try_from(total.saturating_sub(self.done)).unwrap_or(u32::MAX);
         if total == 0 {
-            return String::new();
+            return None;
         }
-        if self.done == 0 {
-            if let Some(pace) = self.plan.last_pace {
-                let time = duration(pace.saturating_mul(left).as_nanos() as f64);
-                return format!("about {time} left at the last run's pace");
-            }
-            let most = self.plan.per_workload.saturating_mul(left);
-            return format!("at most {} left", duration(most.as_nanos() as f64));
-        }
-        let mean = self.started.elapsed() / u32::try_from(self.done).unwrap_or(u32::MAX);
-        format!("about {} left", duration(mean.saturating_mul(left).as_nanos() as f64))
+        let left = u32::try_from(total.saturating_sub(self.done)).unwrap_or(u32::MAX);
+        let time = |per: Duration| duration(per.saturating_mul(left).as_nanos() as f64);
+        Some(match (self.pace(), self.plan.last_pace) {
+            (Some(pace), _) => format!("about {} left", time(pace)),
+            (None, Some(pace)) => format!("about {} left at the last run's pace", time(pace)),
+            (None, None) => format!("at most {} left", time(self.plan.per_workload)),
+        })
+    }
+
+    /// The time per workload so far, builds included, once one is done.
+    fn pace(&self) -> Option<Duration> {
+        (self.done > 0).then(|| self.started.elapsed() / u32::try_from(self.done).unwrap_or(u32::MAX))
     }
 
     /// The counters, then the estimate where there is one.
     fn status(&self) -> String {
         match self.left() {
-            left if left.is_empty() => self.counters(),
-            left => format!("{}; {left}", self.counters()),
+            None => self.counters(" of "),
+            Some(left) => format!("{}; {left}", self.counters(" of ")),
         }
     }
 }
@@ -217,8 +220,7 @@ impl Progress {
 
     /// The time per workload so far, builds included, once one is done.
     pub fn pace(&self) -> Option<Duration> {
-        let s = self.state.lock().unwrap();
-        (s.done > 0).then(|| s.started.elapsed() / u32::try_from(s.done).unwrap_or(u32::MAX))
+        self.state.lock().unwrap().pace()
     }
 
     /// The workload is done (measured, failed or skipped): the estimate counts it.
@@ -319,15 +321,9 @@ fn draw(s: &State) {
 fn live_line(s: &State, width: usize) -> Option<String> {
     let phase = s.phase()?;
     let short = phase.replace(&format!(" with {}", s.toolchain), "");
-    let counters = match s.nth_workload {
-        0 => format!("toolchain {}/{}", s.nth_toolchain, s.plan.toolchains),
-        nth => format!("toolchain {}/{}, workload {nth}/{}", s.nth_toolchain, s.plan.toolchains, s.plan.workloads),
-    };
+    let counters = s.counters("/");
     let elapsed = duration(s.since.elapsed().as_nanos() as f64);
-    let left = match s.left() {
-        left if left.is_empty() => String::new(),
-        left => format!(", {left}"),
-    };
+    let left = s.left().map(|left| format!(", {left}")).unwrap_or_default();
     let lines = [
         format!("{counters}: {phase}, {elapsed}{left}"),
         format!("{counters}: {short}, {elapsed}{left}"),
@@ -382,16 +378,16 @@ mod tests {
 
     #[test]
     fn the_estimate_comes_from_the_budgets_until_a_workload_is_done_then_from_the_pace() {
-        assert_eq!(state(0).left(), "at most 6 min left", "six workloads of at most 60 s");
+        assert_eq!(state(0).left().unwrap(), "at most 6 min left", "six workloads of at most 60 s");
         let mut kept = state(0);
         kept.plan.last_pace = Some(Duration::from_secs(2));
-        assert_eq!(kept.left(), "about 12 s left at the last run's pace");
+        assert_eq!(kept.left().unwrap(), "about 12 s left at the last run's pace");
         assert_eq!(
-            state(2).left(),
+            state(2).left().unwrap(),
             "about 6.67 min left",
             "two done in 200 s, four left: a delay of milliseconds does not show"
         );
-        assert_eq!(state(0).counters(), "toolchain 1 of 2, workload 2 of 3");
+        assert_eq!(state(0).counters(" of "), "toolchain 1 of 2, workload 2 of 3");
         assert_eq!(state(0).phase().unwrap(), "building sqlite-insert with gcc-glibc 12.2.0");
     }
 

@@ -33,13 +33,7 @@ fn run(lineage: &str, version: &str, workloads: &[(String, Shape)]) -> Value {
                 Shape::Quadratic => (2.0, 6),
                 Shape::Unsure => (2.0, 3),
             };
-            let measurements: Vec<Value> = (0..sizes)
-                .map(|i| {
-                    let size = 65536u64 << i;
-                    let t = 0.5 * (size as f64).powf(slope);
-                    json!({"size": size, "samples_ns": [t, t * 1.01, t * 1.02]})
-                })
-                .collect();
+            let measurements = common::measurements(65536, sizes, |n| 0.5 * n.powf(slope), &[1.0, 1.01, 1.02]);
             json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:00", "measurements": measurements})
         })
         .collect();

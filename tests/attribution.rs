@@ -17,13 +17,7 @@ const LINEAGE: &str = "zig-cc-musl";
 
 /// A run of workload `scan` of `source`, time ∝ size^`slope`, measured at `started`.
 fn run(lineage: &str, version: &str, source: &str, slope: f64, started: &str) -> Value {
-    let measurements: Vec<Value> = (0..6)
-        .map(|i| {
-            let size = 65536u64 << i;
-            let base = 0.5 * (size as f64).powf(slope);
-            json!({"size": size, "samples_ns": [base, base * 1.01, base * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(65536, 6, |n| 0.5 * n.powf(slope), &[1.0, 1.01, 0.99]);
     let workload = json!({"name": "scan", "size_unit": "bytes", "source_hash": source, "measurements": measurements});
     let mut run = run_of(lineage, version, "build-01", vec![workload]);
     run["started_at"] = json!(started);

@@ -15,13 +15,7 @@ use serde_json::{json, Value};
 /// `failure` after two of them when given.
 fn probe(name: &str, expected: &str, cost: fn(f64) -> f64, failure: Option<Value>) -> Value {
     let sizes = if failure.is_some() { 2 } else { 8 };
-    let measurements: Vec<Value> = (0..sizes)
-        .map(|i| {
-            let size = 1024u64 << i;
-            let t = cost(size as f64);
-            json!({"size": size, "samples_ns": [t, t * 1.01, t * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(1024, sizes, cost, &[1.0, 1.01, 0.99]);
     let mut parts = name.split('.').skip(1);
     let (function, axis) = (parts.next().unwrap(), parts.next().unwrap());
     let mut w = json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:c0", "measurements": measurements,

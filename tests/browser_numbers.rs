@@ -27,13 +27,7 @@ const FAILED_AT: u64 = 32768;
 
 /// `name` measured at `sizes` sizes doubling from 1 KiB, each costing `cost(size)` nanoseconds.
 fn workload(name: &str, sizes: u32, cost: fn(f64) -> f64) -> Value {
-    let measurements: Vec<Value> = (0..sizes)
-        .map(|i| {
-            let size = 1024u64 << i;
-            let t = cost(size as f64);
-            json!({"size": size, "samples_ns": [t, t * 1.01, t * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(1024, sizes as usize, cost, &[1.0, 1.01, 0.99]);
     json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:00", "measurements": measurements})
 }
 

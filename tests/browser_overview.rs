@@ -41,14 +41,7 @@ fn workload(name: &str, time: Option<fn(f64) -> f64>) -> Value {
         return json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:00", "measurements": [],
                       "failure": failure});
     };
-    let measurements: Vec<Value> = (0..7)
-        .map(|i| {
-            let size = 65536u64 << i;
-            let t = time(size as f64);
-            let samples: Vec<f64> = (0..5).map(|k| t * (1.0 + 0.002 * (k as f64 - 2.0))).collect();
-            json!({"size": size, "samples_ns": samples})
-        })
-        .collect();
+    let measurements = common::measurements(65536, 7, time, &common::SPREAD_FIVE);
     json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:00", "measurements": measurements})
 }
 

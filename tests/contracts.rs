@@ -86,13 +86,7 @@ async fn a_run_s_contracts_and_unprovided_functions_are_stored_whole_and_carried
 
 /// A run of `version` whose one probe costs `cost(size)` at 8 sizes from 1 KiB, held to O(1).
 fn probe_at(version: &str, cost: impl Fn(f64) -> f64) -> Value {
-    let measurements: Vec<Value> = (0..8)
-        .map(|i| {
-            let size = 1024u64 << i;
-            let t = cost(size as f64);
-            json!({"size": size, "samples_ns": [t, t * 1.01, t * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(1024, 8, cost, &[1.0, 1.01, 0.99]);
     run_of(
         "zig-cc-musl",
         version,

@@ -13,13 +13,7 @@ use tower::ServiceExt;
 
 /// A probe measured at 8 sizes from 1 KiB, costing `cost(size)`.
 fn probe(name: &str, expected: &str, cost: impl Fn(f64) -> f64) -> Value {
-    let measurements: Vec<Value> = (0..8)
-        .map(|i| {
-            let size = 1024u64 << i;
-            let t = cost(size as f64);
-            json!({"size": size, "samples_ns": [t, t * 1.01, t * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(1024, 8, cost, &[1.0, 1.01, 0.99]);
     json!({"name": name, "size_unit": "bytes", "source_hash": "sha256:c0", "measurements": measurements,
            "contract": {"expected": expected, "function": function(name), "axis": axis(name)}})
 }

@@ -217,13 +217,7 @@ async fn a_wrong_and_a_crashing_libc_are_stored_alerted_once_and_resolved_by_the
 
 /// `strtol` measured at six sizes growing as `size^slope`, failing with `failure` when given.
 fn strtol(slope: f64, sizes: usize, failure: Option<Value>) -> Value {
-    let measurements: Vec<Value> = (0..sizes)
-        .map(|i| {
-            let size = 65536u64 << i;
-            let ns = 0.5 * (size as f64).powf(slope);
-            serde_json::json!({"size": size, "samples_ns": [ns, ns * 1.01, ns * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(65536, sizes, |n| 0.5 * n.powf(slope), &[1.0, 1.01, 0.99]);
     let mut w = serde_json::json!({"name": "strtol", "size_unit": "bytes", "measurements": measurements});
     if let Some(f) = failure {
         w["failure"] = f;

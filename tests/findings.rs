@@ -15,13 +15,7 @@ use tokio::sync::watch;
 
 /// A run of `version` on `host` whose one probe, held to O(1), costs `cost(size)` at 8 sizes.
 fn probe_at(version: &str, host: &str, cost: impl Fn(f64) -> f64) -> Value {
-    let measurements: Vec<Value> = (0..8)
-        .map(|i| {
-            let size = 1024u64 << i;
-            let t = cost(size as f64);
-            json!({"size": size, "samples_ns": [t, t * 1.01, t * 0.99]})
-        })
-        .collect();
+    let measurements = common::measurements(1024, 8, cost, &[1.0, 1.01, 0.99]);
     run_of(
         "zig-cc-musl",
         version,

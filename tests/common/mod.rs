@@ -278,6 +278,22 @@ pub fn run_of(lineage: &str, version: &str, host: &str, workloads: Vec<Value>) -
     })
 }
 
+/// Five samples a size within ±0.4% of its cost, as `(0..5).map(|k| 1 + 0.002 · (k − 2))` gives.
+pub const SPREAD_FIVE: [f64; 5] = [1.0 - 0.004, 1.0 - 0.002, 1.0, 1.0 + 0.002, 1.0 + 0.004];
+
+/// A workload's measurements as an agent sends them: `sizes` sizes doubling from `first_size`,
+/// each with a sample per factor of `spread` times `cost(size)` nanoseconds.
+pub fn measurements(first_size: u64, sizes: usize, cost: impl Fn(f64) -> f64, spread: &[f64]) -> Vec<Value> {
+    (0..sizes)
+        .map(|i| {
+            let size = first_size << i;
+            let t = cost(size as f64);
+            let samples: Vec<f64> = spread.iter().map(|f| t * f).collect();
+            serde_json::json!({"size": size, "samples_ns": samples})
+        })
+        .collect()
+}
+
 /// A run shaped like an agent's, of one toolchain build on one host: `workloads` string workloads
 /// (`workload-0`, …), `sizes` sizes doubling from 64 KiB (or `first_size`), `samples` samples at
 /// each, time = c · size^`slope` with a little deterministic jitter. `RunShape::new` starts from one linear

@@ -152,6 +152,43 @@ fn an_archive_linked_ahead_of_glibc_is_judged_for_exactly_the_functions_it_repla
 }
 
 #[test]
+fn below_its_sizes_a_probe_refuses_to_set_up_rather_than_read_a_correct_libc_as_crashing_or_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(agent()
+        .args(["build", "--toolchain", "gcc-glibc=gcc", "--workloads", "contract.strlen.length", "--cache-dir"])
+        .arg(dir.path()));
+    assert!(out.status.success(), "{}", text(&out));
+    let binary = walk(dir.path()).into_iter().find(|p| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        name.starts_with("contracts-") && p.parent().is_some_and(|d| !d.ends_with("src"))
+    });
+    let binary = binary.unwrap_or_else(|| panic!("no contracts binary in {:?}", walk(dir.path())));
+    // Every size a sweep, --start-size or widening may reach below a probe's own start: exit 0
+    // (right), 2 (set-up refused) or 4 (not provided), never a crash or a wrong count.
+    let mut odd = Vec::new();
+    for probe in slopewatch_agent::builds::workloads::probes() {
+        let sizes = std::iter::successors(Some(1u64), |s| Some(s * 2)).take_while(|s| *s < probe.start);
+        for size in sizes {
+            let out = std::process::Command::new(&binary)
+                .args([size.to_string(), "1".to_string()])
+                .env("SLOPEWATCH_PROBE", &probe.name)
+                .env("SLOPEWATCH_MEASURE", "wall")
+                .output()
+                .unwrap();
+            if !matches!(out.status.code(), Some(0 | 2 | 4)) {
+                odd.push(format!(
+                    "{} at {size}: {:?} {}",
+                    probe.name,
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+    }
+    assert!(odd.is_empty(), "{odd:#?}");
+}
+
+#[test]
 fn a_static_musl_is_versioned_like_the_musl_it_links_dynamically() {
     if which("musl-gcc").is_none() {
         eprintln!("skipped: no musl-gcc");

@@ -153,6 +153,21 @@ fn a_class_the_sizes_cannot_tell_widens_the_sweep_upwards_or_below_a_max_size() 
 }
 
 #[test]
+fn a_size_below_what_the_workload_can_be_set_up_at_ends_the_widening_and_fails_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("run.json");
+    let out = run(on_fixture(dir.path(), "measure", "between_classes.c", "between-classes")
+        .env("SMALLEST_SIZE", "2048")
+        .args(["--max-size", "64K", "--out"])
+        .arg(&out_file));
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert_eq!(sizes_written(&out_file), [2048, 4096, 8192, 16384, 32768, 65536], "{said}");
+    assert_eq!(verdict(&out, "between-classes"), "ok", "{said}");
+    assert!(!said.contains("setup failed") && !said.contains("set-up failed"), "{said}");
+}
+
+#[test]
 fn a_workload_over_the_slope_limit_is_never_widened_to_name_its_class() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(on_fixture(dir.path(), "check", "between_classes.c", "between-classes").args(["--max-slope", "1.2"]));

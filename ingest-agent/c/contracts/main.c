@@ -25,6 +25,13 @@ static const struct {
 
 static const struct sw_probe *sw_chosen;
 
+/*
+ * No probe is set up below 8 units: its input must hold what it parses or searches for and some
+ * of what follows (a 5-digit number and a space, a needle and its bound). Below that a correct
+ * libc would read as crashing or wrong; a probe that needs more refuses more in its own set-up.
+ */
+#define SW_SMALLEST 8
+
 int sw_setup(long long size) {
     const char *name = getenv("SLOPEWATCH_PROBE");
     if (!name) {
@@ -35,6 +42,10 @@ int sw_setup(long long size) {
         if (strcmp(sw_catalogue[i].name, name) == 0) sw_chosen = sw_catalogue[i].probe;
     if (!sw_chosen) {
         fprintf(stderr, "no probe %s in this catalogue\n", name);
+        return -1;
+    }
+    if (size < SW_SMALLEST) {
+        fprintf(stderr, "%s needs a size of %d at least\n", name, SW_SMALLEST);
         return -1;
     }
     return sw_chosen->setup(size);

@@ -148,6 +148,7 @@ const struct sw_probe sw_probe_strtod_remaining = {decimals, NULL, strtod_remain
  * compiler's own conversion of a 40-digit literal gives; all of them must still be consumed.
  */
 static int strtod_digits_setup(long long size) {
+    if (size < 42) return -1; /* "1." and the literal's 40 digits, or the value differs */
     text = malloc((size_t)size + 1);
     if (!text) return -1;
     text[0] = '1';

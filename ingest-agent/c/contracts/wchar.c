@@ -39,8 +39,9 @@ static wchar_t *wide_guarded(long long size) {
     return w;
 }
 
-/* `size` wide characters: `prefix`, then 'x' to the end, and a terminator. */
+/* `size` wide characters: `prefix`, then 'x' to the end, and a terminator; refused when too short. */
 static int wide_prefixed(long long size, const wchar_t *prefix) {
+    if (size <= (long long)wcslen(prefix)) return -1; /* no room for what follows the prefix */
     text = wide(size);
     if (!text) return -1;
     for (long long i = 0; prefix[i] && i < size; i++) text[i] = prefix[i];

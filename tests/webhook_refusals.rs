@@ -139,10 +139,13 @@ async fn server_errors_and_408_keep_being_retried_past_three_attempts() {
         let timeout = answering(408, &[], "request timeout\n").await;
         let a = Alerting::new(db, config_for(&[&failing, &timeout], retry(Duration::from_millis(150)))).await;
         open_regression(&a).await;
-        wait_for(Duration::from_secs(20), "five attempts at each", || {
-            failing.seen().len() >= 5 && timeout.seen().len() >= 5
-        })
-        .await;
+        // An attempt is recorded after its receiver answers: wait on the outbox, not on what the
+        // receivers saw, or the fifth request may be seen before it is written down.
+        let recorded = |o: &Outbox, i: usize| {
+            o.pending.iter().any(|d| d.delivery.target == format!("target-{i}") && d.attempts.len() >= 5)
+        };
+        outbox_until(&a, "five recorded attempts at each", |o| recorded(o, 0) && recorded(o, 1)).await;
+        assert!(failing.seen().len() >= 5 && timeout.seen().len() >= 5, "each attempt reached its receiver");
         let outbox = outbox(&a).await;
         assert!(outbox.refused.is_empty(), "nothing refused");
         for (i, status) in [500, 408].into_iter().enumerate() {

@@ -114,7 +114,7 @@ fn an_archive_linked_ahead_of_glibc_is_judged_for_exactly_the_functions_it_repla
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("overlay");
     std::fs::create_dir_all(&lib).unwrap();
-    let objects: Vec<String> = ["overlay_strcspn.c", "overlay_strndup.c"]
+    let objects: Vec<String> = ["overlay_strcspn.c", "overlay_strndup.c", "overlay_bsearch.c"]
         .iter()
         .map(|src| {
             let obj = lib.join(src.replace(".c", ".o"));
@@ -147,7 +147,7 @@ fn an_archive_linked_ahead_of_glibc_is_judged_for_exactly_the_functions_it_repla
         .filter(|(p, _)| added.iter().any(|f| p.contains(&format!(".{f}."))))
         .map(|(p, c)| format!("{p}: {c:?}"))
         .collect();
-    assert_eq!(added, ["strcspn", "strndup"], "glibc {glibc:?}, with the overlay {overlay:?}: {rows:#?}");
+    assert_eq!(added, ["bsearch", "strcspn", "strndup"], "glibc {glibc:?}, with the overlay {overlay:?}: {rows:#?}");
     assert!(said.contains("read past its bound of"), "the strndup that reads to the terminator: {said}");
 }
 

@@ -13,17 +13,13 @@
 //!    clearly under the limit, measure up to [`WIDEN_SIZES`] more, doubling past the largest
 //!    (never past `--max-size`, and only as the budget allows), then halving below the smallest,
 //!    until a class is named; a size too long, or one the workload cannot be set up at, ends it.
-//!    A workload over the limit or unsure on it is never widened. A
-//!    probe expected to cost O(log n) never widens past its own largest size, only below: a call
-//!    that does a few dozen comparisons is outweighed past it by the cache misses of a larger
-//!    input (bsearch's 2M ints read as O(n) on a loaded host), not by what the libc does.
+//!    A workload over the limit or unsure on it is never widened.
 
 use crate::builds::workloads::Workload;
 use crate::measure::budget::{self, Budget};
 use crate::measure::failure;
 use crate::measure::gate::Limits;
 use crate::measure::process::{run_size, SizeRun, Watch};
-use slopewatch_core::complexity::Class;
 use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, Metric, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -205,7 +201,7 @@ impl Sweep<'_> {
                 break;
             };
             upward &= self.affordable(largest.saturating_mul(2));
-            let Some(size) = next_wider(smallest, largest, widest(self.w, self.budget), upward) else { break };
+            let Some(size) = next_wider(smallest, largest, self.budget.max, upward) else { break };
             upward &= size > largest;
             match self.take(size, self.left()) {
                 Ok(typical) if upward => {
@@ -315,14 +311,6 @@ impl Sweep<'_> {
     }
 }
 
-/// The largest size widening `w` may reach: `--max-size`, and the own largest size of a probe
-/// expected to cost O(log n) (see the module's phase 3).
-fn widest(w: &Workload, budget: &Budget) -> Option<u64> {
-    let logarithmic = w.is_probe() && w.contract.as_ref().is_some_and(|c| c.expected == Class::Log);
-    let own = logarithmic.then(|| budget.max.unwrap_or(w.max));
-    own.or(budget.max)
-}
-
 /// The next size to widen a sweep of `smallest..=largest` by: double the largest when going
 /// `upward` and `max` allows, else half the smallest while above 1.
 fn next_wider(smallest: u64, largest: u64, max: Option<u64>, upward: bool) -> Option<u64> {
@@ -391,19 +379,5 @@ mod tests {
         assert_eq!(next_wider(64, 1024, None, false), Some(32), "the budget stopped the way up");
         assert_eq!(next_wider(1, 1024, Some(1024), true), None, "nothing below 1");
         assert_eq!(next_wider(2, u64::MAX, None, true), Some(1));
-    }
-
-    #[test]
-    fn a_logarithmic_probe_widens_only_below_its_own_largest_size_and_others_up_to_max_size() {
-        let probe = |name: &str| crate::builds::workloads::probes().into_iter().find(|p| p.name == name).unwrap();
-        let (bsearch, strchr) = (probe("contract.bsearch.elements"), probe("contract.strchr.remaining"));
-        let tokenizer = crate::builds::workloads::builtin().remove(0);
-        let (free, capped) = (Budget::default(), Budget { max: Some(1 << 20), ..Budget::default() });
-        assert_eq!(widest(&bsearch, &free), Some(262_144), "bsearch's array stays within the cache");
-        assert_eq!(widest(&bsearch, &capped), Some(1 << 20), "--max-size moves a probe's largest size");
-        for w in [&strchr, &tokenizer] {
-            assert_eq!(widest(w, &free), None, "{}", w.name);
-            assert_eq!(widest(w, &capped), Some(1 << 20), "{}", w.name);
-        }
     }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use axum::http::StatusCode;
-use common::webhooks::{assert_signed, body_json, wait_for, Alerting, Receiver, SECRET};
+use common::webhooks::{assert_signed, body_json, outbox_until, wait_for, Alerting, Receiver, SECRET};
 use common::{create_token, on_both_backends, TestApp};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -83,10 +83,6 @@ async fn submit(app: &TestApp, run: &Value) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
-async fn outbox_is_empty(app: &TestApp) -> bool {
-    app.db.store.deliveries(100).await.unwrap().pending.is_empty()
-}
-
 #[tokio::test]
 async fn a_quadratic_version_alerts_once_signed_and_its_fix_resolves_once() {
     on_both_backends(|db| async move {
@@ -135,6 +131,7 @@ async fn a_quadratic_version_alerts_once_signed_and_its_fix_resolves_once() {
         assert_eq!(body["regression_id"], id);
         assert!(body["workloads"][0]["time_ratio"].as_f64().unwrap() < 0.01);
 
+        outbox_until(&a.app.db.store, "both deliveries recorded as delivered", |o| o.pending.is_empty()).await;
         let detail = a.app.db.store.regression(id).await.unwrap().unwrap();
         assert_eq!(detail.regression.status, "fixed");
         assert_eq!(detail.regression.fixed_version.as_deref(), Some("0.17.0"));
@@ -168,15 +165,7 @@ async fn a_receiver_that_is_down_gets_the_alert_once_it_comes_up() {
         receiver.start().await;
         wait_for(Duration::from_secs(20), "delivery after the receiver came up", || !receiver.delivered().is_empty())
             .await;
-        let mut idle = false;
-        for _ in 0..40 {
-            if outbox_is_empty(&a.app).await {
-                idle = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        assert!(idle, "the delivered row leaves the outbox");
+        outbox_until(&a.app.db.store, "the delivered row to leave the outbox", |o| o.pending.is_empty()).await;
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert_eq!(receiver.seen().len(), 1, "delivered exactly once");
         let recent = store.deliveries(10).await.unwrap().recent;
@@ -339,6 +328,7 @@ async fn a_server_restarted_during_retries_still_delivers_exactly_once() {
         let _server = start_server(&db.url, &config, port).await;
         // A delivery the killed server had claimed waits out its lease (timeout + 30 s) first.
         wait_for(Duration::from_secs(60), "delivery after the restart", || !receiver.delivered().is_empty()).await;
+        outbox_until(&db.store, "the delivery recorded by the restarted server", |o| o.pending.is_empty()).await;
         tokio::time::sleep(Duration::from_millis(600)).await;
         let seen = receiver.seen();
         assert_eq!(receiver.delivered().len(), 1, "sent once after the restart: {seen:?}");

@@ -5,6 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::Value;
 use slopewatch::config::Config;
 use slopewatch::config::{AlertSettings, RetryPolicy, Webhook, WebhookFormat};
+use slopewatch::store::{Outbox, Store};
 use slopewatch::webhooks::signing;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
@@ -127,6 +128,16 @@ pub async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> boo
     let start = Instant::now();
     while !done() {
         assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Waits, for at most 20 s, until `done` holds for the outbox. An attempt is recorded after
+/// its receiver answered: what the receiver saw says nothing yet about what the outbox holds.
+pub async fn outbox_until(store: &Store, what: &str, done: impl Fn(&Outbox) -> bool) {
+    let start = Instant::now();
+    while !done(&store.deliveries(100).await.unwrap()) {
+        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }

@@ -278,9 +278,12 @@ async fn replicas_on_one_postgres_share_the_work_and_do_it_once_when_one_is_kill
     }
     let total = LINEAGES * VERSIONS * HOSTS;
 
-    // SIGKILL one replica once a third of the runs are in, while every client is sending.
+    // SIGKILL one replica once a sixth of the runs are in, while every client is sending and its
+    // summary passes are under way, but before any lineage crosses (lineage 5 does at its 13th
+    // run): a delivery its sender had sent but not yet recorded would be sent again by a
+    // survivor, as at-least-once delivery means to, and "once" could not be asserted.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while tally.created.load(Ordering::SeqCst) < total / 3 {
+    while tally.created.load(Ordering::SeqCst) < total / 6 {
         assert!(Instant::now() < deadline, "the stream stalled before the kill");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

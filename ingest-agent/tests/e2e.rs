@@ -15,31 +15,33 @@ fn a_run_made_while_the_server_is_down_is_spooled_then_stored_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", dir.path().join("e2e.db").display());
     let token = ingest_token(&bin, &db);
-    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let url = format!("http://{addr}");
     let spool = dir.path().join("spool");
-    let agent_with = |args: &[&str]| {
+    let agent_with = |url: &str, args: &[&str]| {
         run(agent()
             .args(args)
-            .args(["--server", &url, "--token", &token, "--retry-base", "10ms", "--attempts", "2"])
+            .args(["--server", url, "--token", &token, "--retry-base", "10ms", "--attempts", "2"])
             .arg("--spool-dir")
             .arg(&spool))
     };
 
-    // Server down: measured, spooled, exit 75.
-    let out = agent_with(&[
-        "run",
-        "--toolchain",
-        "gcc-glibc=gcc",
-        "--workloads",
-        "strchr,memchr",
-        "--max-size",
-        "256K",
-        "--reps",
-        "2",
-        "--cache-dir",
-        dir.path().join("cache").to_str().unwrap(),
-    ]);
+    // Server down: measured, spooled, exit 75. Down is a port nothing listens on, not a port
+    // taken now and served later: the seconds of measuring between would let a test beside take it.
+    let out = agent_with(
+        &unreachable_server(),
+        &[
+            "run",
+            "--toolchain",
+            "gcc-glibc=gcc",
+            "--workloads",
+            "strchr,memchr",
+            "--max-size",
+            "256K",
+            "--reps",
+            "2",
+            "--cache-dir",
+            dir.path().join("cache").to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(75), "{}", text(&out));
     let pending: Vec<PathBuf> = std::fs::read_dir(&spool)
         .unwrap()
@@ -52,8 +54,10 @@ fn a_run_made_while_the_server_is_down_is_spooled_then_stored_exactly_once() {
     std::fs::copy(&pending[0], &kept).unwrap();
 
     // Server up: flushed once and stored.
+    let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let url = format!("http://{addr}");
     let _server = start_server(&bin, &addr, &db);
-    let out = agent_with(&["flush"]);
+    let out = agent_with(&url, &["flush"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains(" stored at /runs/"), "{}", text(&out));
     assert!(!pending[0].exists());

@@ -49,21 +49,16 @@ pub fn on_host(cache: &Path) -> Found {
     if on_path("musl-gcc").is_some() {
         found.args.push("musl-gcc=musl-gcc".into());
     }
+    // Zig on PATH, else the newest release fetched; the other fetched releases are named.
     let fetched = fetched_zigs(cache);
-    match (on_path("zig"), fetched.last()) {
-        (Some(_), _) => {
-            found.args.push(format!("{ZIG_LINEAGE}=zig cc -target {ZIG_TARGET}"));
-            for v in &fetched {
-                found.left_out.push(format!("zig {v} (fetched; measure it with --toolchain zig@{v})"));
-            }
-        }
-        (None, Some(newest)) => {
-            found.args.push(format!("zig@{newest}"));
-            for v in &fetched[..fetched.len() - 1] {
-                found.left_out.push(format!("zig {v} (fetched; measure it with --toolchain zig@{v})"));
-            }
-        }
-        (None, None) => {}
+    let measured = if on_path("zig").is_some() {
+        found.args.push(format!("{ZIG_LINEAGE}=zig cc -target {ZIG_TARGET}"));
+        None
+    } else {
+        fetched.last().inspect(|newest| found.args.push(format!("zig@{newest}")))
+    };
+    for v in fetched.iter().filter(|v| Some(*v) != measured) {
+        found.left_out.push(format!("zig {v} (fetched; measure it with --toolchain zig@{v})"));
     }
     found
 }

@@ -117,8 +117,7 @@ async fn compare(
     Ok(CompareView { workload: workload.name, metric, size_unit: workload.size_unit, a: a?, b: b? })
 }
 
-/// Reads both versions of the workload the query names.
-/// The one workload's comparison that the chart and the exports draw from. They need a workload:
+/// Reads both versions of the workload the query names: the one workload's comparison that the chart and the exports draw from. They need a workload:
 /// every workload at once is the version's JSON, which the refusal names.
 async fn load(state: &AppState, q: &CompareQuery) -> Result<CompareView, Error> {
     q.check()?;

@@ -23,10 +23,11 @@ use slopewatch_agent::builds::workloads::{self, Workload};
 use slopewatch_agent::builds::{error::BuildError, fetch};
 use slopewatch_agent::config;
 use slopewatch_agent::measure::agreement::{self, Answers};
-use slopewatch_agent::measure::gate::{Limits, Verdict};
+use slopewatch_agent::measure::judged::Judged;
 use slopewatch_agent::measure::{self, failure, Budget, Watch};
 use slopewatch_agent::output::contracts::Cell;
 use slopewatch_agent::output::table;
+use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{FailureKind, Metric, SizeUnit, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -210,7 +211,11 @@ fn worth_again(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> bool {
     if run.failure.is_some() || run.not_provided {
         return false;
     }
-    matches!(table::row(toolchain, Metric::Wall, run).verdict(limits), Verdict::Unsure(_) | Verdict::OverContract(_))
+    match Judged::new(toolchain, Metric::Wall, run, limits).decision {
+        Decision::Unsure(_) => true,
+        Decision::Over(breach) => breach.contract.is_some(),
+        Decision::Under => false,
+    }
 }
 
 fn to_verdict(name: &str, binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, watch: &Quiet) -> Timed {
@@ -353,7 +358,7 @@ struct Counts {
 }
 
 fn cell(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Cell {
-    Cell::of(&table::row(toolchain, Metric::Wall, run), limits)
+    Cell::of(&Judged::new(toolchain, Metric::Wall, run, limits))
 }
 
 fn cell_text(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> String {
@@ -622,10 +627,10 @@ fn main() {
                 .builtins
                 .iter()
                 .map(|b| {
-                    let row = table::row(&p.tc.spec.name, Metric::Wall, &b.run);
+                    let row = Judged::new(&p.tc.spec.name, Metric::Wall, &b.run, &Limits::default());
                     let v = match &b.run.failure {
                         Some(f) => format!("✗ {}", f.kind.label()),
-                        None => row.verdict(&Limits::default()).to_string(),
+                        None => table::verdict(&row.decision),
                     };
                     format!("{} {v} {:.2} s{}", b.workload, secs(b.time), if b.remeasured { " (twice)" } else { "" })
                 })

@@ -7,7 +7,6 @@ mod parse;
 
 use crate::config;
 use crate::import::Format;
-use crate::measure::gate::DEFAULT_MAX_SLOPE;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use parse::{
     one_line, parse_baseline, parse_ci_margin, parse_counter, parse_maybe_path, parse_measure, parse_min_r2,
@@ -16,6 +15,7 @@ use parse::{
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::verdict::NoiseRule;
+use slopewatch_core::verdict::DEFAULT_MAX_SLOPE;
 use slopewatch_core::wire::{Counter, Measure, SizeUnit, VersionFrom};
 use std::path::PathBuf;
 use std::time::Duration;

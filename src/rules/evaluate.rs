@@ -32,11 +32,10 @@
 //! again resolves it. A failed run's partial sizes never enter its version's slope, so a failure
 //! never opens or resolves a slope regression.
 
-use super::classes::{self, Standing};
 use crate::config::{AlertRule, Rules};
 use crate::model::{SizeMedian, Slope};
 use slopewatch_core::complexity::{Class, Complexity};
-use slopewatch_core::verdict::{NoiseRule, SlopeEvidence};
+use slopewatch_core::verdict::{Decision, Limits, NoiseRule, SlopeEvidence};
 use slopewatch_core::version;
 use slopewatch_core::wire::Failure;
 use std::cmp::Ordering;
@@ -197,46 +196,36 @@ impl Rules {
     }
 
     pub fn verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
-        self.standing(workload, fit).0
+        self.decide(workload, fit).verdict()
     }
 
-    /// The verdict under the configured rule, with how far over it is: 0 unless over, 1 over the
-    /// slope threshold or in O(n²), 2 in O(n³).
-    fn standing(&self, workload: &str, fit: &VersionFit) -> (Verdict, u8) {
-        // A contract is judged by its class whatever the rule: an O(1) → O(n) break moves the
-        // slope from 0 to 1, under any threshold.
-        if let Some(expected) = fit.contract {
-            return match classes::against(fit.complexity.as_ref(), expected) {
-                Standing::Over(level) => (Verdict::Over, level),
-                Standing::Under => (Verdict::Under, 0),
-                Standing::Unsure => (Verdict::Unsure, 0),
-            };
-        }
-        let slope = self.slope_verdict(workload, fit);
-        let class = classes::standing(fit.complexity.as_ref());
-        let class_level = match class {
-            Standing::Over(level) => level,
-            _ => 0,
+    /// What the workload's version summary is held to: its contract, or the configured rule's
+    /// limits (`slope`: the threshold; `class`: O(n log n), so a step into O(n²) or O(n³) is over;
+    /// `either`: both), under the configured noise rule.
+    pub fn limits(&self, workload: &str, contract: Option<Class>) -> Limits {
+        let slope = matches!(self.rule, AlertRule::Slope | AlertRule::Either).then(|| self.threshold_for(workload));
+        let class = matches!(self.rule, AlertRule::Class | AlertRule::Either).then_some(Class::NLogN);
+        Limits { noise: self.noise(), max_slope: slope, max_class: class, contract }
+    }
+
+    /// The decision on a version summary: core's verdict (the one the agent's gate reaches), with
+    /// how far over it is, so that a step from O(n²) to O(n³) crosses again.
+    pub fn decide(&self, workload: &str, fit: &VersionFit) -> Decision {
+        let slope = SlopeEvidence {
+            slope: fit.slope,
+            ci_low: fit.ci_low,
+            ci_high: fit.ci_high,
+            r2: fit.r2,
+            sizes: fit.sizes.len(),
         };
-        let (over, under) = match self.rule {
-            AlertRule::Slope => (u8::from(slope == Verdict::Over), slope == Verdict::Under),
-            AlertRule::Class => (class_level, class == Standing::Under),
-            AlertRule::Either => {
-                (class_level.max(u8::from(slope == Verdict::Over)), slope == Verdict::Under || class == Standing::Under)
-            }
-        };
-        match (over, under) {
-            (0, true) => (Verdict::Under, 0),
-            (0, false) => (Verdict::Unsure, 0),
-            (level, _) => (Verdict::Over, level),
-        }
+        self.limits(workload, fit.contract).judge(Some(&slope), fit.complexity.as_ref())
     }
 
     /// Whether a workload over at `now` was over at `before` already, at least as far: a step from
     /// O(n²) to O(n³) crosses again.
     fn was_over(&self, workload: &str, before: &VersionFit, now: &VersionFit) -> bool {
-        let (verdict, level) = self.standing(workload, before);
-        verdict == Verdict::Over && level >= self.standing(workload, now).1
+        let before = self.decide(workload, before);
+        before.verdict() == Verdict::Over && before.degrees() >= self.decide(workload, now).degrees()
     }
 
     /// Whether a track over at `now` was over at `before` already, at least as far (a class step
@@ -246,18 +235,6 @@ impl Rules {
             (Evidence::Slope(before), Evidence::Slope(now)) => self.was_over(workload, before, now),
             _ => self.judge(workload, before) == Verdict::Over,
         }
-    }
-
-    /// The slope rule's verdict, with the noise rule (core's, which the agent's gate applies too).
-    fn slope_verdict(&self, workload: &str, fit: &VersionFit) -> Verdict {
-        let evidence = SlopeEvidence {
-            slope: fit.slope,
-            ci_low: fit.ci_low,
-            ci_high: fit.ci_high,
-            r2: fit.r2,
-            sizes: fit.sizes.len(),
-        };
-        self.noise().slope(&evidence, self.threshold_for(workload))
     }
 
     /// The noise rule as configured.

@@ -11,10 +11,10 @@
 use super::measure;
 use crate::format;
 use crate::links;
-use crate::rules::classes::{against, Standing};
 use crate::store::contracts::{ContractProbe, NotProvided, ProbeCells, ProbeFailure, ProbeSummary};
 use crate::store::VersionChoice;
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::verdict::{Limits, Verdict};
 use slopewatch_core::wire::{FailureKind, Metric};
 use std::collections::{BTreeMap, HashMap};
 
@@ -289,14 +289,14 @@ fn cell(
     missing: Option<&NotProvided>,
 ) -> ContractCell {
     let measured = summary.map(|s| format::class_label(s.complexity.as_ref()).unwrap_or(format::label(None)));
-    let standing = summary.map(|s| against(s.complexity.as_ref(), probe.expected));
+    let standing = summary.map(|s| Limits::contract(probe.expected).judge(None, s.complexity.as_ref()).verdict());
     let kind = failure.map(|f| f.failure.kind);
     let state = match (kind, standing, missing) {
         (Some(FailureKind::Crashed), _, _) => State::Crashed,
         (Some(FailureKind::WrongResult), _, _) => State::WrongResult,
-        (_, Some(Standing::Over(_)), _) => State::Over,
-        (_, Some(Standing::Under), _) => State::Held,
-        (_, Some(Standing::Unsure), _) => State::Unsure,
+        (_, Some(Verdict::Over), _) => State::Over,
+        (_, Some(Verdict::Under), _) => State::Held,
+        (_, Some(Verdict::Unsure), _) => State::Unsure,
         (_, None, Some(_)) => State::NotProvided,
         (Some(kind), None, None) => State::Failed(kind),
         (None, None, None) => State::NotMeasured,

@@ -59,6 +59,17 @@ impl Class {
         }
     }
 
+    /// The polynomial degree the class grows by, logarithms aside: 0 for O(1) and O(log n), 1 for
+    /// O(n) and O(n log n), 2 for O(n²), 3 for O(n³).
+    pub fn degree(self) -> u8 {
+        match self {
+            Class::Constant | Class::Log => 0,
+            Class::Linear | Class::NLogN => 1,
+            Class::Quadratic => 2,
+            Class::Cubic => 3,
+        }
+    }
+
     /// The class `as_str` writes as `s`.
     pub fn parse(s: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.as_str() == s)

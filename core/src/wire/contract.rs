@@ -69,39 +69,3 @@ impl Contract {
         Ok(())
     }
 }
-
-/// The polynomial degree a class grows by, logarithms aside: 0 for O(1) and O(log n), 1 for O(n)
-/// and O(n log n), 2 for O(n²), 3 for O(n³).
-pub fn degree(class: Class) -> u8 {
-    match class {
-        Class::Constant | Class::Log => 0,
-        Class::Linear | Class::NLogN => 1,
-        Class::Quadratic => 2,
-        Class::Cubic => 3,
-    }
-}
-
-/// Whether `measured` breaks a contract of `expected`: at least a polynomial step above it. O(1)
-/// read as O(n) is a break, and O(n log n) as O(n²); O(1) read as O(log n) is not, nor O(n) as
-/// O(n log n), since a logarithm is what noise and caches bend a line by.
-pub fn breaks(expected: Class, measured: Class) -> bool {
-    degree(measured) > degree(expected)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_break_is_a_polynomial_step_up_and_a_logarithm_is_not() {
-        use Class::*;
-        assert!(breaks(Constant, Linear));
-        assert!(breaks(Constant, NLogN));
-        assert!(breaks(NLogN, Quadratic));
-        assert!(breaks(Linear, Cubic));
-        assert!(!breaks(Constant, Log));
-        assert!(!breaks(Linear, NLogN));
-        assert!(!breaks(NLogN, Linear));
-        assert!(!breaks(Quadratic, Constant));
-    }
-}

@@ -7,7 +7,7 @@ mod failure;
 mod fields;
 mod measure;
 
-pub use contract::{breaks, degree, Contract, CONTRACT_PREFIX};
+pub use contract::{Contract, CONTRACT_PREFIX};
 pub use failure::{signal_name, Failure, FailureKind};
 use fields::key_path;
 pub use fields::FieldError;

@@ -4,12 +4,12 @@
 use super::{GateArgs, ReportArgs, RetryArgs, ServerArgs, SpoolArgs, SweepArgs, TokenArgs, ToolchainArgs};
 use crate::builds::workloads::{self, Workload};
 use crate::config::{self, user_dir, ToolchainSpec};
-use crate::measure::gate::{Limits, DEFAULT_MAX_SLOPE};
 use crate::measure::Budget;
 use crate::server::client::{Client, RetryPolicy};
 use crate::server::spool::Spool;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::verdict::NoiseRule;
+use slopewatch_core::verdict::{Limits, DEFAULT_MAX_SLOPE};
 use slopewatch_core::wire::{Counter, Measure};
 use std::io::Write;
 use std::path::Path;

@@ -12,12 +12,12 @@ use crate::config::cache_root;
 use crate::measure;
 use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
-use crate::measure::gate::{self, Limits};
+use crate::measure::judged::{self, Judged};
 use crate::measure::meter;
 use crate::output::progress::{Pace, Plan, Progress};
-use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::format;
+use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
 
@@ -100,7 +100,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             tc.target
         ));
         for (nth, &metric) in metrics.iter().enumerate() {
-            let label = table::toolchain_label(&tc.spec.name, metric);
+            let label = judged::toolchain_label(&tc.spec.name, metric);
             let mut measured = Vec::new();
             for w in &selected {
                 let inline;
@@ -249,13 +249,13 @@ fn unsure(toolchain: &str, metric: Metric, run: &WorkloadRun, limits: &Limits) -
     if run.failure.is_some() || run.not_provided {
         return None;
     }
-    let row = table::row(toolchain, metric, run);
-    match row.verdict(limits) {
-        gate::Verdict::Unsure(why) => Some(why),
-        gate::Verdict::OverContract(expected) => {
+    let row = Judged::new(toolchain, metric, run, limits);
+    match &row.decision {
+        Decision::Unsure(_) => Some(row.decision.doubts()),
+        Decision::Over(breach) => breach.contract.map(|expected| {
             let measured = row.complexity.as_ref().and_then(|c| c.class).map_or("-", |c| c.label());
-            Some(format!("{measured} over its contract of {}", expected.label()))
-        }
-        _ => None,
+            format!("{measured} over its contract of {}", expected.label())
+        }),
+        Decision::Under => None,
     }
 }

@@ -4,12 +4,13 @@
 use super::plan::{measure_all, measure_gated};
 use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
 use crate::exit::ExitStatus;
-use crate::measure::gate::{self, Limits, DEFAULT_MAX_SLOPE};
+use crate::measure::judged::{judge_all, Judged};
 use crate::output::{contracts, control, costs, markdown, table};
 use crate::server::baseline;
 use crate::server::client::Client;
 use crate::server::deliver::{self, deliver_runs};
 use anyhow::{Context, Result};
+use slopewatch_core::verdict::{Decision, Limits, DEFAULT_MAX_SLOPE};
 use slopewatch_core::wire::RunSubmission;
 use std::io::Write;
 use std::path::Path;
@@ -22,8 +23,8 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let flushed = deliver::flush(&client, &spool)?;
     let (runs, failures) = measure_all(measure)?;
     let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
-    let rows = table::rows(&runs);
-    print_rows(&rows, &limits, &mut *report.terminal());
+    let rows = judge_all(&runs, &limits);
+    print_rows(&rows, &mut *report.terminal());
     let delivered = deliver_runs(&client, &spool, &runs)?;
     write_report(report, "run", &runs, &rows, &limits, &server.token, &[])?;
     Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(failures > 0)))
@@ -49,29 +50,29 @@ pub fn check(
     token: &TokenArgs,
 ) -> Result<ExitStatus> {
     let measured = measure_gated(measure, limits, true)?;
-    let mut rows = table::rows(&measured.runs);
+    let mut rows = judge_all(&measured.runs, limits);
     for r in &mut rows {
         r.remeasured = measured.remeasured.get(&(r.label(), r.workload.clone())).cloned();
     }
-    print_rows(&rows, limits, &mut *report.terminal());
+    print_rows(&rows, &mut *report.terminal());
     let (mut over_slope, mut over_class, mut over_contract) = (Vec::new(), Vec::new(), Vec::new());
     let mut unsure = Vec::new();
     for r in rows.iter().filter(|r| r.failure.is_none()) {
-        match r.verdict(limits) {
-            gate::Verdict::Over { slope, class } => {
-                if slope.is_some() {
+        match &r.decision {
+            Decision::Over(breach) => {
+                if breach.slope.is_some() {
                     over_slope.push(r.name());
                 }
-                if class.is_some() {
+                if breach.class.is_some() {
                     over_class.push(r.name());
                 }
+                if let Some(expected) = breach.contract {
+                    let measured = r.complexity.as_ref().and_then(|c| c.class).map_or("-", |c| c.label());
+                    over_contract.push(format!("{} ({measured}, held to {})", r.name(), expected.label()));
+                }
             }
-            gate::Verdict::OverContract(expected) => {
-                let measured = r.complexity.as_ref().and_then(|c| c.class).map_or("-", |c| c.label());
-                over_contract.push(format!("{} ({measured}, held to {})", r.name(), expected.label()));
-            }
-            gate::Verdict::Unsure(_) => unsure.push(r.name()),
-            gate::Verdict::Ok => {}
+            Decision::Unsure(_) => unsure.push(r.name()),
+            Decision::Under => {}
         }
     }
     let failed: Vec<String> =
@@ -92,7 +93,7 @@ pub fn check(
         eprintln!("unsure after measuring twice: {}", unsure.join(", "));
     }
     let attributed = match control {
-        Some(c) => control::attribute(&rows, &measured.runs, c, limits).map_err(anyhow::Error::msg)?,
+        Some(c) => control::attribute(&rows, &measured.runs, c).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
     for line in &attributed {
@@ -108,15 +109,15 @@ pub fn check(
 /// noise rule.
 pub(super) fn show(runs: &[RunSubmission], max_slope: f64) {
     let limits = Limits { max_slope: Some(max_slope), ..Limits::default() };
-    print_rows(&table::rows(runs), &limits, &mut std::io::stdout());
+    print_rows(&judge_all(runs, &limits), &mut std::io::stdout());
 }
 
 /// Prints the slope table, what was unsure below it, and every failure in full.
-fn print_rows(rows: &[table::Row], limits: &Limits, out: &mut dyn Write) {
-    let contracts = contracts::table(rows, limits);
-    let loops = table::table(rows, limits);
+fn print_rows(rows: &[Judged], out: &mut dyn Write) {
+    let contracts = contracts::table(rows);
+    let loops = table::table(rows);
     let gap = if loops.is_empty() || contracts.is_empty() { "" } else { "\n" };
-    let mut text = format!("{loops}{gap}{contracts}{}", table::doubts(rows, limits));
+    let mut text = format!("{loops}{gap}{contracts}{}", table::doubts(rows));
     let costs = costs::costs(rows);
     if !costs.is_empty() {
         text.push_str(&format!("\n{costs}"));
@@ -136,7 +137,7 @@ fn write_report(
     args: &ReportArgs,
     command: &str,
     runs: &[RunSubmission],
-    rows: &[table::Row],
+    rows: &[Judged],
     limits: &Limits,
     token: &TokenArgs,
     attributed: &[String],

@@ -1,10 +1,10 @@
-//! Measuring: the sweep of one workload over growing sizes within its budget, the limits a
-//! measured workload is judged against, whether toolchains agree on the results, and the failures.
+//! Measuring: the sweep of one workload over growing sizes within its budget, each measured
+//! workload judged by core's verdict, whether toolchains agree on the results, and the failures.
 
 pub mod agreement;
 pub mod budget;
 pub mod failure;
-pub mod gate;
+pub mod judged;
 pub mod meter;
 pub mod process;
 pub mod sweep;

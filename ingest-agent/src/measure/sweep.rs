@@ -18,8 +18,9 @@
 use crate::builds::workloads::Workload;
 use crate::measure::budget::{self, Budget};
 use crate::measure::failure;
-use crate::measure::gate::Limits;
+use crate::measure::judged::class_worth_widening;
 use crate::measure::process::{run_size, SizeRun, Watch};
+use slopewatch_core::verdict::Limits;
 use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, Metric, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -194,7 +195,7 @@ impl Sweep<'_> {
     fn widen(&mut self, limits: &Limits) -> Result<(), Box<Failure>> {
         let mut upward = self.stopped.is_none();
         for _ in 0..WIDEN_SIZES {
-            if self.left().is_zero() || !limits.class_worth_widening(&self.medians(), self.metric.noise()) {
+            if self.left().is_zero() || !class_worth_widening(limits, &self.medians(), self.metric.noise()) {
                 break;
             }
             let (Some(&smallest), Some(&largest)) = (self.done.keys().next(), self.done.keys().next_back()) else {

@@ -3,9 +3,9 @@
 //! over contract or failed on some toolchain first, the rest by header.
 
 use crate::builds::contracts::catalogue;
-use crate::measure::gate::{Limits, Verdict};
-use crate::output::table::Row;
+use crate::measure::judged::Judged;
 use slopewatch_core::complexity::{Class, UNSURE};
+use slopewatch_core::verdict::Verdict;
 use slopewatch_core::wire::FailureKind;
 use std::collections::BTreeMap;
 
@@ -26,7 +26,7 @@ pub enum Cell {
 
 impl Cell {
     /// The cell of a probe's row.
-    pub fn of(row: &Row, limits: &Limits) -> Cell {
+    pub fn of(row: &Judged) -> Cell {
         if row.not_provided {
             return Cell::NotProvided;
         }
@@ -34,9 +34,9 @@ impl Cell {
             return Cell::Failed(f.kind);
         }
         let class = row.complexity.as_ref().and_then(|c| c.class);
-        match (row.verdict(limits), class) {
-            (Verdict::OverContract(_), Some(c)) => Cell::Over(c),
-            (Verdict::Ok, Some(c)) => Cell::Held(c),
+        match (row.decision.verdict(), class) {
+            (Verdict::Over, Some(c)) => Cell::Over(c),
+            (Verdict::Under, Some(c)) => Cell::Held(c),
             _ => Cell::Unsure,
         }
     }
@@ -58,8 +58,8 @@ impl Cell {
 }
 
 /// The contract table of the probes among `rows`; empty when none was measured.
-pub fn table(rows: &[Row], limits: &Limits) -> String {
-    let probes: Vec<&Row> = rows.iter().filter(|r| r.is_probe()).collect();
+pub fn table(rows: &[Judged]) -> String {
+    let probes: Vec<&Judged> = rows.iter().filter(|r| r.is_probe()).collect();
     if probes.is_empty() {
         return String::new();
     }
@@ -70,7 +70,7 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
         if !toolchains.contains(&label.as_str()) {
             toolchains.push(label);
         }
-        cells.insert((r.workload.as_str(), label.as_str()), Cell::of(r, limits));
+        cells.insert((r.workload.as_str(), label.as_str()), Cell::of(r));
     }
     let mut order: Vec<(bool, usize, &crate::builds::contracts::Probe)> = catalogue()
         .iter()
@@ -105,17 +105,17 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::tests::{points, row};
+    use crate::measure::judged::tests::{judged, judged_as, points};
+    use slopewatch_core::verdict::Limits;
     use slopewatch_core::wire::{Contract, Failure};
 
-    fn probe(workload: &str, toolchain: &str, p: Vec<(f64, f64)>) -> Row {
+    fn probe(workload: &str, toolchain: &str, p: Vec<(f64, f64)>) -> Judged {
         let expected = catalogue().iter().find(|c| c.name() == workload).unwrap().contract();
-        Row { toolchain: toolchain.into(), contract: Some(expected), ..row(workload, p) }
+        Judged { toolchain: toolchain.into(), ..judged_as(workload, p, Some(expected), &Limits::default()) }
     }
 
     #[test]
     fn rows_over_contract_come_first_with_a_cell_per_toolchain() {
-        let limits = Limits::default();
         let flat = || points(|_| 900.0);
         let mut crashed = probe("contract.strchr.distance", "zig", points(|n| n));
         crashed.failure = Some(Failure {
@@ -133,9 +133,9 @@ mod tests {
             probe("contract.strchr.remaining", "gcc-glibc", flat()),
             crashed,
             probe("contract.strchr.remaining", "zig", points(|n| 900.0 + 2.0 * n)),
-            row("strchr", points(|n| n)),
+            judged("strchr", points(|n| n)),
         ];
-        let text = table(&rows, &limits);
+        let text = table(&rows);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert!(lines[0].contains("gcc-glibc") && lines[0].contains("zig"), "{text}");
@@ -143,9 +143,9 @@ mod tests {
         assert!(lines[1].contains("OVER O(n)"), "{text}");
         assert!(lines[2].contains("held O(n)") && lines[2].contains("✗ crashed"), "{text}");
         assert!(!text.contains(" strchr "), "the loops have their own table: {text}");
-        let absent = Row { not_provided: true, ..probe("contract.strchr.remaining", "musl", flat()) };
-        assert_eq!(Cell::of(&absent, &limits), Cell::NotProvided);
-        let team = Row { contract: Some(Contract::expecting(Class::Constant)), ..row("tokenize", flat()) };
-        assert!(table(&[team], &limits).is_empty(), "a team's workload with a contract stays with the loops");
+        let absent = Judged { not_provided: true, ..probe("contract.strchr.remaining", "musl", flat()) };
+        assert_eq!(Cell::of(&absent), Cell::NotProvided);
+        let team = judged_as("tokenize", flat(), Some(Contract::expecting(Class::Constant)), &Limits::default());
+        assert!(table(&[team]).is_empty(), "a team's workload with a contract stays with the loops");
     }
 }

@@ -3,13 +3,13 @@
 //! sentence: the control held (the toolchain), the control is over too (the code), or no
 //! verdict from the control (unknown). The control's own rows have no control of their own.
 
-use crate::measure::gate::{Limits, Verdict};
-use crate::output::table::Row;
+use crate::measure::judged::Judged;
+use slopewatch_core::verdict::Decision;
 use slopewatch_core::wire::RunSubmission;
 
 /// One line per workload over a limit or failed, attributed by the control; an error when the
 /// control was not among the toolchains measured.
-pub fn attribute(rows: &[Row], runs: &[RunSubmission], control: &str, limits: &Limits) -> Result<Vec<String>, String> {
+pub fn attribute(rows: &[Judged], runs: &[RunSubmission], control: &str) -> Result<Vec<String>, String> {
     let Some(run) = runs.iter().find(|r| r.toolchain.name == control) else {
         let measured: Vec<&str> = runs.iter().map(|r| r.toolchain.name.as_str()).collect();
         return Err(format!(
@@ -22,10 +22,8 @@ pub fn attribute(rows: &[Row], runs: &[RunSubmission], control: &str, limits: &L
         let run = runs.iter().find(|r| r.toolchain.name == toolchain)?;
         run.workloads.iter().find(|w| w.name == workload).map(|w| w.source_hash.as_str())
     };
-    let over =
-        |r: &Row| r.failure.is_none() && matches!(r.verdict(limits), Verdict::Over { .. } | Verdict::OverContract(_));
     let mut lines = Vec::new();
-    for r in rows.iter().filter(|r| over(r) || r.failure.is_some()) {
+    for r in rows.iter().filter(|r| r.is_over() || r.failure.is_some()) {
         if r.toolchain == control {
             lines.push(format!("{}: unknown: {control} is itself the control and has no control of its own", r.name()));
             continue;
@@ -38,15 +36,17 @@ pub fn attribute(rows: &[Row], runs: &[RunSubmission], control: &str, limits: &L
             Some(c) if c.failure.is_some() => format!("unknown: the control {label} failed {} too", r.workload),
             Some(c) => {
                 let k = c.fit.as_ref().map_or_else(|_| "-".into(), |f| format!("{:.2}", f.slope));
-                match (c.verdict(limits), r.failure.is_some()) {
-                    (Verdict::Ok, false) => {
+                match (&c.decision, r.failure.is_some()) {
+                    (Decision::Under, false) => {
                         format!("toolchain: control {label} stayed at k {k} {on}: the toolchain is the cause")
                     }
-                    (Verdict::Ok, true) => format!("toolchain: control {label} runs it correctly {on}"),
-                    (Verdict::Over { .. } | Verdict::OverContract(_), _) => format!(
+                    (Decision::Under, true) => format!("toolchain: control {label} runs it correctly {on}"),
+                    (Decision::Over(_), _) => format!(
                         "code: control {label} is over too, at k {k} {on}: the code (or this host), not the toolchain"
                     ),
-                    (Verdict::Unsure(why), _) => format!("unknown: control {label} is unsure at k {k} ({why})"),
+                    (Decision::Unsure(_), _) => {
+                        format!("unknown: control {label} is unsure at k {k} ({})", c.decision.doubts())
+                    }
                 }
             }
         };

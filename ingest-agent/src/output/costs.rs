@@ -3,14 +3,14 @@
 //! the fastest toolchain's time that is. Printed after the slope table; the report renders the
 //! same lines.
 
-use crate::output::table::Row;
+use crate::measure::judged::Judged;
 use slopewatch_core::format;
 
 /// One line per workload and toolchain that has a prediction, grouped by workload, with the
 /// ratio to the fastest toolchain where more than one measured it: `  strchr  zig-0.16.0  at 4
 /// MiB: ≈ 46 s [41 s, 52 s], predicted past the 256 KiB measured; 31,200× gcc-glibc`. Empty
 /// when no workload has a size of interest.
-pub fn costs(rows: &[Row]) -> String {
+pub fn costs(rows: &[Judged]) -> String {
     let lines = lines(rows);
     if lines.is_empty() {
         return String::new();
@@ -35,10 +35,10 @@ pub struct Line {
 }
 
 /// The lines of the rows that have a prediction, grouped by workload.
-pub fn lines(rows: &[Row]) -> Vec<Line> {
-    let mut predicted: Vec<&Row> = rows.iter().filter(|r| r.failure.is_none() && r.prediction.is_some()).collect();
+pub fn lines(rows: &[Judged]) -> Vec<Line> {
+    let mut predicted: Vec<&Judged> = rows.iter().filter(|r| r.failure.is_none() && r.prediction.is_some()).collect();
     // Grouped by workload in the order they first appear, toolchains in theirs.
-    let order = |r: &Row| rows.iter().position(|o| o.workload == r.workload).unwrap_or(0);
+    let order = |r: &Judged| rows.iter().position(|o| o.workload == r.workload).unwrap_or(0);
     predicted.sort_by_key(|r| order(r));
     predicted
         .iter()
@@ -63,12 +63,12 @@ pub fn lines(rows: &[Row]) -> Vec<Line> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::tests::{points, row};
+    use crate::measure::judged::tests::{judged, points};
     use slopewatch_core::predict::predict;
 
-    fn at(toolchain: &str, workload: &str, f: impl Fn(f64) -> f64, size: u64) -> Row {
+    fn at(toolchain: &str, workload: &str, f: impl Fn(f64) -> f64, size: u64) -> Judged {
         let p = points(f);
-        Row { toolchain: toolchain.into(), prediction: predict(&p, size).ok(), ..row(workload, p) }
+        Judged { toolchain: toolchain.into(), prediction: predict(&p, size).ok(), ..judged(workload, p) }
     }
 
     #[test]
@@ -76,7 +76,7 @@ mod tests {
         let rows = [
             at("gcc-glibc", "strchr", |n| 3.0 * n, 4 << 20),
             at("zig-0.16.0", "strchr", |n| 0.5 * n * n, 4 << 20),
-            row("strspn", points(|n| n)),
+            judged("strspn", points(|n| n)),
         ];
         let text = costs(&rows);
         let lines: Vec<&str> = text.lines().collect();
@@ -90,6 +90,6 @@ mod tests {
 
     #[test]
     fn nothing_to_say_without_a_size_of_interest() {
-        assert_eq!(costs(&[row("strchr", points(|n| n))]), "");
+        assert_eq!(costs(&[judged("strchr", points(|n| n))]), "");
     }
 }

@@ -1,10 +1,11 @@
 //! The report for a pull request: the slope table of `check` and `run` as Markdown, with the
 //! toolchains, a summary line and, when asked, the change against a stored baseline.
 
-use crate::measure::gate::{Limits, Verdict};
-use crate::output::table::{self, Row};
+use crate::measure::judged::Judged;
+use crate::output::table;
 use crate::server::baseline::Baseline;
 use slopewatch_core::complexity::{Class, UNSURE};
+use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{Toolchain, VersionFrom};
 
 /// Everything a report shows; rendering it does no I/O.
@@ -13,7 +14,8 @@ pub struct Report<'a> {
     pub command: &'a str,
     /// The toolchains measured, as their runs record them.
     pub toolchains: Vec<&'a Toolchain>,
-    pub rows: &'a [Row],
+    pub rows: &'a [Judged],
+    /// The limits the rows were judged by, as the summary line names them.
     pub limits: &'a Limits,
     /// The baseline compared against, or why it could not be read; `None` when none was asked.
     pub baseline: Option<&'a Result<Baseline, String>>,
@@ -21,7 +23,7 @@ pub struct Report<'a> {
 
 /// The "At the size you run" section: each workload's time at its size of interest; empty when
 /// none has one.
-fn costs(rows: &[Row]) -> String {
+fn costs(rows: &[Judged]) -> String {
     let lines = crate::output::costs::lines(rows);
     if lines.is_empty() {
         return String::new();
@@ -73,7 +75,7 @@ pub fn render(r: &Report) -> String {
     out.push_str("|---|---|--:|---|---|---|");
     out.push_str(if baseline.is_some() { "---|\n" } else { "\n" });
     for row in r.rows {
-        let cells = cells(row, r.limits);
+        let cells = cells(row);
         out.push_str(&format!("| {} |", cells.join(" | ")));
         if let Some(b) = baseline {
             out.push_str(&format!(" {} |", change(row, b)));
@@ -83,7 +85,7 @@ pub fn render(r: &Report) -> String {
     if r.rows.iter().any(|row| row.partial && row.fit.is_ok()) {
         out.push_str("\n\\* partial: fitted from the sizes measured before the failure\n");
     }
-    let doubts = table::doubts(r.rows, r.limits);
+    let doubts = table::doubts(r.rows);
     if !doubts.is_empty() {
         out.push('\n');
         for line in doubts.lines() {
@@ -95,11 +97,12 @@ pub fn render(r: &Report) -> String {
     out
 }
 
-/// `2 of 24 over the limit`, then how many failed and how many are unsure where any are.
-pub fn summary(rows: &[Row], limits: &Limits) -> String {
+/// `2 of 24 over the limit`, then how many failed and how many are unsure where any are; over
+/// its contract is the contract table's to say. `limits` are those the rows were judged by.
+pub fn summary(rows: &[Judged], limits: &Limits) -> String {
     let measured = rows.iter().filter(|r| r.failure.is_none());
-    let over = measured.clone().filter(|r| matches!(r.verdict(limits), Verdict::Over { .. })).count();
-    let unsure = measured.filter(|r| matches!(r.verdict(limits), Verdict::Unsure(_))).count();
+    let over = measured.clone().filter(|r| over_a_limit(&r.decision)).count();
+    let unsure = measured.filter(|r| matches!(r.decision, Decision::Unsure(_))).count();
     let failed = rows.iter().filter(|r| r.failure.is_some()).count();
     let mut s = format!("**{over} of {} over the limit**", rows.len());
     if failed > 0 {
@@ -118,8 +121,13 @@ fn limits_said(limits: &Limits) -> String {
     slope.into_iter().chain(class).collect::<Vec<_>>().join(", ")
 }
 
+/// Over the slope or class limit, rather than a contract.
+fn over_a_limit(decision: &Decision) -> bool {
+    matches!(decision, Decision::Over(b) if b.contract.is_none())
+}
+
 /// A row's cells before the change: toolchain, workload, slope, interval, class and verdict.
-fn cells(r: &Row, limits: &Limits) -> [String; 6] {
+fn cells(r: &Judged) -> [String; 6] {
     let mark = if r.partial { "\\*" } else { "" };
     let (slope, ci) = match &r.fit {
         Ok(f) => (
@@ -135,17 +143,15 @@ fn cells(r: &Row, limits: &Limits) -> [String; 6] {
     let class = r.complexity.as_ref().map_or("–", |c| c.class.map_or(UNSURE, Class::label));
     let verdict = match &r.failure {
         Some(f) => format!("✗ {}", escape(&slopewatch_core::format::failure(f, r.unit))),
-        None => match r.verdict(limits) {
-            v @ Verdict::Over { .. } => format!("**{v}**"),
-            v => v.to_string(),
-        },
+        None if over_a_limit(&r.decision) => format!("**{}**", table::verdict(&r.decision)),
+        None => table::verdict(&r.decision),
     };
     [escape(&r.label()), escape(&r.workload), slope, ci, class.to_string(), verdict]
 }
 
 /// `k 1.00 at 0.15.2 → 2.00 here`, or `no baseline` when the server holds no slope for the
 /// workload at the baseline version.
-fn change(r: &Row, b: &Baseline) -> String {
+fn change(r: &Judged, b: &Baseline) -> String {
     let Some(stored) = b.slopes.get(&r.workload) else { return "no baseline".into() };
     let here = match (&r.fit, &r.failure) {
         (Ok(f), _) => format!("{:.2} here", f.slope),
@@ -157,8 +163,8 @@ fn change(r: &Row, b: &Baseline) -> String {
 
 /// Every failure's full detail in a collapsed section, one code block each; empty when nothing
 /// failed or no failure has detail.
-fn details(rows: &[Row]) -> String {
-    let failed: Vec<(&Row, &slopewatch_core::wire::Failure)> = rows
+fn details(rows: &[Judged]) -> String {
+    let failed: Vec<(&Judged, &slopewatch_core::wire::Failure)> = rows
         .iter()
         .filter_map(|r| r.failure.as_ref().map(|f| (r, f)))
         .filter(|(_, f)| !f.detail.trim().is_empty())
@@ -210,17 +216,22 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::table::tests::points;
+    use crate::measure::judged::tests::{judged, judged_by, points};
     use crate::server::baseline::{parse_spec, Stored};
     use slopewatch_core::wire::{Failure, FailureKind};
     use std::collections::BTreeMap;
 
-    /// `table`'s test row, measured with `toolchain`.
-    fn row(toolchain: &str, workload: &str, p: Vec<(f64, f64)>) -> Row {
-        Row { toolchain: toolchain.into(), ..table::tests::row(workload, p) }
+    /// The limits of the rendered report: the default slope limit and O(n).
+    fn limits() -> Limits {
+        Limits { max_class: Some(Class::Linear), ..Limits::default() }
     }
 
-    fn wrong_result(toolchain: &str, workload: &str) -> Row {
+    /// A row measured with `toolchain`, judged by the report's limits.
+    fn row(toolchain: &str, workload: &str, p: Vec<(f64, f64)>) -> Judged {
+        Judged { toolchain: toolchain.into(), ..judged_by(workload, p, &limits()) }
+    }
+
+    fn wrong_result(toolchain: &str, workload: &str) -> Judged {
         let failure = Failure {
             kind: FailureKind::WrongResult,
             size: Some(32 << 10),
@@ -231,7 +242,7 @@ mod tests {
             got: Some("-1".into()),
             expected: Some("4681".into()),
         };
-        Row { failure: Some(failure), partial: true, ..row(toolchain, workload, points(|n| 3.0 * n)[..3].to_vec()) }
+        Judged { failure: Some(failure), partial: true, ..row(toolchain, workload, points(|n| 3.0 * n)[..3].to_vec()) }
     }
 
     fn toolchain(name: &str, version: &str, libc: &str) -> Toolchain {
@@ -246,15 +257,9 @@ mod tests {
         }
     }
 
-    fn rendered(rows: &[Row], baseline: Option<&Result<Baseline, String>>) -> String {
+    fn rendered(rows: &[Judged], baseline: Option<&Result<Baseline, String>>) -> String {
         let gcc = toolchain("gcc-glibc", "12.2.0", "glibc 2.36");
-        render(&Report {
-            command: "check",
-            toolchains: vec![&gcc],
-            rows,
-            limits: &Limits { max_class: Some(Class::Linear), ..Limits::default() },
-            baseline,
-        })
+        render(&Report { command: "check", toolchains: vec![&gcc], rows, limits: &limits(), baseline })
     }
 
     /// The table's lines, header and rule included: the first run of lines that start with `|`.
@@ -365,9 +370,9 @@ mod tests {
         let mut disturbed = points(|n| 3.0 * n);
         disturbed[3].1 *= 10.0;
         let rows = [
-            row("gcc-glibc", "scan", points(|n| 3.0 * n)),
-            row("gcc-glibc", "tokenize", points(|n| n * n)),
-            row("gcc-glibc", "erratic", disturbed),
+            judged("scan", points(|n| 3.0 * n)),
+            judged("tokenize", points(|n| n * n)),
+            judged("erratic", disturbed),
             wrong_result("gcc-glibc", "strchr"),
         ];
         assert_eq!(summary(&rows, &limits), "**1 of 4 over the limit**, 1 failed, 1 unsure (limits: slope 1.5).");

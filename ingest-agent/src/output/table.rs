@@ -1,109 +1,36 @@
 //! The table of fitted slopes and their verdicts the agent prints at the end: one row per
-//! workload and toolchain, fitted and classified with the server's own code.
+//! workload and toolchain, as `measure::judged` fitted, classified and judged it.
 
-use crate::measure::gate::{Limits, Verdict};
-use slopewatch_core::complexity::{classify_with, Class, Complexity, UNSURE};
-use slopewatch_core::fit::{fit, Fit};
+use crate::measure::judged::Judged;
+use slopewatch_core::complexity::{Class, UNSURE};
 use slopewatch_core::format;
-use slopewatch_core::predict::{predict, Prediction};
-use slopewatch_core::wire::{
-    Contract, Failure, FailureKind, Metric, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX,
-};
+use slopewatch_core::verdict::Decision;
+use slopewatch_core::wire::{Failure, FailureKind};
 
-/// One line of the slope table.
-#[derive(Debug)]
-pub struct Row {
-    pub toolchain: String,
-    /// What its run measured: its medians are counts or nanoseconds by it.
-    pub metric: Metric,
-    pub workload: String,
-    pub fit: Result<Fit, String>,
-    /// The complexity class of the same medians, as the server works it out.
-    pub complexity: Option<Complexity>,
-    pub largest: u64,
-    pub unit: SizeUnit,
-    /// The median at the largest size, by the metric.
-    pub largest_median: f64,
-    /// Why the workload failed: it stopped early, or its results differ from other toolchains'.
-    pub failure: Option<Failure>,
-    /// Whether the failure stopped the sweep, so the fit is of the sizes measured before it; a
-    /// result that differs from other toolchains' fails a size that was measured.
-    pub partial: bool,
-    /// Why its first measurement was unsure, when the gate measured it again.
-    pub remeasured: Option<String>,
-    /// The class it is held to instead of the limits, when it has a contract.
-    pub contract: Option<Contract>,
-    /// The libc lacks the function it calls: nothing measured, nothing failed.
-    pub not_provided: bool,
-    /// The time predicted at the workload's size of interest, from the same fit.
-    pub prediction: Option<Prediction>,
-}
-
-impl Row {
-    /// The verdict on a measured row; a failed one is judged by its failure instead.
-    pub fn verdict(&self, limits: &Limits) -> Verdict {
-        limits.of(self.contract.as_ref()).judge(self.fit.as_ref().ok(), self.complexity.as_ref())
-    }
-
-    /// Whether it is a probe of the contract catalogue, shown in a table of its own.
-    pub fn is_probe(&self) -> bool {
-        self.workload.starts_with(CONTRACT_PREFIX)
-    }
-
-    /// `gcc-glibc/strchr`, or `gcc-glibc [instructions]/strchr` for a measure other than wall.
-    pub fn name(&self) -> String {
-        format!("{}/{}", self.label(), self.workload)
-    }
-
-    /// The toolchain's column: its name, with the measure where it is not wall time.
-    pub fn label(&self) -> String {
-        toolchain_label(&self.toolchain, self.metric)
-    }
-}
-
-/// A toolchain's name as a run of `metric` is shown: `gcc-glibc`, `gcc-glibc [instructions]`.
-pub fn toolchain_label(toolchain: &str, metric: Metric) -> String {
-    match metric {
-        Metric::Wall => toolchain.to_string(),
-        m => format!("{toolchain} [{}]", m.measure()),
-    }
-}
-
-/// Fits every workload of every run with the server's own fitting code.
-pub fn rows(runs: &[RunSubmission]) -> Vec<Row> {
-    runs.iter().flat_map(|run| run.workloads.iter().map(|w| row(&run.toolchain.name, run.metric(), w))).collect()
-}
-
-/// One workload's row: the fit and class of its per-size medians by `metric`.
-pub fn row(toolchain: &str, metric: Metric, w: &WorkloadRun) -> Row {
-    let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, metric.median(m))).collect();
-    let largest = w.measurements.iter().max_by_key(|m| m.size);
-    Row {
-        toolchain: toolchain.to_string(),
-        metric,
-        workload: w.name.clone(),
-        fit: fit(&points).map_err(|e| e.to_string()),
-        complexity: classify_with(&points, metric.noise()).ok(),
-        largest: largest.map_or(0, |m| m.size),
-        unit: w.size_unit,
-        largest_median: largest.map_or(f64::NAN, |m| metric.median(m)),
-        failure: w.failure.clone(),
-        partial: w.failure.as_ref().is_some_and(|f| f.size.is_none_or(|s| !w.measurements.iter().any(|m| m.size == s))),
-        remeasured: None,
-        contract: w.contract.clone(),
-        not_provided: w.not_provided,
-        // A time is predicted, from a time's fit: a count predicts no time.
-        prediction: w.size_of_interest.filter(|_| !metric.is_count()).and_then(|at| predict(&points, at).ok()),
+/// A verdict as the table's column says it: `ok`, `OVER 1.5` (the slope limit), `OVER O(n)` (the
+/// class limit), `OVER 1.5, O(n)`, `OVER CONTRACT O(1)` or `unsure`.
+pub fn verdict(decision: &Decision) -> String {
+    match decision {
+        Decision::Under => "ok".to_string(),
+        Decision::Over(b) => match b.contract {
+            Some(expected) => format!("OVER CONTRACT {}", expected.label()),
+            None => {
+                let over: Vec<String> =
+                    b.slope.map(|s| s.to_string()).into_iter().chain(b.class.map(|c| c.label().to_string())).collect();
+                format!("OVER {}", over.join(", "))
+            }
+        },
+        Decision::Unsure(_) => "unsure".to_string(),
     }
 }
 
 /// The slope table of the loops (the probes have [`crate::output::contracts`]'s), one workload per
-/// line, with a verdict against `limits`: `ok`, `OVER 1.5` (the slope limit), `OVER O(n)` (the
+/// line, with its verdict: `ok`, `OVER 1.5` (the slope limit), `OVER O(n)` (the
 /// class limit), `OVER CONTRACT O(1)` (a workload's own `expect`), `unsure`, or for a failed workload `✗`, the
 /// failure and the first line of what it printed. A workload stopped by its failure has the slope
 /// of the sizes before it, marked `*`.
-pub fn table(rows: &[Row], limits: &Limits) -> String {
-    let rows: Vec<&Row> = rows.iter().filter(|r| !r.is_probe()).collect();
+pub fn table(rows: &[Judged]) -> String {
+    let rows: Vec<&Judged> = rows.iter().filter(|r| !r.is_probe()).collect();
     if rows.is_empty() {
         return String::new();
     }
@@ -133,7 +60,7 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
                 Some(line) => format!("✗ {} — {line}", format::failure(f, r.unit)),
                 None => format!("✗ {}", format::failure(f, r.unit)),
             },
-            None => r.verdict(limits).to_string(),
+            None => verdict(&r.decision),
         };
         let (largest, median) = if r.largest == 0 {
             ("-".into(), "-".into())
@@ -164,13 +91,15 @@ pub fn table(rows: &[Row], limits: &Limits) -> String {
 /// What was unsure and what was measured again, for after the table; empty when nothing was:
 /// `unsure: gcc-glibc/strchr (R² 0.62; re-measured once)`, and for a workload whose second
 /// measurement was judged, `re-measured once: gcc-glibc/strchr (unsure at first: R² 0.41)`.
-pub fn doubts(rows: &[Row], limits: &Limits) -> String {
+pub fn doubts(rows: &[Judged]) -> String {
     let mut unsure = Vec::new();
     let mut settled = Vec::new();
     for r in rows.iter().filter(|r| r.failure.is_none() && !r.not_provided) {
-        match (r.verdict(limits), &r.remeasured) {
-            (Verdict::Unsure(why), None) => unsure.push(format!("{} ({why})", r.name())),
-            (Verdict::Unsure(why), Some(_)) => unsure.push(format!("{} ({why}; re-measured once)", r.name())),
+        match (&r.decision, &r.remeasured) {
+            (Decision::Unsure(_), None) => unsure.push(format!("{} ({})", r.name(), r.decision.doubts())),
+            (Decision::Unsure(_), Some(_)) => {
+                unsure.push(format!("{} ({}; re-measured once)", r.name(), r.decision.doubts()))
+            }
             (_, Some(first)) => settled.push(format!("{} (unsure at first: {first})", r.name())),
             (_, None) => {}
         }
@@ -186,7 +115,7 @@ pub fn doubts(rows: &[Row], limits: &Limits) -> String {
 }
 
 /// Every failure with all of its detail, for after the table; empty when nothing failed.
-pub fn failures(rows: &[Row]) -> String {
+pub fn failures(rows: &[Judged]) -> String {
     let mut out = String::new();
     for r in rows {
         let Some(f) = &r.failure else { continue };
@@ -214,38 +143,19 @@ fn first_line(f: &Failure) -> Option<String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use slopewatch_core::complexity::classify;
+    use crate::measure::judged::tests::{judged, judged_as, judged_by, points};
+    use slopewatch_core::verdict::Limits;
+    use slopewatch_core::wire::Contract;
 
-    /// Six doubling sizes from 1024 and the time `f` gives each.
-    pub(crate) fn points(f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
-        (0..6).map(|i| f64::from(1024 << i)).map(|n| (n, f(n))).collect()
-    }
-
-    /// The row of gcc-glibc's `workload` measured at the (size, median) `p`.
-    pub(crate) fn row(workload: &str, p: Vec<(f64, f64)>) -> Row {
-        Row {
-            toolchain: "gcc-glibc".into(),
-            workload: workload.into(),
-            fit: fit(&p).map_err(|e| e.to_string()),
-            complexity: classify(&p).ok(),
-            largest: p.last().unwrap().0 as u64,
-            unit: SizeUnit::Bytes,
-            metric: Metric::Wall,
-            largest_median: p.last().unwrap().1,
-            failure: None,
-            partial: false,
-            remeasured: None,
-            contract: None,
-            not_provided: false,
-            prediction: None,
-        }
+    fn sized(f: impl Fn(f64) -> f64, sizes: usize) -> Vec<(f64, f64)> {
+        (0..sizes).map(|i| 1024.0 * 2f64.powi(i as i32)).map(|n| (n, f(n))).collect()
     }
 
     #[test]
     fn the_table_shows_each_workload_s_class_beside_its_slope() {
-        let table = table(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], &Limits::default());
+        let table = table(&[judged("scan", points(|n| 3.0 * n)), judged("tokenize", points(|n| n * n))]);
         let words: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
         assert_eq!(words[0][2..4], ["class", "slope"], "{table}");
         assert_eq!(words[1][2..4], ["O(n)", "1.00"], "{table}");
@@ -256,10 +166,13 @@ pub(crate) mod tests {
     fn the_verdict_column_says_ok_over_a_limit_or_unsure() {
         let mut disturbed = points(|n| 3.0 * n);
         disturbed[3].1 *= 10.0;
-        let rows =
-            [row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n)), row("erratic", disturbed.clone())];
         let verdicts = |limits: &Limits| -> Vec<String> {
-            let table = table(&rows, limits);
+            let rows = [
+                judged_by("scan", points(|n| 3.0 * n), limits),
+                judged_by("tokenize", points(|n| n * n), limits),
+                judged_by("erratic", disturbed.clone(), limits),
+            ];
+            let table = table(&rows);
             table.lines().skip(1).map(|l| l.rsplit_once("  ").unwrap().1.to_string()).collect()
         };
         assert_eq!(verdicts(&Limits::default()), ["ok", "OVER 1.5", "unsure"]);
@@ -273,14 +186,41 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_clean_slope_is_ok_or_over_and_a_disturbed_one_is_unsure_with_the_reason() {
+        let limits = Limits::default();
+        assert_eq!(verdict(&judged("scan", sized(|n| 3.0 * n, 6)).decision), "ok");
+        assert_eq!(verdict(&judged("tokenize", sized(|n| n * n, 6)).decision), "OVER 1.5");
+        let mut disturbed = sized(|n| 3.0 * n, 5);
+        disturbed[2].1 *= 10.0;
+        let why = judged_by("erratic", disturbed, &limits).decision.doubts();
+        assert!(why.starts_with("R² 0."), "{why}");
+        assert_eq!(judged("short", sized(|n| 3.0 * n, 3)).decision.doubts(), "3 sizes");
+        // Four sizes name no class: unsure under a class limit, whatever the slope.
+        let class_only = Limits { max_slope: None, max_class: Some(Class::Linear), ..limits };
+        let why = judged_by("four", sized(|n| n * n, 4), &class_only).decision.doubts();
+        assert!(why.starts_with("class "), "{why}");
+    }
+
+    #[test]
+    fn a_contract_is_judged_by_its_class_a_polynomial_step_up_and_not_by_the_slope() {
+        let limits = Limits::default();
+        let held = |p| judged_as("tokenize", p, Some(Contract::expecting(Class::Constant)), &limits).decision;
+        let doubled = |f: fn(f64) -> f64| (0..8).map(|i| 1024.0 * 2f64.powi(i)).map(|n| (n, f(n))).collect::<Vec<_>>();
+        assert_eq!(verdict(&held(doubled(|_| 500.0))), "ok");
+        assert_eq!(verdict(&held(doubled(|n| 500.0 + 3.0 * n))), "OVER CONTRACT O(1)");
+        assert_eq!(verdict(&held(doubled(|n| 500.0 * n.ln()))), "ok", "O(log n) is no break of O(1)");
+        let sort = judged_as("sort", doubled(|n| n * n), Some(Contract::expecting(Class::NLogN)), &limits);
+        assert_eq!(verdict(&sort.decision), "OVER CONTRACT O(n log n)", "a slope of 2 is under no slope limit here");
+    }
+
+    #[test]
     fn after_the_table_each_unsure_workload_is_named_with_why_and_whether_it_was_measured_again() {
         let mut disturbed = points(|n| 3.0 * n);
         disturbed[3].1 *= 10.0;
-        let limits = Limits::default();
-        assert_eq!(doubts(&[row("scan", points(|n| 3.0 * n)), row("tokenize", points(|n| n * n))], &limits), "");
-        let once = Row { remeasured: Some("R² 0.41".into()), ..row("strchr", points(|n| 3.0 * n)) };
-        let twice = Row { remeasured: Some("R² 0.41".into()), ..row("erratic", disturbed.clone()) };
-        let said = doubts(&[once, twice, row("strspn", disturbed)], &limits);
+        assert_eq!(doubts(&[judged("scan", points(|n| 3.0 * n)), judged("tokenize", points(|n| n * n))]), "");
+        let once = Judged { remeasured: Some("R² 0.41".into()), ..judged("strchr", points(|n| 3.0 * n)) };
+        let twice = Judged { remeasured: Some("R² 0.41".into()), ..judged("erratic", disturbed.clone()) };
+        let said = doubts(&[once, twice, judged("strspn", disturbed)]);
         let lines: Vec<&str> = said.lines().collect();
         assert_eq!(lines[0], "re-measured once: gcc-glibc/strchr (unsure at first: R² 0.41)");
         assert!(lines[1].starts_with("unsure: gcc-glibc/erratic (R² 0."), "{said}");

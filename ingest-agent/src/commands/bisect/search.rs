@@ -7,13 +7,13 @@ use crate::builds::error::{one_line, BuildError};
 use crate::builds::toolchain;
 use crate::builds::workloads::Workload;
 use crate::config::ToolchainSpec;
-use crate::measure::gate::{Limits, Verdict};
+use crate::measure::judged::Judged;
 use crate::measure::{self, Budget};
 use crate::output::progress::{self, Progress};
-use crate::output::table;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict};
 use slopewatch_core::complexity::Class;
+use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,7 +34,7 @@ pub fn next_candidate(lo: usize, hi: usize, skipped: &BTreeSet<usize>) -> Option
 
 /// What one candidate measured to.
 #[derive(Debug)]
-struct Judged {
+struct CandidateOutcome {
     verdict: StepVerdict,
     /// The steepest slope and its workload.
     slope: Option<(f64, String)>,
@@ -193,9 +193,10 @@ impl Judge<'_> {
     /// workload's, at those sizes), stopping at the first one over the limit. An unsure verdict is
     /// measured once more; still unsure, or a candidate that cannot be built or run, is skipped
     /// with the reason.
-    fn judge(&self, i: usize, version: &str, sizes: &BTreeMap<String, (u64, u64)>) -> Judged {
+    fn judge(&self, i: usize, version: &str, sizes: &BTreeMap<String, (u64, u64)>) -> CandidateOutcome {
         let Judge { plan, candidates, limits, progress, steps } = self;
-        let skipped = |note: String| Judged { verdict: StepVerdict::Skipped, slope: None, note: Some(note), run: None };
+        let skipped =
+            |note: String| CandidateOutcome { verdict: StepVerdict::Skipped, slope: None, note: Some(note), run: None };
         steps.set(steps.get() + 1);
         progress.toolchain(steps.get(), &plan.lineage, Some(version));
         let command = match candidates.command(i) {
@@ -230,11 +231,11 @@ impl Judge<'_> {
             };
             let metric = plan.metric;
             let mut run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
-            let mut row = table::row(&plan.lineage, metric, &run);
+            let mut row = Judged::new(&plan.lineage, metric, &run, limits);
             // Exact counts come out the same a second time.
-            if matches!(row.verdict(limits), Verdict::Unsure(_)) && run.failure.is_none() && !metric.is_exact() {
+            if matches!(row.decision, Decision::Unsure(_)) && run.failure.is_none() && !metric.is_exact() {
                 run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
-                row = table::row(&plan.lineage, metric, &run);
+                row = Judged::new(&plan.lineage, metric, &run, limits);
             }
             progress.workload_done();
             if let Some(f) = &run.failure {
@@ -245,11 +246,11 @@ impl Judge<'_> {
                     steepest = Some((fit.slope, w.name.clone()));
                 }
             }
-            match row.verdict(limits) {
-                Verdict::Over { .. } | Verdict::OverContract(_) => verdict = StepVerdict::Bad,
-                Verdict::Ok => {}
-                Verdict::Unsure(why) => {
-                    notes.push(format!("{} unsure after measuring twice ({why})", w.name));
+            match &row.decision {
+                Decision::Over(_) => verdict = StepVerdict::Bad,
+                Decision::Under => {}
+                Decision::Unsure(_) => {
+                    notes.push(format!("{} unsure after measuring twice ({})", w.name, row.decision.doubts()));
                     if verdict == StepVerdict::Good {
                         verdict = StepVerdict::Skipped;
                     }
@@ -271,7 +272,7 @@ impl Judge<'_> {
             counter: plan.metric.counter(),
         };
         let note = (verdict == StepVerdict::Skipped).then(|| notes.join("; "));
-        Judged { verdict, slope: steepest, note, run: run.validate().is_ok().then_some(run) }
+        CandidateOutcome { verdict, slope: steepest, note, run: run.validate().is_ok().then_some(run) }
     }
 }
 

@@ -8,6 +8,8 @@
 //! workloads the gate fails. (Wrong results are `ingest-agent/tests/agreement.rs`'s.)
 
 mod common;
+// The corpus core's tests classify; this test uses part of it.
+#[allow(dead_code)]
 #[path = "../core/tests/corpus/mod.rs"]
 mod corpus;
 

@@ -55,7 +55,7 @@ fn not_found(id: i64) -> Error {
 
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
-    d.attribution = crate::views::attribution::of(&state.store, id, &state.config).await?;
+    d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
     Ok(d)
 }
 
@@ -134,7 +134,7 @@ struct DetailPage {
     /// Some workload's own source differs between the two versions.
     source_changed: bool,
     /// What the control lineages say moved; none without a control configured.
-    attribution: Option<crate::views::attribution::AttributionView>,
+    attribution: Option<crate::views::control::ControlCheckView>,
     timeline: Vec<TimelineRow>,
     charts: Vec<ChartView>,
     deliveries: Vec<DeliveryView>,
@@ -236,7 +236,7 @@ async fn detail(
         status_label: RegressionStatus::label_of(&r.status).to_string(),
         magnitude: r.magnitude.map_or_else(|| "–".into(), format::factor),
         source_changed: numbers.iter().any(|n| n.source_changed),
-        attribution: d.attribution.as_ref().map(crate::views::attribution::AttributionView::new),
+        attribution: d.attribution.as_ref().map(crate::views::control::ControlCheckView::new),
         costs: d
             .workloads
             .iter()

@@ -14,8 +14,8 @@
 //! pending at start-up and every few seconds, so a run is taken in once even when the server dies
 //! in between.
 
-mod attribution;
 mod bisections;
+mod control;
 mod pass;
 mod regressions;
 

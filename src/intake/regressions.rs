@@ -212,7 +212,7 @@ impl<'j> Writer<'_, '_, 'j> {
         }
         self.tx.update_magnitude(id).await?;
         let mut event = events::opened(&self.scene(&d.version), id, d, |w| self.workload(w));
-        event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
+        event.attribution = super::control::of(self.tx, id, self.settings).await?;
         self.announced.push(event);
         let fixes: Vec<(Track, &MemberFix)> =
             d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
@@ -256,7 +256,7 @@ impl<'j> Writer<'_, '_, 'j> {
             let changes = events::changes(u, |w| self.workload(w));
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
             let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.workload(w));
-            event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
+            event.attribution = super::control::of(self.tx, id, self.settings).await?;
             self.announced.push(event);
         }
         for &t in &u.unfixed {

@@ -2,8 +2,8 @@
 //! rows, a version's median time per size, a workload's failure, a series' metric. Data and its naming only: no database access, no
 //! rules.
 
-pub mod attribution;
 mod bisection;
+pub mod control;
 mod delivery;
 mod failure;
 pub mod metric;

@@ -341,5 +341,5 @@ pub struct RegressionDetail {
     /// What the control lineages say moved, worked out when read (docs/alerts.md,
     /// "Attribution"); absent when no control is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attribution: Option<super::attribution::Attribution>,
+    pub attribution: Option<super::control::ControlCheck>,
 }

@@ -5,7 +5,7 @@
 
 use super::db::{sql, Exec, Tx};
 use super::{decode_json, Store};
-use crate::model::attribution::{ControlRun, Regressed, RegressedWorkload};
+use crate::model::control::{ControlRun, Regressed, RegressedWorkload};
 use crate::model::MetricColumn;
 use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;

@@ -5,11 +5,11 @@
 //! (`measure`), and what a run page says beside its workloads (`run`). Pages, charts and exports
 //! all read these, so a page, its charts and its CSV carry the same numbers.
 
-pub mod attribution;
 mod banners;
 mod changes;
 mod compare;
 pub mod contracts;
+pub mod control;
 mod headline;
 pub mod measure;
 mod overview;

@@ -347,7 +347,7 @@ pub struct SeriesVersion {
 }
 
 impl SeriesVersion {
-    fn of(workload: &str, lineage: &str, v: crate::views::SeriesVersion, source_changed: bool) -> SeriesVersion {
+    fn of(workload: &str, lineage: &str, v: crate::views::SeriesAtVersion, source_changed: bool) -> SeriesVersion {
         let s = v.summary.as_ref();
         let f = v.failures.as_ref();
         let first_seen = [s.map(|s| s.first_seen), f.map(|f| f.first_seen)].into_iter().flatten().min();

@@ -180,7 +180,7 @@ impl Intake {
 }
 
 /// A workload's new summary at a version, before it is written.
-struct SummaryRow {
+struct PassSummary {
     pub workload_id: i64,
     pub summary: Summary,
     pub host_ids: Vec<i64>,

@@ -6,7 +6,7 @@ use super::db::{sql, Tx};
 use super::decode_json;
 use crate::model::{MetricColumn, RegressionStatus, SizeMedian, Slope};
 use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
-use crate::rules::replay::{Stored, StoredMember, Summary};
+use crate::rules::replay::{Stored, StoredMember, TrackSummary};
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
@@ -48,7 +48,7 @@ struct SummaryRow {
 
 /// A workload's latest contract, still JSON.
 #[derive(sqlx::FromRow)]
-struct ContractRow {
+struct WorkloadContractRow {
     workload_id: i64,
     contract: String,
 }
@@ -95,7 +95,7 @@ impl Tx<'_> {
         }
         let mut q = sql("SELECT workload_id, contract FROM workload_contracts WHERE workload_id IN ");
         q.push_tuple(workload_ids.iter().copied());
-        let rows: Vec<ContractRow> = self.exec().all(&q).await?;
+        let rows: Vec<WorkloadContractRow> = self.exec().all(&q).await?;
         rows.into_iter().map(|r| Ok((r.workload_id, decode_json(&r.contract)?))).collect()
     }
 
@@ -153,7 +153,7 @@ impl Tx<'_> {
 
     /// Every version summary of the lineage, with its workload's name, metric and unit: a slope track
     /// for each summary, and a failure track for each version that measured a workload at all.
-    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
+    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<TrackSummary>, sqlx::Error> {
         let q = sql("SELECT s.workload_id, w.name AS workload, w.metric, w.size_unit, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
                     s.runs, s.host_ids, s.first_seen, s.complexity, c.expected
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
@@ -193,7 +193,7 @@ impl Tx<'_> {
             let contract = row.expected.as_deref().map(decode_class).transpose()?;
             let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity).held_to(contract));
             let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
-            summaries.push(Summary {
+            summaries.push(TrackSummary {
                 history,
                 workload: row.workload,
                 metric: row.metric,
@@ -221,7 +221,7 @@ impl Tx<'_> {
             let outcomes = Outcomes::new(t.passed.0, &t.passed.1, t.failed.0, &t.failed.1, t.failure);
             let history =
                 History { track: Track::failure(workload_id), version, evidence: Evidence::Outcomes(outcomes) };
-            summaries.push(Summary {
+            summaries.push(TrackSummary {
                 history,
                 workload: t.workload,
                 metric: t.metric,

@@ -41,11 +41,13 @@ mod versions;
 pub use bisections::{BisectionWrite, StoredBisection};
 pub use columns::{Arrival, PrunedSamples};
 pub use db::Tx;
-pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
+pub use failures::{
+    add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion, OverviewFailureRow, VersionFailures,
+};
 pub use faults::{StorageFault, WriteHealth};
 pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
-pub use regressions::{MemberFix, NewMember, NewRegression};
+pub use regressions::{FixedMember, NewMember, NewRegression};
 pub use retention::PruneReport;
 pub use rows::{ClaimedFit, WindowFit};
 pub use runs::{

@@ -148,7 +148,7 @@ impl NewMember {
 }
 
 /// A workload of a regression back under its threshold (or passing again) at a later version.
-pub struct MemberFix<'a> {
+pub struct FixedMember<'a> {
     pub regression_id: i64,
     pub track: Track,
     pub version: &'a str,
@@ -439,7 +439,7 @@ impl Tx<'_> {
     }
 
     /// Records that a workload of a regression is back under its threshold.
-    pub async fn record_fix(&mut self, f: &MemberFix<'_>) -> Result<(), sqlx::Error> {
+    pub async fn record_fix(&mut self, f: &FixedMember<'_>) -> Result<(), sqlx::Error> {
         let q = sql("UPDATE regression_workloads SET fixed_version = $4, fixed_slope = $5, fixed_ci_low = $6,
              fixed_ci_high = $7, fixed_ratio = $8 WHERE regression_id = $1 AND workload_id = $2 AND reason = $3")
         .bind(f.regression_id)

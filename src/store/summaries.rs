@@ -58,7 +58,7 @@ pub struct SummaryTotals {
 }
 
 #[derive(sqlx::FromRow)]
-struct TotalsRow {
+struct SummaryTotalsRow {
     lineage: String,
     version: String,
     workload_id: i64,
@@ -156,7 +156,7 @@ impl Tx<'_> {
             sql("SELECT lineage, version, workload_id, runs, host_ids, first_seen, last_run_at, sizes, complexity
              FROM version_summaries WHERE (lineage, version) IN ");
         q.push_versions(versions).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
-        let rows: Vec<TotalsRow> = self.exec().all(&q).await?;
+        let rows: Vec<SummaryTotalsRow> = self.exec().all(&q).await?;
         let mut totals: HashMap<LineageVersion, HashMap<i64, SummaryTotals>> = HashMap::new();
         for row in rows {
             let classified = match row.complexity.as_deref() {

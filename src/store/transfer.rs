@@ -125,7 +125,7 @@ struct FitRow {
 
 /// A failed workload of a run as an export carries it, its failure and metadata still as stored.
 #[derive(sqlx::FromRow)]
-struct FailureRow {
+struct ExportedFailureRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
@@ -141,7 +141,7 @@ struct FailureRow {
 
 /// A workload's contract, or its function not provided, as stored: the contract still JSON.
 #[derive(sqlx::FromRow)]
-struct ContractRow {
+struct ExportedContractRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
@@ -156,7 +156,7 @@ struct ContractRow {
 
 /// A measurement of a run as stored: its samples and instruction counts still JSON.
 #[derive(sqlx::FromRow)]
-struct MeasurementRow {
+struct ExportedMeasurementRow {
     run_id: Uuid,
     workload_id: i64,
     size: i64,
@@ -236,16 +236,16 @@ impl Store {
                     x.detail, x.facts
              FROM failures x JOIN workloads w ON w.id = x.workload_id WHERE x.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY x.run_id, x.workload_id");
-        let failures: Vec<FailureRow> = tx.exec().all(&q).await?;
+        let failures: Vec<ExportedFailureRow> = tx.exec().all(&q).await?;
         let mut q = sql("SELECT run_id, workload_id, size, median_ns, samples, samples_ns, instructions
              FROM measurements WHERE run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY run_id, workload_id, size");
-        let measurements: Vec<MeasurementRow> = tx.exec().all(&q).await?;
+        let measurements: Vec<ExportedMeasurementRow> = tx.exec().all(&q).await?;
         let mut q = sql("SELECT c.run_id, c.workload_id, w.name, w.size_unit, c.contract, c.not_provided,
                     c.source_hash, c.metadata, c.size_of_interest
              FROM run_contracts c JOIN workloads w ON w.id = c.workload_id WHERE c.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY c.run_id, c.workload_id");
-        let contracts: Vec<ContractRow> = tx.exec().all(&q).await?;
+        let contracts: Vec<ExportedContractRow> = tx.exec().all(&q).await?;
         tx.commit().await?;
         assemble(heads, fits, failures, measurements, contracts)
     }
@@ -347,9 +347,9 @@ impl Store {
 fn assemble(
     heads: Vec<RunHead>,
     fits: Vec<FitRow>,
-    failures: Vec<FailureRow>,
-    measurements: Vec<MeasurementRow>,
-    contracts: Vec<ContractRow>,
+    failures: Vec<ExportedFailureRow>,
+    measurements: Vec<ExportedMeasurementRow>,
+    contracts: Vec<ExportedContractRow>,
 ) -> Result<Vec<StoredRun>, sqlx::Error> {
     let mut sizes: HashMap<(Uuid, i64), Vec<StoredMeasurement>> = HashMap::new();
     for m in measurements {

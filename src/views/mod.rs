@@ -22,7 +22,7 @@ pub use banners::{banners, Banner, BannerWorkload};
 pub use changes::{Change, ChangeRow, Changes, Held, InterestCost, Predicted, SeriesState, TrendSlope, VersionAt};
 pub use compare::{size_ratio, CompareRow, CompareView, SizeRatio};
 pub use overview::{CellFailure, Column, LineageActivity, Overview, OverviewCell, OverviewRow, PreviousVersion, Since};
-pub use series::{LogLogLine, LogLogView, SeriesVersion, SeriesView, VersionRow};
+pub use series::{LogLogLine, LogLogView, SeriesAtVersion, SeriesView, VersionRow};
 pub use version::{ControlLine, VersionRegression, VersionView};
 
 use crate::store::{RunDetail, VersionFailures};
@@ -158,7 +158,7 @@ pub(crate) mod tests {
             size_of_interest: None,
             versions: slopes
                 .iter()
-                .map(|&(v, k)| SeriesVersion {
+                .map(|&(v, k)| SeriesAtVersion {
                     version: v.into(),
                     summary: Some(summary("zig-cc-musl", v, k, 5)),
                     failures: None,

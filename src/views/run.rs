@@ -15,7 +15,7 @@ pub struct RunContext {
     /// The workload at the version before the run's, in the run's lineage and metric.
     pub previous: Option<Previous>,
     /// The regression or finding its version opened or lies in.
-    pub regression: Option<RegressionLink>,
+    pub regression: Option<HoldingRegression>,
 }
 
 /// A workload's class and slope at an earlier version.
@@ -29,7 +29,7 @@ pub struct Previous {
 
 /// A link to the regression or finding that holds a workload at the run's version.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RegressionLink {
+pub struct HoldingRegression {
     pub url: String,
     /// `regression #3` or `finding #3`.
     pub name: String,
@@ -73,7 +73,7 @@ fn previous(w: &WorkloadDetail, version: &str, slopes: &[SlopeRow]) -> Option<Pr
 
 /// The regression that `version` opened for `w`, else the newest one whose range (first bad up
 /// to the workload's fix) holds `version`.
-fn regression(w: &WorkloadDetail, version: &str, held: &[HeldBy]) -> Option<RegressionLink> {
+fn regression(w: &WorkloadDetail, version: &str, held: &[HeldBy]) -> Option<HoldingRegression> {
     let mine = held.iter().filter(|h| h.workload == w.name);
     let opened = mine.clone().filter(|h| h.version == version).max_by_key(|h| h.regression_id);
     let within = || {
@@ -85,7 +85,7 @@ fn regression(w: &WorkloadDetail, version: &str, held: &[HeldBy]) -> Option<Regr
     let h = opened.or_else(within)?;
     let opened_here = h.version == version;
     let kind = if h.previous_version.is_some() { "regression" } else { "finding" };
-    Some(RegressionLink {
+    Some(HoldingRegression {
         url: links::regression(h.regression_id),
         name: format!("{kind} #{}", h.regression_id),
         how: if opened_here { "opened at this version".into() } else { format!("since {}", h.version) },

@@ -7,7 +7,7 @@ use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};
-use crate::views::run::{context, RegressionLink, RunContext};
+use crate::views::run::{context, HoldingRegression, RunContext};
 use crate::views::{fit_partial_slopes, Band};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -63,8 +63,8 @@ impl RunPage {
     }
 
     /// Each regression or finding the run's version opened, once: for the facts at the top.
-    fn opened(&self) -> Vec<&RegressionLink> {
-        let mut opened: Vec<&RegressionLink> =
+    fn opened(&self) -> Vec<&HoldingRegression> {
+        let mut opened: Vec<&HoldingRegression> =
             self.context.iter().filter_map(|c| c.regression.as_ref()).filter(|r| r.opened_here).collect();
         opened.sort_by(|a, b| a.url.cmp(&b.url));
         opened.dedup_by(|a, b| a.url == b.url);

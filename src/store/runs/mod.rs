@@ -18,7 +18,8 @@ use super::db::sql;
 use super::Store;
 use crate::analysis::WorkloadFit;
 use lookup::{
-    first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, Key, Stored, HOST_KEY, TOOLCHAIN_KEY,
+    first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, BatchLookup, Key, HOST_KEY,
+    TOOLCHAIN_KEY,
 };
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, Metric, RunSubmission, SizeUnit};
@@ -153,7 +154,7 @@ impl Store {
         let steps = 'write: {
             // Everything the batch needs to know, in one statement. On Postgres, a lone run that
             // adds no host, toolchain build or workload is then written by one more.
-            let mut stored = Stored::new(runs.len());
+            let mut stored = BatchLookup::new(runs.len());
             let found = select_stored(&run_ids, &names, &lineages, &host_keys, &toolchain_keys);
             stored.read(conn.exec().all(&found).await?, &host_keys, &toolchain_keys)?;
 

@@ -186,7 +186,7 @@ struct FitRecord {
 
 /// A failed workload of a run, its failure still as stored.
 #[derive(sqlx::FromRow)]
-struct FailureRecord {
+struct RunFailureRecord {
     workload_id: i64,
     name: String,
     #[sqlx(try_from = "String")]
@@ -222,7 +222,7 @@ impl Store {
         let q = sql("SELECT x.workload_id, w.name, w.size_unit, x.source_hash, x.kind, x.size, x.detail, x.facts,
                     x.metadata
              FROM failures x JOIN workloads w ON w.id = x.workload_id WHERE x.run_id = $1");
-        let failures: Vec<FailureRecord> = conn.exec().all(&q.bind(run_id)).await?;
+        let failures: Vec<RunFailureRecord> = conn.exec().all(&q.bind(run_id)).await?;
         let q = sql("SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
              WHERE run_id = $1 ORDER BY workload_id, size");
         let medians: Vec<MeasurementRow> = conn.exec().all(&q.bind(run_id)).await?;

@@ -12,6 +12,7 @@ use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::charts::{before_after_chart, Failed, VersionLine};
 use crate::format;
+use crate::intake;
 use crate::model::{workload_label, RegressionDetail, RegressionKind, RegressionStatus};
 use crate::views::regression::{edits, markdown, postmortem};
 use askama::Template;
@@ -315,7 +316,8 @@ async fn set_status(
     }
     let status = RegressionStatus::parse(&f.status)
         .ok_or_else(|| Error::BadRequest(format!("unknown status {:?}", f.status)))?;
-    back_to(id, state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await?)
+    let now = OffsetDateTime::now_utc();
+    back_to(id, intake::set_regression_status(&state.store, id, status, &session.name, now).await?)
 }
 
 async fn acknowledge(
@@ -328,7 +330,8 @@ async fn acknowledge(
         return Ok(r);
     }
     let now = OffsetDateTime::now_utc();
-    back_to(id, state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await?)
+    let status = RegressionStatus::Acknowledged;
+    back_to(id, intake::set_regression_status(&state.store, id, status, &session.name, now).await?)
 }
 
 #[derive(Deserialize)]
@@ -368,7 +371,7 @@ async fn add_link(
     }
     let (title, url) = edits::link(&f.title, &f.url).map_err(Error::BadRequest)?;
     let now = OffsetDateTime::now_utc();
-    back_to(id, state.store.add_regression_link(id, &session.name, title, url, now).await?)
+    back_to(id, intake::add_regression_link(&state.store, id, &session.name, title, url, now).await?)
 }
 
 /// One regression

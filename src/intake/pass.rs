@@ -282,7 +282,7 @@ fn summary_rows(
                 last_run_at: added[0].1,
                 classified: None,
             });
-        summary.classify(classified, w.metric);
+        analysis::classify_summary(&mut summary, classified, w.metric);
         for &(host_id, started_at) in added {
             runs += 1;
             if let Err(at) = host_ids.binary_search(&host_id) {

@@ -10,8 +10,8 @@
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{PassSummary, Settings};
-use crate::model::{workload_label, SizeMedian, Slope};
-use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
+use crate::model::{workload_label, SizeMedian, Slope, Track};
+use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Verdict, VersionFit};
 use crate::rules::replay::{
     self, Derived, DerivedFix, DerivedMember, MovedField, RegressionChange, TrackSummary, Update,
 };
@@ -73,7 +73,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         return Ok(());
     }
     let rules = &settings.alerts.rules;
-    let members = tx.lineage_members(judged.at).await?;
+    let members = super::lineage::members(tx, judged.at).await?;
     if !evaluate::needs_history(rules, version, &current, &members) {
         // Nothing here changes what the rules decided at the versions before, so in version order
         // nothing changes: the version is the newest, or nothing is over its threshold in a
@@ -90,7 +90,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
             return Ok(());
         }
     }
-    let summaries = tx.lineage_summaries(lineage).await?;
+    let summaries = super::lineage::summaries(tx, lineage).await?;
     let mut ids: Vec<i64> = summaries.iter().map(|s| s.history.track.workload_id).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -193,7 +193,7 @@ impl<'j> Writer<'_, '_, 'j> {
 
     /// Appends to a regression's timeline, at the judgement's time.
     async fn note(&mut self, id: i64, entry: &Entry<'_>) -> Result<(), sqlx::Error> {
-        self.tx.append_event(id, self.judged.now, entry).await
+        self.tx.append_event(id, self.judged.now, &entry.event()).await
     }
 
     /// A regression nobody has seen: opened, and resolved at once when its fix is measured too.
@@ -208,7 +208,7 @@ impl<'j> Writer<'_, '_, 'j> {
         };
         let id = self.tx.open_regression(&regression).await?;
         self.opened.insert(d.version.clone(), id);
-        self.tx.append_event(id, d.first_run_at, &Entry::FirstRun { version: &d.version }).await?;
+        self.tx.append_event(id, d.first_run_at, &Entry::FirstRun { version: &d.version }.event()).await?;
         for m in &d.members {
             self.add_member(id, m, m.joined_late).await?;
         }

@@ -23,9 +23,9 @@
 //!
 //! No database here: `intake` reads the lineage, asks, and writes what changes.
 
-use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdict};
+use super::evaluate::{plan, Current, Evidence, History, Membership, Verdict};
 use crate::config::Rules;
-use crate::model::RegressionStatus;
+use crate::model::{RegressionStatus, StoredRegression, Track};
 use slopewatch_core::version;
 use slopewatch_core::wire::{Metric, SizeUnit};
 use std::cmp::Ordering;
@@ -155,35 +155,6 @@ pub fn derive(rules: &Rules, summaries: &[TrackSummary]) -> Vec<Derived> {
     derived
 }
 
-/// A regression as the store holds it.
-#[derive(Debug, Clone)]
-pub struct Stored {
-    pub id: i64,
-    pub version: String,
-    pub previous_version: Option<String>,
-    pub status: RegressionStatus,
-    pub fixed_version: Option<String>,
-    /// The regression it was merged into, if it was.
-    pub merged_into: Option<i64>,
-    pub members: Vec<StoredMember>,
-}
-
-#[derive(Debug, Clone)]
-pub struct StoredMember {
-    pub track: Track,
-    pub fixed_version: Option<String>,
-}
-
-impl Stored {
-    fn is_open(&self) -> bool {
-        self.status.is_open()
-    }
-
-    fn has(&self, track: Track) -> bool {
-        self.members.iter().any(|m| m.track == track)
-    }
-}
-
 /// One field of a regression that moved, as `regression.updated` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Moved {
@@ -275,7 +246,7 @@ fn overlaps(a_from: &str, a_to: Option<&str>, b_from: &str, b_to: Option<&str>) 
 /// regression that matches nothing by the usual rule.
 pub fn reconcile<'d>(
     rules: &Rules,
-    stored: &[Stored],
+    stored: &[StoredRegression],
     derived: &'d [Derived],
     summaries: &[TrackSummary],
 ) -> Vec<RegressionChange<'d>> {
@@ -347,7 +318,7 @@ pub fn reconcile<'d>(
     changes
 }
 
-fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
+fn difference<'d>(s: &StoredRegression, d: &'d Derived) -> Update<'d> {
     let mut moved = Vec::new();
     let mut field = |field: MovedField, from: Option<&str>, to: Option<&str>| {
         if from != to {
@@ -393,7 +364,7 @@ fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
 
 /// A stored open regression that no derived one matches is fixed as an in-order arrival fixes
 /// it: each workload at the first later version where it is under its threshold.
-fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[TrackSummary]) -> Option<RegressionChange<'d>> {
+fn usual_fix<'d>(rules: &Rules, s: &StoredRegression, summaries: &[TrackSummary]) -> Option<RegressionChange<'d>> {
     let bad = |track: Track| summaries.iter().find(|x| x.history.track == track && x.history.version == s.version);
     let mut fixes = Vec::new();
     let mut resolve: Option<String> = None;
@@ -435,7 +406,7 @@ fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SizeMedian;
+    use crate::model::{SizeMedian, StoredMember};
     use crate::rules::evaluate::VersionFit;
 
     fn summary(workload_id: i64, version: &str, slope: f64) -> TrackSummary {
@@ -464,8 +435,8 @@ mod tests {
         slopes.iter().map(|&(v, s)| summary(1, v, s)).collect()
     }
 
-    fn stored(id: i64, version: &str, previous: Option<&str>, fixed: Option<&str>) -> Stored {
-        Stored {
+    fn stored(id: i64, version: &str, previous: Option<&str>, fixed: Option<&str>) -> StoredRegression {
+        StoredRegression {
             id,
             version: version.into(),
             previous_version: previous.map(Into::into),

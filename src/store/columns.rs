@@ -1,7 +1,7 @@
 //! A run ready to store (`PendingRun`), and the rows of runs about to be stored column by column
 //! (`NewRuns`), as the backends' batch inserts bind them.
 
-use crate::analysis::WorkloadFit;
+use crate::model::WorkloadFit;
 use slopewatch_core::wire::{
     Failure, FieldError, Host, Measurement, Metric, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun,
 };

@@ -46,6 +46,7 @@ pub use failures::{
 };
 pub use faults::{StorageFault, WriteHealth};
 pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
+pub use lineage::{LineageFailure, LineageMember, LineageSummary};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
 pub use regressions::{FixedMember, NewMember, NewRegression};
 pub use retention::PruneReport;
@@ -57,7 +58,7 @@ pub use series::{SlopeRow, VersionChoice, VersionSummary};
 pub use single_server::{LockError, ServerLock};
 pub use summaries::{NewSummary, SummaryTotals, WindowRun};
 pub use tokens::{Scope, StoredToken, TokenRow};
-pub use transfer::{EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
+pub use transfer::{EditChange, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
 pub use versions::WorkloadFailures;
 
 use db::{Column, Pool, Record, Sql};
@@ -217,34 +218,16 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens the database and brings its schema up to date.
-    pub async fn open_and_migrate(url: &str, options: &OpenOptions) -> Result<Store, OpenError> {
-        let store = Store::open(url, options).await?;
-        store.migrate().await.map_err(|source| OpenError::Migrate { url: mask_password(url), source })?;
-        Ok(store)
-    }
-
-    /// Applies the migrations not applied yet, then classifies the version summaries stored
-    /// without a class (`classify_unclassified`). On Postgres the migrator
-    /// holds an advisory lock (`pg_advisory_lock`, keyed by the database's name) from before it
-    /// reads what is applied until it is done, so replicas starting at once on a new database
-    /// migrate one after the other: the first applies everything, the others find nothing left
-    /// to do.
-    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
+    /// Applies the migrations not applied yet. On Postgres the migrator holds an advisory lock
+    /// (`pg_advisory_lock`, keyed by the database's name) from before it reads what is applied
+    /// until it is done, so replicas starting at once on a new database migrate one after the
+    /// other: the first applies everything, the others find nothing left to do. What a migration
+    /// leaves to work out (the classes of summaries stored without one) is `intake::migrate`'s.
+    pub async fn migrate_schema(&self) -> Result<(), sqlx::migrate::MigrateError> {
         match &self.pool {
             Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
             Pool::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
-        }?;
-        let started = std::time::Instant::now();
-        let summaries = self.classify_unclassified().await.map_err(sqlx::migrate::MigrateError::Execute)?;
-        if summaries > 0 {
-            tracing::info!(
-                summaries,
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "classified the complexity of stored version summaries"
-            );
         }
-        Ok(())
     }
 
     /// Starts a transaction that writes.

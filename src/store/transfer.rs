@@ -92,16 +92,6 @@ pub enum EditChange {
     Link { title: String, url: String },
 }
 
-/// What became of an edit applied to this store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditOutcome {
-    Applied,
-    /// The same edit, at the same time by the same editor, is already there.
-    AlreadyThere,
-    /// This store has no regression of that lineage and version.
-    NoRegression,
-}
-
 #[derive(sqlx::FromRow)]
 struct RunHead {
     id: Uuid,
@@ -300,14 +290,15 @@ impl Store {
         Ok(rows.into_iter().map(|r| (LineageVersion::new(r.lineage, r.version), r.opened_at)).collect())
     }
 
-    /// Applies an editor's change carried over from another store, as of its own time, unless
-    /// it is already there.
-    pub async fn apply_regression_edit(&self, edit: &RegressionEdit) -> Result<EditOutcome, sqlx::Error> {
+    /// The id of the regression of this lineage and first bad version, if this store has it.
+    pub async fn regression_id(&self, regression: &LineageVersion) -> Result<Option<i64>, sqlx::Error> {
         let q = sql("SELECT id FROM regressions WHERE lineage = $1 AND version = $2");
-        let Some(id) = self.value::<i64>(&q.bind(&edit.regression.lineage).bind(&edit.regression.version)).await?
-        else {
-            return Ok(EditOutcome::NoRegression);
-        };
+        self.value::<i64>(&q.bind(&regression.lineage).bind(&regression.version)).await
+    }
+
+    /// Whether regression `id` holds `edit` already: the same change, at the same time, by the
+    /// same editor.
+    pub async fn has_regression_edit(&self, id: i64, edit: &RegressionEdit) -> Result<bool, sqlx::Error> {
         let q = match &edit.change {
             EditChange::Status(status) => sql("SELECT 1 FROM regression_events
                  WHERE regression_id = $1 AND at = $2 AND actor = $3 AND status = $4")
@@ -330,16 +321,7 @@ impl Store {
                     .bind(url)
             }
         };
-        let present: Option<i32> = self.value(&q).await?;
-        if present.is_some() {
-            return Ok(EditOutcome::AlreadyThere);
-        }
-        let applied = match &edit.change {
-            EditChange::Status(status) => self.set_regression_status(id, *status, &edit.actor, edit.at).await?,
-            EditChange::Note { body } => self.add_regression_note(id, &edit.actor, body, edit.at).await?,
-            EditChange::Link { title, url } => self.add_regression_link(id, &edit.actor, title, url, edit.at).await?,
-        };
-        Ok(if applied { EditOutcome::Applied } else { EditOutcome::NoRegression })
+        Ok(self.value::<i32>(&q).await?.is_some())
     }
 }
 

@@ -16,7 +16,7 @@ pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::columns::{axis_clash, unit_clash, Arrival, PendingRun, Step, VersionFromText};
 use super::db::sql;
 use super::Store;
-use crate::analysis::WorkloadFit;
+use crate::model::WorkloadFit;
 use lookup::{
     first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, BatchLookup, Key, HOST_KEY,
     TOOLCHAIN_KEY,
@@ -325,7 +325,9 @@ mod tests {
 
     async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
         let url = format!("sqlite://{}", dir.path().join("runs.db").display());
-        Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap()
+        let store = Store::open(&url, &OpenOptions::default()).await.unwrap();
+        store.migrate_schema().await.unwrap();
+        store
     }
 
     fn body(host: &str, workload: &str, unit: &str) -> Value {

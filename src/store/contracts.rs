@@ -4,7 +4,7 @@
 //! function. Each read costs the probes times the columns, from the summaries; only "not provided"
 //! reads runs, and then only the latest run of each column that carried contracts.
 
-use super::complexity::decode_complexity;
+use super::db::complexity::decode_complexity;
 use super::db::sql;
 use super::{Store, VersionChoice};
 use crate::model::{stored_failure, MetricColumn};

@@ -2,7 +2,7 @@
 //! versions, every version summary and failure, and every regression it has. `intake` turns them
 //! into the rules' tracks.
 
-use super::complexity::decode_complexity;
+use super::db::complexity::decode_complexity;
 use super::db::{sql, Tx};
 use super::decode_json;
 use crate::model::{MetricColumn, Reason, RegressionStatus, SizeMedian, Slope, StoredMember, StoredRegression, Track};

@@ -1,67 +1,58 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
-//! One file per resource (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
-//! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`, `series.rs`,
-//! `inventory.rs`, `versions.rs` for a toolchain version across every workload, `transfer.rs`,
-//! `retention.rs`, and `claims.rs` for the periodic work replicas share), each holding that
-//! resource's queries as methods named after the domain.
-//! The store reads and writes; it never decides. Most SQL is written once for both databases
-//! (`db.rs`); what differs is the `Backend` trait (`backend.rs`), implemented in `postgres.rs` and
-//! `sqlite.rs`. SQLite's one writer has a file of its own (`sqlite_writer.rs`), and so does the
-//! lock that keeps a SQLite database to one server (`single_server.rs`).
+//! One file per subject (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
+//! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`,
+//! `sessions.rs`, `series.rs`, `inventory.rs`, `versions.rs` for a toolchain version across every
+//! workload, `contracts.rs`, `control.rs` for what a control check reads, `transfer.rs`,
+//! `retention.rs`), each holding that subject's queries as methods named after the domain, over
+//! the SQL plumbing in `db/`: most SQL is written once for both databases, what differs is the
+//! `Backend` trait, and SQLite's one writer and its one-server lock have files of their own.
+//! The store reads and writes; it never decides: it returns rows and values, and `intake` and
+//! `views` turn them into the rules' types and ask the rules.
 
-mod backend;
 mod bisections;
-mod claims;
-mod columns;
-mod complexity;
 pub mod contracts;
 mod control;
 mod db;
 mod failures;
-mod faults;
 mod inventory;
 mod lineage;
 mod outbox;
-mod postgres;
 mod regressions;
 mod retention;
-mod rows;
 mod runs;
 mod series;
 mod sessions;
-mod single_server;
-mod sqlite;
-mod sqlite_writer;
 mod summaries;
 mod tokens;
 mod transfer;
 mod versions;
 
 pub use bisections::{BisectionWrite, StoredBisection};
-pub use columns::{Arrival, PrunedSamples};
+pub use db::columns::{Arrival, PrunedSamples};
+pub use db::faults::{StorageFault, WriteHealth};
+pub use db::rows::{ClaimedFit, WindowFit};
+pub use db::single_server::{LockError, ServerLock};
 pub use db::Tx;
 pub use failures::{
     add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion, OverviewFailureRow, VersionFailures,
 };
-pub use faults::{StorageFault, WriteHealth};
 pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
 pub use lineage::{LineageFailure, LineageMember, LineageSummary};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
 pub use regressions::{FixedMember, NewMember, NewRegression};
 pub use retention::PruneReport;
-pub use rows::{ClaimedFit, WindowFit};
 pub use runs::{
     FitReceipt, HeldBy, InsertOutcome, MeasurementDetail, RunDetail, RunListRow, RunReceipt, WorkloadDetail,
 };
 pub use series::{SlopeRow, VersionChoice, VersionSummary};
-pub use single_server::{LockError, ServerLock};
 pub use summaries::{NewSummary, SummaryTotals, WindowRun};
 pub use tokens::{Scope, StoredToken, TokenRow};
 pub use transfer::{EditChange, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
 pub use versions::WorkloadFailures;
 
-use db::{Column, Pool, Record, Sql};
+use db::sqlite_writer;
+use db::{decode_json, Column, Pool, Record, Sql};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
@@ -97,12 +88,6 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("backend", &self.backend_name()).finish_non_exhaustive()
     }
-}
-
-/// Reads a JSON column (a fit's medians, a summary's sizes, a measurement's samples); text that
-/// does not parse is a decode error, as a column of the wrong type would be.
-fn decode_json<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, sqlx::Error> {
-    serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
 /// Why the store could not be opened.
@@ -164,7 +149,7 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10))
-                // Checkpoints run in the background (`sqlite_writer.rs`), not inside the commit
+                // Checkpoints run in the background (`db/sqlite_writer.rs`), not inside the commit
                 // that happens to fill the log, where they stall every writer queued behind it.
                 .pragma("wal_autocheckpoint", "0")
                 .pragma("journal_size_limit", (64 << 20).to_string());

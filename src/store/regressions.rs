@@ -2,7 +2,7 @@
 //! writes through which a summary pass records what the alert rules decided (`impl Tx`).
 
 use super::bisections::bisections_of;
-use super::complexity::decode_complexity;
+use super::db::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};

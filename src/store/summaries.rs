@@ -3,7 +3,7 @@
 //! summaries stored without a class, with the class worked out for them. What a summary holds is
 //! decided in `analysis` and `intake`, never here.
 
-use super::complexity::{decode_complexity, encode_complexity};
+use super::db::complexity::{decode_complexity, encode_complexity};
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
 use crate::model::{Classified, MetricColumn, SizeMedian, WorkloadSummary};

@@ -3,7 +3,7 @@
 //! names, and the version axis of its lineages.
 
 use crate::model::MetricColumn;
-use crate::store::columns::{NewRuns, PendingRun, VersionFromText};
+use crate::store::db::columns::{NewRuns, PendingRun, VersionFromText};
 use crate::store::db::{sql, Sql};
 use slopewatch_core::wire::{Host, Metric, SizeUnit, Toolchain};
 use std::collections::{HashMap, HashSet};

@@ -1,7 +1,7 @@
 //! Storing runs, each whole or not at all, and marked pending for its version's summaries.
 //!
 //! On Postgres each request stores its own run, side by side with the others. On SQLite runs
-//! queue for the one writer (`sqlite_writer.rs`), which stores every run waiting in one
+//! queue for the one writer (`db/sqlite_writer.rs`), which stores every run waiting in one
 //! transaction. A batch that fails is stored again one run at a time, so a run that cannot be
 //! stored fails alone.
 
@@ -13,7 +13,7 @@ pub use held::HeldBy;
 pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 
-use super::columns::{axis_clash, unit_clash, Arrival, PendingRun, Step, VersionFromText};
+use super::db::columns::{axis_clash, unit_clash, Arrival, PendingRun, Step, VersionFromText};
 use super::db::sql;
 use super::Store;
 use crate::model::WorkloadFit;
@@ -318,7 +318,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::columns::Arrival;
+    use crate::store::db::columns::Arrival;
     use crate::store::db::Pool;
     use crate::store::OpenOptions;
     use serde_json::{json, Value};

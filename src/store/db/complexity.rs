@@ -9,18 +9,18 @@ use super::decode_json;
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
 
 /// The column's text for a complexity, `null` for none.
-pub(super) fn encode_complexity(c: Option<&Complexity>) -> String {
+pub(in crate::store) fn encode_complexity(c: Option<&Complexity>) -> String {
     serde_json::to_string(&c).expect("complexity serializes")
 }
 
 /// A complexity column as read: `None` when unclassified or unclassifiable.
-pub(super) fn decode_complexity(text: Option<&str>) -> Result<Option<Complexity>, sqlx::Error> {
+pub(in crate::store) fn decode_complexity(text: Option<&str>) -> Result<Option<Complexity>, sqlx::Error> {
     Ok(text.map(decode_json::<Option<Complexity>>).transpose()?.flatten())
 }
 
 /// The class alone of a complexity column, for reads of many summaries that show nothing else:
 /// `None` unclassified, `Some(None)` unsure. The numbers are skipped, not parsed.
-pub(super) fn decode_class(text: Option<&str>) -> Result<Option<Option<Class>>, sqlx::Error> {
+pub(in crate::store) fn decode_class(text: Option<&str>) -> Result<Option<Option<Class>>, sqlx::Error> {
     #[derive(serde::Deserialize)]
     struct ClassOnly<'a> {
         #[serde(borrow)]

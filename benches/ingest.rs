@@ -367,7 +367,7 @@ async fn main() {
     for backend in &args.backends {
         for (&clients, &history) in args.clients.iter().flat_map(|c| args.history.iter().map(move |h| (c, h))) {
             let (url, pg_name) = fresh_database(backend, &args.postgres, dir.path()).await;
-            let store = Store::open_and_migrate(&url, &OpenOptions { max_connections: 16 }).await.unwrap();
+            let store = slopewatch::intake::open_and_migrate(&url, &OpenOptions { max_connections: 16 }).await.unwrap();
             preload(&store, &bodies, history).await;
             let new = auth::generate();
             store.create_token("bench", Scope::Ingest, &new.lookup, &new.hash).await.unwrap();

@@ -90,7 +90,7 @@ fn main() {
             for (fit, medians) in &summarized {
                 let mut s = analysis::summarize(std::slice::from_ref(fit), medians).unwrap();
                 let known = stored.then(|| (medians.clone(), None));
-                s.classify(known, slopewatch_core::wire::Metric::Wall);
+                analysis::classify_summary(&mut s, known, slopewatch_core::wire::Metric::Wall);
                 std::hint::black_box(s);
             }
         })

@@ -197,7 +197,7 @@ fn pages(versions: usize) -> [String; 8] {
 
 async fn measure_at(base_url: &str, versions: usize, runs_per_version: usize) -> (usize, Vec<(Duration, Duration)>) {
     let db = BenchDb::create(base_url).await;
-    let store = Store::open_and_migrate(&db.url, &OpenOptions::default()).await.unwrap();
+    let store = slopewatch::intake::open_and_migrate(&db.url, &OpenOptions::default()).await.unwrap();
     let began = Instant::now();
     let runs = fill(&store, versions, runs_per_version).await;
     let samples = runs * WORKLOADS * SIZES * REPS;

@@ -1,23 +1,11 @@
 //! Slopes and complexity classes for the server: one fit per workload of a run, and a summary per
 //! toolchain version.
 
-use crate::model::Slope;
+use crate::model::{Classified, Medians, Slope, WorkloadFit, WorkloadSummary};
 use slopewatch_core::complexity::{self, Complexity};
-use slopewatch_core::fit::{self, Fit};
+use slopewatch_core::fit;
 use slopewatch_core::wire::{FieldError, Metric, RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, HashSet};
-
-/// A workload's (size, median, number of samples) in one run: all its fit needs. The median is
-/// of the run's metric: nanoseconds of wall or CPU time, or instructions counted.
-pub type Medians = Vec<(u64, f64, usize)>;
-
-/// The fit of one workload in a run, with the per-size medians it was fitted on, by size.
-#[derive(Debug, Clone)]
-pub struct WorkloadFit {
-    pub workload: String,
-    pub fit: Fit,
-    pub medians: Medians,
-}
 
 /// Fits every workload of a validated run that did not fail, from its samples' medians by the
 /// run's metric: an instructions run from its counts, any other from its times. A failed
@@ -72,48 +60,20 @@ pub struct RunFit {
     pub host_id: i64,
 }
 
-/// A version's slopes across its runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    /// Median of the runs' slopes.
-    pub slope: f64,
-    pub slope_min: f64,
-    pub slope_max: f64,
-    /// Medians of the runs' interval bounds: one noisy run does not widen the version's interval.
-    pub ci_low: f64,
-    pub ci_high: f64,
-    pub r2: f64,
-    pub runs: usize,
-    pub hosts: usize,
-    /// (size, median over runs of the run's median ns, runs at that size), by size.
-    pub sizes: Vec<(u64, f64, usize)>,
-    /// The class of growth of `sizes`' medians (`Summary::classify`).
-    pub complexity: Option<Complexity>,
-    /// The workload's source hash in the version's latest run, and how many distinct sources the
-    /// summarised runs were built from.
-    pub source_hash: Option<String>,
-    pub source_count: usize,
-}
-
-/// A stored summary's class with the medians it was worked out on.
-pub type Classified = (Vec<(u64, f64)>, Option<Complexity>);
-
-impl Summary {
-    /// Works out the class of the summary's medians, unless `stored` holds the class of these
-    /// very medians already: a pass that adds a run without moving them (or takes in only a
-    /// failure) keeps the stored class, and classifying stays the work of summaries that moved.
-    pub fn classify(&mut self, stored: Option<Classified>, metric: Metric) {
-        let medians: Vec<(u64, f64)> = self.sizes.iter().map(|&(s, t, _)| (s, t)).collect();
-        self.complexity = match stored {
-            Some((classified, complexity)) if classified == medians => complexity,
-            _ => classify(&medians, metric),
-        };
-    }
+/// Works out the class of a summary's medians, unless `stored` holds the class of these very
+/// medians already: a pass that adds a run without moving them (or takes in only a failure) keeps
+/// the stored class, and classifying stays the work of summaries that moved.
+pub fn classify_summary(summary: &mut WorkloadSummary, stored: Option<Classified>, metric: Metric) {
+    let medians: Vec<(u64, f64)> = summary.sizes.iter().map(|&(s, t, _)| (s, t)).collect();
+    summary.complexity = match stored {
+        Some((classified, complexity)) if classified == medians => complexity,
+        _ => classify(&medians, metric),
+    };
 }
 
 /// Summarises the fits and per-size medians of every run of one workload at one version; the
-/// summary is not classified yet (`Summary::classify`).
-pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
+/// summary is not classified yet (`classify_summary`).
+pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<WorkloadSummary> {
     let slopes: Vec<f64> = fits.iter().map(|f| f.fit.slope).collect();
     let spread = fit::spread(&slopes)?;
     let collect = |g: fn(&RunFit) -> f64| fits.iter().map(g).collect::<Vec<f64>>();
@@ -122,7 +82,7 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<Summary> {
         by_size.entry(size).or_default().push(ns);
     }
     let sizes: Vec<(u64, f64, usize)> = by_size.into_iter().map(|(s, v)| (s, fit::median(&v), v.len())).collect();
-    Some(Summary {
+    Some(WorkloadSummary {
         complexity: None,
         source_hash: None,
         source_count: 0,
@@ -195,18 +155,18 @@ mod tests {
         // Per size, one run quadratic and one flat at 1e9: the summary classifies their medians.
         let mut s = summarize(&fits, &medians).unwrap();
         let across: Vec<(u64, f64)> = s.sizes.iter().map(|&(size, t, _)| (size, t)).collect();
-        s.classify(None, Metric::Wall);
+        classify_summary(&mut s, None, Metric::Wall);
         assert_eq!(s.complexity, classify(&across, Metric::Wall));
         let quadratic: Vec<(u64, f64)> = (0..7).map(|i| (1024u64 << i, ((1024u64 << i) as f64).powi(2))).collect();
         let mut q = summarize(&fits, &quadratic).unwrap();
-        q.classify(None, Metric::Wall);
+        classify_summary(&mut q, None, Metric::Wall);
         assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
 
         // A stored class of the same medians is kept, whatever it says; one of other medians is not.
         let stored = classify(&across, Metric::Wall);
-        q.classify(Some((quadratic.clone(), stored.clone())), Metric::Wall);
+        classify_summary(&mut q, Some((quadratic.clone(), stored.clone())), Metric::Wall);
         assert_eq!(q.complexity, stored, "kept: the medians did not move");
-        q.classify(Some((across, stored.clone())), Metric::Wall);
+        classify_summary(&mut q, Some((across, stored.clone())), Metric::Wall);
         assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
     }
 }

@@ -249,7 +249,7 @@ async fn health(url: &str) -> anyhow::Result<()> {
 }
 
 async fn open(db: &DatabaseArgs) -> anyhow::Result<Store> {
-    Ok(Store::open_and_migrate(&db.database_url, &OpenOptions::default()).await?)
+    Ok(crate::intake::open_and_migrate(&db.database_url, &OpenOptions::default()).await?)
 }
 
 /// The session key when none is configured: a SQLite server keeps one in a file beside its

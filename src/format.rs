@@ -1,13 +1,13 @@
 //! Numbers as people read them: durations in ns/µs/ms/s, instruction counts, a series' values by
 //! its metric, sizes in KiB/MiB or counts, slopes, complexity classes, ratios (`3,600×`,
-//! "31,200× slower", "4.00× more") and how long ago something happened ("3 min ago"). Pages,
-//! charts, exports and webhooks share these.
+//! "31,200× slower", "4.00× more"), how long ago something happened ("3 min ago") and what a
+//! broken contract means. Pages, charts, exports and webhooks share these.
 
 use slopewatch_core::complexity::{Class, Complexity, UNSURE};
 pub use slopewatch_core::format::{
     count, duration, factor, factor_text, failure, grouped, short_value, significant, size, value,
 };
-use slopewatch_core::wire::{Metric, SizeUnit};
+use slopewatch_core::wire::{Contract, Metric, SizeUnit};
 use std::borrow::Borrow;
 
 /// A class as events and timelines write it: `"n^2"`, `"unsure"`, or `None` with no complexity.
@@ -115,6 +115,28 @@ pub fn sentence(text: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// What a broken contract means, for a regression's page and its webhooks: "strcspn now reads the
+/// whole remaining string: cost ∝ remaining^1.00, O(1) at 0.15.2. A loop that calls it once per
+/// token over n bytes is O(n²)." `exponent` is the growth measured at the bad version, `previous`
+/// the last version that held the contract (none for a first version already over it).
+pub fn contract_break(contract: &Contract, exponent: Option<f64>, previous: Option<&str>) -> String {
+    let who = if contract.function.is_empty() { "it".to_string() } else { contract.function.clone() };
+    let what = if contract.broken.is_empty() {
+        format!("costs more than {}", contract.expected.label())
+    } else {
+        contract.broken.clone()
+    };
+    let axis = if contract.axis.is_empty() { "n" } else { contract.axis.as_str() };
+    let cost = exponent.map(|k| format!(": cost ∝ {axis}^{k:.2}")).unwrap_or_default();
+    let held = match previous {
+        Some(v) => format!(", {} at {v}", contract.expected.label()),
+        None => format!(", held to {}", contract.expected.label()),
+    };
+    let consequence =
+        if contract.consequence.is_empty() { String::new() } else { format!(" {}", contract.consequence) };
+    format!("{who} now {what}{cost}{held}.{consequence}")
 }
 
 #[cfg(test)]

@@ -1,5 +1,9 @@
-//! Who this server process is, as the other servers sharing its database see it: the host's name
-//! and the process id, recorded with the periodic work it claims and with the SQLite server lock.
+//! Who this server process is: its version, shown in page footers, logs and exports, and, as the
+//! other servers sharing its database see it, the host's name and the process id, recorded with
+//! the periodic work it claims and with the SQLite server lock.
+
+/// The server's version, shown in page footers and logs.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `host:pid`, e.g. `build-01:4242`.
 pub fn name() -> String {

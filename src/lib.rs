@@ -24,6 +24,3 @@ pub mod views;
 pub mod webhooks;
 
 pub use http::{app, AppState};
-
-/// The server's version, shown in page footers and logs.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");

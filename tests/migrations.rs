@@ -168,7 +168,7 @@ async fn raw_samples_and_medians_survive_the_move_into_measurement_rows() {
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at_0004(&db).await;
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
 
         let kept = db.store.run(KEPT.parse().unwrap()).await.unwrap().unwrap();
         let measurements = &kept.workloads[0].measurements;
@@ -299,10 +299,15 @@ async fn summaries_stored_before_classes_are_classified_on_upgrade_and_fits_on_r
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 9, seed_schema_0009);
-        db.store.migrate().await.unwrap();
-        assert_eq!(db.store.classify_unclassified().await.unwrap(), 0, "nothing is left to classify");
+        slopewatch::intake::migrate(&db.store).await.unwrap();
+        assert_eq!(
+            slopewatch::intake::classify_unclassified(&db.store).await.unwrap(),
+            0,
+            "nothing is left to classify"
+        );
 
-        let run = db.store.run(CLASSIFIED.parse().unwrap()).await.unwrap().unwrap();
+        let mut run = db.store.run(CLASSIFIED.parse().unwrap()).await.unwrap().unwrap();
+        slopewatch::views::fill_in_run(&mut run, slopewatch::config::Rules::default().min_sizes);
         let expected = |quadratic: bool| {
             let points: Vec<(f64, f64)> = medians_of(quadratic).iter().map(|&(s, t)| (s as f64, t)).collect();
             slopewatch_core::complexity::classify(&points).unwrap()
@@ -353,7 +358,7 @@ async fn regressions_from_before_failures_keep_their_workloads_as_slope_members(
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 9, seed_regression_0009);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         let detail = db.store.regression(7).await.unwrap().unwrap();
         let w = &detail.workloads[0];
         assert_eq!((w.workload.as_str(), w.reason.as_str()), ("strchr", "slope"));
@@ -394,7 +399,7 @@ async fn lineages_stored_before_the_version_axis_are_marked_compiler_and_keep_it
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 13, seed_lineages_0013);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         let app = TestApp::new(db).await;
         let (_, list) = app.get("/api/v1/toolchains").await;
         let axes: Vec<(&str, &str)> = list["toolchains"]
@@ -426,7 +431,7 @@ async fn regressions_from_before_bisections_take_bisections_after_the_upgrade() 
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 14, seed_regression_0009);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         assert!(db.store.regression(7).await.unwrap().unwrap().bisections.is_empty());
         let app = TestApp::new(db).await;
         let id = uuid::Uuid::new_v4();
@@ -485,7 +490,7 @@ async fn statuses_editors_set_before_the_upgrade_still_move_with_the_history() {
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 15, seed_timeline_0015);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         let statuses: Vec<RegressionStatus> = db
             .store
             .regression_edits()
@@ -518,7 +523,7 @@ async fn a_regression_with_no_last_good_version_stored_before_findings_reads_as_
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 16, seed_first_version_over_0016);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         let row = db.store.regression_row(7).await.unwrap().unwrap();
         assert_eq!(row.kind(), RegressionKind::Finding);
         let findings = db.store.regressions_of(None, Some(RegressionKind::Finding)).await.unwrap();
@@ -572,7 +577,7 @@ async fn a_store_from_before_metrics_reads_as_wall_time_and_takes_counted_runs_b
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 19, seed_before_metrics_0019);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         assert_eq!(db.texts("SELECT metric FROM workloads").await, ["wall"]);
         assert_eq!(db.texts("SELECT metric FROM runs").await, ["wall"]);
         if backend == Backend::Sqlite {
@@ -664,7 +669,7 @@ async fn deliveries_and_their_attempts_survive_the_upgrade_that_adds_refusals() 
         eprintln!("-- on {backend:?}");
         let db = TestDb::unmigrated(backend).await;
         seed_at!(db, 20, seed_outbox_0020);
-        db.store.migrate().await.unwrap();
+        slopewatch::intake::migrate(&db.store).await.unwrap();
         if backend == Backend::Sqlite {
             assert!(
                 db.texts("SELECT \"table\" FROM pragma_foreign_key_check").await.is_empty(),

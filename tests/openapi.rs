@@ -99,7 +99,7 @@ async fn the_document_is_openapi_3_1_with_the_bearer_scheme_and_the_error_body()
     let app = sqlite_app().await;
     let doc = served_document(&app).await;
     assert_eq!(doc["openapi"], "3.1.0");
-    assert_eq!(doc["info"]["version"], slopewatch::VERSION);
+    assert_eq!(doc["info"]["version"], slopewatch::instance::VERSION);
     let bearer = &doc["components"]["securitySchemes"]["bearer"];
     assert_eq!((bearer["type"].as_str(), bearer["scheme"].as_str()), (Some("http"), Some("bearer")), "{bearer}");
     assert_eq!(doc["paths"]["/api/v1/runs"]["post"]["security"], json!([{"bearer": []}]));

@@ -12,7 +12,7 @@ use slopewatch::config::Config;
 use slopewatch::config::{AlertSettings, AlertsSection, WebhookFormat, WebhookSection};
 use slopewatch::model::RegressionStatus;
 use slopewatch::store::Store;
-use slopewatch::{app, retention, AppState};
+use slopewatch::{app, intake, retention, AppState};
 use std::path::Path;
 use std::process::{Command, Output};
 use time::OffsetDateTime;
@@ -95,15 +95,19 @@ async fn fill(app: &TestApp) -> Vec<String> {
     runs.push(submit(app, "zig-cc-musl", "0.16.0", "build-02", 2.0, 6).await);
     let zig = regression_id(store, "zig-cc-musl", "0.16.0").await;
     let now = OffsetDateTime::now_utc;
-    assert!(store.set_regression_status(zig, RegressionStatus::Acknowledged, "test-editor", now()).await.unwrap());
+    assert!(intake::set_regression_status(store, zig, RegressionStatus::Acknowledged, "test-editor", now())
+        .await
+        .unwrap());
     assert!(store.add_regression_note(zig, "test-editor", "`strchr` measures the rest first.", now()).await.unwrap());
     runs.push(submit(app, "zig-cc-musl", "0.17.0", "build-01", 1.0, 7).await);
     record_bisection(app, zig, &runs[1]).await;
     let issue = "https://example.org/issues/1";
-    assert!(store.add_regression_link(zig, "test-admin", "Upstream issue", issue, now()).await.unwrap());
+    assert!(intake::add_regression_link(store, zig, "test-admin", "Upstream issue", issue, now()).await.unwrap());
     runs.push(submit(app, "gcc-glibc", "13.1.0", "build-01", 2.0, 8).await);
     let gcc = regression_id(store, "gcc-glibc", "13.1.0").await;
-    assert!(store.set_regression_status(gcc, RegressionStatus::FalseAlarm, "test-editor", now()).await.unwrap());
+    assert!(intake::set_regression_status(store, gcc, RegressionStatus::FalseAlarm, "test-editor", now())
+        .await
+        .unwrap());
     runs.push(submit(app, "gcc-glibc", "14.1.0", "build-02", 1.0, 9).await);
 
     let pruned = retention::prune_received_before(store, old, now()).await.unwrap();

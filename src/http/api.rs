@@ -218,7 +218,7 @@ async fn list_runs(State(state): State<AppState>, AppQuery(q): AppQuery<ListRuns
 async fn get_run(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<RunDetail>, Error> {
     let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
     let mut run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
-    crate::views::fit_partial_slopes(&mut run, state.config.alerts.rules.min_sizes);
+    crate::views::fill_in_run(&mut run, state.config.alerts.rules.min_sizes);
     Ok(Json(run))
 }
 
@@ -347,7 +347,7 @@ pub struct SeriesVersion {
 }
 
 impl SeriesVersion {
-    fn of(workload: &str, lineage: &str, v: crate::views::SeriesVersion, source_changed: bool) -> SeriesVersion {
+    fn of(workload: &str, lineage: &str, v: crate::views::SeriesAtVersion, source_changed: bool) -> SeriesVersion {
         let s = v.summary.as_ref();
         let f = v.failures.as_ref();
         let first_seen = [s.map(|s| s.first_seen), f.map(|f| f.first_seen)].into_iter().flatten().min();

@@ -12,6 +12,7 @@ use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
 use super::{AppState, Error};
 use crate::charts::{before_after_chart, Failed, VersionLine};
 use crate::format;
+use crate::intake;
 use crate::model::{workload_label, RegressionDetail, RegressionKind, RegressionStatus};
 use crate::views::regression::{edits, markdown, postmortem};
 use askama::Template;
@@ -55,7 +56,7 @@ fn not_found(id: i64) -> Error {
 
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
-    d.attribution = crate::views::attribution::of(&state.store, id, &state.config).await?;
+    d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
     Ok(d)
 }
 
@@ -134,7 +135,7 @@ struct DetailPage {
     /// Some workload's own source differs between the two versions.
     source_changed: bool,
     /// What the control lineages say moved; none without a control configured.
-    attribution: Option<crate::views::attribution::AttributionView>,
+    attribution: Option<crate::views::control::ControlCheckView>,
     timeline: Vec<TimelineRow>,
     charts: Vec<ChartView>,
     deliveries: Vec<DeliveryView>,
@@ -236,7 +237,7 @@ async fn detail(
         status_label: RegressionStatus::label_of(&r.status).to_string(),
         magnitude: r.magnitude.map_or_else(|| "–".into(), format::factor),
         source_changed: numbers.iter().any(|n| n.source_changed),
-        attribution: d.attribution.as_ref().map(crate::views::attribution::AttributionView::new),
+        attribution: d.attribution.as_ref().map(crate::views::control::ControlCheckView::new),
         costs: d
             .workloads
             .iter()
@@ -315,7 +316,8 @@ async fn set_status(
     }
     let status = RegressionStatus::parse(&f.status)
         .ok_or_else(|| Error::BadRequest(format!("unknown status {:?}", f.status)))?;
-    back_to(id, state.store.set_regression_status(id, status, &session.name, OffsetDateTime::now_utc()).await?)
+    let now = OffsetDateTime::now_utc();
+    back_to(id, intake::set_regression_status(&state.store, id, status, &session.name, now).await?)
 }
 
 async fn acknowledge(
@@ -328,7 +330,8 @@ async fn acknowledge(
         return Ok(r);
     }
     let now = OffsetDateTime::now_utc();
-    back_to(id, state.store.set_regression_status(id, RegressionStatus::Acknowledged, &session.name, now).await?)
+    let status = RegressionStatus::Acknowledged;
+    back_to(id, intake::set_regression_status(&state.store, id, status, &session.name, now).await?)
 }
 
 #[derive(Deserialize)]
@@ -368,7 +371,7 @@ async fn add_link(
     }
     let (title, url) = edits::link(&f.title, &f.url).map_err(Error::BadRequest)?;
     let now = OffsetDateTime::now_utc();
-    back_to(id, state.store.add_regression_link(id, &session.name, title, url, now).await?)
+    back_to(id, intake::add_regression_link(&state.store, id, &session.name, title, url, now).await?)
 }
 
 /// One regression

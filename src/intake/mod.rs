@@ -1,7 +1,8 @@
 //! What happens to a run once it is accepted: it is fitted and stored whole, then taken into its
 //! version's summaries by a summary pass (`pass.rs`), which also applies the alert rules and
 //! writes the regressions and webhook deliveries they decide (`regressions.rs`). A bisection an
-//! agent sends is recorded and announced here too (`bisections.rs`).
+//! agent sends is recorded and announced here too (`bisections.rs`), and so are an editor's
+//! changes to a regression's timeline (`edits.rs`).
 //!
 //! Storing marks a run pending; after it commits, a pass takes it in, together with every other
 //! run pending by then, one transaction for all their versions. One pass runs at a time. A run
@@ -14,19 +15,25 @@
 //! pending at start-up and every few seconds, so a run is taken in once even when the server dies
 //! in between.
 
-mod attribution;
 mod bisections;
+mod control;
+mod edits;
+mod lineage;
 mod pass;
 mod regressions;
+mod upgrade;
 
 pub use bisections::BisectionOutcome;
+pub use edits::{add_regression_link, apply_regression_edit, set_regression_status, EditOutcome};
 pub use pass::SUMMARY_WINDOW;
+pub use upgrade::{classify_unclassified, migrate, open_and_migrate};
 
-use crate::analysis::{self, Medians, Summary, WorkloadFit};
+use crate::analysis;
 use crate::config::AlertSettings;
 use crate::config::Config;
 use crate::episodes::Episode;
 use crate::metrics::Metrics;
+use crate::model::{Medians, WorkloadFit, WorkloadSummary};
 use crate::store::{Arrival, InsertOutcome, Store};
 use slopewatch_core::wire::{FieldError, RunSubmission};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -180,9 +187,9 @@ impl Intake {
 }
 
 /// A workload's new summary at a version, before it is written.
-struct SummaryRow {
+struct PassSummary {
     pub workload_id: i64,
-    pub summary: Summary,
+    pub summary: WorkloadSummary,
     pub host_ids: Vec<i64>,
     pub first_seen: OffsetDateTime,
     pub last_run_at: OffsetDateTime,

@@ -3,7 +3,7 @@
 //! (`regressions.rs`), all in one transaction per group of versions.
 
 use super::regressions::{self, Judged};
-use super::{Settings, SummaryRow};
+use super::{PassSummary, Settings};
 use crate::analysis::{self, RunFit};
 use crate::episodes::Episode;
 use crate::metrics::Metrics;
@@ -98,7 +98,7 @@ struct VersionBatch {
 }
 
 /// A run's fit that may enter its version's window, with the run's arrival and host.
-struct Candidate {
+struct WindowCandidate {
     received_at: OffsetDateTime,
     fit: WindowFit,
     host_id: i64,
@@ -173,17 +173,17 @@ async fn summarize_versions(
         .collect();
 
     // Per version and workload, the fits of its latest `SUMMARY_WINDOW` runs.
-    let mut candidates: HashMap<(usize, i64), Vec<Candidate>> = HashMap::new();
+    let mut candidates: HashMap<(usize, i64), Vec<WindowCandidate>> = HashMap::new();
     for fit in window {
         let (k, host_id, received_at) = window_runs[&fit.run_id];
-        candidates.entry((k, fit.workload_id)).or_default().push(Candidate { received_at, fit, host_id });
+        candidates.entry((k, fit.workload_id)).or_default().push(WindowCandidate { received_at, fit, host_id });
     }
-    let mut inputs: Vec<Vec<Candidate>> = touched.iter().map(|_| Vec::new()).collect();
+    let mut inputs: Vec<Vec<WindowCandidate>> = touched.iter().map(|_| Vec::new()).collect();
     for ((k, _), mut fits) in candidates {
         fits.sort_unstable_by_key(|c| std::cmp::Reverse((c.received_at, c.fit.run_id)));
         inputs[k].extend(fits.into_iter().take(SUMMARY_WINDOW as usize));
     }
-    let summaries: Vec<Vec<SummaryRow>> = batches
+    let summaries: Vec<Vec<PassSummary>> = batches
         .iter()
         .zip(inputs)
         .map(|((key, batch), inputs)| summary_rows(inputs, totals.remove(key).unwrap_or_default(), &batch.additions))
@@ -245,10 +245,10 @@ async fn summarize_versions(
 /// The new summaries of the workloads the pass touches at one version: medians over the window,
 /// totals carried forward with the runs taken in added.
 fn summary_rows(
-    window: Vec<Candidate>,
+    window: Vec<WindowCandidate>,
     mut totals: HashMap<i64, SummaryTotals>,
     additions: &HashMap<i64, Vec<(i64, OffsetDateTime)>>,
-) -> Vec<SummaryRow> {
+) -> Vec<PassSummary> {
     #[derive(Default)]
     struct Inputs {
         fits: Vec<RunFit>,
@@ -259,7 +259,7 @@ fn summary_rows(
     }
     let mut by_workload: HashMap<i64, Inputs> = HashMap::new();
     // Latest first, as each version's window is sorted.
-    for Candidate { fit, host_id, .. } in window {
+    for WindowCandidate { fit, host_id, .. } in window {
         let w = by_workload.entry(fit.workload_id).or_default();
         w.metric = fit.metric;
         w.medians.extend(fit.medians);
@@ -282,7 +282,7 @@ fn summary_rows(
                 last_run_at: added[0].1,
                 classified: None,
             });
-        summary.classify(classified, w.metric);
+        analysis::classify_summary(&mut summary, classified, w.metric);
         for &(host_id, started_at) in added {
             runs += 1;
             if let Err(at) = host_ids.binary_search(&host_id) {
@@ -293,7 +293,7 @@ fn summary_rows(
         }
         summary.runs = runs;
         summary.hosts = host_ids.len();
-        rows.push(SummaryRow { workload_id, summary, host_ids, first_seen, last_run_at });
+        rows.push(PassSummary { workload_id, summary, host_ids, first_seen, last_run_at });
     }
     rows.sort_by_key(|r| r.workload_id);
     rows

@@ -9,10 +9,12 @@
 //! announce them, in the pass's transaction. So the regressions of a lineage are those in-order
 //! arrival gives, whatever order its versions arrive in.
 
-use super::{Settings, SummaryRow};
-use crate::model::{workload_label, SizeMedian, Slope};
-use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Track, Verdict, VersionFit};
-use crate::rules::replay::{self, Change, Derived, DerivedMember, MemberFix, MovedField, Summary, Update};
+use super::{PassSummary, Settings};
+use crate::model::{workload_label, SizeMedian, Slope, Track};
+use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Verdict, VersionFit};
+use crate::rules::replay::{
+    self, Derived, DerivedFix, DerivedMember, MovedField, RegressionChange, TrackSummary, Update,
+};
 use crate::rules::timeline::Entry;
 use crate::store::{NewMember, NewRegression, Tx};
 use crate::webhooks;
@@ -27,7 +29,7 @@ use time::OffsetDateTime;
 pub(super) struct Judged<'a> {
     pub at: &'a LineageVersion,
     /// The new summaries of the workloads the pass took runs of.
-    pub rows: &'a [SummaryRow],
+    pub rows: &'a [PassSummary],
     /// How the version's runs fared with each workload the pass took runs of, by workload id.
     pub outcomes: &'a [(i64, Outcomes)],
     /// Those workloads' names (one workload per name and metric), by id.
@@ -71,7 +73,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
         return Ok(());
     }
     let rules = &settings.alerts.rules;
-    let members = tx.lineage_members(judged.at).await?;
+    let members = super::lineage::members(tx, judged.at).await?;
     if !evaluate::needs_history(rules, version, &current, &members) {
         // Nothing here changes what the rules decided at the versions before, so in version order
         // nothing changes: the version is the newest, or nothing is over its threshold in a
@@ -88,7 +90,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
             return Ok(());
         }
     }
-    let summaries = tx.lineage_summaries(lineage).await?;
+    let summaries = super::lineage::summaries(tx, lineage).await?;
     let mut ids: Vec<i64> = summaries.iter().map(|s| s.history.track.workload_id).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -113,16 +115,16 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     };
     for change in &changes {
         match change {
-            Change::Update(u) => writer.update(u).await?,
-            Change::Open(d) => writer.open(d).await?,
-            Change::Fix { id, fixes, resolve } => {
-                let fixes: Vec<(Track, &MemberFix)> = fixes.iter().map(|(t, f)| (*t, f)).collect();
+            RegressionChange::Update(u) => writer.update(u).await?,
+            RegressionChange::Open(d) => writer.open(d).await?,
+            RegressionChange::Fix { id, fixes, resolve } => {
+                let fixes: Vec<(Track, &DerivedFix)> = fixes.iter().map(|(t, f)| (*t, f)).collect();
                 writer.fix(*id, &fixes).await?;
                 if let Some(at) = resolve {
                     writer.resolve(*id, at).await?;
                 }
             }
-            Change::Merge { id, into, into_stored } => writer.merge(*id, into, *into_stored).await?,
+            RegressionChange::Merge { id, into, into_stored } => writer.merge(*id, into, *into_stored).await?,
         }
     }
     writer.enqueue().await
@@ -133,7 +135,7 @@ struct Writer<'t, 'c, 'j> {
     tx: &'t mut Tx<'c>,
     judged: &'j Judged<'j>,
     settings: &'j Settings,
-    summaries: &'j [Summary],
+    summaries: &'j [TrackSummary],
     /// The contracts of the lineage's workloads that have one, by workload id.
     contracts: &'j HashMap<i64, Contract>,
     /// The size of interest and unit of the lineage's workloads that have one, by workload id.
@@ -148,7 +150,7 @@ struct Writer<'t, 'c, 'j> {
 impl<'j> Writer<'_, '_, 'j> {
     /// The name, metric and size unit of a workload of the lineage.
     fn workload(&self, workload_id: i64) -> Named<'j> {
-        let summaries: &'j [Summary] = self.summaries;
+        let summaries: &'j [TrackSummary] = self.summaries;
         let found = summaries.iter().find(|s| s.history.track.workload_id == workload_id);
         found.map_or(Named { name: "", metric: Metric::Wall, unit: SizeUnit::Bytes }, |s| Named {
             name: s.workload.as_str(),
@@ -191,7 +193,7 @@ impl<'j> Writer<'_, '_, 'j> {
 
     /// Appends to a regression's timeline, at the judgement's time.
     async fn note(&mut self, id: i64, entry: &Entry<'_>) -> Result<(), sqlx::Error> {
-        self.tx.append_event(id, self.judged.now, entry).await
+        self.tx.append_event(id, self.judged.now, &entry.event()).await
     }
 
     /// A regression nobody has seen: opened, and resolved at once when its fix is measured too.
@@ -206,15 +208,15 @@ impl<'j> Writer<'_, '_, 'j> {
         };
         let id = self.tx.open_regression(&regression).await?;
         self.opened.insert(d.version.clone(), id);
-        self.tx.append_event(id, d.first_run_at, &Entry::FirstRun { version: &d.version }).await?;
+        self.tx.append_event(id, d.first_run_at, &Entry::FirstRun { version: &d.version }.event()).await?;
         for m in &d.members {
             self.add_member(id, m, m.joined_late).await?;
         }
         self.tx.update_magnitude(id).await?;
         let mut event = events::opened(&self.scene(&d.version), id, d, |w| self.workload(w));
-        event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
+        event.attribution = super::control::of(self.tx, id, self.settings).await?;
         self.announced.push(event);
-        let fixes: Vec<(Track, &MemberFix)> =
+        let fixes: Vec<(Track, &DerivedFix)> =
             d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
         self.fix(id, &fixes).await?;
         if let Some(at) = &d.fixed_version {
@@ -256,7 +258,7 @@ impl<'j> Writer<'_, '_, 'j> {
             let changes = events::changes(u, |w| self.workload(w));
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
             let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.workload(w));
-            event.attribution = super::attribution::of(self.tx, id, self.settings).await?;
+            event.attribution = super::control::of(self.tx, id, self.settings).await?;
             self.announced.push(event);
         }
         for &t in &u.unfixed {
@@ -270,7 +272,7 @@ impl<'j> Writer<'_, '_, 'j> {
             Some(None) => self.tx.reopen_regression(id).await?,
             None => {}
         }
-        let fixes: Vec<(Track, &MemberFix)> =
+        let fixes: Vec<(Track, &DerivedFix)> =
             u.fixed.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
         self.fix(id, &fixes).await?;
         if u.resolves {
@@ -315,13 +317,13 @@ impl<'j> Writer<'_, '_, 'j> {
     }
 
     /// Records members of a regression back under their thresholds, or passing again.
-    async fn fix(&mut self, id: i64, fixes: &[(Track, &MemberFix)]) -> Result<(), sqlx::Error> {
+    async fn fix(&mut self, id: i64, fixes: &[(Track, &DerivedFix)]) -> Result<(), sqlx::Error> {
         for &(track, f) in fixes {
             let ratio = f.bad.as_ref().and_then(|b| evaluate::time_ratio(f.evidence.sizes(), b.sizes()));
             if let Some((size, _)) = ratio {
                 self.ratio_sizes.entry(id).or_default().insert(track.workload_id, size as i64);
             }
-            let fix = crate::store::MemberFix {
+            let fix = crate::store::FixedMember {
                 regression_id: id,
                 track,
                 version: &f.version,

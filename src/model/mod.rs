@@ -1,22 +1,28 @@
 //! The plain values several layers share: a regression as stored and shown, its bisections, the webhook outbox's
-//! rows, a version's median time per size, a workload's failure, a series' metric. Data and its naming only: no database access, no
+//! rows, a version's median time per size, a workload's failure, a series' metric, a regression's tracks, a run's
+//! fits and a version's summary, and what a control lineage says. Data and its naming only: no database access, no
 //! rules.
 
-pub mod attribution;
 mod bisection;
+pub mod control;
 mod delivery;
 mod failure;
 pub mod metric;
 mod regression;
+mod summary;
+mod track;
 
 pub use bisection::{Bisection, BisectionStep};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
 pub use failure::{failure_facts, stored_failure};
 pub use metric::{workload_label, MetricColumn};
 pub use regression::{
-    with_members, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote, RegressionRow,
-    RegressionStatus, RegressionWorkload, ResolvedMember, VersionSizes,
+    with_members, NewEvent, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote,
+    RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, StoredMember, StoredRegression, VersionSizes,
 };
+
+pub use summary::{Classified, Medians, WorkloadFit, WorkloadSummary};
+pub use track::{Reason, Track};
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

@@ -1,7 +1,7 @@
 //! A regression as it is stored and shown: its status, its workloads, its timeline, notes and
 //! links, and everything its page and postmortem read.
 
-use super::{Bisection, DeliveryDetail, MetricColumn, SizeMedian};
+use super::{Bisection, DeliveryDetail, MetricColumn, SizeMedian, Track};
 use serde::Serialize;
 use slopewatch_core::wire::{Failure, Metric, SizeUnit};
 use std::collections::HashMap;
@@ -273,6 +273,15 @@ pub struct RegressionEvent {
     pub actor: Option<String>,
 }
 
+/// A timeline entry to write: its kind, its wording (`rules::timeline` writes both) and the
+/// status it sets, for an entry that records one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub kind: &'static str,
+    pub detail: String,
+    pub status: Option<RegressionStatus>,
+}
+
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct RegressionNote {
     pub id: i64,
@@ -341,5 +350,37 @@ pub struct RegressionDetail {
     /// What the control lineages say moved, worked out when read (docs/alerts.md,
     /// "Attribution"); absent when no control is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attribution: Option<super::attribution::Attribution>,
+    pub attribution: Option<super::control::ControlCheck>,
+}
+
+/// A regression as the store holds it, with its workloads, as the alert rules compare it with the
+/// regressions they derive.
+#[derive(Debug, Clone)]
+pub struct StoredRegression {
+    pub id: i64,
+    pub version: String,
+    pub previous_version: Option<String>,
+    pub status: RegressionStatus,
+    pub fixed_version: Option<String>,
+    /// The regression it was merged into, if it was.
+    pub merged_into: Option<i64>,
+    pub members: Vec<StoredMember>,
+}
+
+/// A workload of a stored regression, and where it was fixed.
+#[derive(Debug, Clone)]
+pub struct StoredMember {
+    pub track: Track,
+    pub fixed_version: Option<String>,
+}
+
+impl StoredRegression {
+    pub fn is_open(&self) -> bool {
+        self.status.is_open()
+    }
+
+    /// Whether the regression holds `track`.
+    pub fn has(&self, track: Track) -> bool {
+        self.members.iter().any(|m| m.track == track)
+    }
 }

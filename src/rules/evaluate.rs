@@ -15,7 +15,7 @@
 //! `T + ci_margin`, the same R² and number of sizes, so one disturbed fit cannot resolve a
 //! regression either. Anything else is *unsure*: it neither opens nor resolves a regression, it
 //! waits for more runs (the version's numbers are medians over its runs).
-//! With `[alerts] rule = "class"` the version's complexity class decides instead (`classes`):
+//! With `[alerts] rule = "class"` the version's complexity class decides instead (core's verdict):
 //! O(n²) and O(n³) are over, the simpler classes under, `unsure` neither; with `"either"` a
 //! version is over when either rule says so, and under when neither does and one says under.
 //!
@@ -33,6 +33,7 @@
 //! never opens or resolves a slope regression.
 
 use crate::config::{AlertRule, Rules};
+use crate::model::Track;
 use crate::model::{SizeMedian, Slope};
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::verdict::{Decision, Limits, NoiseRule, SlopeEvidence};
@@ -69,47 +70,6 @@ impl VersionFit {
     /// The slope with its interval and R², without the sizes.
     pub fn slope_fit(&self) -> Slope {
         Slope { slope: self.slope, ci_low: self.ci_low, ci_high: self.ci_high, r2: self.r2 }
-    }
-}
-
-/// Why a workload is in a regression: its growth crossed the threshold, or it failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Reason {
-    Slope,
-    Failure,
-}
-
-impl Reason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::Slope => "slope",
-            Reason::Failure => "failure",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Reason> {
-        match s {
-            "slope" => Some(Reason::Slope),
-            "failure" => Some(Reason::Failure),
-            _ => None,
-        }
-    }
-}
-
-/// What the rules follow from version to version: one workload's slope, or whether it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Track {
-    pub workload_id: i64,
-    pub reason: Reason,
-}
-
-impl Track {
-    pub fn slope(workload_id: i64) -> Track {
-        Track { workload_id, reason: Reason::Slope }
-    }
-
-    pub fn failure(workload_id: i64) -> Track {
-        Track { workload_id, reason: Reason::Failure }
     }
 }
 

@@ -23,9 +23,9 @@
 //!
 //! No database here: `intake` reads the lineage, asks, and writes what changes.
 
-use super::evaluate::{plan, Current, Evidence, History, Membership, Track, Verdict};
+use super::evaluate::{plan, Current, Evidence, History, Membership, Verdict};
 use crate::config::Rules;
-use crate::model::RegressionStatus;
+use crate::model::{RegressionStatus, StoredRegression, Track};
 use slopewatch_core::version;
 use slopewatch_core::wire::{Metric, SizeUnit};
 use std::cmp::Ordering;
@@ -57,12 +57,12 @@ pub struct DerivedMember {
     pub previous: Option<(String, Evidence)>,
     /// It crossed at a later version than the regression's, while unsure in between.
     pub joined_late: bool,
-    pub fix: Option<MemberFix>,
+    pub fix: Option<DerivedFix>,
 }
 
 /// Where a workload of a regression came back under its threshold.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MemberFix {
+pub struct DerivedFix {
     pub version: String,
     pub evidence: Evidence,
     /// The track's summary at the regression's first bad version, to measure the fix against.
@@ -74,7 +74,7 @@ pub struct MemberFix {
 /// first measured. The track's workload id already keeps each metric's series apart; the metric
 /// and unit are what announcements say of it.
 #[derive(Debug, Clone)]
-pub struct Summary {
+pub struct TrackSummary {
     pub history: History,
     pub workload: String,
     pub metric: Metric,
@@ -83,14 +83,14 @@ pub struct Summary {
 }
 
 /// Replays the alert rules over every version of a lineage in version order.
-pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
+pub fn derive(rules: &Rules, summaries: &[TrackSummary]) -> Vec<Derived> {
     let history: Vec<History> = summaries.iter().map(|s| s.history.clone()).collect();
     let mut versions: Vec<&str> = summaries.iter().map(|s| s.history.version.as_str()).collect();
     versions.sort_by(|a, b| version::compare(a, b));
     versions.dedup();
     let mut derived: Vec<Derived> = Vec::new();
     for v in versions {
-        let at_v: Vec<&Summary> = summaries.iter().filter(|s| s.history.version == v).collect();
+        let at_v: Vec<&TrackSummary> = summaries.iter().filter(|s| s.history.version == v).collect();
         let current: Vec<Current> = at_v
             .iter()
             .map(|s| Current {
@@ -140,7 +140,7 @@ pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
         for f in &p.fixes {
             let d = &mut derived[f.regression_id as usize];
             if let Some(m) = d.members.iter_mut().find(|m| m.track == f.track) {
-                m.fix = Some(MemberFix {
+                m.fix = Some(DerivedFix {
                     version: v.to_string(),
                     evidence: f.evidence.clone(),
                     bad: f.bad.clone(),
@@ -153,35 +153,6 @@ pub fn derive(rules: &Rules, summaries: &[Summary]) -> Vec<Derived> {
         }
     }
     derived
-}
-
-/// A regression as the store holds it.
-#[derive(Debug, Clone)]
-pub struct Stored {
-    pub id: i64,
-    pub version: String,
-    pub previous_version: Option<String>,
-    pub status: RegressionStatus,
-    pub fixed_version: Option<String>,
-    /// The regression it was merged into, if it was.
-    pub merged_into: Option<i64>,
-    pub members: Vec<StoredMember>,
-}
-
-#[derive(Debug, Clone)]
-pub struct StoredMember {
-    pub track: Track,
-    pub fixed_version: Option<String>,
-}
-
-impl Stored {
-    fn is_open(&self) -> bool {
-        self.status.is_open()
-    }
-
-    fn has(&self, track: Track) -> bool {
-        self.members.iter().any(|m| m.track == track)
-    }
 }
 
 /// One field of a regression that moved, as `regression.updated` reports it.
@@ -214,13 +185,13 @@ impl MovedField {
 
 /// What the store must change so that it holds the derived regressions.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change<'d> {
+pub enum RegressionChange<'d> {
     /// Open a regression nobody has seen (and resolve it at once when it is already fixed).
     Open(&'d Derived),
     /// Bring a stored regression in line with the derived one it matched.
     Update(Update<'d>),
     /// Fix workloads of a stored regression that matched nothing, by the usual rule.
-    Fix { id: i64, fixes: Vec<(Track, MemberFix)>, resolve: Option<String> },
+    Fix { id: i64, fixes: Vec<(Track, DerivedFix)>, resolve: Option<String> },
     /// Merge a stored regression that matched nothing into the derived one it is part of: the
     /// stored regression that one matched (`into_stored`), else the one opened for it.
     Merge { id: i64, into: &'d Derived, into_stored: Option<i64> },
@@ -275,10 +246,10 @@ fn overlaps(a_from: &str, a_to: Option<&str>, b_from: &str, b_to: Option<&str>) 
 /// regression that matches nothing by the usual rule.
 pub fn reconcile<'d>(
     rules: &Rules,
-    stored: &[Stored],
+    stored: &[StoredRegression],
     derived: &'d [Derived],
-    summaries: &[Summary],
-) -> Vec<Change<'d>> {
+    summaries: &[TrackSummary],
+) -> Vec<RegressionChange<'d>> {
     let mut matched: Vec<Option<usize>> = vec![None; derived.len()];
     let mut taken = vec![false; stored.len()];
     // Same first bad version first, so a regression keeps its identity where it can; then the
@@ -311,20 +282,20 @@ pub fn reconcile<'d>(
         }
     }
 
-    let mut changes: Vec<Change<'d>> = Vec::new();
-    let mut opens: Vec<Change<'d>> = Vec::new();
+    let mut changes: Vec<RegressionChange<'d>> = Vec::new();
+    let mut opens: Vec<RegressionChange<'d>> = Vec::new();
     for (d, m) in derived.iter().zip(&matched) {
         match m {
             Some(j) => {
                 let update = difference(&stored[*j], d);
                 if !update.is_empty() {
-                    changes.push(Change::Update(update));
+                    changes.push(RegressionChange::Update(update));
                 }
             }
-            None => opens.push(Change::Open(d)),
+            None => opens.push(RegressionChange::Open(d)),
         }
     }
-    let mut merges: Vec<Change<'d>> = Vec::new();
+    let mut merges: Vec<RegressionChange<'d>> = Vec::new();
     for (s, _) in stored.iter().zip(&taken).filter(|(s, taken)| !**taken && s.merged_into.is_none()) {
         let part_of = derived
             .iter()
@@ -335,7 +306,7 @@ pub fn reconcile<'d>(
             })
             .min_by(|(a, _), (b, _)| version::compare(&a.version, &b.version));
         if let Some((into, m)) = part_of {
-            merges.push(Change::Merge { id: s.id, into, into_stored: m.map(|j| stored[j].id) });
+            merges.push(RegressionChange::Merge { id: s.id, into, into_stored: m.map(|j| stored[j].id) });
         } else if s.is_open() {
             changes.extend(usual_fix(rules, s, summaries));
         }
@@ -347,7 +318,7 @@ pub fn reconcile<'d>(
     changes
 }
 
-fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
+fn difference<'d>(s: &StoredRegression, d: &'d Derived) -> Update<'d> {
     let mut moved = Vec::new();
     let mut field = |field: MovedField, from: Option<&str>, to: Option<&str>| {
         if from != to {
@@ -393,7 +364,7 @@ fn difference<'d>(s: &Stored, d: &'d Derived) -> Update<'d> {
 
 /// A stored open regression that no derived one matches is fixed as an in-order arrival fixes
 /// it: each workload at the first later version where it is under its threshold.
-fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Change<'d>> {
+fn usual_fix<'d>(rules: &Rules, s: &StoredRegression, summaries: &[TrackSummary]) -> Option<RegressionChange<'d>> {
     let bad = |track: Track| summaries.iter().find(|x| x.history.track == track && x.history.version == s.version);
     let mut fixes = Vec::new();
     let mut resolve: Option<String> = None;
@@ -414,7 +385,7 @@ fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Cha
             continue;
         };
         resolve = max_version(resolve, Some(x.history.version.clone()));
-        let fix = MemberFix {
+        let fix = DerivedFix {
             version: x.history.version.clone(),
             evidence: x.history.evidence.clone(),
             bad: bad(m.track).map(|b| b.history.evidence.clone()),
@@ -422,7 +393,7 @@ fn usual_fix<'d>(rules: &Rules, s: &Stored, summaries: &[Summary]) -> Option<Cha
         };
         fixes.push((m.track, fix));
     }
-    (!fixes.is_empty()).then(|| Change::Fix { id: s.id, fixes, resolve: resolve.filter(|_| all_fixed) })
+    (!fixes.is_empty()).then(|| RegressionChange::Fix { id: s.id, fixes, resolve: resolve.filter(|_| all_fixed) })
 }
 
 fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
@@ -435,10 +406,10 @@ fn max_version(a: Option<String>, b: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SizeMedian;
+    use crate::model::{SizeMedian, StoredMember};
     use crate::rules::evaluate::VersionFit;
 
-    fn summary(workload_id: i64, version: &str, slope: f64) -> Summary {
+    fn summary(workload_id: i64, version: &str, slope: f64) -> TrackSummary {
         let sizes = (0..6).map(|i| SizeMedian { size: 1024 << i, median_ns: 1.0, runs: 1 }).collect();
         let fit = VersionFit {
             slope,
@@ -451,7 +422,7 @@ mod tests {
         };
         let history =
             History { track: Track::slope(workload_id), version: version.to_string(), evidence: Evidence::Slope(fit) };
-        Summary {
+        TrackSummary {
             history,
             workload: format!("w{workload_id}"),
             metric: Metric::Wall,
@@ -460,12 +431,12 @@ mod tests {
         }
     }
 
-    fn lineage(slopes: &[(&str, f64)]) -> Vec<Summary> {
+    fn lineage(slopes: &[(&str, f64)]) -> Vec<TrackSummary> {
         slopes.iter().map(|&(v, s)| summary(1, v, s)).collect()
     }
 
-    fn stored(id: i64, version: &str, previous: Option<&str>, fixed: Option<&str>) -> Stored {
-        Stored {
+    fn stored(id: i64, version: &str, previous: Option<&str>, fixed: Option<&str>) -> StoredRegression {
+        StoredRegression {
             id,
             version: version.into(),
             previous_version: previous.map(Into::into),
@@ -492,7 +463,7 @@ mod tests {
         let s = lineage(&[("0.13.0", 1.0), ("0.16.0", 2.0), ("0.17.1", 2.0)]);
         let d = derive(&Rules::default(), &s);
         let changes = reconcile(&Rules::default(), &[stored(4, "0.17.1", Some("0.13.0"), None)], &d, &s);
-        let [Change::Update(u)] = changes.as_slice() else { panic!("{changes:?}") };
+        let [RegressionChange::Update(u)] = changes.as_slice() else { panic!("{changes:?}") };
         assert_eq!(u.id, 4);
         assert_eq!(
             u.moved,
@@ -506,13 +477,15 @@ mod tests {
         let s = lineage(&[("0.15.0", 1.0), ("0.16.0", 2.0), ("0.17.0", 1.0), ("0.18.0", 2.0)]);
         let d = derive(&Rules::default(), &s);
         let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), None)], &d, &s);
-        let [Change::Update(u), Change::Open(opened)] = changes.as_slice() else { panic!("{changes:?}") };
+        let [RegressionChange::Update(u), RegressionChange::Open(opened)] = changes.as_slice() else {
+            panic!("{changes:?}")
+        };
         assert!(u.resolves && u.moved.is_empty() && !u.announce, "resolved, not moved: {u:?}");
         assert_eq!(u.derived.fixed_version.as_deref(), Some("0.17.0"));
         assert_eq!((opened.version.as_str(), opened.previous_version.as_deref()), ("0.18.0", Some("0.17.0")));
         // Already resolved later: the fix moves back instead.
         let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), Some("0.19.0"))], &d, &s);
-        let Change::Update(u) = &changes[0] else { panic!("{changes:?}") };
+        let RegressionChange::Update(u) = &changes[0] else { panic!("{changes:?}") };
         assert_eq!(
             u.moved,
             [Moved { field: MovedField::FixedVersion, from: Some("0.19.0".into()), to: Some("0.17.0".into()) }]
@@ -533,7 +506,7 @@ mod tests {
         let d = derive(&Rules::default(), &s);
         assert!(d.is_empty());
         let changes = reconcile(&Rules::default(), &[stored(4, "0.16.0", Some("0.15.0"), None)], &d, &s);
-        let [Change::Fix { id: 4, fixes, resolve }] = changes.as_slice() else { panic!("{changes:?}") };
+        let [RegressionChange::Fix { id: 4, fixes, resolve }] = changes.as_slice() else { panic!("{changes:?}") };
         assert_eq!(resolve.as_deref(), Some("0.17.0"));
         assert_eq!(
             fixes.iter().map(|(t, f)| (*t, f.version.as_str())).collect::<Vec<_>>(),

@@ -4,9 +4,9 @@
 use super::evaluate::{Evidence, Outcomes};
 use super::replay::{Moved, MovedField};
 use crate::format;
-use crate::model::RegressionStatus;
+use crate::model::{NewEvent, RegressionStatus};
 use slopewatch_core::complexity::{Class, UNSURE};
-use slopewatch_core::wire::{Contract, SizeUnit};
+use slopewatch_core::wire::SizeUnit;
 
 /// One entry of a regression's timeline.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,6 +60,11 @@ impl Entry<'_> {
             Entry::Status(_) => "status",
             Entry::Linked { .. } => "link",
         }
+    }
+
+    /// The entry as the store writes it.
+    pub fn event(&self) -> NewEvent {
+        NewEvent { kind: self.kind(), detail: self.detail(), status: self.status() }
     }
 
     /// The status an editor set, for an entry that records one.
@@ -158,28 +163,6 @@ fn failing(o: &Outcomes, unit: SizeUnit) -> String {
         o.failed_hosts,
         o.hosts
     )
-}
-
-/// What a broken contract means, for a regression's page and its webhooks: "strcspn now reads the
-/// whole remaining string: cost ∝ remaining^1.00, O(1) at 0.15.2. A loop that calls it once per
-/// token over n bytes is O(n²)." `exponent` is the growth measured at the bad version, `previous`
-/// the last version that held the contract (none for a first version already over it).
-pub fn contract_break(contract: &Contract, exponent: Option<f64>, previous: Option<&str>) -> String {
-    let who = if contract.function.is_empty() { "it".to_string() } else { contract.function.clone() };
-    let what = if contract.broken.is_empty() {
-        format!("costs more than {}", contract.expected.label())
-    } else {
-        contract.broken.clone()
-    };
-    let axis = if contract.axis.is_empty() { "n" } else { contract.axis.as_str() };
-    let cost = exponent.map(|k| format!(": cost ∝ {axis}^{k:.2}")).unwrap_or_default();
-    let held = match previous {
-        Some(v) => format!(", {} at {v}", contract.expected.label()),
-        None => format!(", held to {}", contract.expected.label()),
-    };
-    let consequence =
-        if contract.consequence.is_empty() { String::new() } else { format!(" {}", contract.consequence) };
-    format!("{who} now {what}{cost}{held}.{consequence}")
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! function. Each read costs the probes times the columns, from the summaries; only "not provided"
 //! reads runs, and then only the latest run of each column that carried contracts.
 
-use super::complexity::decode_complexity;
+use super::db::complexity::decode_complexity;
 use super::db::sql;
 use super::{Store, VersionChoice};
 use crate::model::{stored_failure, MetricColumn};
@@ -111,7 +111,7 @@ impl ProbeRecord {
 }
 
 #[derive(sqlx::FromRow)]
-struct SummaryRecord {
+struct ContractSummaryRecord {
     workload_id: i64,
     lineage: String,
     version: String,
@@ -127,7 +127,7 @@ struct NotProvidedRecord {
 }
 
 #[derive(sqlx::FromRow)]
-struct FailureRecord {
+struct ContractFailureRecord {
     workload_id: i64,
     lineage: String,
     version: String,
@@ -177,7 +177,7 @@ impl Store {
              FROM workload_contracts c JOIN version_summaries s ON s.workload_id = c.workload_id
              WHERE (s.lineage, s.version) IN ");
         q.push_versions(columns);
-        let records: Vec<SummaryRecord> = self.all(&q).await?;
+        let records: Vec<ContractSummaryRecord> = self.all(&q).await?;
         records
             .into_iter()
             .map(|r| {
@@ -198,7 +198,7 @@ impl Store {
                ON s.workload_id = f.workload_id AND s.lineage = f.lineage AND s.version = f.version
              WHERE (f.lineage, f.version) IN ");
         q.push_versions(columns);
-        let records: Vec<FailureRecord> = self.all(&q).await?;
+        let records: Vec<ContractFailureRecord> = self.all(&q).await?;
         Ok(records
             .into_iter()
             .filter_map(|r| {

@@ -5,7 +5,7 @@
 
 use super::db::{sql, Exec, Tx};
 use super::{decode_json, Store};
-use crate::model::attribution::{ControlRun, Regressed, RegressedWorkload};
+use crate::model::control::{ControlRun, Regressed, RegressedWorkload};
 use crate::model::MetricColumn;
 use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;
@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 const CONTROL_RUNS: i64 = 2000;
 
 #[derive(sqlx::FromRow)]
-struct MemberRow {
+struct ControlMemberRow {
     lineage: String,
     version: String,
     previous_version: Option<String>,
@@ -91,7 +91,7 @@ async fn evidence(
            ON sb.workload_id = rw.workload_id AND sb.lineage = rr.lineage AND sb.version = rr.previous_version
          WHERE rr.id = $1 AND rw.reason = 'slope' ORDER BY w.name, w.metric")
         .bind(id);
-    let rows: Vec<MemberRow> = exec.reborrow().all(&q).await?;
+    let rows: Vec<ControlMemberRow> = exec.reborrow().all(&q).await?;
     let Some(first) = rows.first() else { return Ok(None) };
     let from = rows.iter().filter_map(|r| r.good_first.or(r.bad_first)).min();
     let to = rows.iter().filter_map(|r| r.bad_last).max();

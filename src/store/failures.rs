@@ -43,7 +43,7 @@ pub struct FailureTotals {
 }
 
 #[derive(sqlx::FromRow)]
-struct TotalsRow {
+struct FailureTotalsRow {
     lineage: String,
     version: String,
     workload_id: i64,
@@ -58,7 +58,7 @@ struct TotalsRow {
     last_run_at: OffsetDateTime,
 }
 
-impl TotalsRow {
+impl FailureTotalsRow {
     /// The row's version, workload and totals; `None` for a kind this server does not know.
     fn decode(self) -> Result<Option<(LineageVersion, i64, FailureTotals)>, sqlx::Error> {
         let Some(failure) = stored_failure(&self.kind, self.size, &self.detail, &self.facts) else {
@@ -105,7 +105,7 @@ impl Tx<'_> {
         }
         let mut q = sql(format!("{TOTALS_COLUMNS} WHERE (lineage, version) IN "));
         q.push_versions(versions).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
-        let rows: Vec<TotalsRow> = self.exec().all(&q).await?;
+        let rows: Vec<FailureTotalsRow> = self.exec().all(&q).await?;
         for row in rows {
             if let Some((version, workload_id, t)) = row.decode()? {
                 totals.entry(version).or_default().insert(workload_id, t);
@@ -304,7 +304,7 @@ impl SeriesFailureRow {
 
 /// A version of a lineage where a workload failed, for the overview: the latest failure's kind.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct FailureRow {
+pub struct OverviewFailureRow {
     pub workload: String,
     #[sqlx(try_from = "MetricColumn")]
     pub metric: Metric,
@@ -341,7 +341,7 @@ impl Store {
 
     /// Every workload that failed at one of these versions, with how many of its runs did. Reads
     /// these versions' failures only, through the (lineage, version) index.
-    pub async fn failure_history(&self, versions: &[LineageVersion]) -> Result<Vec<FailureRow>, sqlx::Error> {
+    pub async fn failure_history(&self, versions: &[LineageVersion]) -> Result<Vec<OverviewFailureRow>, sqlx::Error> {
         if versions.is_empty() {
             return Ok(Vec::new());
         }

@@ -1,13 +1,12 @@
 //! What the alert rules read of a lineage in a summary pass: its open regressions' members, its
-//! versions, every version summary as slope and failure tracks, and every regression it has.
+//! versions, every version summary and failure, and every regression it has. `intake` turns them
+//! into the rules' tracks.
 
-use super::complexity::decode_complexity;
+use super::db::complexity::decode_complexity;
 use super::db::{sql, Tx};
 use super::decode_json;
-use crate::model::{MetricColumn, RegressionStatus, SizeMedian, Slope};
-use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, Reason, Track, VersionFit};
-use crate::rules::replay::{Stored, StoredMember, Summary};
-use slopewatch_core::complexity::Class;
+use crate::model::{MetricColumn, Reason, RegressionStatus, SizeMedian, Slope, StoredMember, StoredRegression, Track};
+use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{Contract, Failure, Metric, SizeUnit};
 use std::collections::HashMap;
@@ -15,7 +14,7 @@ use time::OffsetDateTime;
 
 /// A workload of a regression still open, or opened at the version being summarised.
 #[derive(sqlx::FromRow)]
-struct MemberRow {
+struct LineageMemberRow {
     regression_id: i64,
     version: String,
     #[sqlx(try_from = "String")]
@@ -25,9 +24,22 @@ struct MemberRow {
     fixed_version: Option<String>,
 }
 
+/// A workload of a regression of the lineage still open, or opened at the version being
+/// summarised.
+#[derive(Debug, Clone)]
+pub struct LineageMember {
+    pub regression_id: i64,
+    /// The regression's first bad version.
+    pub version: String,
+    pub status: RegressionStatus,
+    pub track: Track,
+    /// Where the workload was fixed, if it was.
+    pub fixed_version: Option<String>,
+}
+
 /// A version summary of a workload, as the alert rules read it.
 #[derive(sqlx::FromRow)]
-struct SummaryRow {
+struct LineageSummaryRow {
     workload_id: i64,
     workload: String,
     #[sqlx(try_from = "MetricColumn")]
@@ -48,14 +60,33 @@ struct SummaryRow {
 
 /// A workload's latest contract, still JSON.
 #[derive(sqlx::FromRow)]
-struct ContractRow {
+struct WorkloadContractRow {
     workload_id: i64,
     contract: String,
 }
 
+/// A version summary of a workload of the lineage, with its workload's name, metric and unit.
+#[derive(Debug, Clone)]
+pub struct LineageSummary {
+    pub workload_id: i64,
+    pub workload: String,
+    pub metric: Metric,
+    pub size_unit: SizeUnit,
+    pub version: String,
+    pub slope: Slope,
+    pub sizes: Vec<SizeMedian>,
+    /// The runs that passed the workload, and their hosts.
+    pub runs: usize,
+    pub host_ids: Vec<i64>,
+    pub first_seen: OffsetDateTime,
+    pub complexity: Option<Complexity>,
+    /// The class the workload is held to, when it has a contract.
+    pub expected: Option<Class>,
+}
+
 /// A version's failures of a workload, as the alert rules read them.
 #[derive(sqlx::FromRow)]
-struct FailureRow {
+struct LineageFailureRow {
     workload_id: i64,
     workload: String,
     #[sqlx(try_from = "MetricColumn")]
@@ -72,9 +103,25 @@ struct FailureRow {
     first_seen: OffsetDateTime,
 }
 
+/// A version's failures of a workload of the lineage, with its workload's name, metric and unit.
+#[derive(Debug, Clone)]
+pub struct LineageFailure {
+    pub workload_id: i64,
+    pub workload: String,
+    pub metric: Metric,
+    pub size_unit: SizeUnit,
+    pub version: String,
+    /// The runs that failed the workload, and their hosts.
+    pub runs: usize,
+    pub host_ids: Vec<i64>,
+    /// The latest failure, as stored.
+    pub failure: Option<Failure>,
+    pub first_seen: OffsetDateTime,
+}
+
 /// A regression of a lineage with one of its workloads, as the alert rules read it.
 #[derive(sqlx::FromRow)]
-struct StoredRow {
+struct LineageRegressionRow {
     id: i64,
     version: String,
     previous_version: Option<String>,
@@ -95,7 +142,7 @@ impl Tx<'_> {
         }
         let mut q = sql("SELECT workload_id, contract FROM workload_contracts WHERE workload_id IN ");
         q.push_tuple(workload_ids.iter().copied());
-        let rows: Vec<ContractRow> = self.exec().all(&q).await?;
+        let rows: Vec<WorkloadContractRow> = self.exec().all(&q).await?;
         rows.into_iter().map(|r| Ok((r.workload_id, decode_json(&r.contract)?))).collect()
     }
 
@@ -119,20 +166,20 @@ impl Tx<'_> {
 
     /// The workloads of `at`'s lineage's open regressions, and of any regression opened at its
     /// version (repeated runs of that version must not alert again).
-    pub async fn lineage_members(&mut self, at: &LineageVersion) -> Result<Vec<Membership>, sqlx::Error> {
+    pub async fn lineage_members(&mut self, at: &LineageVersion) -> Result<Vec<LineageMember>, sqlx::Error> {
         let q = sql("SELECT r.id AS regression_id, r.version, r.status, rw.workload_id, rw.reason, rw.fixed_version
              FROM regressions r JOIN regression_workloads rw ON rw.regression_id = r.id
              WHERE r.lineage = $1 AND r.merged_into IS NULL AND (r.status IN ('open', 'acknowledged') OR r.version = $2)");
-        let rows: Vec<MemberRow> = self.exec().all(&q.bind(&at.lineage).bind(&at.version)).await?;
+        let rows: Vec<LineageMemberRow> = self.exec().all(&q.bind(&at.lineage).bind(&at.version)).await?;
         Ok(rows
             .into_iter()
             .filter_map(|row| {
-                Some(Membership {
+                Some(LineageMember {
                     regression_id: row.regression_id,
                     version: row.version,
-                    open: row.status.is_open(),
+                    status: row.status,
                     track: Track { workload_id: row.workload_id, reason: Reason::parse(&row.reason)? },
-                    fixed: row.fixed_version.is_some(),
+                    fixed_version: row.fixed_version,
                 })
             })
             .collect())
@@ -151,103 +198,69 @@ impl Tx<'_> {
         self.exec().column(&q).await
     }
 
-    /// Every version summary of the lineage, with its workload's name, metric and unit: a slope track
-    /// for each summary, and a failure track for each version that measured a workload at all.
-    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<Summary>, sqlx::Error> {
+    /// Every version summary of the lineage, with its workload's name, metric and unit.
+    pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<LineageSummary>, sqlx::Error> {
         let q = sql("SELECT s.workload_id, w.name AS workload, w.metric, w.size_unit, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
                     s.runs, s.host_ids, s.first_seen, s.complexity, c.expected
              FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
              LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1");
-        let rows: Vec<SummaryRow> = self.exec().all(&q.bind(lineage)).await?;
+        let rows: Vec<LineageSummaryRow> = self.exec().all(&q.bind(lineage)).await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(LineageSummary {
+                    sizes: decode_json(&row.sizes)?,
+                    host_ids: decode_json(&row.host_ids)?,
+                    complexity: decode_complexity(row.complexity.as_deref())?,
+                    expected: row.expected.as_deref().map(decode_class).transpose()?,
+                    workload_id: row.workload_id,
+                    workload: row.workload,
+                    metric: row.metric,
+                    size_unit: row.size_unit,
+                    version: row.version,
+                    slope: row.slope,
+                    runs: row.runs as usize,
+                    first_seen: row.first_seen,
+                })
+            })
+            .collect()
+    }
+
+    /// Every version's failures of a workload in the lineage, with its name, metric and unit.
+    pub async fn lineage_failures(&mut self, lineage: &str) -> Result<Vec<LineageFailure>, sqlx::Error> {
         let q =
             sql("SELECT f.workload_id, w.name AS workload, w.metric, w.size_unit, f.version, f.runs, f.host_ids, f.kind, f.size, f.detail,
                     f.facts, f.first_seen
              FROM version_failures f JOIN workloads w ON w.id = f.workload_id WHERE f.lineage = $1");
-        let failures: Vec<FailureRow> = self.exec().all(&q.bind(lineage)).await?;
-        // Per (workload, version), how its runs fared.
-        struct Tally {
-            workload: String,
-            metric: Metric,
-            size_unit: SizeUnit,
-            first_seen: OffsetDateTime,
-            passed: (usize, Vec<i64>),
-            failed: (usize, Vec<i64>),
-            failure: Option<Failure>,
-        }
-        let mut tallies: HashMap<(i64, String), Tally> = HashMap::new();
-        let mut summaries = Vec::with_capacity(rows.len() * 2);
-        for row in rows {
-            let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
-            let passed = (row.runs as usize, decode_json(&row.host_ids)?);
-            let tally = Tally {
-                workload: row.workload.clone(),
-                metric: row.metric,
-                size_unit: row.size_unit,
-                first_seen: row.first_seen,
-                passed,
-                failed: (0, Vec::new()),
-                failure: None,
-            };
-            tallies.insert((row.workload_id, row.version.clone()), tally);
-            let complexity = decode_complexity(row.complexity.as_deref())?;
-            let contract = row.expected.as_deref().map(decode_class).transpose()?;
-            let evidence = Evidence::Slope(VersionFit::new(row.slope, sizes, complexity).held_to(contract));
-            let history = History { track: Track::slope(row.workload_id), version: row.version, evidence };
-            summaries.push(Summary {
-                history,
-                workload: row.workload,
-                metric: row.metric,
-                size_unit: row.size_unit,
-                first_seen: row.first_seen,
-            });
-        }
-        for row in failures {
-            let failed = (row.runs as usize, decode_json(&row.host_ids)?);
-            let failure = crate::model::stored_failure(&row.kind, row.size, &row.detail, &row.facts);
-            let t = tallies.entry((row.workload_id, row.version)).or_insert_with(|| Tally {
-                workload: row.workload,
-                metric: row.metric,
-                size_unit: row.size_unit,
-                first_seen: row.first_seen,
-                passed: (0, Vec::new()),
-                failed: (0, Vec::new()),
-                failure: None,
-            });
-            t.first_seen = t.first_seen.min(row.first_seen);
-            t.failed = failed;
-            t.failure = failure;
-        }
-        for ((workload_id, version), t) in tallies {
-            let outcomes = Outcomes::new(t.passed.0, &t.passed.1, t.failed.0, &t.failed.1, t.failure);
-            let history =
-                History { track: Track::failure(workload_id), version, evidence: Evidence::Outcomes(outcomes) };
-            summaries.push(Summary {
-                history,
-                workload: t.workload,
-                metric: t.metric,
-                size_unit: t.size_unit,
-                first_seen: t.first_seen,
-            });
-        }
-        // In a fixed order, so a regression lists its workloads by name and metric whatever the
-        // maps did.
-        summaries
-            .sort_by(|a, b| (&a.workload, a.metric, a.history.track).cmp(&(&b.workload, b.metric, b.history.track)));
-        Ok(summaries)
+        let rows: Vec<LineageFailureRow> = self.exec().all(&q.bind(lineage)).await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(LineageFailure {
+                    host_ids: decode_json(&row.host_ids)?,
+                    failure: crate::model::stored_failure(&row.kind, row.size, &row.detail, &row.facts),
+                    workload_id: row.workload_id,
+                    workload: row.workload,
+                    metric: row.metric,
+                    size_unit: row.size_unit,
+                    version: row.version,
+                    runs: row.runs as usize,
+                    first_seen: row.first_seen,
+                })
+            })
+            .collect()
     }
 
     /// Every regression of the lineage, whatever its status, with its workloads.
-    pub async fn lineage_regressions(&mut self, lineage: &str) -> Result<Vec<Stored>, sqlx::Error> {
+    pub async fn lineage_regressions(&mut self, lineage: &str) -> Result<Vec<StoredRegression>, sqlx::Error> {
         let q =
             sql("SELECT r.id, r.version, r.previous_version, r.status, r.fixed_version, r.merged_into, rw.workload_id,
                     rw.reason, rw.fixed_version AS member_fixed_version
              FROM regressions r LEFT JOIN regression_workloads rw ON rw.regression_id = r.id
              WHERE r.lineage = $1 ORDER BY r.id");
-        let rows: Vec<StoredRow> = self.exec().all(&q.bind(lineage)).await?;
-        let mut stored: Vec<Stored> = Vec::new();
+        let rows: Vec<LineageRegressionRow> = self.exec().all(&q.bind(lineage)).await?;
+        let mut stored: Vec<StoredRegression> = Vec::new();
         for row in rows {
             if stored.last().is_none_or(|s| s.id != row.id) {
-                stored.push(Stored {
+                stored.push(StoredRegression {
                     id: row.id,
                     version: row.version,
                     previous_version: row.previous_version,

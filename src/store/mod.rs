@@ -1,64 +1,58 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
-//! One file per resource (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
-//! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`, `series.rs`,
-//! `inventory.rs`, `versions.rs` for a toolchain version across every workload, `transfer.rs`,
-//! `retention.rs`, and `claims.rs` for the periodic work replicas share), each holding that
-//! resource's queries as methods named after the domain.
-//! The store reads and writes; it never decides. Most SQL is written once for both databases
-//! (`db.rs`); what differs is the `Backend` trait (`backend.rs`), implemented in `postgres.rs` and
-//! `sqlite.rs`. SQLite's one writer has a file of its own (`sqlite_writer.rs`), and so does the
-//! lock that keeps a SQLite database to one server (`single_server.rs`).
+//! One file per subject (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
+//! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`,
+//! `sessions.rs`, `series.rs`, `inventory.rs`, `versions.rs` for a toolchain version across every
+//! workload, `contracts.rs`, `control.rs` for what a control check reads, `transfer.rs`,
+//! `retention.rs`), each holding that subject's queries as methods named after the domain, over
+//! the SQL plumbing in `db/`: most SQL is written once for both databases, what differs is the
+//! `Backend` trait, and SQLite's one writer and its one-server lock have files of their own.
+//! The store reads and writes; it never decides: it returns rows and values, and `intake` and
+//! `views` turn them into the rules' types and ask the rules.
 
-mod backend;
 mod bisections;
-mod claims;
-mod columns;
-mod complexity;
 pub mod contracts;
 mod control;
 mod db;
 mod failures;
-mod faults;
 mod inventory;
 mod lineage;
 mod outbox;
-mod postgres;
 mod regressions;
 mod retention;
-mod rows;
 mod runs;
 mod series;
 mod sessions;
-mod single_server;
-mod sqlite;
-mod sqlite_writer;
 mod summaries;
 mod tokens;
 mod transfer;
 mod versions;
 
 pub use bisections::{BisectionWrite, StoredBisection};
-pub use columns::{Arrival, PrunedSamples};
+pub use db::columns::{Arrival, PrunedSamples};
+pub use db::faults::{StorageFault, WriteHealth};
+pub use db::rows::{ClaimedFit, WindowFit};
+pub use db::single_server::{LockError, ServerLock};
 pub use db::Tx;
-pub use failures::{add_failures, ClaimedFailure, FailureRow, FailureTotals, FailureTotalsByVersion, VersionFailures};
-pub use faults::{StorageFault, WriteHealth};
+pub use failures::{
+    add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion, OverviewFailureRow, VersionFailures,
+};
 pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
+pub use lineage::{LineageFailure, LineageMember, LineageSummary};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
-pub use regressions::{MemberFix, NewMember, NewRegression};
+pub use regressions::{FixedMember, NewMember, NewRegression};
 pub use retention::PruneReport;
-pub use rows::{ClaimedFit, WindowFit};
 pub use runs::{
     FitReceipt, HeldBy, InsertOutcome, MeasurementDetail, RunDetail, RunListRow, RunReceipt, WorkloadDetail,
 };
 pub use series::{SlopeRow, VersionChoice, VersionSummary};
-pub use single_server::{LockError, ServerLock};
 pub use summaries::{NewSummary, SummaryTotals, WindowRun};
 pub use tokens::{Scope, StoredToken, TokenRow};
-pub use transfer::{EditChange, EditOutcome, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
+pub use transfer::{EditChange, RegressionEdit, RunCursor, StoredMeasurement, StoredRun, StoredWorkload};
 pub use versions::WorkloadFailures;
 
-use db::{Column, Pool, Record, Sql};
+use db::sqlite_writer;
+use db::{decode_json, Column, Pool, Record, Sql};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
@@ -94,12 +88,6 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("backend", &self.backend_name()).finish_non_exhaustive()
     }
-}
-
-/// Reads a JSON column (a fit's medians, a summary's sizes, a measurement's samples); text that
-/// does not parse is a decode error, as a column of the wrong type would be.
-fn decode_json<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, sqlx::Error> {
-    serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
 /// Why the store could not be opened.
@@ -161,7 +149,7 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10))
-                // Checkpoints run in the background (`sqlite_writer.rs`), not inside the commit
+                // Checkpoints run in the background (`db/sqlite_writer.rs`), not inside the commit
                 // that happens to fill the log, where they stall every writer queued behind it.
                 .pragma("wal_autocheckpoint", "0")
                 .pragma("journal_size_limit", (64 << 20).to_string());
@@ -215,34 +203,16 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens the database and brings its schema up to date.
-    pub async fn open_and_migrate(url: &str, options: &OpenOptions) -> Result<Store, OpenError> {
-        let store = Store::open(url, options).await?;
-        store.migrate().await.map_err(|source| OpenError::Migrate { url: mask_password(url), source })?;
-        Ok(store)
-    }
-
-    /// Applies the migrations not applied yet, then classifies the version summaries stored
-    /// without a class (`classify_unclassified`). On Postgres the migrator
-    /// holds an advisory lock (`pg_advisory_lock`, keyed by the database's name) from before it
-    /// reads what is applied until it is done, so replicas starting at once on a new database
-    /// migrate one after the other: the first applies everything, the others find nothing left
-    /// to do.
-    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
+    /// Applies the migrations not applied yet. On Postgres the migrator holds an advisory lock
+    /// (`pg_advisory_lock`, keyed by the database's name) from before it reads what is applied
+    /// until it is done, so replicas starting at once on a new database migrate one after the
+    /// other: the first applies everything, the others find nothing left to do. What a migration
+    /// leaves to work out (the classes of summaries stored without one) is `intake::migrate`'s.
+    pub async fn migrate_schema(&self) -> Result<(), sqlx::migrate::MigrateError> {
         match &self.pool {
             Pool::Postgres(pool) => sqlx::migrate!("./migrations/postgres").run(pool).await,
             Pool::Sqlite(pool) => sqlx::migrate!("./migrations/sqlite").run(pool).await,
-        }?;
-        let started = std::time::Instant::now();
-        let summaries = self.classify_unclassified().await.map_err(sqlx::migrate::MigrateError::Execute)?;
-        if summaries > 0 {
-            tracing::info!(
-                summaries,
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "classified the complexity of stored version summaries"
-            );
         }
-        Ok(())
     }
 
     /// Starts a transaction that writes.

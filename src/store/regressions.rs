@@ -2,16 +2,15 @@
 //! writes through which a summary pass records what the alert rules decided (`impl Tx`).
 
 use super::bisections::bisections_of;
-use super::complexity::decode_complexity;
+use super::db::complexity::decode_complexity;
 use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
-    with_members, MetricColumn, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink, RegressionNote,
-    RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, VersionSizes,
+    with_members, MetricColumn, NewEvent, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink,
+    RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, Track,
+    VersionSizes,
 };
-use crate::rules::evaluate::Track;
-use crate::rules::timeline::{self, Entry};
 use slopewatch_core::predict::step_sentence_in;
 use slopewatch_core::wire::{Contract, Failure, Metric};
 use time::OffsetDateTime;
@@ -58,7 +57,7 @@ impl WorkloadRecord {
         let contract: Option<Contract> = self.contract.as_deref().map(decode_json).transpose()?;
         let contract_break = contract.filter(|_| self.member.reason == "slope").map(|c| {
             let exponent = after.as_ref().and_then(|a| a.exponent);
-            timeline::contract_break(&c, exponent, self.previous_version.as_deref())
+            crate::format::contract_break(&c, exponent, self.previous_version.as_deref())
         });
         Ok(RegressionWorkload {
             contract_break,
@@ -148,7 +147,7 @@ impl NewMember {
 }
 
 /// A workload of a regression back under its threshold (or passing again) at a later version.
-pub struct MemberFix<'a> {
+pub struct FixedMember<'a> {
     pub regression_id: i64,
     pub track: Track,
     pub version: &'a str,
@@ -271,13 +270,15 @@ impl Store {
         }))
     }
 
-    /// Sets a regression's status at `now`; `Ok(false)` when there is no such regression.
+    /// Sets a regression's status at `now`, with `event` on its timeline when the status changes;
+    /// `Ok(false)` when there is no such regression.
     pub async fn set_regression_status(
         &self,
         id: i64,
         status: RegressionStatus,
         actor: &str,
         now: OffsetDateTime,
+        event: &NewEvent,
     ) -> Result<bool, sqlx::Error> {
         let mut tx = self.begin().await?;
         let current: Option<String> =
@@ -297,7 +298,7 @@ impl Store {
             sql("UPDATE regressions SET status = $2 WHERE id = $1").bind(id).bind(status.as_str())
         };
         tx.exec().execute(&q).await?;
-        append_event(tx.exec(), id, now, &Entry::Status(status), Some(actor)).await?;
+        append_event(tx.exec(), id, now, event, Some(actor)).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -315,8 +316,8 @@ impl Store {
         Ok(self.execute(&q.bind(id).bind(now).bind(author).bind(body)).await? == 1)
     }
 
-    /// Adds a link (an upstream issue, the fixing change) at `now`; `Ok(false)` when there is no
-    /// such regression.
+    /// Adds a link (an upstream issue, the fixing change) at `now`, with `event` on the
+    /// regression's timeline; `Ok(false)` when there is no such regression.
     pub async fn add_regression_link(
         &self,
         id: i64,
@@ -324,13 +325,14 @@ impl Store {
         title: &str,
         url: &str,
         now: OffsetDateTime,
+        event: &NewEvent,
     ) -> Result<bool, sqlx::Error> {
         let mut tx = self.begin().await?;
         let q = sql("INSERT INTO regression_links (regression_id, at, author, title, url)
              SELECT id, $2, $3, $4, $5 FROM regressions WHERE id = $1");
         let inserted = tx.exec().execute(&q.bind(id).bind(now).bind(author).bind(title).bind(url)).await?;
         if inserted == 1 {
-            append_event(tx.exec(), id, now, &Entry::Linked { title }, Some(author)).await?;
+            append_event(tx.exec(), id, now, event, Some(author)).await?;
         }
         tx.commit().await?;
         Ok(inserted == 1)
@@ -342,16 +344,16 @@ async fn append_event(
     on: Exec<'_>,
     regression_id: i64,
     at: OffsetDateTime,
-    entry: &Entry<'_>,
+    event: &NewEvent,
     actor: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     let q = sql("INSERT INTO regression_events (regression_id, at, kind, detail, status, actor)
          VALUES ($1, $2, $3, $4, $5, $6)")
     .bind(regression_id)
     .bind(at)
-    .bind(entry.kind())
-    .bind(entry.detail())
-    .bind(entry.status().map(RegressionStatus::as_str))
+    .bind(event.kind)
+    .bind(event.detail.as_str())
+    .bind(event.status.map(RegressionStatus::as_str))
     .bind(actor);
     on.execute(&q).await.map(drop)
 }
@@ -439,7 +441,7 @@ impl Tx<'_> {
     }
 
     /// Records that a workload of a regression is back under its threshold.
-    pub async fn record_fix(&mut self, f: &MemberFix<'_>) -> Result<(), sqlx::Error> {
+    pub async fn record_fix(&mut self, f: &FixedMember<'_>) -> Result<(), sqlx::Error> {
         let q = sql("UPDATE regression_workloads SET fixed_version = $4, fixed_slope = $5, fixed_ci_low = $6,
              fixed_ci_high = $7, fixed_ratio = $8 WHERE regression_id = $1 AND workload_id = $2 AND reason = $3")
         .bind(f.regression_id)
@@ -478,8 +480,8 @@ impl Tx<'_> {
         &mut self,
         regression_id: i64,
         at: OffsetDateTime,
-        entry: &Entry<'_>,
+        event: &NewEvent,
     ) -> Result<(), sqlx::Error> {
-        append_event(self.exec(), regression_id, at, entry, None).await
+        append_event(self.exec(), regression_id, at, event, None).await
     }
 }

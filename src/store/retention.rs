@@ -31,7 +31,7 @@ impl std::ops::AddAssign for PruneReport {
 
 /// A run whose samples may be pruned.
 #[derive(sqlx::FromRow)]
-struct Candidate {
+struct PruneCandidate {
     id: Uuid,
     sample_count: i32,
 }
@@ -48,9 +48,9 @@ impl Store {
         let mut tx = self.begin().await?;
         let q = sql("SELECT id, sample_count FROM runs WHERE samples_pruned_at IS NULL AND received_at < $1
              ORDER BY received_at LIMIT $2");
-        let candidates: Vec<Candidate> = tx.exec().all(&q.bind(received_before).bind(RUNS_PER_BATCH)).await?;
+        let candidates: Vec<PruneCandidate> = tx.exec().all(&q.bind(received_before).bind(RUNS_PER_BATCH)).await?;
         let mut budget = SAMPLES_PER_BATCH;
-        let batch: Vec<Candidate> = candidates
+        let batch: Vec<PruneCandidate> = candidates
             .into_iter()
             .enumerate()
             .take_while(|(i, run)| {

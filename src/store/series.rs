@@ -3,7 +3,7 @@
 //! with and the metrics it was measured by. Each read costs the number of summaries shown, never
 //! the runs or samples behind them.
 
-use super::complexity::{decode_class, decode_complexity};
+use super::db::complexity::{decode_class, decode_complexity};
 use super::db::sql;
 use super::{decode_json, Store};
 use crate::model::{MetricColumn, SizeMedian};

@@ -1,13 +1,15 @@
 //! Version summaries as a summary pass reads and writes them: the runs pending a pass, each
-//! version's latest runs, the totals kept across runs, and the summaries written back. What a
-//! summary holds is decided in `analysis` and `intake`, never here.
+//! version's latest runs, the totals kept across runs, and the summaries written back; and the
+//! summaries stored without a class, with the class worked out for them. What a summary holds is
+//! decided in `analysis` and `intake`, never here.
 
-use super::complexity::{decode_complexity, encode_complexity};
+use super::db::complexity::{decode_complexity, encode_complexity};
 use super::db::{sql, Tx};
 use super::{decode_json, Store};
-use crate::analysis::{Classified, Summary};
-use crate::model::SizeMedian;
+use crate::model::{Classified, MetricColumn, SizeMedian, WorkloadSummary};
+use slopewatch_core::complexity::Complexity;
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::wire::Metric;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -58,7 +60,7 @@ pub struct SummaryTotals {
 }
 
 #[derive(sqlx::FromRow)]
-struct TotalsRow {
+struct SummaryTotalsRow {
     lineage: String,
     version: String,
     workload_id: i64,
@@ -70,11 +72,32 @@ struct TotalsRow {
     complexity: Option<String>,
 }
 
+/// A version summary stored without a class (before classes, migration 0011, or before the model
+/// last changed, 0012), with the medians to classify it on.
+#[derive(Debug, Clone)]
+pub struct UnclassifiedSummary {
+    pub workload_id: i64,
+    pub at: LineageVersion,
+    /// (size, median), by size.
+    pub medians: Vec<(u64, f64)>,
+    /// What the workload's series measures: how its medians are classified.
+    pub metric: Metric,
+}
+
+#[derive(sqlx::FromRow)]
+struct UnclassifiedRow {
+    workload_id: i64,
+    lineage: String,
+    version: String,
+    sizes: String,
+    metric: MetricColumn,
+}
+
 /// A workload's summary at a version, to write.
 pub struct NewSummary<'a> {
     pub at: &'a LineageVersion,
     pub workload_id: i64,
-    pub summary: &'a Summary,
+    pub summary: &'a WorkloadSummary,
     pub host_ids: &'a [i64],
     pub first_seen: OffsetDateTime,
     pub last_run_at: OffsetDateTime,
@@ -156,7 +179,7 @@ impl Tx<'_> {
             sql("SELECT lineage, version, workload_id, runs, host_ids, first_seen, last_run_at, sizes, complexity
              FROM version_summaries WHERE (lineage, version) IN ");
         q.push_versions(versions).push(" AND workload_id IN ").push_tuple(workload_ids.iter().copied());
-        let rows: Vec<TotalsRow> = self.exec().all(&q).await?;
+        let rows: Vec<SummaryTotalsRow> = self.exec().all(&q).await?;
         let mut totals: HashMap<LineageVersion, HashMap<i64, SummaryTotals>> = HashMap::new();
         for row in rows {
             let classified = match row.complexity.as_deref() {
@@ -220,6 +243,44 @@ impl Tx<'_> {
              last_run_at = excluded.last_run_at, complexity = excluded.complexity,
              source_hash = excluded.source_hash, source_count = excluded.source_count",
         );
+        self.exec().execute(&q).await.map(drop)
+    }
+}
+
+impl Tx<'_> {
+    /// Up to `limit` version summaries stored without a class.
+    pub async fn unclassified_summaries(&mut self, limit: i64) -> Result<Vec<UnclassifiedSummary>, sqlx::Error> {
+        let q = sql("SELECT workload_id, lineage, version, sizes,
+                    (SELECT metric FROM workloads WHERE id = workload_id) AS metric
+             FROM version_summaries WHERE complexity IS NULL LIMIT $1")
+        .bind(limit);
+        let rows: Vec<UnclassifiedRow> = self.exec().all(&q).await?;
+        rows.into_iter()
+            .map(|row| {
+                let sizes: Vec<SizeMedian> = decode_json(&row.sizes)?;
+                Ok(UnclassifiedSummary {
+                    workload_id: row.workload_id,
+                    at: LineageVersion::new(row.lineage, row.version),
+                    medians: sizes.iter().map(|s| (s.size, s.median_ns)).collect(),
+                    metric: Metric::try_from(row.metric).map_err(|e| sqlx::Error::Decode(e.into()))?,
+                })
+            })
+            .collect()
+    }
+
+    /// Gives a summary stored without a class the class worked out for it, `None` for one that
+    /// cannot be classified; a summary that has a class by now keeps it.
+    pub async fn set_summary_class(
+        &mut self,
+        summary: &UnclassifiedSummary,
+        complexity: Option<&Complexity>,
+    ) -> Result<(), sqlx::Error> {
+        let q = sql("UPDATE version_summaries SET complexity = $1
+             WHERE workload_id = $2 AND lineage = $3 AND version = $4 AND complexity IS NULL")
+        .bind(encode_complexity(complexity))
+        .bind(summary.workload_id)
+        .bind(summary.at.lineage.as_str())
+        .bind(summary.at.version.as_str());
         self.exec().execute(&q).await.map(drop)
     }
 }

@@ -92,16 +92,6 @@ pub enum EditChange {
     Link { title: String, url: String },
 }
 
-/// What became of an edit applied to this store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditOutcome {
-    Applied,
-    /// The same edit, at the same time by the same editor, is already there.
-    AlreadyThere,
-    /// This store has no regression of that lineage and version.
-    NoRegression,
-}
-
 #[derive(sqlx::FromRow)]
 struct RunHead {
     id: Uuid,
@@ -125,7 +115,7 @@ struct FitRow {
 
 /// A failed workload of a run as an export carries it, its failure and metadata still as stored.
 #[derive(sqlx::FromRow)]
-struct FailureRow {
+struct ExportedFailureRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
@@ -141,7 +131,7 @@ struct FailureRow {
 
 /// A workload's contract, or its function not provided, as stored: the contract still JSON.
 #[derive(sqlx::FromRow)]
-struct ContractRow {
+struct ExportedContractRow {
     run_id: Uuid,
     workload_id: i64,
     name: String,
@@ -156,7 +146,7 @@ struct ContractRow {
 
 /// A measurement of a run as stored: its samples and instruction counts still JSON.
 #[derive(sqlx::FromRow)]
-struct MeasurementRow {
+struct ExportedMeasurementRow {
     run_id: Uuid,
     workload_id: i64,
     size: i64,
@@ -236,16 +226,16 @@ impl Store {
                     x.detail, x.facts
              FROM failures x JOIN workloads w ON w.id = x.workload_id WHERE x.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY x.run_id, x.workload_id");
-        let failures: Vec<FailureRow> = tx.exec().all(&q).await?;
+        let failures: Vec<ExportedFailureRow> = tx.exec().all(&q).await?;
         let mut q = sql("SELECT run_id, workload_id, size, median_ns, samples, samples_ns, instructions
              FROM measurements WHERE run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY run_id, workload_id, size");
-        let measurements: Vec<MeasurementRow> = tx.exec().all(&q).await?;
+        let measurements: Vec<ExportedMeasurementRow> = tx.exec().all(&q).await?;
         let mut q = sql("SELECT c.run_id, c.workload_id, w.name, w.size_unit, c.contract, c.not_provided,
                     c.source_hash, c.metadata, c.size_of_interest
              FROM run_contracts c JOIN workloads w ON w.id = c.workload_id WHERE c.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY c.run_id, c.workload_id");
-        let contracts: Vec<ContractRow> = tx.exec().all(&q).await?;
+        let contracts: Vec<ExportedContractRow> = tx.exec().all(&q).await?;
         tx.commit().await?;
         assemble(heads, fits, failures, measurements, contracts)
     }
@@ -300,14 +290,15 @@ impl Store {
         Ok(rows.into_iter().map(|r| (LineageVersion::new(r.lineage, r.version), r.opened_at)).collect())
     }
 
-    /// Applies an editor's change carried over from another store, as of its own time, unless
-    /// it is already there.
-    pub async fn apply_regression_edit(&self, edit: &RegressionEdit) -> Result<EditOutcome, sqlx::Error> {
+    /// The id of the regression of this lineage and first bad version, if this store has it.
+    pub async fn regression_id(&self, regression: &LineageVersion) -> Result<Option<i64>, sqlx::Error> {
         let q = sql("SELECT id FROM regressions WHERE lineage = $1 AND version = $2");
-        let Some(id) = self.value::<i64>(&q.bind(&edit.regression.lineage).bind(&edit.regression.version)).await?
-        else {
-            return Ok(EditOutcome::NoRegression);
-        };
+        self.value::<i64>(&q.bind(&regression.lineage).bind(&regression.version)).await
+    }
+
+    /// Whether regression `id` holds `edit` already: the same change, at the same time, by the
+    /// same editor.
+    pub async fn has_regression_edit(&self, id: i64, edit: &RegressionEdit) -> Result<bool, sqlx::Error> {
         let q = match &edit.change {
             EditChange::Status(status) => sql("SELECT 1 FROM regression_events
                  WHERE regression_id = $1 AND at = $2 AND actor = $3 AND status = $4")
@@ -330,16 +321,7 @@ impl Store {
                     .bind(url)
             }
         };
-        let present: Option<i32> = self.value(&q).await?;
-        if present.is_some() {
-            return Ok(EditOutcome::AlreadyThere);
-        }
-        let applied = match &edit.change {
-            EditChange::Status(status) => self.set_regression_status(id, *status, &edit.actor, edit.at).await?,
-            EditChange::Note { body } => self.add_regression_note(id, &edit.actor, body, edit.at).await?,
-            EditChange::Link { title, url } => self.add_regression_link(id, &edit.actor, title, url, edit.at).await?,
-        };
-        Ok(if applied { EditOutcome::Applied } else { EditOutcome::NoRegression })
+        Ok(self.value::<i32>(&q).await?.is_some())
     }
 }
 
@@ -347,9 +329,9 @@ impl Store {
 fn assemble(
     heads: Vec<RunHead>,
     fits: Vec<FitRow>,
-    failures: Vec<FailureRow>,
-    measurements: Vec<MeasurementRow>,
-    contracts: Vec<ContractRow>,
+    failures: Vec<ExportedFailureRow>,
+    measurements: Vec<ExportedMeasurementRow>,
+    contracts: Vec<ExportedContractRow>,
 ) -> Result<Vec<StoredRun>, sqlx::Error> {
     let mut sizes: HashMap<(Uuid, i64), Vec<StoredMeasurement>> = HashMap::new();
     for m in measurements {

@@ -38,7 +38,7 @@ pub async fn export<W: AsyncWrite + Unpin>(
         kind: Kind::SlopewatchExport,
         format: FORMAT,
         exported_at: OffsetDateTime::now_utc(),
-        slopewatch: crate::VERSION.to_string(),
+        slopewatch: crate::instance::VERSION.to_string(),
         backend: store.backend_name().to_string(),
     };
     write_line(out, &header).await?;

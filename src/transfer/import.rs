@@ -5,12 +5,11 @@ use super::records::{
     BisectionRecordIn, End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord,
     TokenRecord, FORMAT,
 };
-use crate::analysis::Medians;
 use crate::config::Config;
-use crate::intake::Intake;
+use crate::intake::{self, EditOutcome, Intake};
+use crate::model::Medians;
 use crate::store::{
-    Arrival, BisectionWrite, EditChange, EditOutcome, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store,
-    StoredToken,
+    Arrival, BisectionWrite, EditChange, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store, StoredToken,
 };
 use crate::views::regression::edits;
 use anyhow::Context;
@@ -209,7 +208,7 @@ async fn apply(
                 Ok(edit) => edit,
                 Err(reason) => return Ok(Err(reason)),
             };
-            Ok(match intake.store().apply_regression_edit(&edit).await? {
+            Ok(match intake::apply_regression_edit(intake.store(), &edit).await? {
                 EditOutcome::Applied => {
                     summary.edits_applied += 1;
                     Ok(())

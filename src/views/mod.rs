@@ -2,14 +2,15 @@
 //! per-version table (`series`), the overview matrix and its banners of open regressions
 //! (`banners`), comparisons (`compare`), two toolchain versions across every workload (`changes`,
 //! in one sentence: `headline`), a version's page (`version`), and which metric a page shows
-//! (`measure`), and what a run page says beside its workloads (`run`). Pages, charts and exports
+//! (`measure`), and what a run page says beside its workloads and what is worked out on a run as
+//! read (`run`). Pages, charts and exports
 //! all read these, so a page, its charts and its CSV carry the same numbers.
 
-pub mod attribution;
 mod banners;
 mod changes;
 mod compare;
 pub mod contracts;
+pub mod control;
 mod headline;
 pub mod measure;
 mod overview;
@@ -22,10 +23,11 @@ pub use banners::{banners, Banner, BannerWorkload};
 pub use changes::{Change, ChangeRow, Changes, Held, InterestCost, Predicted, SeriesState, TrendSlope, VersionAt};
 pub use compare::{size_ratio, CompareRow, CompareView, SizeRatio};
 pub use overview::{CellFailure, Column, LineageActivity, Overview, OverviewCell, OverviewRow, PreviousVersion, Since};
-pub use series::{LogLogLine, LogLogView, SeriesVersion, SeriesView, VersionRow};
+pub use run::fill_in_run;
+pub use series::{LogLogLine, LogLogView, SeriesAtVersion, SeriesView, VersionRow};
 pub use version::{ControlLine, VersionRegression, VersionView};
 
-use crate::store::{RunDetail, VersionFailures};
+use crate::store::VersionFailures;
 use serde::Serialize;
 
 /// Slopes above this raise an alert: doubling the input costs more than 2^1.5 ≈ 2.8× the time.
@@ -71,28 +73,6 @@ impl Band {
             Band::Watch => "◆",
             Band::Regression => "▲",
         }
-    }
-}
-
-/// Fits each failed workload of `run` over the sizes it measured before failing, when they are at
-/// least `min_sizes` (the alert rules' minimum), and marks the fit partial. Such a slope is shown
-/// with its run only: the store keeps no fit of a failed workload, so no summary or alert sees it.
-pub fn fit_partial_slopes(run: &mut RunDetail, min_sizes: usize) {
-    for w in run.workloads.iter_mut().filter(|w| w.failure.is_some() && w.slope.is_none()) {
-        if w.measurements.len() < min_sizes {
-            continue;
-        }
-        let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns)).collect();
-        let Ok(fit) = slopewatch_core::fit::fit(&points) else { continue };
-        w.slope = Some(fit.slope);
-        w.intercept = Some(fit.intercept);
-        w.r2 = Some(fit.r2);
-        w.stderr = Some(fit.stderr);
-        w.ci_low = Some(fit.ci_low);
-        w.ci_high = Some(fit.ci_high);
-        w.n_sizes = fit.n as i32;
-        w.local_slopes = fit.local_slopes;
-        w.partial = true;
     }
 }
 
@@ -158,7 +138,7 @@ pub(crate) mod tests {
             size_of_interest: None,
             versions: slopes
                 .iter()
-                .map(|&(v, k)| SeriesVersion {
+                .map(|&(v, k)| SeriesAtVersion {
                     version: v.into(),
                     summary: Some(summary("zig-cc-musl", v, k, 5)),
                     failures: None,

@@ -5,7 +5,7 @@
 //! lineage, else of the metric it has. Built from version summaries, never from runs or samples.
 
 use super::{measure, Band};
-use crate::store::{FailureRow, SlopeRow, ToolchainActivity};
+use crate::store::{OverviewFailureRow, SlopeRow, ToolchainActivity};
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::version::sort_versions;
@@ -158,7 +158,7 @@ struct OverviewVersion<'a> {
     first_seen: OffsetDateTime,
     slope: Option<f64>,
     class: Option<Option<Class>>,
-    failure: Option<&'a FailureRow>,
+    failure: Option<&'a OverviewFailureRow>,
 }
 
 impl OverviewVersion<'_> {
@@ -197,7 +197,7 @@ impl Overview {
     /// `controls` lineages' columns come first, in their order; the others by name.
     pub fn from_history(
         history: &[SlopeRow],
-        failures: &[FailureRow],
+        failures: &[OverviewFailureRow],
         asked: Option<Metric>,
         controls: &[String],
     ) -> Overview {
@@ -354,8 +354,8 @@ mod tests {
         }
     }
 
-    fn failure_row(lineage: &str, version: &str, failed_runs: i32, passed_runs: i32) -> FailureRow {
-        FailureRow {
+    fn failure_row(lineage: &str, version: &str, failed_runs: i32, passed_runs: i32) -> OverviewFailureRow {
+        OverviewFailureRow {
             workload: "strchr".into(),
             metric: Metric::Wall,
             size_unit: SizeUnit::Bytes,

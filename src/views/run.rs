@@ -1,7 +1,9 @@
-//! What a run page shows beside each workload's own numbers: its complexity class, the same
-//! workload at the version measured before in its lineage, and the regression (or finding) its
-//! version opened or lies in.
+//! A run as its page and the API show it: what is worked out on the stored numbers (classes, the
+//! cost at a size of interest, a failed workload's partial slope), and what the page shows beside
+//! each workload: its complexity class, the same workload at the version measured before in its
+//! lineage, and the regression (or finding) its version opened or lies in.
 
+use crate::analysis;
 use crate::format;
 use crate::links;
 use crate::store::{HeldBy, RunDetail, SlopeRow, WorkloadDetail};
@@ -15,7 +17,7 @@ pub struct RunContext {
     /// The workload at the version before the run's, in the run's lineage and metric.
     pub previous: Option<Previous>,
     /// The regression or finding its version opened or lies in.
-    pub regression: Option<RegressionLink>,
+    pub regression: Option<HoldingRegression>,
 }
 
 /// A workload's class and slope at an earlier version.
@@ -29,7 +31,7 @@ pub struct Previous {
 
 /// A link to the regression or finding that holds a workload at the run's version.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RegressionLink {
+pub struct HoldingRegression {
     pub url: String,
     /// `regression #3` or `finding #3`.
     pub name: String,
@@ -39,6 +41,43 @@ pub struct RegressionLink {
     pub status: &'static str,
     /// The run's version is the regression's first bad one.
     pub opened_here: bool,
+}
+
+/// Works out what a run as stored does not hold: each fitted workload's complexity class and its
+/// cost at its size of interest, and a failed workload's partial slope (`fit_partial_slopes`).
+pub fn fill_in_run(run: &mut RunDetail, min_sizes: usize) {
+    for w in run.workloads.iter_mut().filter(|w| w.slope.is_some()) {
+        let medians: Vec<(u64, f64)> = w.measurements.iter().map(|m| (m.size as u64, m.median_ns)).collect();
+        let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t)| (s as f64, t)).collect();
+        w.at_size_of_interest = w
+            .size_of_interest
+            .and_then(|at| slopewatch_core::predict::predict(&points, u64::try_from(at).ok()?).ok())
+            .map(|p| p.sentence_in(w.size_unit, run.metric));
+        w.complexity = analysis::classify(&medians, run.metric);
+    }
+    fit_partial_slopes(run, min_sizes);
+}
+
+/// Fits each failed workload of `run` over the sizes it measured before failing, when they are at
+/// least `min_sizes` (the alert rules' minimum), and marks the fit partial. Such a slope is shown
+/// with its run only: the store keeps no fit of a failed workload, so no summary or alert sees it.
+fn fit_partial_slopes(run: &mut RunDetail, min_sizes: usize) {
+    for w in run.workloads.iter_mut().filter(|w| w.failure.is_some() && w.slope.is_none()) {
+        if w.measurements.len() < min_sizes {
+            continue;
+        }
+        let points: Vec<(f64, f64)> = w.measurements.iter().map(|m| (m.size as f64, m.median_ns)).collect();
+        let Ok(fit) = slopewatch_core::fit::fit(&points) else { continue };
+        w.slope = Some(fit.slope);
+        w.intercept = Some(fit.intercept);
+        w.r2 = Some(fit.r2);
+        w.stderr = Some(fit.stderr);
+        w.ci_low = Some(fit.ci_low);
+        w.ci_high = Some(fit.ci_high);
+        w.n_sizes = fit.n as i32;
+        w.local_slopes = fit.local_slopes;
+        w.partial = true;
+    }
 }
 
 /// Each of the run's workloads in order, with its class, its previous version from `slopes`
@@ -73,7 +112,7 @@ fn previous(w: &WorkloadDetail, version: &str, slopes: &[SlopeRow]) -> Option<Pr
 
 /// The regression that `version` opened for `w`, else the newest one whose range (first bad up
 /// to the workload's fix) holds `version`.
-fn regression(w: &WorkloadDetail, version: &str, held: &[HeldBy]) -> Option<RegressionLink> {
+fn regression(w: &WorkloadDetail, version: &str, held: &[HeldBy]) -> Option<HoldingRegression> {
     let mine = held.iter().filter(|h| h.workload == w.name);
     let opened = mine.clone().filter(|h| h.version == version).max_by_key(|h| h.regression_id);
     let within = || {
@@ -85,7 +124,7 @@ fn regression(w: &WorkloadDetail, version: &str, held: &[HeldBy]) -> Option<Regr
     let h = opened.or_else(within)?;
     let opened_here = h.version == version;
     let kind = if h.previous_version.is_some() { "regression" } else { "finding" };
-    Some(RegressionLink {
+    Some(HoldingRegression {
         url: links::regression(h.regression_id),
         name: format!("{kind} #{}", h.regression_id),
         how: if opened_here { "opened at this version".into() } else { format!("since {}", h.version) },

@@ -21,21 +21,21 @@ pub struct SeriesView {
     pub lineage: String,
     pub size_unit: SizeUnit,
     /// Every version: those some run passed, with their summary, and those every run failed.
-    pub versions: Vec<SeriesVersion>,
+    pub versions: Vec<SeriesAtVersion>,
     /// The size the workload's team runs it at, when its latest run said.
     pub size_of_interest: Option<u64>,
 }
 
 /// One version of a series: its summary over the runs that passed, its failures, or both.
 #[derive(Debug, Clone, Serialize)]
-pub struct SeriesVersion {
+pub struct SeriesAtVersion {
     pub version: String,
     /// `None` when every run of the version failed the workload.
     pub summary: Option<VersionSummary>,
     pub failures: Option<VersionFailures>,
 }
 
-impl SeriesVersion {
+impl SeriesAtVersion {
     pub fn slope(&self) -> Option<f64> {
         self.summary.as_ref().map(|s| s.slope)
     }
@@ -142,17 +142,17 @@ impl SeriesView {
     ) -> SeriesView {
         let mut failures: BTreeMap<String, VersionFailures> =
             failures.into_iter().map(|f| (f.version.clone(), f)).collect();
-        let mut versions: Vec<(SeriesVersion, OffsetDateTime)> = summaries
+        let mut versions: Vec<(SeriesAtVersion, OffsetDateTime)> = summaries
             .into_iter()
             .map(|s| {
                 let failed = failures.remove(&s.version);
                 let first_seen = failed.as_ref().map_or(s.first_seen, |f| f.first_seen.min(s.first_seen));
-                (SeriesVersion { version: s.version.clone(), summary: Some(s), failures: failed }, first_seen)
+                (SeriesAtVersion { version: s.version.clone(), summary: Some(s), failures: failed }, first_seen)
             })
             .collect();
         versions.extend(failures.into_values().map(|f| {
             let first_seen = f.first_seen;
-            (SeriesVersion { version: f.version.clone(), summary: None, failures: Some(f) }, first_seen)
+            (SeriesAtVersion { version: f.version.clone(), summary: None, failures: Some(f) }, first_seen)
         }));
         sort_versions(&mut versions, |(v, _)| &v.version, |(_, first_seen)| *first_seen);
         SeriesView {
@@ -188,7 +188,7 @@ impl SeriesView {
     }
 
     /// The versions with failures, with their places among all versions.
-    pub fn failed(&self) -> impl Iterator<Item = (usize, &SeriesVersion, &VersionFailures)> {
+    pub fn failed(&self) -> impl Iterator<Item = (usize, &SeriesAtVersion, &VersionFailures)> {
         self.versions.iter().enumerate().filter_map(|(i, v)| Some((i, v, v.failures.as_ref()?)))
     }
 
@@ -253,8 +253,8 @@ impl SeriesView {
     }
 
     /// The versions the log-log chart draws: those asked for that exist, or the latest few.
-    pub fn chosen_versions(&self, asked: &[String]) -> Vec<&SeriesVersion> {
-        let chosen: Vec<&SeriesVersion> = self.versions.iter().filter(|v| asked.contains(&v.version)).collect();
+    pub fn chosen_versions(&self, asked: &[String]) -> Vec<&SeriesAtVersion> {
+        let chosen: Vec<&SeriesAtVersion> = self.versions.iter().filter(|v| asked.contains(&v.version)).collect();
         if chosen.is_empty() {
             let skip = self.versions.len().saturating_sub(DEFAULT_LOGLOG_VERSIONS);
             self.versions.iter().skip(skip).collect()

@@ -5,10 +5,9 @@ use super::payload::{
     Event, EventLinks, EventWorkload, Field, FieldChange, FINDING_OPENED, FINDING_RESOLVED, OPENED, RESOLVED, UPDATED,
 };
 use crate::config::Rules;
-use crate::model::{workload_label, ResolvedMember, SizeMedian};
-use crate::rules::evaluate::{time_ratio, Track};
+use crate::model::{workload_label, ResolvedMember, SizeMedian, Track};
+use crate::rules::evaluate::time_ratio;
 use crate::rules::replay::{Derived, Update};
-use crate::rules::timeline;
 use crate::{format, links};
 use slopewatch_core::complexity::Complexity;
 use slopewatch_core::predict::step_sentence_in;
@@ -144,7 +143,7 @@ fn announce<'n>(
                 class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
                 contract_break: fit.zip(scene.contracts.get(&id)).map(|(f, c)| {
                     let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
-                    timeline::contract_break(c, exponent, last_good.as_deref())
+                    format::contract_break(c, exponent, last_good.as_deref())
                 }),
                 at_size_of_interest: scene.interests.get(&id).and_then(|&(at, unit)| {
                     let bad = SizeMedian::predict(m.evidence.sizes(), at)?;

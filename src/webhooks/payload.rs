@@ -52,7 +52,7 @@ pub struct Event {
     /// What the control lineage says moved: the toolchain, the code, or the host or harness
     /// (docs/alerts.md, "Attribution"); absent when no control is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attribution: Option<crate::model::attribution::Attribution>,
+    pub attribution: Option<crate::model::control::ControlCheck>,
 }
 
 /// One field of a regression that moved, from what, to what.

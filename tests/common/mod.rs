@@ -56,7 +56,7 @@ impl TestDb {
         let open = |url: String| async move {
             let options = OpenOptions::default();
             if migrate {
-                Store::open_and_migrate(&url, &options).await.unwrap()
+                slopewatch::intake::open_and_migrate(&url, &options).await.unwrap()
             } else {
                 Store::open(&url, &options).await.unwrap()
             }

@@ -266,13 +266,13 @@ pub fn explicit_target(command: &[String]) -> Option<String> {
 }
 
 #[derive(Debug, Default)]
-struct Probe {
+struct LibcProbe {
     libc: String,
     libc_version: Option<String>,
     libc_path: Option<String>,
 }
 
-fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
+fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<LibcProbe> {
     std::fs::create_dir_all(scratch)?;
     let src = scratch.join("probe.c");
     let bin = scratch.join(format!("probe-{}", spec.name));
@@ -288,7 +288,7 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
     };
     tc.compile(&[src], scratch, &[], &bin).context("cannot build the libc probe")?;
     let out = run_text(&[bin.display().to_string()]).context("the libc probe did not run")?;
-    let mut probe = Probe::default();
+    let mut probe = LibcProbe::default();
     for line in out.lines() {
         match line.split_once('=') {
             Some(("libc", v)) => probe.libc = v.to_string(),
@@ -303,7 +303,7 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<Probe> {
 /// The version of the libc the probe linked, where it can be told: glibc says it; Zig's musl is
 /// read from Zig's tree; a dynamically linked musl maps its loader, which prints its version when
 /// run. A statically linked musl has no way to say.
-fn libc_version(probe: &Probe, zig: Option<&[String]>) -> Option<String> {
+fn libc_version(probe: &LibcProbe, zig: Option<&[String]>) -> Option<String> {
     match probe.libc.as_str() {
         "glibc" => probe.libc_version.clone(),
         "musl" => match zig {
@@ -317,7 +317,7 @@ fn libc_version(probe: &Probe, zig: Option<&[String]>) -> Option<String> {
 /// The version of a statically linked musl (no loader to ask): the linker names the `libc.a` it
 /// took (`-Wl,-t` lists every input), and musl's `libc.so` beside it is its loader, which says its
 /// version when run; failing that, the Debian package that installed the archive says it.
-fn static_musl_version(spec: &ToolchainSpec, probe: &Probe, scratch: &Path) -> Option<String> {
+fn static_musl_version(spec: &ToolchainSpec, probe: &LibcProbe, scratch: &Path) -> Option<String> {
     if probe.libc != "musl" || probe.libc_path.is_some() {
         return None;
     }
@@ -360,7 +360,7 @@ fn linked_after(spec: &ToolchainSpec) -> String {
         .collect()
 }
 
-fn describe_libc(probe: &Probe, version: Option<&str>, zig_version: Option<&str>) -> String {
+fn describe_libc(probe: &LibcProbe, version: Option<&str>, zig_version: Option<&str>) -> String {
     let version = version.unwrap_or("(unknown version)");
     match (probe.libc.as_str(), zig_version) {
         ("musl", Some(zv)) => format!("musl {version} (zig {zv})"),

@@ -52,8 +52,10 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed> {
         if let Some(verdict) = verdict {
             let family = Name::parse(name.trim_end_matches("_BigO").trim_end_matches("_RMS")).family();
             let entry = match verdict {
-                Verdict::BigO => ("google_benchmark.big_o".to_string(), string(row, "big_o", &at)?.to_string()),
-                Verdict::Rms => {
+                ComplexityAggregate::BigO => {
+                    ("google_benchmark.big_o".to_string(), string(row, "big_o", &at)?.to_string())
+                }
+                ComplexityAggregate::Rms => {
                     ("google_benchmark.rms".to_string(), format!("{:.0}%", number(row, "rms", &at)? * 100.0))
                 }
             };
@@ -139,14 +141,14 @@ fn non_finite_as_null(text: &str) -> Cow<'_, str> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
+enum ComplexityAggregate {
     BigO,
     Rms,
 }
 
 /// Whether a row is an aggregate, and whether it is one of Google's complexity verdicts. Rows of
 /// releases before `run_type` are told by their name's suffix.
-fn kind(row: &Map<String, Value>, name: &str, at: &impl Fn(&str) -> At) -> Result<(bool, Option<Verdict>)> {
+fn kind(row: &Map<String, Value>, name: &str, at: &impl Fn(&str) -> At) -> Result<(bool, Option<ComplexityAggregate>)> {
     let aggregate_name = match row.get("run_type") {
         Some(Value::String(t)) if t == "aggregate" => Some(
             row.get("aggregate_name").and_then(Value::as_str).unwrap_or_else(|| name.rsplit('_').next().unwrap_or("")),
@@ -159,8 +161,8 @@ fn kind(row: &Map<String, Value>, name: &str, at: &impl Fn(&str) -> At) -> Resul
         }
     };
     Ok(match aggregate_name {
-        Some("BigO") => (true, Some(Verdict::BigO)),
-        Some("RMS") => (true, Some(Verdict::Rms)),
+        Some("BigO") => (true, Some(ComplexityAggregate::BigO)),
+        Some("RMS") => (true, Some(ComplexityAggregate::Rms)),
         Some(_) => (true, None),
         None => (false, None),
     })

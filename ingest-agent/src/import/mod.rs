@@ -1,9 +1,10 @@
 //! `import`: turns results another harness already measured (Google Benchmark JSON, criterion's
 //! output directory, a CSV of samples) into a run, sent or written like a measured one.
 //!
-//! Each format's parser reads its files into [`Family`] values (samples by size, and where in the
-//! file the family was first seen); the rules every format shares (sample and size bounds, names,
-//! enough sizes for a slope) are checked here, naming the file and the line or key at fault.
+//! Each format's parser reads its files into [`ImportedFamily`] values (samples by size, and where
+//! in the file the family was first seen); the rules every format shares (sample and size bounds,
+//! names, enough sizes for a slope) are checked here, naming the file and the line or key at
+//! fault.
 
 mod criterion;
 mod csv;
@@ -51,7 +52,7 @@ pub struct Imported {
 
 /// Reads `files` in `format`; the first problem is an error naming the file and the line or key.
 pub fn read(format: Format, files: &[PathBuf], unit: SizeUnit) -> Result<Imported> {
-    let mut families: Vec<Family> = Vec::new();
+    let mut families: Vec<ImportedFamily> = Vec::new();
     let mut warnings = Vec::new();
     let mut started_at: Option<OffsetDateTime> = None;
     for path in files {
@@ -107,7 +108,7 @@ impl fmt::Display for At {
 
 /// One workload as a harness reported it.
 #[derive(Debug)]
-pub(crate) struct Family {
+pub(crate) struct ImportedFamily {
     /// The name the workload will carry, before the checks of [`workload_name`].
     pub name: String,
     /// Where the family first appears.
@@ -118,9 +119,9 @@ pub(crate) struct Family {
     pub metadata: BTreeMap<String, String>,
 }
 
-impl Family {
-    pub(crate) fn new(name: String, at: At) -> Family {
-        Family { name, at, samples: BTreeMap::new(), metadata: BTreeMap::new() }
+impl ImportedFamily {
+    pub(crate) fn new(name: String, at: At) -> ImportedFamily {
+        ImportedFamily { name, at, samples: BTreeMap::new(), metadata: BTreeMap::new() }
     }
 
     fn into_workload(self, format: Format, unit: SizeUnit) -> Result<WorkloadRun> {
@@ -252,18 +253,18 @@ fn list<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
 /// What one file held.
 #[derive(Debug, Default)]
 pub(crate) struct Parsed {
-    pub families: Vec<Family>,
+    pub families: Vec<ImportedFamily>,
     pub skipped: Skipped,
     pub started_at: Option<OffsetDateTime>,
 }
 
 impl Parsed {
     /// The family called `name`, made at `at` when first seen.
-    pub(crate) fn family(&mut self, name: &str, at: impl FnOnce() -> At) -> &mut Family {
+    pub(crate) fn family(&mut self, name: &str, at: impl FnOnce() -> At) -> &mut ImportedFamily {
         match self.families.iter().position(|f| f.name == name) {
             Some(i) => &mut self.families[i],
             None => {
-                self.families.push(Family::new(name.to_string(), at()));
+                self.families.push(ImportedFamily::new(name.to_string(), at()));
                 self.families.last_mut().expect("just pushed")
             }
         }
@@ -272,7 +273,7 @@ impl Parsed {
     /// Harnesses also time single points (one size, no size at all): those are not growth
     /// families, so they are skipped with a warning rather than refused.
     pub(crate) fn skip_single_sizes(&mut self) {
-        let (kept, single): (Vec<Family>, Vec<Family>) =
+        let (kept, single): (Vec<ImportedFamily>, Vec<ImportedFamily>) =
             std::mem::take(&mut self.families).into_iter().partition(|f| f.samples.len() != 1);
         for f in single {
             self.skipped.add("one size only", &f.name);

@@ -65,7 +65,7 @@ where
 
 fn etag(kind: &str, view: &impl Serialize) -> Result<HeaderValue, Error> {
     let mut hash = Sha256::new();
-    hash.update(crate::VERSION.as_bytes());
+    hash.update(crate::instance::VERSION.as_bytes());
     hash.update(kind.as_bytes());
     hash.update(serde_json::to_vec(view).map_err(anyhow::Error::from)?);
     let tag = format!("\"{}\"", hex::encode(&hash.finalize()[..16]));

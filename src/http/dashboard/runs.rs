@@ -7,8 +7,8 @@ use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};
-use crate::views::run::{context, RegressionLink, RunContext};
-use crate::views::{fit_partial_slopes, Band};
+use crate::views::run::{context, HoldingRegression, RunContext};
+use crate::views::{fill_in_run, Band};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use slopewatch_core::wire::Failure;
@@ -63,8 +63,8 @@ impl RunPage {
     }
 
     /// Each regression or finding the run's version opened, once: for the facts at the top.
-    fn opened(&self) -> Vec<&RegressionLink> {
-        let mut opened: Vec<&RegressionLink> =
+    fn opened(&self) -> Vec<&HoldingRegression> {
+        let mut opened: Vec<&HoldingRegression> =
             self.context.iter().filter_map(|c| c.regression.as_ref()).filter(|r| r.opened_here).collect();
         opened.sort_by(|a, b| a.url.cmp(&b.url));
         opened.dedup_by(|a, b| a.url == b.url);
@@ -116,7 +116,7 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>) 
     let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
     let mut run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
     let min_sizes = state.config.alerts.rules.min_sizes;
-    fit_partial_slopes(&mut run, min_sizes);
+    fill_in_run(&mut run, min_sizes);
     let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();
     let (lineage, metric) = (run.toolchain.name.as_str(), run.metric);
     let (slopes, held) = tokio::try_join!(

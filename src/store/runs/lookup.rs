@@ -3,7 +3,7 @@
 //! names, and the version axis of its lineages.
 
 use crate::model::MetricColumn;
-use crate::store::columns::{NewRuns, PendingRun, VersionFromText};
+use crate::store::db::columns::{NewRuns, PendingRun, VersionFromText};
 use crate::store::db::{sql, Sql};
 use slopewatch_core::wire::{Host, Metric, SizeUnit, Toolchain};
 use std::collections::{HashMap, HashSet};
@@ -126,7 +126,7 @@ pub(super) fn select_stored<'a>(
 }
 
 /// What the database holds of a batch's runs and of the rows they refer to.
-pub(super) struct Stored<'a> {
+pub(super) struct BatchLookup<'a> {
     /// The content hash of the run stored under each of the batch's run ids, by the run's index.
     pub hashes: Vec<Option<String>>,
     /// Each stored workload's id, by name and metric.
@@ -139,9 +139,9 @@ pub(super) struct Stored<'a> {
     pub toolchains: HashMap<Key<'a>, i64>,
 }
 
-impl<'a> Stored<'a> {
-    pub fn new(runs: usize) -> Stored<'a> {
-        Stored {
+impl<'a> BatchLookup<'a> {
+    pub fn new(runs: usize) -> BatchLookup<'a> {
+        BatchLookup {
             hashes: vec![None; runs],
             workloads: HashMap::new(),
             units: HashMap::new(),

@@ -1,7 +1,7 @@
 //! Storing runs, each whole or not at all, and marked pending for its version's summaries.
 //!
 //! On Postgres each request stores its own run, side by side with the others. On SQLite runs
-//! queue for the one writer (`sqlite_writer.rs`), which stores every run waiting in one
+//! queue for the one writer (`db/sqlite_writer.rs`), which stores every run waiting in one
 //! transaction. A batch that fails is stored again one run at a time, so a run that cannot be
 //! stored fails alone.
 
@@ -13,12 +13,13 @@ pub use held::HeldBy;
 pub use reads::{MeasurementDetail, RunDetail, RunListRow, WorkloadDetail};
 pub(super) use reads::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 
-use super::columns::{axis_clash, unit_clash, Arrival, PendingRun, Step, VersionFromText};
+use super::db::columns::{axis_clash, unit_clash, Arrival, PendingRun, Step, VersionFromText};
 use super::db::sql;
 use super::Store;
-use crate::analysis::WorkloadFit;
+use crate::model::WorkloadFit;
 use lookup::{
-    first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, Key, Stored, HOST_KEY, TOOLCHAIN_KEY,
+    first_of_each, host_key, insert_keyed, select_stored, toolchain_key, unstored, BatchLookup, Key, HOST_KEY,
+    TOOLCHAIN_KEY,
 };
 use serde::Serialize;
 use slopewatch_core::wire::{FieldError, Metric, RunSubmission, SizeUnit};
@@ -153,7 +154,7 @@ impl Store {
         let steps = 'write: {
             // Everything the batch needs to know, in one statement. On Postgres, a lone run that
             // adds no host, toolchain build or workload is then written by one more.
-            let mut stored = Stored::new(runs.len());
+            let mut stored = BatchLookup::new(runs.len());
             let found = select_stored(&run_ids, &names, &lineages, &host_keys, &toolchain_keys);
             stored.read(conn.exec().all(&found).await?, &host_keys, &toolchain_keys)?;
 
@@ -317,14 +318,16 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::columns::Arrival;
+    use crate::store::db::columns::Arrival;
     use crate::store::db::Pool;
     use crate::store::OpenOptions;
     use serde_json::{json, Value};
 
     async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
         let url = format!("sqlite://{}", dir.path().join("runs.db").display());
-        Store::open_and_migrate(&url, &OpenOptions::default()).await.unwrap()
+        let store = Store::open(&url, &OpenOptions::default()).await.unwrap();
+        store.migrate_schema().await.unwrap();
+        store
     }
 
     fn body(host: &str, workload: &str, unit: &str) -> Value {

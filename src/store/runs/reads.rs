@@ -186,7 +186,7 @@ struct FitRecord {
 
 /// A failed workload of a run, its failure still as stored.
 #[derive(sqlx::FromRow)]
-struct FailureRecord {
+struct RunFailureRecord {
     workload_id: i64,
     name: String,
     #[sqlx(try_from = "String")]
@@ -210,7 +210,9 @@ impl Store {
     }
 
     /// One run with its host, toolchain, fits, failures, medians and raw samples; `None` if unknown.
-    /// A failed workload comes without a fit: the store keeps none for it.
+    /// A failed workload comes without a fit: the store keeps none for it. What is worked out from
+    /// the numbers (classes, the cost at a size of interest, a failed workload's partial fit) is
+    /// not stored, and not filled in here (`views::fill_in_run`).
     pub async fn run(&self, run_id: Uuid) -> Result<Option<RunDetail>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
         let q = sql(format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1")).bind(run_id);
@@ -222,7 +224,7 @@ impl Store {
         let q = sql("SELECT x.workload_id, w.name, w.size_unit, x.source_hash, x.kind, x.size, x.detail, x.facts,
                     x.metadata
              FROM failures x JOIN workloads w ON w.id = x.workload_id WHERE x.run_id = $1");
-        let failures: Vec<FailureRecord> = conn.exec().all(&q.bind(run_id)).await?;
+        let failures: Vec<RunFailureRecord> = conn.exec().all(&q.bind(run_id)).await?;
         let q = sql("SELECT workload_id, size, median_ns, samples, samples_ns, instructions FROM measurements
              WHERE run_id = $1 ORDER BY workload_id, size");
         let medians: Vec<MeasurementRow> = conn.exec().all(&q.bind(run_id)).await?;
@@ -251,16 +253,10 @@ impl Store {
         let mut workloads = Vec::with_capacity(fits.len() + failures.len());
         for f in fits {
             let measurements = measured(f.workload_id)?;
-            let medians: Vec<(u64, f64)> = measurements.iter().map(|m| (m.size as u64, m.median_ns)).collect();
-            let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t)| (s as f64, t)).collect();
-            let size_of_interest = interest(f.workload_id);
-            let at_size_of_interest = size_of_interest
-                .and_then(|at| slopewatch_core::predict::predict(&points, u64::try_from(at).ok()?).ok())
-                .map(|p| p.sentence_in(f.size_unit, header.metric));
             workloads.push(WorkloadDetail {
-                size_of_interest,
-                at_size_of_interest,
-                complexity: crate::analysis::classify(&medians, header.metric),
+                size_of_interest: interest(f.workload_id),
+                at_size_of_interest: None,
+                complexity: None,
                 local_slopes: decode_json(&f.local_slopes)?,
                 metadata: decode_json(&f.metadata)?,
                 measurements,

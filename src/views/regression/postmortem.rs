@@ -167,7 +167,7 @@ pub fn export(d: &RegressionDetail) -> String {
     let _ = writeln!(md, "- Magnitude: {magnitude} the time (or count) at the largest common size\n");
 
     if let Some(a) = &d.attribution {
-        md.push_str(&crate::views::attribution::markdown(a, text));
+        md.push_str(&crate::views::control::markdown(a, text));
     }
     md.push_str("## Timeline\n\n");
     for m in timeline(d) {

@@ -22,7 +22,7 @@ use crate::server::regression;
 use crate::server::spool::Spool;
 use anyhow::{bail, Context, Result};
 use candidates::{read_candidates, read_versions, Candidates};
-use search::Plan;
+use search::BisectPlan;
 use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step};
 
 /// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints
@@ -81,7 +81,7 @@ pub fn bisect(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     let metric = meter::resolve(measure, counter, selected.iter().any(|w| w.command().is_some()))?;
     let root = cache_root(args.cache_dir.clone())?;
     let cache = BuildCache::new(root.join("builds"));
-    let plan = Plan {
+    let plan = BisectPlan {
         metric,
         lineage,
         workloads: selected,

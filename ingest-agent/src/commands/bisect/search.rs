@@ -43,7 +43,7 @@ struct CandidateOutcome {
 }
 
 /// Everything a bisection needs besides its candidates.
-pub struct Plan<'a> {
+pub struct BisectPlan<'a> {
     pub lineage: String,
     pub workloads: Vec<Workload>,
     pub good: String,
@@ -63,7 +63,7 @@ pub struct Plan<'a> {
 /// step as it is decided, with the candidate's run (to print it, or to submit the run and return
 /// its id).
 pub fn bisect(
-    plan: &Plan,
+    plan: &BisectPlan,
     candidates: &Candidates,
     mut on_step: impl FnMut(&Step, Option<&RunSubmission>) -> Option<Uuid>,
 ) -> Result<BisectionSubmission> {
@@ -180,7 +180,7 @@ pub fn bisect(
 /// What judging a candidate takes besides which one it is: the plan and candidates, the limits
 /// a workload is judged by, and the progress display.
 struct Judge<'a> {
-    plan: &'a Plan<'a>,
+    plan: &'a BisectPlan<'a>,
     candidates: &'a Candidates,
     limits: Limits,
     progress: Progress,

@@ -1,6 +1,6 @@
 //! What a control lineage says of a regression: whether the toolchain, the code, or the host or
 //! harness moved (docs/alerts.md, "Attribution"), and the evidence it is worked out from. Plain
-//! values: the store reads the evidence, `rules::attribution` decides.
+//! values: the store reads the evidence, `rules::control` decides.
 
 use serde::Serialize;
 use slopewatch_core::wire::Metric;
@@ -10,7 +10,8 @@ use utoipa::ToSchema;
 /// Who moved, by the control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+#[schema(as = Verdict)]
+pub enum ControlVerdict {
     /// The control held: the toolchain changed.
     Toolchain,
     /// The control moved too, on a changed source: the code changed.
@@ -21,23 +22,23 @@ pub enum Verdict {
     Unknown,
 }
 
-impl Verdict {
+impl ControlVerdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Toolchain => "toolchain",
-            Verdict::Code => "code",
-            Verdict::HostOrHarness => "host_or_harness",
-            Verdict::Unknown => "unknown",
+            ControlVerdict::Toolchain => "toolchain",
+            ControlVerdict::Code => "code",
+            ControlVerdict::HostOrHarness => "host_or_harness",
+            ControlVerdict::Unknown => "unknown",
         }
     }
 
     /// How it reads on a page.
     pub fn label(self) -> &'static str {
         match self {
-            Verdict::Toolchain => "the toolchain",
-            Verdict::Code => "the code",
-            Verdict::HostOrHarness => "the host or the harness",
-            Verdict::Unknown => "unknown",
+            ControlVerdict::Toolchain => "the toolchain",
+            ControlVerdict::Code => "the code",
+            ControlVerdict::HostOrHarness => "the host or the harness",
+            ControlVerdict::Unknown => "unknown",
         }
     }
 }
@@ -45,8 +46,9 @@ impl Verdict {
 /// A regression's attribution: one verdict with its reasoning in a sentence, and each slope
 /// workload's own.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct Attribution {
-    pub verdict: Verdict,
+#[schema(as = Attribution)]
+pub struct ControlCheck {
+    pub verdict: ControlVerdict,
     /// The control as it was used, lineage and versions (`musl-gcc 1.2.3`); the lineage alone
     /// when it has no runs to use; null when the regression's lineage is the only control.
     pub control: Option<String>,
@@ -61,17 +63,18 @@ pub struct Attribution {
     pub to: OffsetDateTime,
     /// The hosts whose control runs were used, sorted.
     pub hosts: Vec<String>,
-    pub workloads: Vec<WorkloadAttribution>,
+    pub workloads: Vec<WorkloadControlCheck>,
 }
 
 /// One slope workload's attribution.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct WorkloadAttribution {
+#[schema(as = WorkloadAttribution)]
+pub struct WorkloadControlCheck {
     pub workload: String,
     /// The metric of the workload's series; the control's runs are of the same metric.
     #[serde(rename = "measure")]
     pub metric: Metric,
-    pub verdict: Verdict,
+    pub verdict: ControlVerdict,
     pub control: Option<String>,
     pub sentence: String,
     /// The control's slope (median over its runs used) on the first bad version's source, and on

@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 /// A value bound to a statement. Each kind keeps its type when it is NULL, as Postgres needs.
 #[derive(Debug, Clone)]
-pub(super) enum Value<'a> {
+pub(in crate::store) enum Value<'a> {
     Bool(Option<bool>),
     I32(Option<i32>),
     I64(Option<i64>),
@@ -33,12 +33,12 @@ pub(super) enum Value<'a> {
 }
 
 /// What can be bound to a statement: a column type the store uses, or `None` of one.
-pub(super) trait Bind<'a> {
+pub(in crate::store) trait Bind<'a> {
     fn value(self) -> Value<'a>;
 }
 
 /// A column type the store binds; its `Option` binds NULL of the same type.
-pub(super) trait Scalar<'a>: Sized {
+pub(in crate::store) trait Scalar<'a>: Sized {
     fn wrap(value: Option<Self>) -> Value<'a>;
 }
 
@@ -111,13 +111,13 @@ impl<'a> Scalar<'a> for String {
 /// A statement and its values. `bind` adds a value for a `$n` already in the text; the `push_*`
 /// methods write the placeholders as they add values, for statements built piece by piece.
 #[derive(Debug, Clone)]
-pub(super) struct Sql<'a> {
+pub(in crate::store) struct Sql<'a> {
     text: String,
     values: Vec<Value<'a>>,
 }
 
 /// Starts a statement.
-pub(super) fn sql<'a>(text: impl Into<String>) -> Sql<'a> {
+pub(in crate::store) fn sql<'a>(text: impl Into<String>) -> Sql<'a> {
     Sql { text: text.into(), values: Vec::new() }
 }
 
@@ -210,7 +210,7 @@ impl<'a> Sql<'a> {
 }
 
 /// One row of a `VALUES` list being written.
-pub(super) struct Tuple<'s, 'a> {
+pub(in crate::store) struct Tuple<'s, 'a> {
     sql: &'s mut Sql<'a>,
     first: bool,
 }
@@ -226,11 +226,14 @@ impl<'a> Tuple<'_, 'a> {
 }
 
 /// A row type the store reads, from either database.
-pub(super) trait Record: for<'r> FromRow<'r, PgRow> + for<'r> FromRow<'r, SqliteRow> + Send + Unpin {}
+pub(in crate::store) trait Record:
+    for<'r> FromRow<'r, PgRow> + for<'r> FromRow<'r, SqliteRow> + Send + Unpin
+{
+}
 impl<T: for<'r> FromRow<'r, PgRow> + for<'r> FromRow<'r, SqliteRow> + Send + Unpin> Record for T {}
 
 /// A single column's type the store reads, from either database.
-pub(super) trait Column:
+pub(in crate::store) trait Column:
     for<'r> Decode<'r, Postgres> + Type<Postgres> + for<'r> Decode<'r, Sqlite> + Type<Sqlite> + Send + Unpin
 {
 }
@@ -240,7 +243,7 @@ impl<T> Column for T where
 }
 
 /// A connection of either database, borrowed for a statement.
-pub(super) enum Exec<'c> {
+pub(in crate::store) enum Exec<'c> {
     Postgres(&'c mut PgConnection),
     Sqlite(&'c mut SqliteConnection),
 }
@@ -295,7 +298,7 @@ impl Exec<'_> {
 
 /// The pool of whichever database the store opened.
 #[derive(Clone, Debug)]
-pub(super) enum Pool {
+pub(in crate::store) enum Pool {
     Postgres(PgPool),
     Sqlite(SqlitePool),
 }
@@ -342,7 +345,7 @@ impl Pool {
 }
 
 /// A connection taken from the store's pool.
-pub(super) enum Conn {
+pub(in crate::store) enum Conn {
     Postgres(PoolConnection<Postgres>),
     Sqlite(PoolConnection<Sqlite>),
 }
@@ -397,12 +400,12 @@ impl<'c> Tx<'c> {
         Tx { inner, turn: None }
     }
 
-    pub(super) fn with_turn(mut self, turn: Option<OwnedMutexGuard<()>>) -> Tx<'c> {
+    pub(in crate::store) fn with_turn(mut self, turn: Option<OwnedMutexGuard<()>>) -> Tx<'c> {
         self.turn = turn;
         self
     }
 
-    pub(super) fn exec(&mut self) -> Exec<'_> {
+    pub(in crate::store) fn exec(&mut self) -> Exec<'_> {
         match &mut self.inner {
             TxInner::Postgres(tx) => Exec::Postgres(tx),
             TxInner::Sqlite(tx) => Exec::Sqlite(tx),
@@ -419,7 +422,7 @@ impl<'c> Tx<'c> {
     }
 
     /// `Backend::insert_runs`, inside this transaction.
-    pub(super) async fn insert_runs(&mut self, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
+    pub(in crate::store) async fn insert_runs(&mut self, new: &NewRuns<'_>) -> Result<u64, sqlx::Error> {
         match &mut self.inner {
             TxInner::Postgres(tx) => Postgres::insert_runs(tx, new).await,
             TxInner::Sqlite(tx) => Sqlite::insert_runs(tx, new).await,

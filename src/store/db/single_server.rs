@@ -4,7 +4,7 @@
 //! told who holds it. The kernel drops the lock when the holder exits, however it exits, so a
 //! server killed outright never blocks the next one.
 
-use super::sqlite_file;
+use crate::store::sqlite_file;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;

@@ -1,6 +1,7 @@
-//! Attribution: what a control lineage (a second implementation, `[control] lineages`) says of a
-//! regression. Per slope workload, the control's runs on the first bad version's source, measured
-//! within the regression's period, on the regression's own hosts where it has any there:
+//! A control check (docs/alerts.md, "Attribution"): what a control lineage (a second
+//! implementation, `[control] lineages`) says of a regression. Per slope workload, the control's
+//! runs on the first bad version's source, measured within the regression's period, on the
+//! regression's own hosts where it has any there:
 //!
 //! - the control held (its slope stayed under the workload's threshold, or was over already
 //!   before): **toolchain**;
@@ -13,21 +14,23 @@
 //! has no control of its own and says so. No database here: the store reads the evidence.
 
 use crate::format;
-use crate::model::attribution::{Attribution, ControlRun, Regressed, RegressedWorkload, Verdict, WorkloadAttribution};
+use crate::model::control::{
+    ControlCheck, ControlRun, ControlVerdict, Regressed, RegressedWorkload, WorkloadControlCheck,
+};
 use crate::model::workload_label;
 use slopewatch_core::fit::median;
 use slopewatch_core::wire::Metric;
 
 /// The attribution of `regressed` by the configured `controls`, from the control runs of its
 /// period; `threshold` gives a workload's limit.
-pub fn attribute(
+pub fn check(
     regressed: &Regressed,
     controls: &[String],
     runs: &[ControlRun],
     threshold: impl Fn(&str) -> f64,
-) -> Attribution {
+) -> ControlCheck {
     let usable: Vec<&str> = controls.iter().map(String::as_str).filter(|c| *c != regressed.lineage).collect();
-    let workloads: Vec<WorkloadAttribution> =
+    let workloads: Vec<WorkloadControlCheck> =
         regressed.workloads.iter().map(|w| workload(regressed, &usable, runs, w, threshold(&w.name))).collect();
     let source_changed = workloads.iter().any(|w| w.source_changed);
     let mut hosts: Vec<String> = workloads.iter().flat_map(|w| w.hosts.iter().cloned()).collect();
@@ -36,10 +39,11 @@ pub fn attribute(
     let mut labels: Vec<String> = workloads.iter().filter_map(|w| w.control.clone()).collect();
     labels.dedup();
     let control = if labels.is_empty() { usable.first().map(|c| c.to_string()) } else { Some(labels.join(", ")) };
-    let known: Vec<Verdict> = workloads.iter().map(|w| w.verdict).filter(|v| *v != Verdict::Unknown).collect();
+    let known: Vec<ControlVerdict> =
+        workloads.iter().map(|w| w.verdict).filter(|v| *v != ControlVerdict::Unknown).collect();
     let (verdict, sentence) = match (workloads.as_slice(), known.first()) {
         ([], _) => (
-            Verdict::Unknown,
+            ControlVerdict::Unknown,
             "only slopes are attributed: this regression's workloads failed, which the control does not judge".into(),
         ),
         ([one], _) => (one.verdict, one.sentence.clone()),
@@ -48,12 +52,23 @@ pub fn attribute(
                 all.iter().map(|w| format!("{}: {}", workload_label(&w.workload, w.metric), w.sentence)).collect();
             match first {
                 Some(v) if known.iter().all(|k| k == v) => (*v, each.join("; ")),
-                Some(_) => (Verdict::Unknown, format!("the control disagrees across workloads: {}", each.join("; "))),
-                None => (Verdict::Unknown, each.join("; ")),
+                Some(_) => {
+                    (ControlVerdict::Unknown, format!("the control disagrees across workloads: {}", each.join("; ")))
+                }
+                None => (ControlVerdict::Unknown, each.join("; ")),
             }
         }
     };
-    Attribution { verdict, control, sentence, source_changed, from: regressed.from, to: regressed.to, hosts, workloads }
+    ControlCheck {
+        verdict,
+        control,
+        sentence,
+        source_changed,
+        from: regressed.from,
+        to: regressed.to,
+        hosts,
+        workloads,
+    }
 }
 
 /// One workload's attribution, by the first of the controls with runs to use.
@@ -63,7 +78,7 @@ fn workload(
     runs: &[ControlRun],
     w: &RegressedWorkload,
     threshold: f64,
-) -> WorkloadAttribution {
+) -> WorkloadControlCheck {
     let source_changed = matches!((&w.source_before, &w.source_after), (Some(b), Some(a)) if b != a);
     let bad_source = w.source_after.as_deref().or(w.source_before.as_deref());
     let own_hosts: Vec<i64> = regressed.hosts.iter().map(|(id, _)| *id).collect();
@@ -96,9 +111,9 @@ fn workload(
         let k_before = (!before.is_empty()).then(|| slope_of(&before));
         let moved = k > threshold && !k_before.is_some_and(|b| b > threshold);
         let verdict = match (moved, source_changed) {
-            (false, _) => Verdict::Toolchain,
-            (true, true) => Verdict::Code,
-            (true, false) => Verdict::HostOrHarness,
+            (false, _) => ControlVerdict::Toolchain,
+            (true, true) => ControlVerdict::Code,
+            (true, false) => ControlVerdict::HostOrHarness,
         };
         let mut versions: Vec<&str> = after.iter().map(|r| r.version.as_str()).collect();
         versions.sort_unstable();
@@ -110,13 +125,13 @@ fn workload(
         let from = k_before.filter(|_| moved).map(|b| format!(" (from k {})", format::slope(b))).unwrap_or_default();
         let k_text = format::slope(k);
         let mut sentence = match verdict {
-            Verdict::Toolchain if source_changed => {
+            ControlVerdict::Toolchain if source_changed => {
                 format!("control {label} stayed at k {k_text} on the new source: the toolchain changed, not the code")
             }
-            Verdict::Toolchain => {
+            ControlVerdict::Toolchain => {
                 format!("control {label} stayed at k {k_text} on the same source: the toolchain changed")
             }
-            Verdict::Code => {
+            ControlVerdict::Code => {
                 format!("control {label} moved too, to k {k_text}{from}, on the changed source: the code changed")
             }
             _ => format!(
@@ -128,7 +143,7 @@ fn workload(
         } else {
             format!(" (measured on {}, none on the regression's hosts {})", hosts.join(", "), host_names(regressed))
         });
-        return WorkloadAttribution {
+        return WorkloadControlCheck {
             workload: w.name.clone(),
             metric: w.metric,
             verdict,
@@ -174,10 +189,10 @@ fn workload(
             regressed.version
         ));
     }
-    WorkloadAttribution {
+    WorkloadControlCheck {
         workload: w.name.clone(),
         metric: w.metric,
-        verdict: Verdict::Unknown,
+        verdict: ControlVerdict::Unknown,
         control: controls.first().map(|c| c.to_string()),
         sentence,
         control_slope: None,
@@ -240,34 +255,34 @@ mod tests {
         }
     }
 
-    fn verdict(r: &Regressed, runs: &[ControlRun]) -> Attribution {
-        attribute(r, &["musl-gcc".to_string()], runs, |_| 1.5)
+    fn verdict(r: &Regressed, runs: &[ControlRun]) -> ControlCheck {
+        check(r, &["musl-gcc".to_string()], runs, |_| 1.5)
     }
 
     #[test]
     fn a_control_that_held_blames_the_toolchain_and_one_that_moved_the_code_or_the_host() {
         let held = verdict(&regressed("a", "a"), &[run("a", 1.0, 1, 1), run("a", 1.01, 1, 2)]);
-        assert_eq!(held.verdict, Verdict::Toolchain);
+        assert_eq!(held.verdict, ControlVerdict::Toolchain);
         assert!(held.sentence.starts_with("control musl-gcc 1.2.3 stayed at k 1.01 on the same source: the toolchain"));
         assert_eq!(held.hosts, ["build-01"]);
         let code = verdict(&regressed("a", "b"), &[run("a", 1.0, 1, 1), run("b", 2.0, 1, 2)]);
-        assert_eq!(code.verdict, Verdict::Code);
+        assert_eq!(code.verdict, ControlVerdict::Code);
         assert!(
             code.sentence.contains("moved too, to k 2.00 (from k 1.00), on the changed source"),
             "{}",
             code.sentence
         );
         let host = verdict(&regressed("a", "a"), &[run("a", 1.0, 1, 1), run("a", 2.0, 1, 2)]);
-        assert_eq!(host.verdict, Verdict::HostOrHarness);
+        assert_eq!(host.verdict, ControlVerdict::HostOrHarness);
         let always = verdict(&regressed("a", "a"), &[run("a", 2.0, 1, 1), run("a", 2.0, 1, 2)]);
-        assert_eq!(always.verdict, Verdict::Toolchain, "over before and after: the control did not move");
+        assert_eq!(always.verdict, ControlVerdict::Toolchain, "over before and after: the control did not move");
     }
 
     #[test]
     fn runs_on_the_regressions_hosts_come_first_and_others_are_named() {
         let r = regressed("a", "a");
         let mixed = verdict(&r, &[run("a", 2.0, 2, 2), run("a", 1.0, 1, 2)]);
-        assert_eq!((mixed.verdict, mixed.hosts.clone()), (Verdict::Toolchain, vec!["build-01".to_string()]));
+        assert_eq!((mixed.verdict, mixed.hosts.clone()), (ControlVerdict::Toolchain, vec!["build-01".to_string()]));
         let other = verdict(&r, &[run("a", 1.0, 2, 2)]);
         assert!(other.sentence.ends_with("(measured on build-02, none on the regression's hosts build-01)"));
         assert!(!other.workloads[0].same_hosts);
@@ -276,13 +291,13 @@ mod tests {
     #[test]
     fn without_control_runs_it_says_what_to_run_and_that_a_changed_source_cannot_be_pinned() {
         let none = verdict(&regressed("a", "b"), &[run("a", 1.0, 1, 1)]);
-        assert_eq!(none.verdict, Verdict::Unknown);
+        assert_eq!(none.verdict, ControlVerdict::Unknown);
         assert!(none.sentence.contains("measure musl-gcc beside zig-cc-musl 0.16.0 on build-01"), "{}", none.sentence);
         assert!(none.sentence.contains("strchr changed source between 0.15.2 and 0.16.0: without the control"));
         let mut own = regressed("a", "a");
         own.lineage = "musl-gcc".into();
         let own = verdict(&own, &[run("a", 1.0, 1, 1)]);
-        assert_eq!((own.verdict, own.control.clone()), (Verdict::Unknown, None));
+        assert_eq!((own.verdict, own.control.clone()), (ControlVerdict::Unknown, None));
         assert!(own.sentence.starts_with("musl-gcc is itself the control and has no control of its own"));
     }
 }

@@ -4,24 +4,24 @@
 //! webhook carries the attribution as it stood when it was sent).
 
 use crate::config::Config;
-use crate::model::attribution::Attribution;
+use crate::model::control::ControlCheck;
 use crate::model::workload_label;
-use crate::rules::attribution::attribute;
+use crate::rules::control::check;
 use crate::store::Store;
 
 /// Regression `id`'s attribution, or `None` when no control is configured (or the regression has
 /// no summaries to give it a period).
-pub async fn of(store: &Store, id: i64, config: &Config) -> Result<Option<Attribution>, sqlx::Error> {
+pub async fn of(store: &Store, id: i64, config: &Config) -> Result<Option<ControlCheck>, sqlx::Error> {
     if config.controls.is_empty() {
         return Ok(None);
     }
     let Some((regressed, runs)) = store.control_evidence(id, &config.controls).await? else { return Ok(None) };
     let rules = &config.alerts.rules;
-    Ok(Some(attribute(&regressed, &config.controls, &runs, |w| rules.threshold_for(w))))
+    Ok(Some(check(&regressed, &config.controls, &runs, |w| rules.threshold_for(w))))
 }
 
 /// An attribution as a regression's page shows it.
-pub struct AttributionView {
+pub struct ControlCheckView {
     /// `toolchain`, `code`, `host_or_harness` or `unknown`, for the page's class.
     pub verdict: &'static str,
     /// "the toolchain", "the code", …
@@ -33,10 +33,10 @@ pub struct AttributionView {
     pub workloads: Vec<(String, &'static str, String)>,
 }
 
-impl AttributionView {
-    pub fn new(a: &Attribution) -> AttributionView {
+impl ControlCheckView {
+    pub fn new(a: &ControlCheck) -> ControlCheckView {
         let hosts = if a.hosts.is_empty() { "no host".to_string() } else { a.hosts.join(", ") };
-        AttributionView {
+        ControlCheckView {
             verdict: a.verdict.as_str(),
             label: a.verdict.label(),
             sentence: crate::format::sentence(&a.sentence),
@@ -60,8 +60,8 @@ impl AttributionView {
 }
 
 /// The postmortem's "Attribution" section; `text` escapes what it quotes for Markdown.
-pub fn markdown(a: &Attribution, text: impl Fn(&str) -> String) -> String {
-    let view = AttributionView::new(a);
+pub fn markdown(a: &ControlCheck, text: impl Fn(&str) -> String) -> String {
+    let view = ControlCheckView::new(a);
     let mut md = format!("## Attribution\n\n**Who moved: {}.** {}.\n\n", view.label, text(&view.sentence));
     for (workload, label, sentence) in &view.workloads {
         md.push_str(&format!("- {}, {label}: {}\n", text(workload), text(sentence)));

@@ -18,12 +18,12 @@ const MAX_BATCH: usize = 32;
 type QueuedRun = (PendingRun, oneshot::Sender<Result<Step, sqlx::Error>>);
 
 /// How the writer stores a batch of runs, each with its own outcome.
-pub(super) type WriteRuns =
+pub(in crate::store) type WriteRuns =
     Arc<dyn Fn(Vec<PendingRun>) -> BoxFuture<'static, Vec<Result<Step, sqlx::Error>>> + Send + Sync>;
 
 /// On SQLite, the runs waiting for the one writer, which takes all of them at its turn.
 #[derive(Clone, Debug)]
-pub(super) struct RunQueue {
+pub(in crate::store) struct RunQueue {
     runs: mpsc::Sender<QueuedRun>,
     /// Runs handed to the writer and not yet answered.
     unanswered: Arc<AtomicUsize>,
@@ -34,7 +34,11 @@ pub(super) struct RunQueue {
 impl RunQueue {
     /// Starts the writer, which stores runs with `write` and copies `pool`'s log in the background;
     /// it stops when the last handle on the queue is gone.
-    pub(super) fn start(pool: SqlitePool, turn: Arc<Mutex<()>>, write: WriteRuns) -> std::io::Result<RunQueue> {
+    pub(in crate::store) fn start(
+        pool: SqlitePool,
+        turn: Arc<Mutex<()>>,
+        write: WriteRuns,
+    ) -> std::io::Result<RunQueue> {
         let (runs, mut queue) = mpsc::channel::<QueuedRun>(MAX_BATCH * 4);
         let unanswered = Arc::new(AtomicUsize::new(0));
         let answered = unanswered.clone();
@@ -89,7 +93,7 @@ impl RunQueue {
         Ok(RunQueue { runs, unanswered, thread })
     }
 
-    pub(super) async fn write(&self, run: PendingRun) -> Result<Step, sqlx::Error> {
+    pub(in crate::store) async fn write(&self, run: PendingRun) -> Result<Step, sqlx::Error> {
         let (reply, answer) = oneshot::channel();
         self.unanswered.fetch_add(1, Ordering::SeqCst);
         if self.runs.send((run, reply)).await.is_err() {
@@ -102,12 +106,12 @@ impl RunQueue {
 
 impl RunQueue {
     /// Runs `task` on the writer's thread.
-    pub(super) fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+    pub(in crate::store) fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
         drop(self.thread.spawn(task));
     }
 
     /// How many runs the writer holds, waiting or being written.
-    pub(super) fn unanswered(&self) -> usize {
+    pub(in crate::store) fn unanswered(&self) -> usize {
         self.unanswered.load(Ordering::SeqCst)
     }
 }

@@ -22,7 +22,7 @@ pub struct ClaimedFit {
 
 /// A run's fit of a workload as a summary pass reads it, its medians still JSON.
 #[derive(sqlx::FromRow)]
-pub(super) struct WindowFitRow {
+pub(in crate::store) struct WindowFitRow {
     run_id: Uuid,
     workload_id: i64,
     medians: String,
@@ -47,7 +47,7 @@ pub struct WindowFit {
 }
 
 impl WindowFitRow {
-    pub(super) fn decode(self) -> Result<WindowFit, sqlx::Error> {
+    pub(in crate::store) fn decode(self) -> Result<WindowFit, sqlx::Error> {
         Ok(WindowFit {
             run_id: self.run_id,
             workload_id: self.workload_id,

@@ -1,14 +1,14 @@
 //! What differs between Postgres and SQLite, in one place. Every other query is written once
-//! (`db.rs`) and runs on both; a query whose SQL must differ becomes a method here, with its
+//! (`conn.rs`) and runs on both; a query whose SQL must differ becomes a method here, with its
 //! Postgres version in `postgres.rs` and its SQLite version in `sqlite.rs`, and a dispatching
-//! method on `Conn` or `Tx` in `db.rs`.
+//! method on `Conn` or `Tx` in `conn.rs`.
 
 use super::columns::NewRuns;
 use super::rows::{ClaimedFit, WindowFitRow};
 use slopewatch_core::lineage::LineageVersion;
 use uuid::Uuid;
 
-pub(super) trait Backend: sqlx::Database {
+pub(in crate::store) trait Backend: sqlx::Database {
     /// The statement that starts a transaction that writes. SQLite's takes the write lock at
     /// once: a deferred transaction that reads first cannot upgrade to a writer while another
     /// connection writes, and fails instead of waiting.

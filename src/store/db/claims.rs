@@ -1,8 +1,8 @@
 //! Periodic tasks that one server of several on the same database runs for all of them (the
 //! retention pass): each period goes to the server whose claim succeeds first; the others skip it.
 
-use super::db::sql;
-use super::Store;
+use super::sql;
+use crate::store::Store;
 use time::OffsetDateTime;
 
 impl Store {

@@ -1,7 +1,7 @@
 //! A run ready to store (`PendingRun`), and the rows of runs about to be stored column by column
 //! (`NewRuns`), as the backends' batch inserts bind them.
 
-use crate::analysis::WorkloadFit;
+use crate::model::WorkloadFit;
 use slopewatch_core::wire::{
     Failure, FieldError, Host, Measurement, Metric, RunSubmission, SizeUnit, Toolchain, VersionFrom, WorkloadRun,
 };
@@ -39,7 +39,7 @@ impl Arrival {
 }
 
 /// A run ready to store: what its rows need, owned, so a writer can store it beside others.
-pub(super) struct PendingRun {
+pub(in crate::store) struct PendingRun {
     pub run_id: Uuid,
     /// The digest resubmissions are compared against.
     pub content_hash: String,
@@ -65,7 +65,7 @@ pub(super) struct PendingRun {
 /// Contract rows (one per workload with a contract, whose function is not provided, or with a
 /// size of interest), column by column for batch inserts.
 #[derive(Default)]
-pub(super) struct ContractColumns {
+pub(in crate::store) struct ContractColumns {
     pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     /// The contract, a JSON object; `None` for a workload without one.
@@ -102,7 +102,7 @@ impl ContractColumns {
 
 /// Failure rows (one per failed workload), column by column for batch inserts.
 #[derive(Default)]
-pub(super) struct FailureColumns {
+pub(in crate::store) struct FailureColumns {
     pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     pub source_hash: Vec<String>,
@@ -116,7 +116,7 @@ pub(super) struct FailureColumns {
 
 /// Fit rows, column by column for batch inserts.
 #[derive(Default)]
-pub(super) struct FitColumns {
+pub(in crate::store) struct FitColumns {
     pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     pub source_hash: Vec<String>,
@@ -138,7 +138,7 @@ pub(super) struct FitColumns {
 
 /// Measurement rows (one per workload and size), column by column for batch inserts.
 #[derive(Default)]
-pub(super) struct MeasurementColumns {
+pub(in crate::store) struct MeasurementColumns {
     pub run_id: Vec<Uuid>,
     pub workload_id: Vec<i64>,
     pub size: Vec<i64>,
@@ -154,7 +154,7 @@ pub(super) struct MeasurementColumns {
 
 /// Run rows, column by column for batch inserts, with each run's version for its pending mark.
 #[derive(Default)]
-pub(super) struct RunColumns<'a> {
+pub(in crate::store) struct RunColumns<'a> {
     pub id: Vec<Uuid>,
     pub content_hash: Vec<&'a str>,
     pub agent_version: Vec<&'a str>,
@@ -171,7 +171,7 @@ pub(super) struct RunColumns<'a> {
 
 /// The rows of runs about to be stored, their workloads' ids known.
 #[derive(Default)]
-pub(super) struct NewRuns<'a> {
+pub(in crate::store) struct NewRuns<'a> {
     pub runs: RunColumns<'a>,
     pub fits: FitColumns,
     pub measurements: MeasurementColumns,
@@ -365,7 +365,7 @@ impl PendingRun {
 
 /// The error for a run of `toolchain` whose lineage is versioned on the `stored` axis: what to do
 /// instead, since neither the run nor the lineage's history can be changed here.
-pub(super) fn axis_clash(toolchain: &Toolchain, stored: &str) -> FieldError {
+pub(in crate::store) fn axis_clash(toolchain: &Toolchain, stored: &str) -> FieldError {
     let (name, axis) = (&toolchain.name, toolchain.version_from);
     let by = |axis: &str| if axis == VersionFrom::Libc.as_str() { "its libc" } else { "its compiler" };
     FieldError {
@@ -383,7 +383,7 @@ pub(super) fn axis_clash(toolchain: &Toolchain, stored: &str) -> FieldError {
 }
 
 /// The error for workload `i` of a run, measured in `unit` where `name` is stored in `stored`.
-pub(super) fn unit_clash(i: usize, name: &str, stored: SizeUnit, unit: SizeUnit) -> FieldError {
+pub(in crate::store) fn unit_clash(i: usize, name: &str, stored: SizeUnit, unit: SizeUnit) -> FieldError {
     FieldError {
         field: format!("workloads[{i}].size_unit"),
         reason: format!("workload {name:?} is measured in {stored}, not {unit}"),
@@ -391,11 +391,11 @@ pub(super) fn unit_clash(i: usize, name: &str, stored: SizeUnit, unit: SizeUnit)
 }
 
 /// A lineage's version axis as the database spells it: `compiler` or `libc`.
-pub(super) type VersionFromText = String;
+pub(in crate::store) type VersionFromText = String;
 
 /// What storing one run came to.
 #[derive(Debug)]
-pub(super) enum Step {
+pub(in crate::store) enum Step {
     Stored,
     AlreadyThere(String),
     Invalid(FieldError),

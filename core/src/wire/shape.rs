@@ -311,6 +311,29 @@ mod tests {
     }
 
     #[test]
+    fn every_message_reads_as_one_sentence_with_single_spaces() {
+        let id = Uuid::nil();
+        let dropped = [
+            Dropped::Failures(vec!["a (crashed)".into(), "b (wrong result)".into()]),
+            Dropped::Contracts { not_provided: vec![] },
+            Dropped::Contracts { not_provided: vec!["contract.strlcpy.length".into()] },
+            Dropped::SizesOfInterest(vec!["strchr".into()]),
+        ];
+        let refusals = [
+            Refusal::Measure(Metric::InstructionsValgrind),
+            Refusal::VersionAxis,
+            Refusal::NothingLeft { capability: Capability::SizesOfInterest, why: "x".into() },
+        ];
+        let said = dropped
+            .iter()
+            .map(|d| d.message("http://s", &id))
+            .chain(refusals.iter().map(|r| r.message("http://s", &id)));
+        for said in said {
+            assert!(!said.contains("  ") && !said.contains('\n') && said.contains("http://s"), "{said:?}");
+        }
+    }
+
+    #[test]
     fn a_run_with_nothing_left_is_refused_and_says_what_was_left_out() {
         let mut v = full();
         v["workloads"] = json!([v["workloads"][3].clone()]);

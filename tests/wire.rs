@@ -362,6 +362,13 @@ async fn submit(server: &str, token: &str, files: &[&Path], spool: &Path) -> (Op
     (out.status.code(), said)
 }
 
+/// The app over `db` served on loopback: the app, its URL, an ingest token, a scratch directory.
+async fn served(db: common::TestDb) -> (TestApp, String, String, tempfile::TempDir) {
+    let app = TestApp::new(db).await;
+    let (base, token) = (serve(app.router.clone()).await, app.ingest_token.clone());
+    (app, base, token, tempfile::tempdir().unwrap())
+}
+
 fn sent(seen: &Seen) -> Value {
     serde_json::from_slice(&seen.body).unwrap()
 }
@@ -377,9 +384,7 @@ fn lacking(c: Capability) -> Vec<Capability> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_advertises_less_is_sent_what_it_accepts_and_the_agent_says_once_what_it_left_out() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
-        let (base, token) = (serve(app.router.clone()).await, app.ingest_token.clone());
-        let dir = tempfile::tempdir().unwrap();
+        let (app, base, token, dir) = served(db).await;
 
         // Without failures and sizes of interest: two runs, one read of the capabilities.
         let advertised = vec![Capability::Contracts, Capability::Measures, Capability::VersionAxes];
@@ -431,9 +436,7 @@ async fn a_server_that_advertises_less_is_sent_what_it_accepts_and_the_agent_say
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_a_server_cannot_store_rightly_is_kept_and_the_agent_says_why_and_what_to_do() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
-        let (base, token) = (serve(app.router.clone()).await, app.ingest_token.clone());
-        let dir = tempfile::tempdir().unwrap();
+        let (app, base, token, dir) = served(db).await;
         for (lacks, step, says) in [
             (Capability::Measures, "cpu", ["takes wall time only", "--measure wall"]),
             (Capability::VersionAxes, "libc-axis", ["knows only compiler versions", "version_from = \"compiler\""]),
@@ -463,9 +466,7 @@ async fn a_run_a_server_cannot_store_rightly_is_kept_and_the_agent_says_why_and_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_advertises_nothing_is_sent_the_parents_wire_and_an_older_one_corrects_it_by_its_refusals() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
-        let (base, token) = (serve(app.router.clone()).await, app.ingest_token.clone());
-        let dir = tempfile::tempdir().unwrap();
+        let (app, base, token, dir) = served(db).await;
 
         // The parent: a 404 for the capabilities, and the run sent as the parent's agent sent it.
         let (url, proxy) = Proxy::start(&base, None, Accepts::everything()).await;

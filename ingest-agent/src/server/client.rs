@@ -162,7 +162,7 @@ impl Client {
     /// capabilities, and accepts what that release did. One that cannot be asked now (out of reach,
     /// the token refused, an error) is taken to accept that too, for this delivery only; a
     /// refusal by name corrects it.
-    pub fn accepts(&self) -> Accepts {
+    fn accepts(&self) -> Accepts {
         if let Some(known) = self.accepts.lock().expect("not poisoned").clone() {
             return known;
         }

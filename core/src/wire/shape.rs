@@ -115,11 +115,11 @@ impl Dropped {
                 format!("{}; sent run {run} with its probes as plain workloads{without}", older("contracts"))
             }
             Dropped::SizesOfInterest(workloads) => format!(
-                "{}; sent run {run} without the size{} its team runs {} at: {}",
+                "{}; sent run {run} without the size{s} of interest of {} workload{s}: {}",
                 older("sizes of interest"),
-                plural(workloads.len()),
-                if workloads.len() == 1 { "that workload" } else { "those workloads" },
-                workloads.join(", ")
+                workloads.len(),
+                workloads.join(", "),
+                s = plural(workloads.len())
             ),
         }
     }
@@ -271,7 +271,7 @@ mod tests {
         let said = shaped.dropped[0].message("http://old:3000", &r.run_id);
         assert!(
             said.contains("does not accept sizes of interest")
-                && said.ends_with("those workloads at: strchr, contract.strchr.remaining"),
+                && said.ends_with("without the sizes of interest of 2 workloads: strchr, contract.strchr.remaining"),
             "{said}"
         );
     }

@@ -511,6 +511,9 @@ async fn real_answers_fit_their_documented_schemas() {
         exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/0.16.0?against=9")).await;
         exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/9")).await;
 
+        let capabilities = "/api/v1/capabilities";
+        let accepts = exercise(&app, &doc, &mut seen, capabilities, get(capabilities)).await;
+        assert_eq!(accepts["accepts"][0], "failures", "{accepts}");
         exercise(&app, &doc, &mut seen, "/healthz", get("/healthz")).await;
         exercise(&app, &doc, &mut seen, "/readyz", get("/readyz")).await;
         exercise(&app, &doc, &mut seen, "/metrics", get("/metrics")).await;
@@ -543,6 +546,7 @@ async fn real_answers_fit_their_documented_schemas() {
             (list, "/api/v1/regressions".into()),
             (one, format!("/api/v1/regressions/{id}")),
             (version, "/api/v1/toolchains/zig-cc-musl/0.16.0".into()),
+            (capabilities, capabilities.into()),
         ] {
             exercise(&private, &doc, &mut seen, path, get(&uri)).await;
         }

@@ -1,7 +1,8 @@
-//! What the slopewatch server and agent share: the wire format and its rules, slope fitting,
-//! complexity classes, the noise rule verdicts are reached by, toolchain version ordering, and
-//! which workloads the agent ships.
+//! What the slopewatch server and agent share: the wire format and its rules, the server's answers,
+//! slope fitting, complexity classes, the noise rule verdicts are reached by, toolchain version
+//! ordering, and which workloads the agent ships.
 
+pub mod answers;
 pub mod bisection;
 pub mod complexity;
 pub mod fit;

@@ -28,7 +28,7 @@ fn count_colons(run: &Value) -> &Value {
 fn a_toolchain_whose_result_differs_from_two_that_agree_fails_with_a_wrong_result_naming_theirs() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let (url, seen) = listener((0..3).map(|_| stored("any", true)).collect());
+    let (url, seen) = listener((0..3).map(|_| stored_unknown(true)).collect());
     let out = run(agent_with("run", &cache)
         .args(["--server", &url, "--token", "sw_test", "--spool-dir"])
         .arg(dir.path().join("spool")));

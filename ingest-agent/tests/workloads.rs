@@ -133,7 +133,7 @@ fn a_source_one_toolchain_cannot_build_fails_there_while_the_other_is_measured_a
     std::fs::write(&config, format!("[[toolchains]]\nname = \"gcc-O0\"\ncc = \"gcc\"\nflags = \"-O0\"\n\n{toml}"))
         .unwrap();
 
-    let (url, seen) = listener(vec![stored("any", true), stored("any", true)]);
+    let (url, seen) = listener(vec![stored_unknown(true), stored_unknown(true)]);
     let out = run(agent()
         .args(["run", "--server", &url, "--token", "sw_test", "--workloads", "tokenize", "--max-size", "256K"])
         .args(["--reps", "2", "--size-budget", "100ms", "--total-budget", "20s", "--config"])

@@ -15,6 +15,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use slopewatch_core::answers::{RunAccepted, WorkloadSlope};
 use slopewatch_core::wire::{Metric, RunSubmission};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
@@ -32,49 +33,15 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get_series))
 }
 
-/// The answer to a run that is stored, now or before.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RunAccepted {
-    /// The run's id, as submitted.
-    run_id: Uuid,
-    /// True when the run was stored by this request; false when it was already stored.
-    created: bool,
-    /// The metric the run's series are kept under (its measure with its counter): `wall`, `cpu`,
-    /// `instructions-perf` or `instructions-valgrind`. The slopes are fitted from its values.
-    measure: Metric,
-    /// The slope fitted for each workload.
-    fits: Vec<WorkloadSlope>,
-    /// The run's page on the dashboard, relative to the server.
-    url: String,
-}
-
-/// One workload's fit in a stored run.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WorkloadSlope {
-    workload: String,
-    /// k in time ∝ size^k.
-    slope: f64,
-    /// Lower bound of the slope's 95% confidence interval.
-    ci_low: f64,
-    /// Upper bound of the slope's 95% confidence interval.
-    ci_high: f64,
-    /// Coefficient of determination of the log-log fit.
-    r2: f64,
-    /// Number of sizes fitted. Complexity classes are worked out where a run is read
-    /// (`GET /api/v1/runs/{id}`), not in this answer: storing a run does not wait for them.
-    n_sizes: i32,
-}
-
-impl From<FitReceipt> for WorkloadSlope {
-    fn from(f: FitReceipt) -> Self {
-        WorkloadSlope {
-            workload: f.workload,
-            slope: f.slope,
-            ci_low: f.ci_low,
-            ci_high: f.ci_high,
-            r2: f.r2,
-            n_sizes: f.n_sizes,
-        }
+/// One workload's fit as the run's answer gives it.
+fn slope_of(f: FitReceipt) -> WorkloadSlope {
+    WorkloadSlope {
+        workload: f.workload,
+        slope: f.slope,
+        ci_low: f.ci_low,
+        ci_high: f.ci_high,
+        r2: f.r2,
+        n_sizes: f.n_sizes,
     }
 }
 
@@ -160,7 +127,7 @@ async fn store_run(state: &AppState, request: Request) -> Result<(StatusCode, Js
             run_id: receipt.run_id,
             created: status == StatusCode::CREATED,
             measure: run.metric(),
-            fits: receipt.fits.into_iter().map(WorkloadSlope::from).collect(),
+            fits: receipt.fits.into_iter().map(slope_of).collect(),
             url: format!("/runs/{}", receipt.run_id),
         }),
     ))

@@ -16,6 +16,7 @@ use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use serde::Serialize;
+use slopewatch_core::answers::BisectionAccepted;
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::Measure;
 use utoipa::ToSchema;
@@ -25,16 +26,6 @@ use uuid::Uuid;
 
 pub(super) fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(submit_bisection))
-}
-
-/// The answer to a bisection that is stored, now or before.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BisectionAccepted {
-    /// The bisection's id, as submitted.
-    bisection_id: Uuid,
-    regression_id: i64,
-    /// The bisection on its regression's page, relative to the server.
-    url: String,
 }
 
 /// Records a bisection on a regression

@@ -7,9 +7,9 @@ use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+pub use slopewatch_core::answers::ErrorBody;
+use slopewatch_core::answers::ErrorDetail;
 use slopewatch_core::wire::FieldError;
-use utoipa::ToSchema;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -111,31 +111,6 @@ impl Error {
     }
 }
 
-/// The body of every error answer.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// The HTTP status, repeated.
-    pub status: u16,
-    /// A stable code: `unauthorized`, `forbidden`, `not_found`, `conflict`, `payload_too_large`,
-    /// `unsupported_media_type`, `bad_request`, `invalid_field`, `unavailable`, `storage_full`,
-    /// `storage_io`, `storage_locked`, `storage_read_only`, `storage_exhausted` or `internal`.
-    #[schema(example = "invalid_field")]
-    pub code: &'static str,
-    /// What went wrong, for people; 5xx messages say nothing internal.
-    pub message: String,
-    /// For `invalid_field`: the path of the offending field, e.g. `workloads[0].measurements[1].size`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-    /// For `invalid_field`: the rule the field broke.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         self.log();
@@ -145,7 +120,7 @@ impl IntoResponse for Error {
             _ => (None, None),
         };
         let error =
-            ErrorDetail { status: status.as_u16(), code: self.code(), message: self.to_string(), field, reason };
+            ErrorDetail { status: status.as_u16(), code: self.code().into(), message: self.to_string(), field, reason };
         let mut response = (status, Json(ErrorBody { error })).into_response();
         let retry_after = match &self {
             // The moment passes quickly: a request or a connection ends every few milliseconds.

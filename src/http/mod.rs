@@ -4,6 +4,7 @@
 mod api;
 mod auth;
 mod bisections;
+mod capabilities;
 mod dashboard;
 mod deliveries;
 pub mod error;

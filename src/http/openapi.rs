@@ -2,7 +2,7 @@
 //! attributes and the request and response types, and served at `/api/v1/openapi.json`.
 
 use super::error::ErrorBody;
-use super::{api, health, metrics, regressions, session, versions, AppState};
+use super::{api, capabilities, health, metrics, regressions, session, versions, AppState};
 use crate::model::RegressionStatus;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
@@ -86,6 +86,7 @@ impl Modify for ReadsMayNeedLogin {
 pub(super) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(api::router())
+        .merge(capabilities::router())
         .merge(versions::api_router())
         .merge(regressions::api_router())
         .merge(health::router())

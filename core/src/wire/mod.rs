@@ -1,18 +1,25 @@
-//! The run submission sent by the agent to `POST /api/v1/runs`, and the rules it must obey.
+//! The run submission sent by the agent to `POST /api/v1/runs`, and the rules it must obey; what
+//! a server accepts of it (`capability.rs`) and a run shaped for a server that accepts less
+//! (`shape.rs`).
 //!
 //! Defined once here so the agent and the server can never disagree about the format.
 
+mod capability;
 mod contract;
 mod failure;
 mod fields;
 mod measure;
+mod shape;
 
+pub(crate) use capability::known;
+pub use capability::{Accepts, Capability};
 pub use contract::{Contract, CONTRACT_PREFIX};
 pub use failure::{signal_name, Failure, FailureKind};
 use fields::key_path;
 pub use fields::FieldError;
 pub(crate) use fields::{check_name, check_text, err, parse_json};
 pub use measure::{Counter, Measure, Metric};
+pub use shape::{shape, Dropped, Refusal, Shaped};
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -369,31 +376,6 @@ impl RunSubmission {
         self.workloads.iter().filter_map(|w| w.failure.as_ref().map(|f| (w, f)))
     }
 
-    /// The run as a server that predates failures accepts it: without its failed workloads (what
-    /// agents sent before failures were data). `None` when every workload failed.
-    pub fn without_failures(&self) -> Option<RunSubmission> {
-        let workloads: Vec<WorkloadRun> = self.workloads.iter().filter(|w| w.failure.is_none()).cloned().collect();
-        (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
-    }
-
-    /// The run as a server that predates sizes of interest accepts it: without them.
-    pub fn without_sizes_of_interest(&self) -> RunSubmission {
-        let workloads = self.workloads.iter().map(|w| WorkloadRun { size_of_interest: None, ..w.clone() }).collect();
-        RunSubmission { workloads, ..self.clone() }
-    }
-
-    /// The run as a server that predates contracts accepts it: its probes as plain workloads, and
-    /// without the functions its libc does not provide. `None` when nothing is left.
-    pub fn without_contracts(&self) -> Option<RunSubmission> {
-        let workloads: Vec<WorkloadRun> = self
-            .workloads
-            .iter()
-            .filter(|w| !w.not_provided)
-            .map(|w| WorkloadRun { contract: None, ..w.clone() })
-            .collect();
-        (!workloads.is_empty()).then(|| RunSubmission { workloads, ..self.clone() })
-    }
-
     /// The run's measure with its counter: what its series are kept apart by.
     pub fn metric(&self) -> Metric {
         Metric::of(self.measure, self.counter)
@@ -486,6 +468,11 @@ mod tests {
                 ]
             }]
         })
+    }
+
+    /// What a server from before `c` accepts.
+    fn older_than(c: Capability) -> Accepts {
+        Capability::ALL.into_iter().filter(|&a| a != c).collect()
     }
 
     fn parse(v: &serde_json::Value) -> Result<RunSubmission, FieldError> {
@@ -660,7 +647,10 @@ mod tests {
         .unwrap();
         assert!(built.workloads[0].measurements.is_empty());
         assert_eq!(built.failures().count(), 1);
-        assert!(built.without_failures().is_none(), "nothing is left for a server without failures");
+        assert!(
+            shape(&built, &older_than(Capability::Failures)).is_err(),
+            "nothing is left for a server without failures"
+        );
         let crashed = serde_json::json!({"kind": "crashed", "size": 65536, "signal": 11});
         let crashed = parse(&with_failure(crashed, 1)).unwrap().workloads[0].failure.clone().unwrap();
         assert_eq!((crashed.kind, crashed.size, crashed.signal), (FailureKind::Crashed, Some(65536), Some(11)));
@@ -701,7 +691,7 @@ mod tests {
         let run = parse(&sample_json()).unwrap();
         let json = serde_json::to_value(&run).unwrap();
         assert!(json["workloads"][0].get("failure").is_none());
-        assert_eq!(run.without_failures().unwrap(), run);
+        assert_eq!(shape(&run, &older_than(Capability::Failures)).unwrap().run, run);
     }
 
     #[test]
@@ -743,7 +733,7 @@ mod tests {
         });
         let run = parse(&absent).unwrap();
         assert!(run.workloads[0].not_provided);
-        assert!(run.without_contracts().is_none(), "nothing left for an older server");
+        assert!(shape(&run, &older_than(Capability::Contracts)).is_err(), "nothing left for an older server");
         absent["workloads"][0]["measurements"] = sample_json()["workloads"][0]["measurements"].clone();
         assert_eq!(parse(&absent).unwrap_err().field, "workloads[0].not_provided");
 
@@ -751,8 +741,8 @@ mod tests {
         let plain = parse(&sample_json()).unwrap();
         let json = serde_json::to_value(&plain).unwrap();
         assert!(json["workloads"][0].get("contract").is_none() && json["workloads"][0].get("not_provided").is_none());
-        assert_eq!(plain.without_contracts().unwrap(), plain);
-        let stripped = probe.without_contracts().unwrap();
+        assert_eq!(shape(&plain, &older_than(Capability::Contracts)).unwrap().run, plain);
+        let stripped = shape(&probe, &older_than(Capability::Contracts)).unwrap().run;
         assert!(stripped.workloads[0].contract.is_none());
     }
 

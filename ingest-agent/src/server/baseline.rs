@@ -5,8 +5,8 @@ use crate::config::check_lineage_name;
 use crate::server::client::{error_message, Answer, Client};
 use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use slopewatch_core::complexity::{Class, Complexity};
+use slopewatch_core::answers::reads::{Series, ToolchainList};
+use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
 use std::collections::BTreeMap;
 
@@ -42,29 +42,6 @@ pub struct Stored {
     pub slope: f64,
     /// The class the server named; `None` when unsure or not yet classified.
     pub class: Option<Class>,
-}
-
-#[derive(Deserialize)]
-struct ToolchainList {
-    toolchains: Vec<ToolchainRow>,
-}
-
-#[derive(Deserialize)]
-struct ToolchainRow {
-    name: String,
-    version: String,
-}
-
-#[derive(Deserialize)]
-struct Series {
-    versions: Vec<SeriesVersion>,
-}
-
-#[derive(Deserialize)]
-struct SeriesVersion {
-    version: String,
-    slope: Option<f64>,
-    complexity: Option<Complexity>,
 }
 
 /// Reads the baseline of `workloads` from the server of `client` (a token of any scope is only

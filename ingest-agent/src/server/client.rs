@@ -1,10 +1,12 @@
 //! The one HTTP client of the agent. What it sends (runs, bisections) is retried on transient
 //! failures with exponential backoff and jitter, client errors (4xx) never; what it reads (a
-//! baseline, a regression) is asked once.
+//! baseline, a regression, what the server accepts) is asked once.
 
 use anyhow::{bail, Result};
-use serde::Deserialize;
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::answers::{BisectionAccepted, Capabilities, ErrorBody, RunAccepted};
+use slopewatch_core::wire::{shape, Accepts, Capability, Dropped, RunSubmission};
+use std::borrow::Cow;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How hard to try a delivery before what it carries is left in the spool.
@@ -36,35 +38,37 @@ impl Default for RetryPolicy {
 /// measures anything.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The server's answer to a stored run.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Accepted {
-    pub run_id: String,
-    /// False when the server already had this run (a resubmission).
-    #[serde(default)]
-    pub created: bool,
-    #[serde(default)]
-    pub url: Option<String>,
-    /// The failed workloads left out for a server that predates failures, as `name (kind)`.
-    #[serde(skip)]
-    pub left_out: Vec<String>,
-    /// For a server that predates contracts, the probes were sent as plain workloads: those left
-    /// out because the libc does not provide their function.
-    #[serde(skip)]
-    pub contracts_dropped: Option<Vec<String>>,
+/// A run the server stored: its answer, and what was left out for a server that does not accept
+/// all of it.
+#[derive(Debug)]
+pub struct StoredRun {
+    pub answer: RunAccepted,
+    pub dropped: Vec<Dropped>,
 }
 
 /// How one delivery ended.
 #[derive(Debug)]
-pub enum Outcome<T = Accepted> {
+pub enum Outcome<T = StoredRun> {
     Stored(T),
-    /// The server refused the run; sending it again cannot help.
+    /// The server refused it, or cannot store it rightly: sending it again cannot help. `status`
+    /// is the server's answer; none when the agent did not send it, the server's capabilities
+    /// having ruled it out.
     Rejected {
-        status: u16,
+        status: Option<u16>,
         message: String,
     },
     /// Still failing after every retry; worth trying again later.
     Failed(String),
+}
+
+impl<T> Outcome<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        match self {
+            Outcome::Stored(t) => Outcome::Stored(f(t)),
+            Outcome::Rejected { status, message } => Outcome::Rejected { status, message },
+            Outcome::Failed(why) => Outcome::Failed(why),
+        }
+    }
 }
 
 /// What the server answered a read.
@@ -82,6 +86,9 @@ pub struct Client {
     /// Sent as `Authorization: Bearer`, where there is one.
     token: Option<String>,
     retry: RetryPolicy,
+    /// What the server accepts, once it has said (or shown by a 404 that it says nothing), less
+    /// what it refused by name since.
+    accepts: Mutex<Option<Accepts>>,
 }
 
 impl Client {
@@ -115,6 +122,7 @@ impl Client {
             url: format!("{server}/api/v1/runs"),
             token: token.map(|t| t.trim().to_string()),
             retry,
+            accepts: Mutex::new(None),
         }
     }
 
@@ -131,8 +139,12 @@ impl Client {
     /// Reads `path` under the server, with `query`, once and for at most [`READ_TIMEOUT`]: the
     /// answer whatever its status, or why there was none.
     pub fn get(&self, path: &str, query: &[(&str, &str)]) -> Result<Answer, ureq::Error> {
+        self.get_within(path, query, READ_TIMEOUT)
+    }
+
+    fn get_within(&self, path: &str, query: &[(&str, &str)], timeout: Duration) -> Result<Answer, ureq::Error> {
         let mut request =
-            self.agent.get(format!("{}{path}", self.server)).config().timeout_global(Some(READ_TIMEOUT)).build();
+            self.agent.get(format!("{}{path}", self.server)).config().timeout_global(Some(timeout)).build();
         for (k, v) in query {
             request = request.query(*k, *v);
         }
@@ -145,102 +157,84 @@ impl Client {
         Ok(Answer { status, body })
     }
 
-    /// Delivers one serialized run, retrying what may succeed later. A server that predates
-    /// failures refuses a run carrying them; the run is then sent once more without its failed
-    /// workloads, under the same id (what agents sent before failures were data), and the answer
-    /// names what was left out. A server that predates contracts is sent the probes as plain
-    /// workloads, without those whose function the libc does not provide; one that predates sizes
-    /// of interest, without them. When nothing is left to send, the run is refused with the
-    /// reason.
-    ///
-    /// A server that predates version axes refuses a run on the libc axis; that run is not sent
-    /// without its axis (its versions would join a lineage of compiler versions), and the refusal
-    /// says so.
+    /// What the server accepts: read from `GET /api/v1/capabilities` before the first delivery and
+    /// kept. A server that answers 404 advertises nothing: it is of the release before
+    /// capabilities, and accepts what that release did. One that cannot be asked now (out of reach,
+    /// the token refused, an error) is taken to accept that too, for this delivery only; a
+    /// refusal by name corrects it.
+    fn accepts(&self) -> Accepts {
+        if let Some(known) = self.accepts.lock().expect("not poisoned").clone() {
+            return known;
+        }
+        let answer = self.get_within("/api/v1/capabilities", &[], self.retry.timeout.min(READ_TIMEOUT));
+        let known = match answer {
+            Ok(Answer { status: 200, body }) => Some(
+                serde_json::from_str::<Capabilities>(&body).map_or_else(|_| Accepts::unadvertised(), |c| c.accepted()),
+            ),
+            Ok(Answer { status: 404, .. }) => Some(Accepts::unadvertised()),
+            _ => None,
+        };
+        if let Some(known) = &known {
+            *self.accepts.lock().expect("not poisoned") = Some(known.clone());
+        }
+        known.unwrap_or_else(Accepts::unadvertised)
+    }
+
+    /// Delivers one serialized run, retrying what may succeed later. The run goes as it is to a
+    /// server that accepts everything it carries; to one that does not, it goes under the same id
+    /// without what the server cannot take ([`shape`]), and the answer says what was left out. A
+    /// server older than capabilities refuses a field it does not know by name (HTTP 422, ``unknown
+    /// field `X` ``): it then lacks X's capability, and the run is shaped again without it and sent
+    /// once more. A run the server cannot store rightly (a measure other than wall time, the libc
+    /// version axis, nothing left to send) is refused with the reason and what to do.
     pub fn deliver(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
-        let mut body = body.to_vec();
-        let (mut left_out, mut contracts_dropped) = (Vec::new(), None);
+        let Ok(run) = RunSubmission::from_json(body) else {
+            // Sent as it is: the server's answer names what is wrong with it.
+            let outcome = self.deliver_with_retries(&self.url, body, &mut on_retry);
+            return outcome.map(|answer| StoredRun { answer, dropped: Vec::new() });
+        };
+        let mut accepts = self.accepts();
+        let mut refused: Option<String> = None;
         loop {
-            let outcome = self.deliver_as_is(&body, &mut on_retry);
-            let Outcome::Rejected { status, message } = &outcome else {
-                return match outcome {
-                    Outcome::Stored(a) => Outcome::Stored(Accepted { left_out, contracts_dropped, ..a }),
-                    other => other,
-                };
-            };
-            if predates_version_axes(*status, message) {
-                return Outcome::Rejected {
-                    status: *status,
-                    message: format!(
-                        "{message} (the server at {} is older than this agent and knows only compiler versions; \
-                         upgrade it, or set version_from = \"compiler\" for this toolchain to send the compiler's \
-                         version under this lineage)",
-                        self.server
-                    ),
-                };
-            }
-            if predates_measures(*status, message) {
-                return Outcome::Rejected {
-                    status: *status,
-                    message: format!(
-                        "{message} (the server at {} is older than this agent and takes wall time only: it cannot                          take a run of another measure; upgrade it, or measure with --measure wall)",
-                        self.server
-                    ),
-                };
-            }
-            let Ok(run) = RunSubmission::from_json(&body) else {
-                return outcome;
-            };
-            if predates_sizes_of_interest(*status, message)
-                && run.workloads.iter().any(|w| w.size_of_interest.is_some())
-            {
-                // What it costs at the team's size is worked out again from the fit by whoever
-                // reads the run; an older server just does not show it.
-                body = serde_json::to_vec(&run.without_sizes_of_interest()).expect("a run always serializes");
-                continue;
-            }
-            let (older, left, rest) = if predates_failures(*status, message) && run.failures().next().is_some() {
-                let failed: Vec<String> =
-                    run.failures().map(|(w, f)| format!("{} ({})", w.name, f.kind.label())).collect();
-                left_out.extend(failed.iter().cloned());
-                ("failures", format!("every workload of the run failed: {}", failed.join(", ")), run.without_failures())
-            } else if predates_contracts(*status, message) && contracts_dropped.is_none() {
-                let absent: Vec<String> =
-                    run.workloads.iter().filter(|w| w.not_provided).map(|w| w.name.clone()).collect();
-                let left = format!("the libc provides no function the run measured: {}", absent.join(", "));
-                contracts_dropped = Some(absent);
-                ("contracts", left, run.without_contracts())
-            } else {
-                return outcome;
-            };
-            match rest {
-                Some(rest) => body = serde_json::to_vec(&rest).expect("a run always serializes"),
-                None => {
-                    return Outcome::Rejected {
-                        status: *status,
-                        message: format!(
-                            "run {} could not be stored at {}: the server does not accept {older} (it is older \
-                             than this agent) and {left} ({message})",
-                            run.run_id, self.server
-                        ),
-                    }
+            let shaped = match shape(&run, &accepts) {
+                Ok(shaped) => shaped,
+                Err(refusal) => {
+                    let message = refusal.message(&self.server, &run.run_id);
+                    return match refused {
+                        Some(why) => Outcome::Rejected { status: Some(422), message: format!("{message} ({why})") },
+                        None => Outcome::Rejected { status: None, message },
+                    };
                 }
+            };
+            let sent = if shaped.dropped.is_empty() {
+                Cow::Borrowed(body)
+            } else {
+                Cow::Owned(serde_json::to_vec(&shaped.run).expect("a run always serializes"))
+            };
+            match self.deliver_with_retries::<RunAccepted>(&self.url, &sent, &mut on_retry) {
+                Outcome::Rejected { status: Some(422), message } => match Capability::of_refusal(&message) {
+                    Some(lacking) if accepts.remove(lacking) => {
+                        if let Some(known) = self.accepts.lock().expect("not poisoned").as_mut() {
+                            known.remove(lacking);
+                        }
+                        refused = Some(message);
+                    }
+                    _ => return Outcome::Rejected { status: Some(422), message },
+                },
+                outcome => return outcome.map(|answer| StoredRun { answer, dropped: shaped.dropped }),
             }
         }
     }
 
-    /// Delivers a JSON body to `path` under the server (e.g. a bisection's), retrying as runs are;
-    /// the answer's body is returned as JSON.
-    pub fn deliver_to(
+    /// Delivers a bisection's JSON body for regression `regression`, retrying as runs are.
+    pub fn deliver_bisection(
         &self,
-        path: &str,
+        regression: i64,
         body: &[u8],
         mut on_retry: impl FnMut(u32, &str, Duration),
-    ) -> Outcome<serde_json::Value> {
-        self.deliver_with_retries(&format!("{}{path}", self.server), body, &mut on_retry)
-    }
-
-    fn deliver_as_is(&self, body: &[u8], mut on_retry: impl FnMut(u32, &str, Duration)) -> Outcome {
-        self.deliver_with_retries(&self.url, body, &mut on_retry)
+    ) -> Outcome<BisectionAccepted> {
+        let url = format!("{}/api/v1/regressions/{regression}/bisections", self.server);
+        self.deliver_with_retries(&url, body, &mut on_retry)
     }
 
     fn deliver_with_retries<T: serde::de::DeserializeOwned>(
@@ -296,7 +290,7 @@ impl Client {
             429 | 500..=599 => {
                 Attempt::Transient { reason: format!("HTTP {status}: {}", error_message(&text)), retry_after }
             }
-            _ => Attempt::Done(Outcome::Rejected { status, message: error_message(&text) }),
+            _ => Attempt::Done(Outcome::Rejected { status: Some(status), message: error_message(&text) }),
         }
     }
 }
@@ -329,48 +323,9 @@ fn jitter() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Whether a refusal is that of a server that predates failures: its strict parser names the
-/// `failure` field as unknown.
-fn predates_failures(status: u16, message: &str) -> bool {
-    status == 422 && message.contains("unknown field `failure`")
-}
-
-/// Whether a refusal is that of a server that predates contracts: its strict parser names a
-/// workload's `contract` or `not_provided` field as unknown.
-fn predates_contracts(status: u16, message: &str) -> bool {
-    status == 422 && (message.contains("unknown field `contract`") || message.contains("unknown field `not_provided`"))
-}
-
-/// Whether a refusal is that of a server that predates sizes of interest: its strict parser names
-/// the workload's `size_of_interest` as unknown.
-fn predates_sizes_of_interest(status: u16, message: &str) -> bool {
-    status == 422 && message.contains("unknown field `size_of_interest`")
-}
-
-/// Whether a refusal is that of a server that predates measures: its strict parser names the run's
-/// `measure` (or `counter`) as unknown. A wall run leaves both out, so only another measure's is
-/// refused.
-fn predates_measures(status: u16, message: &str) -> bool {
-    status == 422 && (message.contains("unknown field `measure`") || message.contains("unknown field `counter`"))
-}
-
-/// Whether a refusal is that of a server that predates version axes: its strict parser names the
-/// toolchain's `version_from` field as unknown.
-fn predates_version_axes(status: u16, message: &str) -> bool {
-    status == 422 && message.contains("unknown field `version_from`")
-}
-
 /// The server's `error.message`, or the raw body when it is not the server's error format.
 pub(crate) fn error_message(body: &str) -> String {
-    #[derive(Deserialize)]
-    struct Envelope {
-        error: Inner,
-    }
-    #[derive(Deserialize)]
-    struct Inner {
-        message: String,
-    }
-    match serde_json::from_str::<Envelope>(body) {
+    match serde_json::from_str::<ErrorBody>(body) {
         Ok(e) => e.error.message,
         Err(_) if body.trim().is_empty() => "(empty response body)".into(),
         Err(_) => body.chars().take(500).collect(),

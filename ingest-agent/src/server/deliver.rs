@@ -3,19 +3,13 @@
 //! through [`deliver_spooled`].
 
 use crate::exit::ExitStatus;
-use crate::server::client::{Accepted, Client, Outcome};
-use crate::server::spool::{Holds, Spool};
+use crate::server::client::{Client, Outcome, StoredRun};
+use crate::server::spool::{Holds, Spool, SpooledBisection};
 use anyhow::{Context, Result};
+use slopewatch_core::answers::BisectionAccepted;
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::RunSubmission;
 use std::path::Path;
-
-/// A bisection waiting for delivery, with the regression it is recorded on.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SpooledBisection {
-    regression: i64,
-    bisection: BisectionSubmission,
-}
 
 /// Spools each run, then sends it. A run the spool cannot keep (full disk, read-only directory)
 /// is still sent, and the exit status says the spool is broken.
@@ -40,8 +34,7 @@ pub fn deliver_bisection(
     b: &BisectionSubmission,
 ) -> Result<ExitStatus> {
     let spool = spool.bisections();
-    let spooled = SpooledBisection { regression, bisection: b.clone() };
-    let path = spool.save_json(&b.bisection_id.to_string(), &spooled)?;
+    let path = spool.save_bisection(&SpooledBisection { regression, bisection: b.clone() })?;
     deliver_spooled(client, &spool, &path)
 }
 
@@ -78,23 +71,19 @@ pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<Ex
             let outcome = client.deliver(&bytes, |attempt, why, wait| {
                 eprintln!("{}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", path.display());
             });
-            let failed = failed_of(&serde_json::from_slice(&bytes).unwrap_or_default());
-            settle(spool, path, "run", outcome, |a| print_stored(client, &a, failed))
+            let failed = RunSubmission::from_json(&bytes).ok().map(|run| failed_of(&run));
+            settle(spool, path, "run", outcome, |stored| print_stored(client, &stored, failed))
         }
         Holds::Bisections => {
-            let spooled: SpooledBisection =
-                serde_json::from_slice(&bytes).with_context(|| format!("{} is unreadable", path.display()))?;
+            let spooled =
+                SpooledBisection::read(&bytes).with_context(|| format!("{} is unreadable", path.display()))?;
             let (id, regression) = (spooled.bisection.bisection_id, spooled.regression);
-            let outcome = client.deliver_to(
-                &format!("/api/v1/regressions/{regression}/bisections"),
-                &serde_json::to_vec(&spooled.bisection)?,
-                |attempt, why, wait| {
+            let outcome =
+                client.deliver_bisection(regression, &serde_json::to_vec(&spooled.bisection)?, |attempt, why, wait| {
                     eprintln!("bisection {id}: attempt {attempt} failed ({why}); retrying in {wait:.1?}")
-                },
-            );
-            settle(spool, path, "bisection", outcome, |answer: serde_json::Value| {
-                let url = answer["url"].as_str().map(|u| format!(" at {u}")).unwrap_or_default();
-                println!("bisection {id} recorded on regression {regression}{url}");
+                });
+            settle(spool, path, "bisection", outcome, |answer: BisectionAccepted| {
+                println!("bisection {id} recorded on regression {regression}{}", at(&answer.url));
             })
         }
     }
@@ -116,9 +105,14 @@ fn settle<T>(
             })?;
             Ok(ExitStatus::Ok)
         }
-        Outcome::Rejected { status, message } => {
+        Outcome::Rejected { status: Some(status), message } => {
             let moved = spool.reject(path, &format!("HTTP {status}: {message}"))?;
             eprintln!("error: the server rejected {} (HTTP {status}): {message}", moved.display());
+            Ok(ExitStatus::Failed)
+        }
+        Outcome::Rejected { status: None, message } => {
+            let moved = spool.reject(path, &message)?;
+            eprintln!("error: {} was not sent: {message}", moved.display());
             Ok(ExitStatus::Failed)
         }
         Outcome::Failed(why) => {
@@ -145,10 +139,11 @@ fn deliver_unspooled(
         eprintln!("run {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", run.run_id);
     });
     match outcome {
-        Outcome::Stored(a) => print_stored(client, &a, failed_of(&serde_json::to_value(run)?)),
-        Outcome::Rejected { status, message } => {
+        Outcome::Stored(stored) => print_stored(client, &stored, Some(failed_of(run))),
+        Outcome::Rejected { status: Some(status), message } => {
             eprintln!("error: the server rejected run {} (HTTP {status}): {message}", run.run_id);
         }
+        Outcome::Rejected { status: None, message } => eprintln!("error: {message}"),
         Outcome::Failed(why) => eprintln!(
             "error: run {} could not be delivered ({why}) and could not be kept in the spool: it was not saved; \
              free the spool directory and measure or submit it again",
@@ -158,43 +153,32 @@ fn deliver_unspooled(
     Ok(ExitStatus::Failed)
 }
 
-/// How many of a run's workloads failed, of how many: `None` when the JSON holds no workloads.
-fn failed_of(run: &serde_json::Value) -> Option<(usize, usize)> {
-    let workloads = run["workloads"].as_array()?;
-    Some((workloads.iter().filter(|w| !w["failure"].is_null()).count(), workloads.len()))
+/// How many of a run's workloads failed, of how many.
+fn failed_of(run: &RunSubmission) -> (usize, usize) {
+    (run.failures().count(), run.workloads.len())
+}
+
+/// ` at URL`, or nothing for a server that gave no URL.
+fn at(url: &str) -> String {
+    if url.is_empty() {
+        String::new()
+    } else {
+        format!(" at {url}")
+    }
 }
 
 /// `run ID stored at URL`, and how many of its workloads failed when any did: a run stored with
-/// failures is told apart from one that was not delivered.
-fn print_stored(client: &Client, a: &Accepted, failed: Option<(usize, usize)>) {
+/// failures is told apart from one that was not delivered. What was left out for a server that
+/// does not accept it is said once, on stderr.
+fn print_stored(client: &Client, stored: &StoredRun, failed: Option<(usize, usize)>) {
+    let a = &stored.answer;
     let what = if a.created { "stored" } else { "already stored" };
     let failed = match failed {
         Some((n @ 1.., of)) => format!(" ({n} of {of} workloads failed)"),
         _ => String::new(),
     };
-    println!("run {} {what}{}{failed}", a.run_id, a.url.as_ref().map(|u| format!(" at {u}")).unwrap_or_default());
-    if !a.left_out.is_empty() {
-        let n = a.left_out.len();
-        eprintln!(
-            "the server at {} does not accept failures (it is older than this agent); sent run {} without its {n} \
-             failed workload{}: {}",
-            client.server(),
-            a.run_id,
-            if n == 1 { "" } else { "s" },
-            a.left_out.join(", ")
-        );
-    }
-    if let Some(absent) = &a.contracts_dropped {
-        let without = if absent.is_empty() {
-            String::new()
-        } else {
-            format!(", without the {} whose function the libc does not provide: {}", absent.len(), absent.join(", "))
-        };
-        eprintln!(
-            "the server at {} does not accept contracts (it is older than this agent); sent run {} with its probes \
-             as plain workloads{without}",
-            client.server(),
-            a.run_id
-        );
+    println!("run {} {what}{}{failed}", a.run_id, at(&a.url));
+    for dropped in &stored.dropped {
+        eprintln!("{}", dropped.message(client.server(), &a.run_id));
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::server::client::{error_message, Answer, Client};
 use anyhow::{bail, Context, Result};
+use slopewatch_core::answers::reads::RegressionAnswer;
 
 /// A stored regression's facts that a bisection starts from.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,22 +25,15 @@ pub fn read(client: &Client, id: i64) -> Result<RegressionFacts> {
         404 => bail!("the server {server} has no regression {id}"),
         _ => bail!("the server {server} answered {url} with HTTP {status}: {}", error_message(&body)),
     }
-    let v: serde_json::Value = serde_json::from_str(&body).with_context(|| format!("{url} answered unreadably"))?;
-    let r = &v["regression"];
-    let text = |k: &str| r[k].as_str().map(str::to_string);
-    let lineage = text("lineage").context("the regression names no lineage")?;
-    let first_bad = text("version").context("the regression names no version")?;
-    let last_good = text("previous_version").with_context(|| {
+    let answer: RegressionAnswer = serde_json::from_str(&body).with_context(|| format!("{url} answered unreadably"))?;
+    let r = answer.regression;
+    let (lineage, first_bad) = (r.lineage, r.version);
+    let last_good = r.previous_version.with_context(|| {
         format!(
             "#{id} is a finding, not a regression: {first_bad} is the first version of {lineage} measured, so \
              there is no good end to bisect from; give --good with a version that held"
         )
     })?;
-    let workloads: Vec<String> = v["workloads"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|w| w["workload"].as_str().map(str::to_string))
-        .collect();
+    let workloads = answer.workloads.into_iter().map(|w| w.workload).collect();
     Ok(RegressionFacts { lineage, last_good, first_bad, workloads })
 }

@@ -3,6 +3,8 @@
 //! server's message. Bisections wait in `bisections/` under the runs' spool.
 
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::RunSubmission;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,21 @@ use std::path::{Path, PathBuf};
 pub struct Spool {
     dir: PathBuf,
     holds: Holds,
+}
+
+/// A bisection waiting for delivery, with the regression it is recorded on: the spool's own file
+/// format, not the server's.
+#[derive(Serialize, Deserialize)]
+pub struct SpooledBisection {
+    pub regression: i64,
+    pub bisection: BisectionSubmission,
+}
+
+impl SpooledBisection {
+    /// Reads one back from its file's bytes.
+    pub fn read(bytes: &[u8]) -> serde_json::Result<SpooledBisection> {
+        serde_json::from_slice(bytes)
+    }
 }
 
 /// What a spool holds.
@@ -49,10 +66,10 @@ impl Spool {
         Ok(path)
     }
 
-    /// Saves any record durably as `NAME.json` and returns its path.
-    pub fn save_json(&self, name: &str, value: &impl serde::Serialize) -> Result<PathBuf> {
-        let body = serde_json::to_vec_pretty(value)?;
-        let path = self.dir.join(format!("{name}.json"));
+    /// Saves a bisection durably as `ID.json` and returns its path.
+    pub fn save_bisection(&self, spooled: &SpooledBisection) -> Result<PathBuf> {
+        let body = serde_json::to_vec_pretty(spooled)?;
+        let path = self.dir.join(format!("{}.json", spooled.bisection.bisection_id));
         write_durably(&self.dir, &path, &body)?;
         Ok(path)
     }

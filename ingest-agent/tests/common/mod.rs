@@ -119,14 +119,17 @@ pub struct Seen {
     pub body: String,
 }
 
-/// Serves `responses` (status, body) in order, one per connection, and records each request.
+/// Serves `responses` (status, body) in order, one per connection, and records each request. Like
+/// a server of the release before capabilities, it answers `GET /api/v1/capabilities` with a 404
+/// (neither recorded nor taken from `responses`): the agent then sends what that release accepted.
 pub fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
     std::thread::spawn(move || {
-        for (status, body) in responses {
+        let mut responses = responses.into_iter();
+        loop {
             let (stream, _) = l.accept().unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();
@@ -148,7 +151,13 @@ pub fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>
             }
             let mut buf = vec![0; len];
             reader.read_exact(&mut buf).unwrap();
-            record.lock().unwrap().push(Seen { path, authorization, body: String::from_utf8(buf).unwrap() });
+            let (status, body) = if line.starts_with("GET /api/v1/capabilities ") {
+                (404, String::new())
+            } else {
+                let Some(next) = responses.next() else { return };
+                record.lock().unwrap().push(Seen { path, authorization, body: String::from_utf8(buf).unwrap() });
+                next
+            };
             let mut stream = stream;
             write!(
                 stream,
@@ -166,6 +175,12 @@ pub fn listener(responses: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<Seen>>>
 /// test running beside, which would then answer a request meant to be refused.
 pub fn unreachable_server() -> String {
     "http://127.0.0.1:9".to_string()
+}
+
+/// A server's answer to a run whose id the test does not know ahead (a run measured and sent in
+/// one go): any run id, as a server answers the one it was sent.
+pub fn stored_unknown(created: bool) -> (u16, String) {
+    stored(&uuid::Uuid::new_v4().to_string(), created)
 }
 
 pub fn stored(run_id: &str, created: bool) -> (u16, String) {

@@ -1,6 +1,6 @@
-//! The labelled corpus (tests/corpus) classified: the confusion matrix, and the targets of
-//! docs/complexity.md held at the fixed seed. `SLOPEWATCH_CORPUS_SEED=<n>` also runs a held-out
-//! seed; `-- --nocapture` prints the matrices.
+//! The labelled corpus (`corpus.rs` beside this file) classified: the confusion matrix, and the
+//! targets of docs/complexity.md held at the fixed seed. `SLOPEWATCH_CORPUS_SEED=<n>` also runs a
+//! held-out seed; `-- --nocapture` prints the matrices.
 
 mod corpus;
 

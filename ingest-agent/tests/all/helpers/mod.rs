@@ -1,13 +1,16 @@
 //! Helpers shared by the agent's integration tests: running the real binary, real compilers.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+// The server's tests' tmpfs, shared rather than copied: this crate needs only part of it.
+#[allow(dead_code)]
+#[path = "../../../../tests/common/tmpfs.rs"]
+pub mod tmpfs;
 
 pub fn agent() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_slopewatch-agent"));
@@ -38,7 +41,6 @@ pub fn run(cmd: &mut Command) -> Output {
 
 /// Whether `check` passed the gate: 0, or 3 when a verdict stayed unsure, which a job may accept.
 /// For tests of what `check` writes rather than of a verdict, on hosts too busy to promise one.
-#[allow(dead_code)]
 pub fn gate_passed(out: &Output) -> bool {
     matches!(out.status.code(), Some(0 | 3))
 }
@@ -300,7 +302,6 @@ pub fn real_server(dir: &Path, serve_args: &[&str]) -> Option<(Server, String, S
 }
 
 /// Copies a directory tree, e.g. an example project a test then edits.
-#[allow(dead_code)]
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {

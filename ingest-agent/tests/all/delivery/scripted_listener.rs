@@ -1,7 +1,6 @@
 //! Delivery without loss, against a real HTTP listener on 127.0.0.1 that answers as scripted.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::{Path, PathBuf};
 
 #[test]

@@ -3,8 +3,7 @@
 //! to the toolchain (the control held) or the code (the control is over too), in the terminal and
 //! in the Markdown report.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::Path;
 use std::process::Command;
 

@@ -2,8 +2,7 @@
 //! tokenizer of `examples/workloads/`, a quadratic `strchr` among a workload's sources, a source one
 //! toolchain cannot build, config errors, header edits and the `init-workload` template.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

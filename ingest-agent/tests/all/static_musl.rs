@@ -4,8 +4,7 @@
 //! to keep the suite quick. Skipped, with the reason on stderr, where musl-gcc or Rust's musl
 //! target cannot be had.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

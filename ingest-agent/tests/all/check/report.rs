@@ -1,8 +1,7 @@
 //! The Markdown report of `check` with real compilers: its rows and verdicts, the job summary it is
 //! appended to, and the change against a baseline read from a real server, or why there is none.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::Path;
 use std::process::Command;
 

@@ -1,8 +1,7 @@
 //! End to end against the real slopewatch server: submit, server down (spooled), server up
 //! (flushed once, stored once). Skipped with a note when the server binary has not been built.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::net::TcpListener;
 use std::path::PathBuf;
 

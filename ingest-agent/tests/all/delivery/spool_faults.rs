@@ -1,17 +1,13 @@
 //! A spool that cannot keep runs: its directory under a regular file, on a full disk, on a
 //! read-only file system. The agent says so, exits non-zero, and never drops a run silently.
 //!
-//! The full and read-only cases mount a small tmpfs (`tests/common/tmpfs.rs`, shared with the
-//! server's tests), which needs root; without it they are skipped with a note.
+//! The full and read-only cases mount a small tmpfs (`helpers::tmpfs`, shared with the server's
+//! tests), which needs root; without it they are skipped with a note.
 
-mod common;
-#[allow(dead_code)]
-#[path = "../../tests/common/tmpfs.rs"]
-mod tmpfs;
-use common::*;
+use crate::helpers::tmpfs::{fill, Tmpfs};
+use crate::helpers::*;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use tmpfs::{fill, Tmpfs};
 
 /// What a spool directory holds besides `keep`: runs, temporary files, anything.
 fn leftovers(dir: &Path, keep: &[&str]) -> Vec<PathBuf> {

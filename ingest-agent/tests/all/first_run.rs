@@ -2,8 +2,7 @@
 //! host, and without a terminal its log names each phase with counters, an estimate and the
 //! build's time.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::Path;
 
 /// A `PATH` of one directory holding `gcc`, `cc` as a second name for the same gcc, and the

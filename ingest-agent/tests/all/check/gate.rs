@@ -2,8 +2,7 @@
 //! disturbed workload once more and reports it unsure rather than failing the build, and the sweep
 //! widened to name a class.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -3,8 +3,7 @@
 //! installed), criterion's output directory, and CSV; stored through the real server, and bad
 //! files refused before anything is sent.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -9,8 +9,7 @@
 //! takes a lock per toolchain while it measures: the tests of one release never build it twice,
 //! nor time a workload while another builds it.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -3,8 +3,7 @@
 //! table and in its report, marked as a prediction past the sizes measured, and `measure` puts the
 //! size on the wire.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::path::Path;
 

@@ -3,8 +3,7 @@
 //! does not compile. Listed in a file, or fetched by a script; an inverted range; a server that is
 //! down when the answer is ready.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::{Path, PathBuf};
 
 /// The versions of the 32 builds, oldest first: a release, 30 dev builds, the next release.

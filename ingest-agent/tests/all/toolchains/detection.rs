@@ -1,7 +1,6 @@
 //! Detection against the real compilers installed here; each absent one is skipped with a note.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::path::Path;
 
 fn detect(toolchain: &str) -> String {

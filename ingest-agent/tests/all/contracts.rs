@@ -2,8 +2,7 @@
 //! what they read past their bounds, what they do not provide; an archive linked ahead of glibc;
 //! a static musl's version; and a team's own workload held to the class it declares.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -3,8 +3,7 @@
 //! beside the built-in `strchr`, and stored through a real server. The tokenizer finds each
 //! delimiter with `strchr`, so it must be quadratic exactly where the libc's `strchr` is.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::path::Path;
 

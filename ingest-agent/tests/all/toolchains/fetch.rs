@@ -2,8 +2,7 @@
 //! `--toolchain zig@VERSION`, against the real index (skipped with a note when it cannot be
 //! reached). Only one release is downloaded, by one test.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use sha2::Digest;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;

@@ -2,8 +2,7 @@
 //! `tokenize-cli`, a program timed by its wall time, a build one toolchain fails, a program that
 //! hangs, results that differ between toolchains, and the config's errors.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

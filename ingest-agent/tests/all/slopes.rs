@@ -1,7 +1,6 @@
 //! Real compilers, real runs: gcc always; the measured slopes must tell linear from quadratic.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use std::time::Instant;
 
 /// Slopes of the `measure --out` file's runs, fitted from their counts: (toolchain, slope).

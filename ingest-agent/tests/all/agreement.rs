@@ -1,8 +1,7 @@
 //! Toolchains that compute different results for the same workload, with real compilers: the one
 //! in the minority fails with `wrong_result`, the ones that agree do not.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use slopewatch_core::format::size as size_text;
 use slopewatch_core::wire::{RunSubmission, SizeUnit};

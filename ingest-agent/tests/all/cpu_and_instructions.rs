@@ -1,8 +1,7 @@
 //! `--measure` with real compilers and a real Valgrind: counts that are the same on every run,
 //! CPU time, both measures in one invocation, and what the agent says when it cannot count.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! SQLite's amalgamation, carried inside the agent, built with the toolchain under test.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 
 #[test]
 fn sqlite_workloads_are_built_with_the_toolchain_and_record_the_sqlite_version() {

@@ -1,8 +1,7 @@
 //! Workloads that break under a toolchain, with real compilers: each failure is carried in the
 //! run with its kind and what it printed, beside the workloads it does not break.
 
-mod common;
-use common::*;
+use crate::helpers::*;
 use serde_json::Value;
 use slopewatch_core::wire::RunSubmission;
 use std::path::Path;

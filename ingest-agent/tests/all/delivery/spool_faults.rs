@@ -64,7 +64,7 @@ fn a_full_disk_is_an_error_and_leaves_no_half_written_run() {
     assert!(leftovers(&spool, &[]).is_empty(), "no partial file: {:?}", leftovers(&spool, &[]));
 
     // Space again: the same submission is kept for later, as usual.
-    std::fs::remove_file(fs.path().join("filler")).unwrap();
+    fs.free();
     let out = submit(&unreachable_server(), &file, &spool);
     assert_eq!(out.status.code(), Some(75), "{}", text(&out));
     assert_eq!(spooled(&spool), [format!("{id}.json")]);

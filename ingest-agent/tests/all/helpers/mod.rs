@@ -7,9 +7,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-// The server's tests' tmpfs, shared rather than copied: this crate needs only part of it.
-#[allow(dead_code)]
-#[path = "../../../../tests/common/tmpfs.rs"]
+// The server's tests' tmpfs, shared rather than copied.
+#[path = "../../../../tests/all/helpers/tmpfs.rs"]
 pub mod tmpfs;
 
 pub fn agent() -> Command {

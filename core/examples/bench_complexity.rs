@@ -9,7 +9,7 @@
 
 // The generator is the corpus test's own; the labels and targets it also holds are not used here.
 #[allow(dead_code)]
-#[path = "../tests/corpus/mod.rs"]
+#[path = "../tests/all/complexity_corpus/corpus.rs"]
 mod corpus;
 
 use corpus::{Rng, Shape};

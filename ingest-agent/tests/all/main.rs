@@ -1,0 +1,19 @@
+//! The agent's integration tests, in one binary: a module per subject, run against the real
+//! `slopewatch-agent` with real compilers; `helpers` runs the binary and the server they talk to.
+
+mod agreement;
+mod bisect;
+mod check;
+mod contracts;
+mod cpu_and_instructions;
+mod delivery;
+mod failures;
+mod first_run;
+mod helpers;
+mod import;
+mod size_of_interest;
+mod slopes;
+mod sqlite;
+mod static_musl;
+mod toolchains;
+mod workloads;

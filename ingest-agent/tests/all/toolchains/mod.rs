@@ -1,0 +1,4 @@
+//! Toolchains: detected on the host, and Zig releases fetched from the package index.
+
+mod detection;
+mod fetch;

@@ -1,0 +1,8 @@
+//! Pages in a real headless Chromium, checked in the rendered DOM, with screenshots saved under
+//! `target/test-output/screenshots` (or `$SLOPEWATCH_TEST_OUTPUT`).
+
+mod contracts;
+mod every_page;
+mod numbers;
+mod overview;
+mod versions;

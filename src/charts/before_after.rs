@@ -1,7 +1,8 @@
 //! The before/after chart of a regression's retrospective: time (or instructions, for a count
 //! metric) against size on log-log axes, one line per version, so a steeper line is visibly a
 //! steeper growth. Both axes carry values in the page's own formats (`64 KiB`, `12.3 ms`), every
-//! line stays inside its box, and a version whose workload failed is a ✗ with what broke.
+//! line stays inside its box, and a version whose workload failed is a ✗ with what broke. Small
+//! plain SVG, drawn here.
 
 use super::{escape, shorten};
 use crate::format;

@@ -1,10 +1,9 @@
 //! Charts as pure functions from views to SVG text: no database and no clock inside, so they are
 //! unit-tested here and the dashboard's are cached by a hash of their input.
 //!
-//! The dashboard's charts are drawn with plotters and carry a `<title>` and a `<desc>` (their text
-//! alternative), and invisible hover targets whose `<title>` gives each point's values when the SVG
-//! is inlined in a page. A retrospective's before/after chart, and a workload's slope trend beside
-//! its row on a toolchain version's page, are small plain SVG.
+//! A chart drawn with plotters ends in `finish`, which gives it a `<title>`, a `<desc>` (its text
+//! alternative) and invisible hover targets whose `<title>` gives each point's values when the SVG
+//! is inlined in a page.
 
 mod before_after;
 mod loglog;

@@ -1,6 +1,5 @@
 //! Server configuration: command-line flags and environment variables, plus an optional TOML
-//! file for settings that do not fit on a command line (its `[alerts]` and `[[webhooks]]` in
-//! `alerts.rs`).
+//! file for settings that do not fit on a command line.
 
 mod alerts;
 mod control;

@@ -1,5 +1,5 @@
-//! The HTTP surface, one module per part of the URL space: the JSON API, probes and metrics, the
-//! dashboard's pages and charts, regressions, alert deliveries, and the editor login.
+//! The HTTP surface, one module per part of the URL space; here the router (`app`) with its layers,
+//! and the state every handler shares (`AppState`).
 
 mod api;
 mod auth;

@@ -1,8 +1,6 @@
-//! What happens to a run once it is accepted: it is fitted and stored whole, then taken into its
-//! version's summaries by a summary pass (`pass.rs`), which also applies the alert rules and
-//! writes the regressions and webhook deliveries they decide (`regressions.rs`). A bisection an
-//! agent sends is recorded and announced here too (`bisections.rs`), and so are an editor's
-//! changes to a regression's timeline (`edits.rs`).
+//! The one way in for a run: fitted and stored whole here, then taken into its version's summaries
+//! by a summary pass, whose decisions, like those on bisections and editors' edits, are written by
+//! the files beside this one.
 //!
 //! Storing marks a run pending; after it commits, a pass takes it in, together with every other
 //! run pending by then, one transaction for all their versions. One pass runs at a time. A run

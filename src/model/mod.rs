@@ -1,7 +1,5 @@
-//! The plain values several layers share: a regression as stored and shown, its bisections, the webhook outbox's
-//! rows, a version's median time per size, a workload's failure, a series' metric, a regression's tracks, a run's
-//! fits and a version's summary, and what a control lineage says. Data and its naming only: no database access, no
-//! rules.
+//! The plain values several layers share, the smallest of them here (a version's median per size, a
+//! slope). Data and its naming only: no database access, no rules.
 
 mod bisection;
 pub mod control;

@@ -5,7 +5,7 @@
 //! older releases, a slow host submits an old version late, an import replays a store. The
 //! regressions of a lineage must not depend on it. So when a version arrives below the newest one
 //! measured, the rules are replayed over every version summary of the lineage in version order
-//! ([`derive`]: the same [`plan`] an in-order arrival asks at each version), and what the store
+//! ([`derive()`]: the same [`plan`] an in-order arrival asks at each version), and what the store
 //! holds is brought in line with the result ([`reconcile`]):
 //! - a derived regression that matches a stored one (same first bad version, else the earliest
 //!   stored one whose range of versions overlaps it and shares a workload) keeps its id; what moved

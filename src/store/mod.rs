@@ -1,13 +1,8 @@
 //! The database: Postgres for teams, embedded SQLite by default, chosen by the URL's scheme.
 //!
-//! One file per subject (`runs/`, `summaries.rs`, `failures.rs`, `regressions.rs`, `lineage.rs`
-//! for what the alert rules read of a lineage, `bisections.rs`, `outbox.rs`, `tokens.rs`,
-//! `sessions.rs`, `series.rs`, `inventory.rs`, `versions.rs` for a toolchain version across every
-//! workload, `contracts.rs`, `control.rs` for what a control check reads, `transfer.rs`,
-//! `retention.rs`), each holding that subject's queries as methods named after the domain, over
-//! the SQL plumbing in `db/`: most SQL is written once for both databases, what differs is the
-//! `Backend` trait, and SQLite's one writer and its one-server lock have files of their own.
-//! The store reads and writes; it never decides: it returns rows and values, and `intake` and
+//! One file per subject, each holding that subject's queries as methods named after the domain,
+//! over the SQL plumbing in `db/`. The store reads and writes; it never decides: it returns rows
+//! and values (size units and lineage versions already decoded into their types), and `intake` and
 //! `views` turn them into the rules' types and ask the rules.
 
 mod bisections;

@@ -1,10 +1,6 @@
-//! What the dashboard shows, derived from store rows without I/O: slope bands, a series with its
-//! per-version table (`series`), the overview matrix and its banners of open regressions
-//! (`banners`), comparisons (`compare`), two toolchain versions across every workload (`changes`,
-//! in one sentence: `headline`), a version's page (`version`), and which metric a page shows
-//! (`measure`), and what a run page says beside its workloads and what is worked out on a run as
-//! read (`run`). Pages, charts and exports
-//! all read these, so a page, its charts and its CSV carry the same numbers.
+//! What the dashboard shows, worked out from store rows without I/O, and here the bands a slope is
+//! coloured by. Pages, charts and exports all read these, so a page, its charts and its CSV carry
+//! the same numbers.
 
 mod banners;
 mod changes;

@@ -1,7 +1,5 @@
-//! The webhooks: the events a summary pass or a recorded bisection announces, built from what the
-//! rules decided (`events`, `payload`, `bisected`); their bodies, JSON or Slack, behind one render
-//! (`body`); their signatures (`signing`); and the sender that delivers them from the outbox the
-//! store keeps (`sender`).
+//! The webhooks: what a summary pass or a recorded bisection announces, from the event to the
+//! signed request the sender delivers from the outbox.
 
 pub mod bisected;
 pub mod body;

@@ -1,10 +1,5 @@
-//! The store's SQL plumbing, under the files of each subject: connections, transactions and
-//! statements written once for both databases (`conn.rs`); what differs between them, in the
-//! `Backend` trait (`backend.rs`) and its two implementations (`postgres.rs`, `sqlite.rs`);
-//! SQLite's one writer (`sqlite_writer.rs`) and the lock that keeps a SQLite database to one server
-//! (`single_server.rs`); rows and columns as the backends bind and read them (`columns.rs`,
-//! `rows.rs`, `complexity.rs` for the class column); storage faults (`faults.rs`); and the claims
-//! replicas take on periodic work (`claims.rs`).
+//! The store's SQL plumbing, below the files of each subject: most SQL is written once for both
+//! databases, and what differs is one trait with an implementation per backend.
 
 mod backend;
 mod claims;

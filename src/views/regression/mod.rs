@@ -1,5 +1,4 @@
-//! What a regression's page shows beyond its rows: editors' Markdown notes rendered safe, the
-//! postmortem document, and what editors may write (which an import of their edits obeys too).
+//! A regression's page beyond its rows: what its editors write, and the postmortem it exports.
 
 pub mod edits;
 pub mod markdown;

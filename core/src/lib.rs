@@ -1,6 +1,5 @@
-//! What the slopewatch server and agent share: the wire format and its rules, the server's answers,
-//! slope fitting, complexity classes, the noise rule verdicts are reached by, toolchain version
-//! ordering, and which workloads the agent ships.
+//! What the slopewatch server and agent share, so that the two can never disagree: the wire between
+//! them, and every figure and decision both work out.
 
 pub mod answers;
 pub mod bisection;

@@ -4,7 +4,7 @@
 //! The server builds these answers from many stored rows, in types that are its store's rows
 //! (`sqlx::FromRow`) or made of them; moving them here would bring the store's row shapes into the
 //! crate the agent links. So each type here is a reader's view instead: named after the schema it
-//! reads, with exactly the fields the agent uses, every other field skipped. `tests/wire.rs` shows
+//! reads, with exactly the fields the agent uses, every other field skipped. `tests/all/wire.rs` shows
 //! that the answers of a real server, on both backends, and those recorded from the release before
 //! capabilities read with them.
 

@@ -1,6 +1,4 @@
-//! The run submission sent by the agent to `POST /api/v1/runs`, and the rules it must obey; what
-//! a server accepts of it (`capability.rs`) and a run shaped for a server that accepts less
-//! (`shape.rs`).
+//! The run submission sent by the agent to `POST /api/v1/runs`, and the rules it must obey.
 //!
 //! Defined once here so the agent and the server can never disagree about the format.
 

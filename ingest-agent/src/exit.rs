@@ -1,4 +1,5 @@
-//! How the agent exits: the documented statuses, and how the statuses of several steps combine.
+//! How the agent exits: the documented statuses (0, 1, 3 and 75; clap exits 2 on a usage error),
+//! and how the statuses of several steps combine.
 
 /// The agent's exit status. A usage error exits with 2, which clap reports and exits with itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

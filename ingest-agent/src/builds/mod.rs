@@ -1,5 +1,5 @@
-//! Building the workloads: the toolchains (given, found on the host, or Zig releases fetched), the workloads built
-//! in and the team's own, and the cache of what each toolchain built.
+//! Everything before measuring: the toolchains and the workloads, and the binaries each toolchain
+//! builds of them.
 
 pub mod cache;
 pub mod command;

@@ -1,7 +1,7 @@
 //! `import`: turns results another harness already measured (Google Benchmark JSON, criterion's
 //! output directory, a CSV of samples) into a run, sent or written like a measured one.
 //!
-//! Each format's parser reads its files into [`ImportedFamily`] values (samples by size, and where
+//! Each format's parser reads its files into `ImportedFamily` values (samples by size, and where
 //! in the file the family was first seen); the rules every format shares (sample and size bounds,
 //! names, enough sizes for a slope) are checked here, naming the file and the line or key at
 //! fault.

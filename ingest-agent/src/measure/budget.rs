@@ -5,12 +5,12 @@ use slopewatch_core::complexity;
 use std::time::Duration;
 
 /// Fewest sizes a workload is measured at, whatever the budget (a valid run needs only
-/// [`wire::MIN_SIZES`]): one more than the fewest a class is named from. Steep growth is what
-/// stops a sweep early, and `classify` names O(n²) or O(n³) only when the class below is ruled out
-/// with the largest size left out too; from five sizes that leaves four, whose exponent interval
-/// rests on one degree of freedom and rules out little. On a loaded 2-core machine Zig 0.16.0's
-/// quadratic `strchr` and `strspn` read unsure 9 times in 10 at five sizes, O(n²) 16 times in 20
-/// at six.
+/// [`slopewatch_core::wire::MIN_SIZES`]): one more than the fewest a class is named from. Steep
+/// growth is what stops a sweep early, and `classify` names O(n²) or O(n³) only when the class
+/// below is ruled out with the largest size left out too; from five sizes that leaves four, whose
+/// exponent interval rests on one degree of freedom and rules out little. On a loaded 2-core
+/// machine Zig 0.16.0's quadratic `strchr` and `strspn` read unsure 9 times in 10 at five sizes,
+/// O(n²) 16 times in 20 at six.
 pub const MIN_SIZES: usize = complexity::MIN_SIZES + 1;
 
 /// The fewest sizes a workload is measured at: [`MIN_SIZES`], or for an `exact` measure (counts

@@ -1,5 +1,4 @@
-//! Measuring: the sweep of one workload over growing sizes within its budget, each measured
-//! workload judged by core's verdict, whether toolchains agree on the results, and the failures.
+//! Measuring: from a built binary to a judged workload, or to the failure that stopped it.
 
 pub mod agreement;
 pub mod budget;

@@ -1,12 +1,12 @@
 //! Times one workload binary at doubling sizes within a time budget, and assembles the run.
 //!
-//! The sweep has three phases, each a method of [`Sweep`]:
+//! The sweep has three phases, each a method of `Sweep`:
 //! 1. **Rise**: double from a size below the start, stopping at the largest size, after a size
 //!    whose median repetition went past the per-size budget, before a size predicted (from the
 //!    growth seen so far) to go past it or past what is left of the total budget, or once growth
 //!    clearly steeper than the limit makes the next size cost a tenth of the per-size budget. A
 //!    size whose repetitions are predicted to be long is repeated 3 times rather than `--reps`.
-//! 2. **Descend**: with fewer than [`MIN_SIZES`] sizes, halve below the start until there are
+//! 2. **Descend**: with fewer than [`budget::MIN_SIZES`] sizes, halve below the start until there are
 //!    that many, so a quadratic libc costs seconds rather than the minutes a fixed sweep of large
 //!    sizes would, and still gets a class (smaller sizes are cheap, even for a quadratic libc).
 //! 3. **Widen**: when the sizes are too narrow to tell two classes apart while the slope is

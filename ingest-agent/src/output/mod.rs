@@ -1,5 +1,5 @@
-//! What the agent shows: the progress display while it measures, the table of slopes and the
-//! table of contracts at the end, and the Markdown report for a pull request.
+//! What the agent shows. Nothing here decides (`measure::judged` does), and numbers are written by
+//! `slopewatch_core::format`, as on the server.
 
 pub mod contracts;
 pub mod control;

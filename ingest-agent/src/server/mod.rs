@@ -1,5 +1,4 @@
-//! Everything that talks to the server: one HTTP client with one retry policy, the spool where
-//! runs and bisections wait, and the one way out of it.
+//! Everything that talks to the server; what it answers is read with core's `answers` types.
 
 pub mod baseline;
 pub mod client;

@@ -1,5 +1,6 @@
-//! The candidates of a bisection: a file of `VERSION=CC COMMAND` lines, or versions with a script
-//! that fetches or builds each and prints its compiler command.
+//! The candidates of a bisection, builds of one lineage oldest first: a file of `VERSION=CC COMMAND`
+//! lines, or versions with a script that fetches or builds each and prints its compiler command,
+//! run only for the candidates measured.
 
 use crate::config::split_words;
 use anyhow::{bail, Context, Result};

@@ -1,11 +1,5 @@
-//! `bisect`: from "this version is quadratic, that one was not" to the first bad toolchain build.
-//!
-//! The candidates are builds of one lineage in order, oldest first: a file of `VERSION=CC COMMAND`
-//! lines, or versions with a script that fetches or builds each and prints its compiler command
-//! (run only for the candidates measured). Both ends are measured first; then the range is halved
-//! like `git bisect`, a candidate that cannot be built or run (or stays unsure when measured again)
-//! skipped. Each candidate is measured only as far as its verdict needs: at the sizes the bad end
-//! was measured at, where the growth already showed.
+//! `bisect`: from "this version is quadratic, that one was not" to the first bad toolchain build,
+//! printed, and recorded on the regression when one is named.
 
 mod candidates;
 mod search;

@@ -1,5 +1,6 @@
 //! The search: both ends measured first, then the range halved like `git bisect`, each candidate
-//! built and measured at the sizes where the bad end's growth showed, and judged.
+//! built and measured at the sizes where the bad end's growth showed, and judged; a candidate that
+//! cannot be built or run, or stays unsure when measured again, is skipped.
 
 use super::candidates::Candidates;
 use crate::builds::cache::BuildCache;

@@ -1,5 +1,5 @@
-//! Slopes and complexity classes for the server: one fit per workload of a run, and a summary per
-//! toolchain version.
+//! Slopes and complexity classes for the server: one fit per workload of a run (from its samples, or
+//! from the medians a pruned run kept), and a summary per toolchain version.
 
 use crate::model::{Classified, Medians, Slope, WorkloadFit, WorkloadSummary};
 use slopewatch_core::complexity::{self, Complexity};

@@ -2,22 +2,12 @@
 //! which regressions a version fixes. No database here: a summary pass (`intake`) reads what the
 //! rules need from the store, asks them, and writes back what they decide, in its transaction.
 //!
-//! # The noise rule
-//! A version's slope is the median over its runs, with the medians of their 95% intervals. It
-//! counts as **over** the threshold `T` only when all of these hold:
-//! - the slope is above `T`;
-//! - the interval's lower bound is above `T - ci_margin` (0.2 by default), so the data rules out
-//!   growth well below the threshold rather than merely putting the point estimate over it;
-//! - R² is at least `min_r2` (0.9): a line that explains little of the variance is not a slope;
-//! - the fit spans at least `min_sizes` sizes (4): three points fit almost any curve.
-//!
-//! It counts as **under** by the mirror rule: slope at most `T`, upper bound below
-//! `T + ci_margin`, the same R² and number of sizes, so one disturbed fit cannot resolve a
-//! regression either. Anything else is *unsure*: it neither opens nor resolves a regression, it
-//! waits for more runs (the version's numbers are medians over its runs).
-//! With `[alerts] rule = "class"` the version's complexity class decides instead (core's verdict):
-//! O(n²) and O(n³) are over, the simpler classes under, `unsure` neither; with `"either"` a
-//! version is over when either rule says so, and under when neither does and one says under.
+//! # Over, under or unsure
+//! A version is judged by core's verdict (`slopewatch_core::verdict`) on its summary: its slope, the
+//! median over its runs with the medians of their 95% intervals, by the noise rule (`[alerts]`'s
+//! `min_sizes`, `min_r2` and `ci_margin`); its complexity class instead with `rule = "class"`, or
+//! either with `"either"`. *Unsure* neither opens nor resolves a regression, so one disturbed fit
+//! cannot do either: it waits for more runs.
 //!
 //! A workload *crosses* at a version when that version is over and the version before it (the
 //! highest measured version below it in the same lineage) was not, or there was none, or was over

@@ -76,8 +76,8 @@ fn a_size_disturbed_once_is_measured_again_and_judged_on_the_second_measurement(
     assert!(marker.exists(), "the first measurement was disturbed");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = text(&out);
-    assert!(said.contains("gcc-glibc erratic-loop: unsure (R² 0."), "{said}");
-    assert!(said.contains("re-measured once: gcc-glibc/erratic-loop (unsure at first: R² 0."), "{said}");
+    assert!(said.contains("gcc-glibc erratic-loop: unsure (") && doubts_the_fit(&said), "{said}");
+    assert!(said.contains("re-measured once: gcc-glibc/erratic-loop (unsure at first: "), "{said}");
     assert_eq!(verdict(&out, "erratic-loop"), "ok");
 }
 
@@ -91,7 +91,7 @@ fn a_size_disturbed_every_time_is_reported_unsure_with_an_exit_status_of_its_own
     assert!(text(&out).contains("unsure after measuring twice: gcc-glibc/erratic-loop"), "{}", text(&out));
     assert_eq!(verdict(&out, "erratic-loop"), "unsure");
     let said = text(&out);
-    assert!(said.contains("unsure: gcc-glibc/erratic-loop (R² 0."), "{said}");
+    assert!(said.contains("unsure: gcc-glibc/erratic-loop (") && doubts_the_fit(&said), "{said}");
     assert!(said.contains("; re-measured once)"), "{said}");
 }
 
@@ -105,7 +105,7 @@ fn measure_prints_the_same_verdicts_without_measuring_again() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(verdict(&out, "erratic-loop"), "unsure");
     let said = text(&out);
-    assert!(said.contains("unsure: gcc-glibc/erratic-loop (R² 0."), "{said}");
+    assert!(said.contains("unsure: gcc-glibc/erratic-loop (") && doubts_the_fit(&said), "{said}");
     assert!(!said.contains("re-measured") && !said.contains("once more"), "{said}");
 }
 
@@ -120,6 +120,12 @@ fn gate_flags_out_of_range_are_refused_with_the_accepted_values() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(text(&out).contains(why), "{args:?}: {}", text(&out));
     }
+}
+
+/// Whether a disturbed sweep's doubt is named: which one depends on how the rest of the sweep lies
+/// around the disturbed size, a low R² or an interval too wide to place on either side of the limit.
+fn doubts_the_fit(said: &str) -> bool {
+    said.contains("R² 0.") || said.contains("95% CI [")
 }
 
 /// The sizes of the one workload in a file written by `measure --out`.

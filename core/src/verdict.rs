@@ -337,6 +337,7 @@ mod tests {
             exponent: Some(low + 0.1),
             exponent_ci_low: Some(low),
             exponent_ci_high: Some(low + 0.2),
+            step: None,
         }
     }
 

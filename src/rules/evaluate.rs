@@ -570,6 +570,7 @@ mod tests {
             exponent: Some(low + 0.05),
             exponent_ci_low: Some(low),
             exponent_ci_high: Some(low + 0.1),
+            step: None,
         };
         VersionFit { complexity: Some(complexity), ..fit(slope, 0.02, 0.999, 8) }
     }

@@ -157,6 +157,7 @@ pub(crate) mod tests {
             exponent: Some(1.0),
             exponent_ci_low: Some(0.9),
             exponent_ci_high: Some(1.1),
+            step: None,
         }
     }
 

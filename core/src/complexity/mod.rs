@@ -5,12 +5,14 @@
 mod fixed_plus_growth;
 mod power_law;
 mod search;
+mod step;
 
 use serde::{Deserialize, Serialize};
 
 use crate::fit::{t_quantile_975, FitError};
 use fixed_plus_growth::{fit_fixed_plus_growth, log_likelihood};
 use power_law::{exponent_rules_out, power_law_exponent};
+pub use step::RegimeStep;
 
 /// A growth class. The derived order runs from the simplest to the most complex.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -169,6 +171,11 @@ pub struct Complexity {
     pub exponent_ci_low: Option<f64>,
     /// Upper end of k's 95% profile-likelihood interval.
     pub exponent_ci_high: Option<f64>,
+    /// Where the series changes regime, jumping between two sizes and growing alike on both
+    /// sides: the class, weights and exponent are then those of the series with the step divided
+    /// out. Absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<RegimeStep>,
 }
 
 /// The word `class` is written as when no class is named.
@@ -230,6 +237,12 @@ pub fn classify_with(points: &[(f64, f64)], noise: Noise) -> Result<Complexity, 
     let sizes: Vec<f64> = sorted.iter().map(|p| p.0).collect();
     let ln_t: Vec<f64> = sorted.iter().map(|p| p.1.ln()).collect();
     let count = points.len();
+    // A change of regime at one size is judged by the growth on its two sides (see `step`).
+    let step = step::find(&sizes, &ln_t).map(|(_, s)| s);
+    let ln_t = match &step {
+        Some(s) => step::divided_out(&sizes, &ln_t, s),
+        None => ln_t,
+    };
 
     // AICc's correction divides by count − parameters − 1, which is 0 for a three-parameter class
     // at 4 points; below 5 points the classes are weighed by plain AIC (and the class is unsure).
@@ -277,6 +290,7 @@ pub fn classify_with(points: &[(f64, f64)], noise: Noise) -> Result<Complexity, 
         exponent: exponent.map(|e| e.0),
         exponent_ci_low: exponent.map(|e| e.1),
         exponent_ci_high: exponent.map(|e| e.2),
+        step,
     })
 }
 

@@ -58,11 +58,15 @@ pub enum Shape {
     PowerOneAndHalf,
     /// t = b·n, ×1.6 above a size with at least two measured sizes on each side.
     CacheCliff,
+    /// t = b·n, ×6 to ×50 above a size with at least two measured sizes on each side: a change
+    /// of regime, as glibc's `memcpy` counted under Valgrind shows where it turns to `rep movsb`
+    /// (×25 to ×45). A step is told from growth at ×4; the noise rarely takes more than ×1.5 off a jump.
+    Step,
 }
 
 impl Shape {
     /// Every shape, in the order the confusion matrix lists them.
-    pub const ALL: [Shape; 9] = [
+    pub const ALL: [Shape; 10] = [
         Shape::Class(Class::Constant),
         Shape::Class(Class::Log),
         Shape::Class(Class::Linear),
@@ -72,6 +76,7 @@ impl Shape {
         Shape::FixedPlusLinear,
         Shape::PowerOneAndHalf,
         Shape::CacheCliff,
+        Shape::Step,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +85,7 @@ impl Shape {
             Shape::FixedPlusLinear => "fixed + n",
             Shape::PowerOneAndHalf => "n^1.5",
             Shape::CacheCliff => "cache cliff",
+            Shape::Step => "step ×6–50",
         }
     }
 
@@ -92,14 +98,14 @@ impl Shape {
             Shape::Class(Class::NLogN) => &[Class::NLogN],
             Shape::Class(Class::Quadratic) => &[Class::Quadratic],
             Shape::Class(Class::Cubic) => &[Class::Cubic],
-            Shape::FixedPlusLinear | Shape::CacheCliff => &[Class::Linear, Class::NLogN],
+            Shape::FixedPlusLinear | Shape::CacheCliff | Shape::Step => &[Class::Linear, Class::NLogN],
             Shape::PowerOneAndHalf => &[Class::NLogN, Class::Quadratic],
         }
     }
 
     /// Linear work underneath, which must never be named O(n²) or worse.
     pub fn is_linear(self) -> bool {
-        matches!(self, Shape::Class(Class::Linear) | Shape::FixedPlusLinear | Shape::CacheCliff)
+        matches!(self, Shape::Class(Class::Linear) | Shape::FixedPlusLinear | Shape::CacheCliff | Shape::Step)
     }
 
     /// Quadratic work, which must never be named O(n) or better.
@@ -136,7 +142,7 @@ pub fn series(shape: Shape, count: usize, rng: &mut Rng) -> Vec<(f64, f64)> {
     let growth = |n: f64| match shape {
         Shape::Class(Class::Constant) => 1.0,
         Shape::Class(Class::Log) => n.ln(),
-        Shape::Class(Class::Linear) | Shape::FixedPlusLinear | Shape::CacheCliff => n,
+        Shape::Class(Class::Linear) | Shape::FixedPlusLinear | Shape::CacheCliff | Shape::Step => n,
         Shape::Class(Class::NLogN) => n * n.ln(),
         Shape::Class(Class::Quadratic) => n * n,
         Shape::Class(Class::Cubic) => n * n * n,
@@ -149,17 +155,18 @@ pub fn series(shape: Shape, count: usize, rng: &mut Rng) -> Vec<(f64, f64)> {
         Shape::FixedPlusLinear => scale * 32f64.powf(rng.uniform(0.0, 1.0)),
         _ => scale * rng.uniform(0.0, 0.05),
     };
-    let cliff = match shape {
-        Shape::CacheCliff => {
+    let (cliff, rise) = match shape {
+        Shape::CacheCliff | Shape::Step => {
             let below = rng.between(1, count - 3);
-            (sizes[below] * sizes[below + 1]).sqrt()
+            let rise = if shape == Shape::Step { rng.uniform(6f64.ln(), 50f64.ln()).exp() } else { 1.6 };
+            ((sizes[below] * sizes[below + 1]).sqrt(), rise)
         }
-        _ => f64::INFINITY,
+        _ => (f64::INFINITY, 1.0),
     };
     sizes
         .iter()
         .map(|&n| {
-            let t = (fixed + b * growth(n)) * if n > cliff { 1.6 } else { 1.0 };
+            let t = (fixed + b * growth(n)) * if n > cliff { rise } else { 1.0 };
             (n, median_of_samples(t, rng))
         })
         .collect()
@@ -199,6 +206,26 @@ pub fn hidden_growth(seed: u64, count: usize) -> Vec<(bool, Vec<(f64, f64)>)> {
                 })
                 .collect();
             (flat, points)
+        })
+        .collect()
+}
+
+/// Instruction counts that change regime once, the same on every run, `SERIES_PER_SHAPE` of each
+/// class from `seed`: made as `exact_counts` makes them, then ×4 to ×50 (or ÷4 to ÷50, as a counter
+/// that counts `rep movsb` once would read it) from a size with at least two sizes on each side.
+pub fn exact_steps(seed: u64) -> Vec<Series> {
+    let mut rng = Rng::new(seed ^ 0x0051_57e9);
+    exact_counts(seed)
+        .into_iter()
+        .map(|mut series| {
+            let count = series.points.len();
+            let from = rng.between(2, count - 2);
+            let factor = rng.uniform(4f64.ln(), 50f64.ln()).exp();
+            let factor = if rng.uniform(0.0, 1.0) < 0.25 { 1.0 / factor } else { factor };
+            for p in &mut series.points[from..] {
+                p.1 = (p.1 * factor).round().max(1.0);
+            }
+            series
         })
         .collect()
 }

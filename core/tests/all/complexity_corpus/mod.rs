@@ -171,3 +171,22 @@ fn hidden_growth_is_never_named_quadratic_or_cubic() {
         assert_eq!(row[Class::Quadratic as usize] + row[Class::Cubic as usize], 0, "{label} named O(n²) or O(n³)");
     }
 }
+
+/// Counts that change regime at one size (a step up or down, the two sides growing alike) are
+/// named the class of their two sides, or left unsure, and never a class above it.
+#[test]
+fn exact_counts_that_step_once_are_never_named_above_their_class() {
+    let confusion = Confusion::of(&corpus::exact_steps(corpus::SEED), Noise::Exact);
+    println!("exact counts with a step, seed {}\n{}", corpus::SEED, confusion.table());
+    for series in corpus::exact_steps(corpus::SEED) {
+        let complexity = classify_with(&series.points, Noise::Exact).unwrap();
+        let Shape::Class(class) = series.shape else { unreachable!() };
+        assert!(complexity.class.is_none_or(|named| named <= class), "{class:?}: {complexity:?} {:?}", series.points);
+        // Growth up to O(n log n) changes little from one pair of sizes to the next, so the two
+        // sides of the step agree; a fixed cost giving way to O(n³) may not.
+        if class <= Class::NLogN {
+            assert!(complexity.step.is_some(), "no step found in {:?}", series.points);
+        }
+    }
+    assert!(confusion.right() as f64 >= 0.95 * confusion.total() as f64, "under 95% named their class");
+}

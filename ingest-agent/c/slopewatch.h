@@ -8,7 +8,14 @@
  *   {"size":SIZE,"samples_ns":[...],"instructions":[...],"result":"HITS","meta":{"key":"value"}}
  *
  * and exits 0, or prints a message on stderr and exits non-zero. "instructions" is present only
- * where the kernel allows perf_event_open. The clock is read around sw_run() only, so buffer
+ * where the kernel allows perf_event_open.
+ *
+ * With SLOPEWATCH_SESSION=1 in the environment and no arguments, it measures one size per line
+ * read from stdin, "SIZE REPETITIONS [PROBE]", answering each with its JSON line, until stdin
+ * ends: sw_setup runs once per line. PROBE, where given, is set as SLOPEWATCH_PROBE for that
+ * line (the contract catalogue's one binary holds every probe). The agent uses it under Valgrind,
+ * whose start would otherwise cost more than the sizes measured; any failure still ends the
+ * process as it would end a single size. The clock is read around sw_run() only, so buffer
  * set-up (sw_setup, sw_before) never counts; one untimed warm-up precedes the repetitions.
  *
  * SLOPEWATCH_MEASURE in the environment says what the agent measures:
@@ -109,21 +116,22 @@ static long long sw_now_ns(clockid_t clock) {
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2 || argc > 3) sw_fail("usage: workload SIZE [REPETITIONS]");
+/* SIZE and REPETITIONS as text, checked; exits with the usage error otherwise. */
+static void sw_parse(const char *size_text, const char *reps_text, long long *size, long *reps) {
     char *end;
     errno = 0;
-    long long size = strtoll(argv[1], &end, 10);
-    if (errno || *end || size <= 0) sw_fail("SIZE must be a positive integer");
-    long reps = 5;
-    if (argc == 3) {
-        reps = strtol(argv[2], &end, 10);
-        if (errno || *end || reps < 1 || reps > SW_MAX_REPS) sw_fail("REPETITIONS must be 1..1000");
+    *size = strtoll(size_text, &end, 10);
+    if (errno || *end || *size <= 0) sw_fail("SIZE must be a positive integer");
+    *reps = 5;
+    if (reps_text) {
+        *reps = strtol(reps_text, &end, 10);
+        if (errno || *end || *reps < 1 || *reps > SW_MAX_REPS) sw_fail("REPETITIONS must be 1..1000");
     }
-    if (sw_setup(size) != 0) sw_fail("workload set-up failed");
+}
 
-    static long long samples[SW_MAX_REPS];
-    static unsigned long long instructions[SW_MAX_REPS];
+static int sw_measure(long long size, long reps, const char *measure, clockid_t clock, int perf);
+
+int main(int argc, char **argv) {
     const char *measure = getenv("SLOPEWATCH_MEASURE");
     if (!measure) measure = "wall";
     clockid_t clock = CLOCK_MONOTONIC;
@@ -131,11 +139,40 @@ int main(int argc, char **argv) {
     else if (strcmp(measure, "wall") && strcmp(measure, "instructions") && strcmp(measure, "valgrind"))
         sw_fail("SLOPEWATCH_MEASURE must be wall, cpu, instructions or valgrind");
     int perf = strcmp(measure, "valgrind") ? sw_perf_open() : -1;
-    int counted = perf >= 0;
-    if (!counted && strcmp(measure, "instructions") == 0) {
+    if (perf < 0 && strcmp(measure, "instructions") == 0) {
         fprintf(stderr, "instructions cannot be counted here: perf_event_open failed (%s)\n", strerror(errno));
         return 4;
     }
+    long long size;
+    long reps;
+    const char *session = getenv("SLOPEWATCH_SESSION");
+    if (session && strcmp(session, "1") == 0 && argc == 1) {
+        char line[256], size_text[32], reps_text[32], probe[128];
+        while (fgets(line, sizeof line, stdin)) {
+            int fields = sscanf(line, "%31s %31s %127s", size_text, reps_text, probe);
+            if (fields < 2) sw_fail("a session line must be SIZE REPETITIONS [PROBE]");
+            sw_parse(size_text, reps_text, &size, &reps);
+            if (fields == 3 && setenv("SLOPEWATCH_PROBE", probe, 1) != 0) sw_fail("cannot set SLOPEWATCH_PROBE");
+            int status = sw_measure(size, reps, measure, clock, perf);
+            if (status != 0) return status;
+            fflush(stdout);
+        }
+        return 0;
+    }
+    if (argc < 2 || argc > 3) sw_fail("usage: workload SIZE [REPETITIONS]");
+    sw_parse(argv[1], argc == 3 ? argv[2] : NULL, &size, &reps);
+    return sw_measure(size, reps, measure, clock, perf);
+}
+
+/* Sets the workload up at SIZE, runs it REPS times (after a warm-up, but under Valgrind) and
+ * prints the JSON line; a non-zero exit status where the workload failed. */
+static int sw_measure(long long size, long reps, const char *measure, clockid_t clock, int perf) {
+    sw_meta_count = 0;
+    if (sw_setup(size) != 0) sw_fail("workload set-up failed");
+
+    static long long samples[SW_MAX_REPS];
+    static unsigned long long instructions[SW_MAX_REPS];
+    int counted = perf >= 0;
     long long expected = sw_expected();
     long long result = 0;
 

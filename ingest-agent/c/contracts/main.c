@@ -25,6 +25,10 @@ static const struct {
 
 static const struct sw_probe *sw_chosen;
 
+/* What a fault in a guarded probe reports (sw_bound). */
+static char sw_bound_message[96];
+static size_t sw_bound_length;
+
 /*
  * No probe is set up below 8 units: its input must hold what it parses or searches for and some
  * of what follows (a 5-digit number and a space, a needle and its bound). Below that a correct
@@ -33,6 +37,11 @@ static const struct sw_probe *sw_chosen;
 #define SW_SMALLEST 8
 
 int sw_setup(long long size) {
+    /* A session sets up probe after probe in one process: none inherits another's bound. */
+    sw_chosen = NULL;
+    sw_bound_length = 0;
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
     const char *name = getenv("SLOPEWATCH_PROBE");
     if (!name) {
         fprintf(stderr, "SLOPEWATCH_PROBE must name the probe to run\n");
@@ -67,9 +76,6 @@ void *sw_guarded(size_t bytes) {
     if (mprotect(base + readable, page, PROT_NONE) != 0) return NULL;
     return base + readable - bytes;
 }
-
-static char sw_bound_message[96];
-static size_t sw_bound_length;
 
 static void sw_on_fault(int sig) {
     ssize_t ignored = write(2, sw_bound_message, sw_bound_length);

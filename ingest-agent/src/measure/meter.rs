@@ -135,8 +135,8 @@ pub fn under_valgrind(program: &Path, dir: &Path, harness: bool) -> Result<Comma
 }
 
 /// The counts callgrind wrote to `dir`: one per dump of the harness's `sw_run` in call order (the
-/// final dump at exit, which collected nothing, left out), or for a command one total summed over
-/// its processes.
+/// final dump at exit, which collected nothing, left out: it is not written while the harness
+/// runs), or for a command one total summed over its processes.
 pub fn read_counts(dir: &Path, harness: bool) -> Result<Vec<u64>, String> {
     let mut parts = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read Valgrind's counts: {e}"))?;
@@ -146,6 +146,10 @@ pub fn read_counts(dir: &Path, harness: bool) -> Result<Vec<u64>, String> {
         let mut it = rest.split('.');
         let pid: u64 = it.next().and_then(|p| p.parse().ok()).unwrap_or(0);
         let part: u64 = it.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        // Part 0 is the dump at exit, after the last sw_run: not written yet while it runs.
+        if harness && part == 0 {
+            continue;
+        }
         let text = std::fs::read_to_string(e.path()).map_err(|e| format!("cannot read Valgrind's counts: {e}"))?;
         let total = text
             .lines()
@@ -156,8 +160,7 @@ pub fn read_counts(dir: &Path, harness: bool) -> Result<Vec<u64>, String> {
     }
     parts.sort();
     if harness {
-        // Part 0 is the dump at exit, after the last sw_run.
-        Ok(parts.into_iter().filter(|p| p.1 > 0).map(|p| p.2).collect())
+        Ok(parts.into_iter().map(|p| p.2).collect())
     } else if parts.is_empty() {
         Err("Valgrind wrote no counts".into())
     } else {

@@ -6,6 +6,7 @@ pub mod failure;
 pub mod judged;
 pub mod meter;
 pub mod process;
+mod session;
 pub mod sweep;
 
 pub use budget::Budget;

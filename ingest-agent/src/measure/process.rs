@@ -3,6 +3,7 @@
 
 use crate::builds::command::{CommandWorkload, Printed};
 use crate::builds::workloads::Workload;
+use crate::measure::session::{Broke, Session};
 use crate::measure::{failure, meter};
 use serde::Deserialize;
 use slopewatch_core::wire::{Failure, Metric, SizeUnit};
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// What a sweep tells as it goes, for a display to show.
@@ -60,6 +62,7 @@ pub(super) fn run_size(at: &SizeRun) -> Result<Output, Box<Failure>> {
     let deadline = Instant::now() + at.timeout;
     let out = match w.command() {
         Some(c) => run_command(c, at, deadline)?,
+        None if at.metric == Metric::InstructionsValgrind => run_in_session(at, deadline)?,
         None => run_harness(at, deadline)?,
     };
     if out
@@ -79,29 +82,65 @@ pub(super) fn run_size(at: &SizeRun) -> Result<Output, Box<Failure>> {
 /// The harness binary at the size: one process that warms up, repeats `reps` times and prints its
 /// JSON line.
 fn run_harness(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
-    let (size, reps) = (at.size, at.reps);
-    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let counts = counts_dir(at)?;
-    let mut cmd = match &counts {
-        Some(dir) => meter::under_valgrind(at.binary, dir.path(), true).map_err(|e| setup_failed(format!("{e:#}")))?,
-        None => Command::new(at.binary),
-    };
-    cmd.arg(size.to_string()).arg(reps.to_string()).env("SLOPEWATCH_MEASURE", meter::harness_mode(at.metric));
+    let mut cmd = Command::new(at.binary);
+    cmd.arg(at.size.to_string()).arg(at.reps.to_string()).env("SLOPEWATCH_MEASURE", meter::harness_mode(at.metric));
     if at.w.is_probe() {
         cmd.env("SLOPEWATCH_PROBE", &at.w.name);
     }
     let done = run_process(cmd, at, deadline)?;
     let line = done.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
-    let mut out: Output = serde_json::from_str(line)
-        .map_err(|e| setup_failed(format!("printed no valid JSON line ({e}): {:?}", done.stdout)))?;
-    if let Some(dir) = &counts {
-        // One count per repetition: under Valgrind the harness runs no warm-up.
-        let all = meter::read_counts(dir.path(), true).map_err(setup_failed)?;
-        if all.len() != reps as usize {
-            return Err(setup_failed(format!("Valgrind counted {} calls of sw_run for {reps} repetitions", all.len())));
-        }
-        out.instructions = Some(all);
+    checked(read_line(line, at)?, at)
+}
+
+/// The Valgrind session sizes of a harness binary are counted in ([`Session`]): one open at a
+/// time, for the binary measured last.
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+/// The harness binary at the size, counted under Valgrind in the session open for it (started
+/// when the last size was of another binary, or ended it).
+fn run_in_session(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(at.size), &why));
+    let mut open = SESSION.lock().unwrap_or_else(|e| e.into_inner());
+    if !open.as_ref().is_some_and(|s| s.runs(at.binary)) {
+        *open = None;
+        *open = Some(Session::start(at.binary).map_err(setup_failed)?);
     }
+    let session = open.as_mut().expect("a session was just opened");
+    let probe = at.w.is_probe().then_some(at.w.name.as_str());
+    match session.measure(at.size, at.reps, probe, deadline) {
+        Ok(answer) => {
+            let mut out = read_line(&answer.line, at)?;
+            // One count per repetition: under Valgrind the harness runs no warm-up.
+            out.instructions = Some(answer.counts);
+            checked(out, at)
+        }
+        Err(broke) => {
+            *open = None;
+            Err(match broke {
+                Broke::Failed(f) => f,
+                Broke::TimedOut => timed_out(at),
+            })
+        }
+    }
+}
+
+/// Ends the Valgrind session, if one is open: when measuring is done.
+pub fn end_session() {
+    *SESSION.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// The harness's JSON line, read.
+fn read_line(line: &str, at: &SizeRun) -> Result<Output, Box<Failure>> {
+    serde_json::from_str(line).map_err(|e| {
+        Box::new(failure::setup_failed(Some(at.size), &format!("printed no valid JSON line ({e}): {line:?}")))
+    })
+}
+
+/// `out` if it is what the harness promises for `at`: its size, a positive sample per
+/// repetition, and a count per repetition where the measure counts.
+fn checked(out: Output, at: &SizeRun) -> Result<Output, Box<Failure>> {
+    let (size, reps) = (at.size, at.reps);
+    let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
     if at.metric.is_count() && out.instructions.as_ref().is_none_or(|i| i.contains(&0)) {
         return Err(setup_failed(format!("counted no instructions ({})", at.metric.label())));
     }
@@ -197,7 +236,7 @@ struct Finished {
 /// timeout); an unsuccessful exit is the workload's failure, with what it printed on stderr.
 /// The wall time runs from the spawn to the moment the process exited, not to when it was seen.
 fn run_process(mut cmd: Command, at: &SizeRun, deadline: Instant) -> Result<Finished, Box<Failure>> {
-    let (w, size, timeout) = (at.w, at.size, at.timeout);
+    let size = at.size;
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
     let began = Instant::now();
     let mut child = cmd
@@ -215,9 +254,7 @@ fn run_process(mut cmd: Command, at: &SizeRun, deadline: Instant) -> Result<Fini
         Err(_) => {
             child.kill().ok();
             child.wait().ok();
-            let at_size = slopewatch_core::format::size(size, w.unit);
-            at.watch.note(&format!("{} at {at_size} ran past the budget ({timeout:.1?}) and was stopped", w.name));
-            return Err(Box::new(failure::timed_out(size, timeout)));
+            return Err(timed_out(at));
         }
     };
     let (status, cpu) = reap(&mut child).map_err(|e| setup_failed(format!("cannot wait for the workload: {e}")))?;
@@ -227,6 +264,13 @@ fn run_process(mut cmd: Command, at: &SizeRun, deadline: Instant) -> Result<Fini
         return Err(Box::new(failure::exited(status, &stderr, size)));
     }
     Ok(Finished { stdout, wall: ended.saturating_duration_since(began), cpu })
+}
+
+/// The failure of a size that ran past its timeout and was stopped, told to the watch.
+fn timed_out(at: &SizeRun) -> Box<Failure> {
+    let at_size = slopewatch_core::format::size(at.size, at.w.unit);
+    at.watch.note(&format!("{} at {at_size} ran past the budget ({:.1?}) and was stopped", at.w.name, at.timeout));
+    Box::new(failure::timed_out(at.size, at.timeout))
 }
 
 /// Reaps a child that has exited (the exit watch saw it), with the CPU time it used: `wait4`'s

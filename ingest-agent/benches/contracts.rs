@@ -362,13 +362,7 @@ fn cell(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Cell {
 }
 
 fn cell_text(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> String {
-    match cell(toolchain, run, limits) {
-        Cell::Held(c) => format!("held {}", c.label()),
-        Cell::Over(c) => format!("OVER {}", c.label()),
-        Cell::Unsure => "unsure".into(),
-        Cell::Failed(kind) => format!("✗ {}", kind.label()),
-        Cell::NotProvided => "not provided".into(),
-    }
+    cell(toolchain, run, limits).text()
 }
 
 fn counts(toolchain: &str, timed: &[Timed]) -> Counts {
@@ -382,7 +376,8 @@ fn counts(toolchain: &str, timed: &[Timed]) -> Counts {
             Cell::NotProvided => c.not_provided += 1,
             Cell::Failed(FailureKind::Crashed) => c.crashed += 1,
             Cell::Failed(FailureKind::WrongResult) => c.wrong += 1,
-            Cell::Failed(_) => c.other += 1,
+            // Wall time runs every probe as the CPU does.
+            Cell::Failed(_) | Cell::Unmeasurable => c.other += 1,
         }
         c.remeasured += usize::from(t.remeasured);
     }

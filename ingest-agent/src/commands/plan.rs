@@ -29,13 +29,13 @@ pub(super) struct Measurements {
     pub(super) failures: usize,
     /// The (toolchain, workload) pairs measured twice, with why the first measurement was unsure.
     pub(super) remeasured: BTreeMap<(String, String), String>,
+    /// The workloads a measure could not count faithfully, left out of its run.
+    pub(super) unmeasurable: Vec<Judged>,
 }
 
-/// Measures every workload with every toolchain, once each, as `run` and `measure` do; returns
-/// the runs and how many (toolchain, workload) pairs failed.
-pub(super) fn measure_all(args: &MeasureArgs) -> Result<(Vec<RunSubmission>, usize)> {
-    let m = measure_gated(args, &Limits::default(), false)?;
-    Ok((m.runs, m.failures))
+/// Measures every workload with every toolchain, once each, as `run` and `measure` do.
+pub(super) fn measure_all(args: &MeasureArgs) -> Result<Measurements> {
+    measure_gated(args, &Limits::default(), false)
 }
 
 /// Measures every workload with every toolchain, judged by `limits`; with `remeasure`, a workload
@@ -68,6 +68,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let mut runs = Vec::new();
     let mut failures = 0;
     let mut remeasured = BTreeMap::new();
+    let mut unmeasurable = Vec::new();
     let mut answers = Vec::new();
     for (nth_spec, spec) in specs.iter().enumerate() {
         progress.toolchain(nth_spec + 1, &spec.name, None);
@@ -128,7 +129,13 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                     Ok(bin) => {
                         let measure = || {
                             let m = measure::measure(bin, w, &budget, limits, metric, &progress);
-                            if m.run.failure.is_none() {
+                            if let Some(why) = &m.unmeasurable {
+                                progress.note(&format!(
+                                    "{label} {}: not measurable by {}: {why}",
+                                    w.name,
+                                    metric.measure()
+                                ));
+                            } else if m.run.failure.is_none() {
                                 progress.note(&format!(
                                     "{} {}: {} sizes in {} ({built})",
                                     label,
@@ -137,9 +144,14 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                                     format::duration(m.elapsed.as_nanos() as f64)
                                 ));
                             }
-                            (m.run, m.results)
+                            (m.run, m.results, m.unmeasurable)
                         };
-                        let (run, results) = measure();
+                        let (run, results, unfaithful) = measure();
+                        if let Some(why) = unfaithful {
+                            unmeasurable.push(Judged::unmeasurable(&tc.spec.name, metric, &run, why));
+                            progress.workload_done();
+                            continue;
+                        }
                         // A contract is judged by its class alone, so every command confirms it.
                         // Exact counts come out the same a second time.
                         let again = (remeasure || w.contract.is_some()) && !metric.is_exact();
@@ -147,7 +159,8 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                             Some(why) => {
                                 progress.note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
                                 remeasured.insert((label.clone(), w.name.clone()), why);
-                                measure()
+                                let (run, results, _) = measure();
+                                (run, results)
                             }
                             None => (run, results),
                         }
@@ -191,6 +204,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
             runs.push(run);
         }
     }
+    measure::process::end_session();
     for d in agreement::disagreements(&answers) {
         // Every measure's run of the toolchain computed the same, so each carries the failure.
         let of_toolchain =
@@ -215,7 +229,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     if runs.is_empty() {
         bail!("nothing was measured");
     }
-    Ok(Measurements { runs, failures, remeasured })
+    Ok(Measurements { runs, failures, remeasured, unmeasurable })
 }
 
 /// The workloads asked for: the built-in ones, the contract probes, the config file's and those of

@@ -1,7 +1,7 @@
 //! `run`, `measure` and `check`: measure every workload with every toolchain, print the table,
 //! and send the runs, write them to a file, or judge them as the CI gate.
 
-use super::plan::{measure_all, measure_gated};
+use super::plan::{measure_all, measure_gated, Measurements};
 use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
 use crate::exit::ExitStatus;
 use crate::measure::judged::{judge_all, Judged};
@@ -21,21 +21,22 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let client = server.client()?;
     let spool = spool.open()?;
     let flushed = deliver::flush(&client, &spool)?;
-    let (runs, failures) = measure_all(measure)?;
+    let mut measured = measure_all(measure)?;
     let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
-    let rows = judge_all(&runs, &limits);
+    let rows = judged(&mut measured, &limits);
     print_rows(&rows, &mut *report.terminal());
-    let delivered = deliver_runs(&client, &spool, &runs)?;
-    write_report(report, "run", &runs, &rows, &limits, &server.token, &[])?;
-    Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(failures > 0)))
+    let delivered = deliver_runs(&client, &spool, &measured.runs)?;
+    write_report(report, "run", &measured.runs, &rows, &limits, &server.token, &[])?;
+    Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(measured.failures > 0)))
 }
 
 /// `measure`: measures, prints the table and writes the runs to `out`.
 pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
-    let (runs, failures) = measure_all(measure)?;
-    show(&runs, DEFAULT_MAX_SLOPE);
-    write_runs(out, &runs)?;
-    Ok(ExitStatus::failed_if(failures > 0))
+    let mut measured = measure_all(measure)?;
+    let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
+    print_rows(&judged(&mut measured, &limits), &mut std::io::stdout());
+    write_runs(out, &measured.runs)?;
+    Ok(ExitStatus::failed_if(measured.failures > 0))
 }
 
 /// The gate: measures (a workload unsure on the limits once more), prints the table and what was
@@ -49,17 +50,18 @@ pub fn check(
     report: &ReportArgs,
     token: &TokenArgs,
 ) -> Result<ExitStatus> {
-    let measured = measure_gated(measure, limits, true)?;
-    let mut rows = judge_all(&measured.runs, limits);
+    let mut measured = measure_gated(measure, limits, true)?;
+    let mut rows = judged(&mut measured, limits);
     for r in &mut rows {
         r.remeasured = measured.remeasured.get(&(r.label(), r.workload.clone())).cloned();
     }
     print_rows(&rows, &mut *report.terminal());
     let (mut over_slope, mut over_class, mut over_contract) = (Vec::new(), Vec::new(), Vec::new());
     let mut unsure = Vec::new();
-    for r in rows.iter().filter(|r| r.failure.is_none()) {
-        match &r.decision {
-            Decision::Over(breach) => {
+    for r in &rows {
+        match r.counted() {
+            None => {}
+            Some(Decision::Over(breach)) => {
                 if breach.slope.is_some() {
                     over_slope.push(r.name());
                 }
@@ -71,8 +73,8 @@ pub fn check(
                     over_contract.push(format!("{} ({measured}, held to {})", r.name(), expected.label()));
                 }
             }
-            Decision::Unsure(_) => unsure.push(r.name()),
-            Decision::Under => {}
+            Some(Decision::Unsure(_)) => unsure.push(r.name()),
+            Some(Decision::Under) => {}
         }
     }
     let failed: Vec<String> =
@@ -105,8 +107,14 @@ pub fn check(
     Ok(if status == ExitStatus::Ok && !unsure.is_empty() { ExitStatus::Unsure } else { status })
 }
 
-/// Prints the table of `run` and `measure`: slopes judged against `max_slope` by the default
-/// noise rule.
+/// Every workload `measured` judged by `limits`, and those a measure could not count.
+fn judged(measured: &mut Measurements, limits: &Limits) -> Vec<Judged> {
+    let mut rows = judge_all(&measured.runs, limits);
+    rows.append(&mut measured.unmeasurable);
+    rows
+}
+
+/// Prints the table of an import: slopes judged against `max_slope` by the default noise rule.
 pub(super) fn show(runs: &[RunSubmission], max_slope: f64) {
     let limits = Limits { max_slope: Some(max_slope), ..Limits::default() };
     print_rows(&judge_all(runs, &limits), &mut std::io::stdout());

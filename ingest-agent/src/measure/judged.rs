@@ -33,6 +33,9 @@ pub struct Judged {
     pub contract: Option<Contract>,
     /// The libc lacks the function it calls: nothing measured, nothing failed.
     pub not_provided: bool,
+    /// Why the measure could not count it faithfully: nothing measured, nothing failed, and
+    /// nothing sent.
+    pub unmeasurable: Option<String>,
     /// The time predicted at the workload's size of interest, from the same fit.
     pub prediction: Option<Prediction>,
     /// The verdict on what was measured, against the limits it was judged by. A failed workload
@@ -68,15 +71,28 @@ impl Judged {
             remeasured: None,
             contract: w.contract.clone(),
             not_provided: w.not_provided,
+            unmeasurable: None,
             // A time is predicted, from a time's fit: a count predicts no time.
             prediction: w.size_of_interest.filter(|_| !metric.is_count()).and_then(|at| predict(&points, at).ok()),
             decision,
         }
     }
 
+    /// `w`, which `metric` could not count faithfully, for `why`.
+    pub fn unmeasurable(toolchain: &str, metric: Metric, w: &WorkloadRun, why: String) -> Judged {
+        Judged { unmeasurable: Some(why), ..Judged::new(toolchain, metric, w, &Limits::default()) }
+    }
+
+    /// The decision, where one counts: none for a workload that failed (judged by its failure
+    /// instead), whose libc lacks the function or that the measure could not count (nothing was
+    /// measured, so nothing is unsure).
+    pub fn counted(&self) -> Option<&Decision> {
+        (self.failure.is_none() && !self.not_provided && self.unmeasurable.is_none()).then_some(&self.decision)
+    }
+
     /// Over its limit, class or contract, and measured in full or in part without failing.
     pub fn is_over(&self) -> bool {
-        self.failure.is_none() && self.decision.verdict() == Verdict::Over
+        self.counted().is_some_and(|d| d.verdict() == Verdict::Over)
     }
 
     /// Whether it is a probe of the contract catalogue, shown in a table of its own.

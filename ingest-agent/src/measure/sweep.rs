@@ -59,6 +59,9 @@ pub struct Measured {
     pub results: BTreeMap<u64, String>,
     /// Total wall time spent running the workload, warm-ups and set-up included.
     pub elapsed: Duration,
+    /// Why the measure cannot count this workload faithfully, when it cannot: it computed a wrong
+    /// result under the counter and the right one run natively. Nothing it measured is kept.
+    pub unmeasurable: Option<String>,
 }
 
 /// Measures `w` from its built `binary`; `limits` say when a class is worth more sizes. A workload
@@ -81,6 +84,7 @@ pub fn measure(
 ) -> Measured {
     let limits = &limits.of(w.contract.as_ref());
     let (start, max) = budget.sizes_for(w, metric.is_exact());
+    let nominal = budget.start.unwrap_or(w.start).min(max);
     let mut sweep = Sweep {
         binary,
         w,
@@ -96,13 +100,17 @@ pub fn measure(
         stopped: None,
     };
     let broke = sweep
-        .rise(start, max, limits.slope_limit())
+        .rise(start, nominal, max, limits.slope_limit())
         .and_then(|()| sweep.descend(start))
         .and_then(|()| sweep.widen(limits))
         .err();
     if broke.as_deref().is_some_and(failure::is_not_provided) {
         let run = WorkloadRun { not_provided: true, ..workload_run(w, Vec::new(), BTreeMap::new(), None) };
-        return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed() };
+        return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed(), unmeasurable: None };
+    }
+    if let Some(why) = broke.as_deref().and_then(|f| sweep.unfaithful(f)) {
+        let run = workload_run(w, Vec::new(), BTreeMap::new(), None);
+        return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed(), unmeasurable: Some(why) };
     }
     let failure = broke.map(|f| *f).or_else(|| {
         (sweep.done.len() < wire::MIN_SIZES).then(|| {
@@ -122,6 +130,7 @@ pub fn measure(
         run: workload_run(w, sweep.done.into_values().collect(), sweep.meta, failure),
         results: sweep.results,
         elapsed: sweep.began.elapsed(),
+        unmeasurable: None,
     }
 }
 
@@ -148,8 +157,10 @@ struct Sweep<'a> {
 impl Sweep<'_> {
     /// Phase 1: doubling from `start` while `max` and the budget allow, and until growth clearly
     /// steeper than `limit` makes the next size cost more than the verdict needs: the sizes below
-    /// (phase 2) are cheap and tell it as well.
-    fn rise(&mut self, start: u64, max: u64, limit: f64) -> Result<(), Box<Failure>> {
+    /// (phase 2) are cheap and tell it as well. A size below the `nominal` start that the
+    /// workload cannot be set up at (too small for its input) is passed over, as the widening
+    /// passes it: the sweep chose it, not the workload.
+    fn rise(&mut self, start: u64, nominal: u64, max: u64, limit: f64) -> Result<(), Box<Failure>> {
         let mut size = start;
         while size <= max && self.affordable(size) {
             match self.take(size, self.left().max(self.budget.per_size)) {
@@ -163,6 +174,7 @@ impl Sweep<'_> {
                     self.stopped = Some(*f);
                     return Ok(());
                 }
+                Err(f) if size < nominal && self.done.is_empty() && too_small(&f) => {}
                 Err(f) => return Err(f),
             }
             size = match size.checked_mul(2) {
@@ -183,6 +195,8 @@ impl Sweep<'_> {
             match self.take(below, self.budget.total.max(self.budget.per_size)) {
                 Ok(_) => {}
                 Err(f) if f.kind == FailureKind::TimedOut && self.done.len() >= wire::MIN_SIZES => break,
+                // Below every size measured, a refusal to set up is the input too small.
+                Err(f) if too_small(&f) && self.done.len() >= wire::MIN_SIZES => break,
                 Err(f) => return Err(f),
             }
         }
@@ -212,7 +226,7 @@ impl Sweep<'_> {
                 Ok(_) => {}
                 // A size the workload cannot be set up at (too small for its input) ends the
                 // widening, as a size that runs too long does: the sizes measured stand.
-                Err(f) if matches!(f.kind, FailureKind::TimedOut | FailureKind::SetupFailed) => break,
+                Err(f) if f.kind == FailureKind::TimedOut || too_small(&f) => break,
                 Err(f) => return Err(f),
             }
         }
@@ -270,6 +284,32 @@ impl Sweep<'_> {
                 .is_some_and(|next| next > self.per_size_ns() * STEEP_STOP)
     }
 
+    /// Why the counter, not the libc, is at fault for `broke`, when it is: under Valgrind the
+    /// workload counted wrong, and run natively at the same size it counts right. Valgrind
+    /// emulates the CPU, not always as the CPU computes (its x87 floating point is 64-bit, for one),
+    /// so what it runs may not be what production runs.
+    fn unfaithful(&self, broke: &Failure) -> Option<String> {
+        let size = broke.size?;
+        if self.metric != Metric::InstructionsValgrind || broke.kind != FailureKind::WrongResult {
+            return None;
+        }
+        let native = SizeRun {
+            binary: self.binary,
+            w: self.w,
+            size,
+            reps: 1,
+            timeout: self.budget.per_size * EXACT_TIMEOUT,
+            watch: self.watch,
+            metric: Metric::Cpu,
+        };
+        run_size(&native).ok()?;
+        Some(format!(
+            "{} under Valgrind at {}, right when run natively: Valgrind does not run it as the CPU does",
+            broke.kind.label(),
+            slopewatch_core::format::size(size, self.w.unit)
+        ))
+    }
+
     /// Whether exact counts have shown all the rise can: the fewest sizes are measured, and the
     /// growth between the last two pairs of sizes is the same to [`SETTLED`]. A count has no
     /// noise to rise above, so larger sizes would only cost more; growth still bending upwards (a
@@ -310,6 +350,12 @@ impl Sweep<'_> {
     fn medians(&self) -> Vec<(f64, f64)> {
         self.done.values().map(|m| (m.size as f64, self.metric.median(m))).collect()
     }
+}
+
+/// Whether `f` is a workload refusing to set up at a size, as one below what its input needs does
+/// (a libc that lacks the function refuses too, but at every size: that is not a size too small).
+fn too_small(f: &Failure) -> bool {
+    f.kind == FailureKind::SetupFailed && !failure::is_not_provided(f)
 }
 
 /// The next size to widen a sweep of `smallest..=largest` by: double the largest when going

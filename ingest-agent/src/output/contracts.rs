@@ -22,6 +22,8 @@ pub enum Cell {
     Failed(FailureKind),
     /// The libc lacks its function.
     NotProvided,
+    /// The measure could not count it faithfully.
+    Unmeasurable,
 }
 
 impl Cell {
@@ -29,6 +31,9 @@ impl Cell {
     pub fn of(row: &Judged) -> Cell {
         if row.not_provided {
             return Cell::NotProvided;
+        }
+        if row.unmeasurable.is_some() {
+            return Cell::Unmeasurable;
         }
         if let Some(f) = &row.failure {
             return Cell::Failed(f.kind);
@@ -46,13 +51,15 @@ impl Cell {
         matches!(self, Cell::Over(_) | Cell::Failed(_))
     }
 
-    fn text(&self) -> String {
+    /// As the table writes it: `held O(n)`, `OVER O(n²)`, `✗ crashed`, `not provided`, …
+    pub fn text(&self) -> String {
         match self {
             Cell::Held(c) => format!("held {}", c.label()),
             Cell::Over(c) => format!("OVER {}", c.label()),
             Cell::Unsure => UNSURE.to_string(),
             Cell::Failed(kind) => format!("✗ {}", kind.label()),
-            Cell::NotProvided => "not provided".to_string(),
+            Cell::NotProvided => crate::output::table::NOT_PROVIDED.to_string(),
+            Cell::Unmeasurable => crate::output::table::UNMEASURABLE.to_string(),
         }
     }
 }

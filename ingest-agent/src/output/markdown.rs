@@ -100,9 +100,9 @@ pub fn render(r: &Report) -> String {
 /// `2 of 24 over the limit`, then how many failed and how many are unsure where any are; over
 /// its contract is the contract table's to say. `limits` are those the rows were judged by.
 pub fn summary(rows: &[Judged], limits: &Limits) -> String {
-    let measured = rows.iter().filter(|r| r.failure.is_none());
-    let over = measured.clone().filter(|r| over_a_limit(&r.decision)).count();
-    let unsure = measured.filter(|r| matches!(r.decision, Decision::Unsure(_))).count();
+    let counted = rows.iter().filter_map(Judged::counted);
+    let over = counted.clone().filter(|d| over_a_limit(d)).count();
+    let unsure = counted.filter(|d| matches!(d, Decision::Unsure(_))).count();
     let failed = rows.iter().filter(|r| r.failure.is_some()).count();
     let mut s = format!("**{over} of {} over the limit**", rows.len());
     if failed > 0 {
@@ -143,6 +143,8 @@ fn cells(r: &Judged) -> [String; 6] {
     let class = r.complexity.as_ref().map_or("–", |c| c.class.map_or(UNSURE, Class::label));
     let verdict = match &r.failure {
         Some(f) => format!("✗ {}", escape(&slopewatch_core::format::failure(f, r.unit))),
+        None if r.unmeasurable.is_some() => table::UNMEASURABLE.to_string(),
+        None if r.not_provided => table::NOT_PROVIDED.to_string(),
         None if over_a_limit(&r.decision) => format!("**{}**", table::verdict(&r.decision)),
         None => table::verdict(&r.decision),
     };

@@ -7,6 +7,12 @@ use slopewatch_core::format;
 use slopewatch_core::verdict::Decision;
 use slopewatch_core::wire::{Failure, FailureKind};
 
+/// The verdict of a workload the measure could not count faithfully.
+pub const UNMEASURABLE: &str = "not measurable";
+
+/// The verdict of a workload whose libc lacks the function it calls.
+pub const NOT_PROVIDED: &str = "not provided";
+
 /// A verdict as the table's column says it: `ok`, `OVER 1.5` (the slope limit), `OVER O(n)` (the
 /// class limit), `OVER 1.5, O(n)`, `OVER CONTRACT O(1)` or `unsure`.
 pub fn verdict(decision: &Decision) -> String {
@@ -60,6 +66,8 @@ pub fn table(rows: &[Judged]) -> String {
                 Some(line) => format!("✗ {} — {line}", format::failure(f, r.unit)),
                 None => format!("✗ {}", format::failure(f, r.unit)),
             },
+            None if r.unmeasurable.is_some() => UNMEASURABLE.to_string(),
+            None if r.not_provided => NOT_PROVIDED.to_string(),
             None => verdict(&r.decision),
         };
         let (largest, median) = if r.largest == 0 {
@@ -90,12 +98,23 @@ pub fn table(rows: &[Judged]) -> String {
 
 /// What was unsure and what was measured again, for after the table; empty when nothing was:
 /// `unsure: gcc-glibc/strchr (R² 0.62; re-measured once)`, and for a workload whose second
-/// measurement was judged, `re-measured once: gcc-glibc/strchr (unsure at first: R² 0.41)`.
+/// measurement was judged, `re-measured once: gcc-glibc/strchr (unsure at first: R² 0.41)`; and
+/// what changed regime at one size (see `slopewatch_core::complexity::RegimeStep`).
 pub fn doubts(rows: &[Judged]) -> String {
     let mut unsure = Vec::new();
     let mut settled = Vec::new();
-    for r in rows.iter().filter(|r| r.failure.is_none() && !r.not_provided) {
-        match (&r.decision, &r.remeasured) {
+    let mut steps = Vec::new();
+    let mut unmeasurable = Vec::new();
+    for r in rows {
+        if let Some(why) = &r.unmeasurable {
+            unmeasurable.push(format!("{} ({why})", r.name()));
+        }
+        let Some(decision) = r.counted() else { continue };
+        if let Some(step) = r.complexity.as_ref().and_then(|c| c.step) {
+            let at = format::size(step.at as u64, r.unit);
+            steps.push(format!("{} ({} at {at})", r.name(), format::factor(step.factor)));
+        }
+        match (decision, &r.remeasured) {
             (Decision::Unsure(_), None) => unsure.push(format!("{} ({})", r.name(), r.decision.doubts())),
             (Decision::Unsure(_), Some(_)) => {
                 unsure.push(format!("{} ({}; re-measured once)", r.name(), r.decision.doubts()))
@@ -110,6 +129,15 @@ pub fn doubts(rows: &[Judged]) -> String {
     }
     if !unsure.is_empty() {
         out.push_str(&format!("unsure: {}\n", unsure.join(", ")));
+    }
+    if !unmeasurable.is_empty() {
+        out.push_str(&format!("not measurable, left out of the run: {}\n", unmeasurable.join(", ")));
+    }
+    if !steps.is_empty() {
+        out.push_str(&format!(
+            "changed regime at one size, judged by the growth on both sides: {}\n",
+            steps.join(", ")
+        ));
     }
     out
 }

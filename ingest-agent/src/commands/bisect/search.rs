@@ -234,7 +234,7 @@ impl Judge<'_> {
             let mut run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
             let mut row = Judged::new(&plan.lineage, metric, &run, limits);
             // Exact counts come out the same a second time.
-            if matches!(row.decision, Decision::Unsure(_)) && run.failure.is_none() && !metric.is_exact() {
+            if matches!(row.counted(), Some(Decision::Unsure(_))) && !metric.is_exact() {
                 run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
                 row = Judged::new(&plan.lineage, metric, &run, limits);
             }
@@ -247,10 +247,10 @@ impl Judge<'_> {
                     steepest = Some((fit.slope, w.name.clone()));
                 }
             }
-            match &row.decision {
-                Decision::Over(_) => verdict = StepVerdict::Bad,
-                Decision::Under => {}
-                Decision::Unsure(_) => {
+            match row.counted() {
+                Some(Decision::Over(_)) => verdict = StepVerdict::Bad,
+                Some(Decision::Under) | None => {}
+                Some(Decision::Unsure(_)) => {
                     notes.push(format!("{} unsure after measuring twice ({})", w.name, row.decision.doubts()));
                     if verdict == StepVerdict::Good {
                         verdict = StepVerdict::Skipped;

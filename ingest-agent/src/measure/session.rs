@@ -32,7 +32,7 @@ pub(super) struct Session {
 }
 
 /// What one size of a session gave: the JSON line and one count per repetition.
-pub(super) struct Answer {
+pub(super) struct SessionAnswer {
     pub line: String,
     pub counts: Vec<u64>,
 }
@@ -80,7 +80,7 @@ impl Session {
         reps: u32,
         probe: Option<&str>,
         deadline: Instant,
-    ) -> Result<Answer, Broke> {
+    ) -> Result<SessionAnswer, Broke> {
         let stderr_from = self.stderr.lock().map_or(0, |s| s.len());
         let request = format!("{size} {reps} {}\n", probe.unwrap_or(""));
         // A write to a process that has already ended fails; what it said is read below.
@@ -93,7 +93,7 @@ impl Session {
         match answer {
             Ok(line) => {
                 let counts = self.read_dumps(reps as usize).map_err(|why| self.fail(size, &why))?;
-                Ok(Answer { line, counts })
+                Ok(SessionAnswer { line, counts })
             }
             Err(RecvTimeoutError::Timeout) => {
                 self.child.kill().ok();

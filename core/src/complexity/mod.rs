@@ -4,15 +4,18 @@
 
 mod fixed_plus_growth;
 mod power_law;
+mod ruled_out;
 mod search;
 mod step;
+mod weigh;
 
 use serde::{Deserialize, Serialize};
 
 use crate::fit::{t_quantile_975, FitError};
-use fixed_plus_growth::{fit_fixed_plus_growth, log_likelihood};
 use power_law::{exponent_rules_out, power_law_exponent};
+pub use ruled_out::{rules_out, step_shown};
 pub use step::RegimeStep;
+use weigh::Weighed;
 
 /// A growth class. The derived order runs from the simplest to the most complex.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -219,45 +222,9 @@ pub fn classify(points: &[(f64, f64)]) -> Result<Complexity, FitError> {
 /// (`decide`), O(1) only where the exponent's interval shows no growth, and O(n²) or O(n³) only
 /// where the class below is ruled out with the largest size left out too.
 pub fn classify_with(points: &[(f64, f64)], noise: Noise) -> Result<Complexity, FitError> {
-    if points.len() < 3 {
-        return Err(FitError::TooFewPoints(points.len()));
-    }
-    if points.iter().any(|&(s, t)| !(s.is_finite() && t.is_finite() && s > 0.0 && t > 0.0)) {
-        return Err(FitError::NonPositive);
-    }
-    let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
-    distinct.sort_by(f64::total_cmp);
-    distinct.dedup();
-    if distinct.len() < 2 {
-        return Err(FitError::AllSameSize);
-    }
-    // Sorted, so that the order the points come in cannot move the sums' rounding.
-    let mut sorted = points.to_vec();
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let sizes: Vec<f64> = sorted.iter().map(|p| p.0).collect();
-    let ln_t: Vec<f64> = sorted.iter().map(|p| p.1.ln()).collect();
-    let count = points.len();
-    // A change of regime at one size is judged by the growth on its two sides (see `step`).
-    let step = step::find(&sizes, &ln_t).map(|(_, s)| s);
-    let ln_t = match &step {
-        Some(s) => step::divided_out(&sizes, &ln_t, s),
-        None => ln_t,
-    };
-
-    // AICc's correction divides by count − parameters − 1, which is 0 for a three-parameter class
-    // at 4 points; below 5 points the classes are weighed by plain AIC (and the class is unsure).
-    let corrected = count >= MIN_SIZES;
     let sigma_floor = noise.sigma_floor();
-    let fits = Class::ALL.map(|class| {
-        class.growth(1.0).map(|_| {
-            let f: Vec<f64> = sizes.iter().map(|&n| class.growth(n).unwrap_or(0.0)).collect();
-            fit_fixed_plus_growth(&f, &ln_t, None)
-        })
-    });
-    let scores = fits.map(|fit| match fit {
-        None => information_criterion(centred_sum_of_squares(&ln_t), count, 2.0, corrected, sigma_floor),
-        Some(fit) => information_criterion(fit.sse, count, 3.0, corrected, sigma_floor),
-    });
+    let Weighed { sizes, ln_t, distinct, step, fits, scores } = Weighed::of(points, sigma_floor)?;
+    let count = points.len();
     let lowest = scores.iter().copied().fold(f64::INFINITY, f64::min);
     let relative = scores.map(|s| (-0.5 * (s - lowest)).exp());
     let total: f64 = relative.iter().sum();
@@ -271,7 +238,7 @@ pub fn classify_with(points: &[(f64, f64)], noise: Noise) -> Result<Complexity, 
     // The O(n), O(n²) and O(n³) fits are the power law's at k = 1, 2 and 3.
     let powers = [(1.0, Class::Linear), (2.0, Class::Quadratic), (3.0, Class::Cubic)]
         .map(|(k, class)| (k, fits[class.index()].expect("a growing class has a fit")));
-    let exponent = (distinct.len() >= MIN_SIZES).then(|| power_law_exponent(&sizes, &ln_t, &powers, sigma_floor));
+    let exponent = (distinct >= MIN_SIZES).then(|| power_law_exponent(&sizes, &ln_t, &powers, sigma_floor));
     let class = exponent.and_then(|(_, low, _)| {
         decide(best, &scores, noise.separation(count), low).filter(|&class| match class {
             Class::Constant => low <= CONSTANT_MAX_LOW,
@@ -351,20 +318,6 @@ fn separation(count: usize) -> f64 {
     let df = m - 2.0;
     let f = t_quantile_975(df).powi(2);
     m * (1.0 + f / df).ln()
-}
-
-/// AICc (or AIC when `corrected` is false) of a fit with `parameters` fitted values, the residual
-/// variance among them, no lower than `sigma_floor`².
-fn information_criterion(sse: f64, count: usize, parameters: f64, corrected: bool, sigma_floor: f64) -> f64 {
-    let n = count as f64;
-    let correction = if corrected { 2.0 * parameters * (parameters + 1.0) / (n - parameters - 1.0) } else { 0.0 };
-    -2.0 * log_likelihood(sse, count, sigma_floor) + 2.0 * parameters + correction
-}
-
-/// The sum of squared deviations of `values` from their mean.
-fn centred_sum_of_squares(values: &[f64]) -> f64 {
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    values.iter().map(|v| (v - mean).powi(2)).sum()
 }
 
 #[cfg(test)]

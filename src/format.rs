@@ -99,6 +99,23 @@ pub fn ratio_in(metric: Metric, ratio: f64) -> String {
     format!("{} {word}", self::factor(factor))
 }
 
+/// A ratio's interval in the words of `ratio_in`: `1.02×–1.10× slower`, `1.02×–1.10× faster`, or
+/// `1.10× faster to 2.04× slower` across 1; `None` where it is not finite or its ends read as one
+/// figure (`low` and `high` the later value over the earlier, as the ratio).
+pub fn ratio_interval_in(metric: Metric, low: f64, high: f64) -> Option<String> {
+    if !(low.is_finite() && high.is_finite() && low > 0.0) || factor(low) == factor(high) {
+        return None;
+    }
+    let (up, down) = if metric.is_count() { ("more", "fewer") } else { ("slower", "faster") };
+    Some(if low >= 1.0 {
+        format!("{}–{} {up}", factor(low), factor(high))
+    } else if high <= 1.0 {
+        format!("{}–{} {down}", factor(1.0 / high), factor(1.0 / low))
+    } else {
+        format!("{} {down} to {} {up}", factor(1.0 / low), factor(high))
+    })
+}
+
 /// A signed slope difference: `+0.98`, `−0.02`.
 pub fn delta(d: f64) -> String {
     if d < 0.0 {
@@ -195,6 +212,12 @@ mod tests {
         assert_eq!(ratio_in(Metric::Wall, 123.4), "123× slower");
         assert_eq!(ratio_in(Metric::Wall, 3603.4), "3,600× slower");
         assert_eq!(ratio_in(Metric::InstructionsValgrind, 4.0), "4.00× more");
+        assert_eq!(ratio_interval_in(Metric::Wall, 1.02, 1.1).as_deref(), Some("1.02×–1.10× slower"));
+        assert_eq!(ratio_interval_in(Metric::Wall, 0.5, 0.8).as_deref(), Some("1.25×–2.00× faster"));
+        assert_eq!(ratio_interval_in(Metric::Wall, 0.5, 2.04).as_deref(), Some("2.00× faster to 2.04× slower"));
+        assert_eq!(ratio_interval_in(Metric::InstructionsPerf, 0.9, 1.2).as_deref(), Some("1.11× fewer to 1.20× more"));
+        assert_eq!(ratio_interval_in(Metric::Wall, 349.5, 349.52), None, "one figure");
+        assert_eq!(ratio_interval_in(Metric::Wall, 0.0, f64::INFINITY), None);
         assert_eq!(ratio_in(Metric::InstructionsPerf, 0.5), "2.00× fewer");
         assert_eq!(ratio_in(Metric::Cpu, 0.5), "2.00× faster");
         assert_eq!(delta(0.98), "+0.98");

@@ -1,8 +1,9 @@
 //! Slopes and complexity classes for the server: one fit per workload of a run (from its samples, or
-//! from the medians a pruned run kept), and a summary per toolchain version.
+//! from the medians a pruned run kept), a summary per toolchain version, and whether a class step
+//! between two versions' summaries is shown.
 
-use crate::model::{Classified, Medians, Slope, WorkloadFit, WorkloadSummary};
-use slopewatch_core::complexity::{self, Complexity};
+use crate::model::{Classified, Medians, SizeMedian, Slope, WorkloadFit, WorkloadSummary};
+use slopewatch_core::complexity::{self, Class, Complexity};
 use slopewatch_core::fit;
 use slopewatch_core::wire::{FieldError, Metric, RunSubmission, WorkloadRun};
 use std::collections::{BTreeMap, HashSet};
@@ -51,6 +52,48 @@ fn fit_medians(index: usize, workload: &str, mut medians: Medians) -> Result<Wor
 pub fn classify(medians: &[(u64, f64)], metric: Metric) -> Option<Complexity> {
     let points: Vec<(f64, f64)> = medians.iter().map(|&(s, t)| (s as f64, t)).collect();
     complexity::classify_with(&points, metric.noise()).ok()
+}
+
+/// A step between the named classes of one series at two versions, and whether the evidence shows
+/// it: where it does not, the two versions are within the noise of each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassStep {
+    pub from: Class,
+    pub to: Class,
+    pub shown: bool,
+}
+
+impl ClassStep {
+    /// `O(n) → O(n²)`, or `O(n) → O(n log n), within the noise` where not shown.
+    pub fn text(&self) -> String {
+        let step = format!("{} → {}", self.from.label(), self.to.label());
+        if self.shown {
+            step
+        } else {
+            format!("{step}, within the noise")
+        }
+    }
+}
+
+/// The step between a series' classes at an earlier and a later version, from each version's
+/// per-size medians (as its summary holds them) and its class, judged by `complexity::step_shown`
+/// with the noise of `metric`; `None` unless both classes are named and differ. Worked out from
+/// what is stored whenever it is asked, so stored history reads by the rule as it stands.
+pub fn class_step(
+    before: &[SizeMedian],
+    before_class: Option<&Complexity>,
+    after: &[SizeMedian],
+    after_class: Option<&Complexity>,
+    metric: Metric,
+) -> Option<ClassStep> {
+    let (from, to) = (before_class?.class?, after_class?.class?);
+    if from == to {
+        return None;
+    }
+    let points =
+        |sizes: &[SizeMedian]| -> Vec<(f64, f64)> { sizes.iter().map(|m| (m.size as f64, m.median_ns)).collect() };
+    let shown = complexity::step_shown(&points(before), from, &points(after), to, metric.noise());
+    Some(ClassStep { from, to, shown })
 }
 
 /// One run's fit of a workload, as read back to summarise a version.
@@ -168,5 +211,32 @@ mod tests {
         assert_eq!(q.complexity, stored, "kept: the medians did not move");
         classify_summary(&mut q, Some((across, stored.clone())), Metric::Wall);
         assert_eq!(q.complexity.as_ref().unwrap().class, Some(slopewatch_core::complexity::Class::Quadratic));
+    }
+
+    #[test]
+    fn a_class_step_is_judged_between_two_named_classes_and_said_within_the_noise_where_not_shown() {
+        let medians = |cost: fn(f64) -> f64| -> Vec<SizeMedian> {
+            (0..6)
+                .map(|i| 65536u64 << i)
+                .map(|size| SizeMedian { size, median_ns: cost(size as f64), runs: 1 })
+                .collect()
+        };
+        let (linear, quadratic) = (medians(|n| 3.0 * n), medians(|n| n * n / 2000.0));
+        let class_of =
+            |m: &[SizeMedian]| classify(&m.iter().map(|m| (m.size, m.median_ns)).collect::<Vec<_>>(), Metric::Wall);
+        let (cl, cq) = (class_of(&linear), class_of(&quadratic));
+        let step = class_step(&linear, cl.as_ref(), &quadratic, cq.as_ref(), Metric::Wall).unwrap();
+        assert_eq!(step, ClassStep { from: Class::Linear, to: Class::Quadratic, shown: true });
+        assert_eq!(step.text(), "O(n) → O(n²)");
+        // The same medians, their classes read as a step: not shown.
+        let mut as_n_log_n = cl.clone().unwrap();
+        as_n_log_n.class = Some(Class::NLogN);
+        let noise = class_step(&linear, cl.as_ref(), &linear, Some(&as_n_log_n), Metric::Wall).unwrap();
+        assert_eq!(noise.text(), "O(n) → O(n log n), within the noise");
+        // No step between a class and itself, an unsure class or a missing one.
+        let unsure = Complexity { class: None, ..as_n_log_n };
+        assert_eq!(class_step(&linear, cl.as_ref(), &linear, cl.as_ref(), Metric::Wall), None);
+        assert_eq!(class_step(&linear, cl.as_ref(), &quadratic, Some(&unsure), Metric::Wall), None);
+        assert_eq!(class_step(&linear, None, &quadratic, cq.as_ref(), Metric::Wall), None);
     }
 }

@@ -6,13 +6,14 @@
 
 use super::compare::{size_ratio, SizeRatio};
 use super::{failed_in, ALERT_THRESHOLD};
+use crate::analysis::class_step;
 use crate::format;
 use crate::links;
 use crate::model::{RegressionKind, RegressionRow, RegressionWorkload, SizeMedian};
 use crate::store::{SlopeRow, VersionFailures, VersionSummary, WorkloadFailures, WorkloadRow};
 use serde::Serialize;
-use slopewatch_core::complexity::Class;
 use slopewatch_core::predict::{step_sentence_in, Prediction};
+use slopewatch_core::verdict::{NoiseRule, SlopeEvidence, Verdict};
 use slopewatch_core::version;
 use slopewatch_core::wire::{FailureKind, Metric, SizeUnit};
 use slopewatch_core::workloads::Group;
@@ -55,11 +56,13 @@ impl VersionAt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
-    /// Its complexity class stepped up, e.g. O(n) → O(n²).
+    /// Its complexity class stepped up, e.g. O(n) → O(n²), and the evidence shows it: each
+    /// version's medians rule out the other's class.
     Worse,
     /// Every run failed it at the later version, not at the earlier one.
     Fails,
-    /// No class step named (a class unsure at either end), but its slope went over the alert level.
+    /// No class step shown (a class unsure at either end, or a step within the noise), but its
+    /// slope went from under the alert level to over it, as the alert rules' noise rule judges both.
     Steeper,
     /// Every run failed it at both.
     StillFails,
@@ -69,10 +72,11 @@ pub enum Change {
     New,
     /// Every run failed it at the earlier version; some passed at the later one.
     Passes,
-    /// Its complexity class stepped down.
+    /// Its complexity class stepped down, and the evidence shows it.
     Better,
-    /// No class step named, but its slope came back under the alert level.
+    /// No class step shown, but its slope came back from over the alert level to under it.
     Flatter,
+    /// None of these: the same class, or a class step within the noise (its text says which).
     Unchanged,
 }
 
@@ -122,11 +126,6 @@ impl SeriesState {
     /// Every run of the version failed the workload: it has no slope there.
     pub fn failed_every_run(&self) -> bool {
         self.summary.is_none()
-    }
-
-    /// The named class, where one was worked out and is not unsure.
-    fn named_class(&self) -> Option<Class> {
-        self.summary.as_ref()?.complexity.as_ref()?.class
     }
 
     /// As a cell gives it: `O(n²) · k 2.00`, or `✗ wrong result`, with how many runs failed where
@@ -207,7 +206,8 @@ pub struct ChangeRow {
     /// At the later version; null where not measured there.
     pub after: Option<SeriesState>,
     pub change: Change,
-    /// The change in words: `O(n) → O(n²)`, `wrong result`, `k 1.02 → 1.61`, `unchanged`.
+    /// The change in words: `O(n) → O(n²)`, `wrong result`, `k 1.02 → 1.61`, `unchanged`, or for
+    /// a class step the evidence does not show, `O(n) → O(n log n), within the noise`.
     pub change_text: String,
     /// The later slope minus the earlier, where both have one.
     pub slope_delta: Option<f64>,
@@ -391,7 +391,10 @@ fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slo
     }
 }
 
-/// What changed from `before` to `after`, and in words.
+/// What changed from `before` to `after`, and in words. A class step counts only where the
+/// evidence shows it (`analysis::class_step`), and a slope only where the noise rule puts it under
+/// the alert level at one version and over it at the other: a step within the noise leaves the
+/// workload unchanged, and says so in its text.
 fn change(before: Option<&SeriesState>, after: Option<&SeriesState>, at: &VersionAt) -> (Change, String) {
     let failure = |s: &SeriesState| s.failures.as_ref().map_or_else(|| "failed".to_string(), |f| f.label.clone());
     match (before, after) {
@@ -408,23 +411,32 @@ fn change(before: Option<&SeriesState>, after: Option<&SeriesState>, at: &Versio
         (Some(b), Some(a)) => {
             let (sb, sa) = (b.summary.as_ref().expect("measured"), a.summary.as_ref().expect("measured"));
             let slopes = format!("k {} → {}", format::slope(sb.slope), format::slope(sa.slope));
-            match (b.named_class(), a.named_class()) {
-                (Some(cb), Some(ca)) if ca != cb => {
-                    let step = format::class_step(sb.complexity.as_ref(), sa.complexity.as_ref()).unwrap_or(slopes);
-                    (if ca > cb { Change::Worse } else { Change::Better }, step)
+            let step = class_step(&sb.sizes, sb.complexity.as_ref(), &sa.sizes, sa.complexity.as_ref(), sa.metric);
+            match (step, slope_verdict(sb), slope_verdict(sa)) {
+                (Some(step), ..) if step.shown => {
+                    (if step.to > step.from { Change::Worse } else { Change::Better }, step.text())
                 }
-                _ if sb.slope <= ALERT_THRESHOLD && sa.slope > ALERT_THRESHOLD => (Change::Steeper, slopes),
-                _ if sb.slope > ALERT_THRESHOLD && sa.slope <= ALERT_THRESHOLD => (Change::Flatter, slopes),
-                _ => (Change::Unchanged, "unchanged".into()),
+                (_, Verdict::Under, Verdict::Over) => (Change::Steeper, slopes),
+                (_, Verdict::Over, Verdict::Under) => (Change::Flatter, slopes),
+                (step, ..) => (Change::Unchanged, step.map_or_else(|| "unchanged".into(), |s| s.text())),
             }
         }
     }
 }
 
+/// A version's slope against the alert level, as the alert rules' default noise rule judges it.
+fn slope_verdict(s: &VersionSummary) -> Verdict {
+    let evidence =
+        SlopeEvidence { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2, sizes: s.sizes.len() };
+    NoiseRule::default().slope(&evidence, ALERT_THRESHOLD)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SizeMedian;
     use crate::views::tests::{complexity, failures, summary};
+    use slopewatch_core::complexity::Class;
     use time::OffsetDateTime;
 
     fn workload(name: &str) -> WorkloadRow {
@@ -521,6 +533,41 @@ mod tests {
             across.headline(),
             "zig-cc-musl 0.16.0 against musl-gcc 0.16.0: 1 workload went O(n) → O(n²), 6 new."
         );
+    }
+
+    #[test]
+    fn a_class_step_or_a_crossing_within_the_noise_is_unchanged_and_left_out_of_the_headline() {
+        let (old, new) = (VersionAt::new("same-gcc", "1.0.0"), VersionAt::new("same-gcc", "1.0.1"));
+        // contract.memrchr.bound measured twice with one binary: named O(n), then O(n log n) on the
+        // largest size's raised median.
+        let measured = |version: &str, class: Class, medians: [f64; 10]| {
+            let mut s = at("contract.memrchr.bound", version, 1.0, Some(class));
+            s.lineage = "same-gcc".into();
+            s.sizes = medians
+                .iter()
+                .enumerate()
+                .map(|(i, &median_ns)| SizeMedian { size: 128 << i, median_ns, runs: 1 })
+                .collect();
+            s
+        };
+        let first =
+            measured("1.0.0", Class::Linear, [90.0, 90.0, 131.0, 231.0, 421.0, 801.0, 1562.0, 3095.0, 6219.0, 13199.0]);
+        let second =
+            measured("1.0.1", Class::NLogN, [90.0, 90.0, 130.0, 221.0, 411.0, 791.0, 1542.0, 3045.0, 6160.0, 15223.0]);
+        // A slope over the alert level whose interval reaches well under it.
+        let mut wide = at("sqlite-json-each", "1.0.1", 1.6, Some(Class::NLogN));
+        (wide.lineage, wide.ci_low, wide.ci_high) = ("same-gcc".into(), 1.1, 2.1);
+        let mut narrow = at("sqlite-json-each", "1.0.0", 1.3, Some(Class::NLogN));
+        narrow.lineage = "same-gcc".into();
+        let rows = [workload("contract.memrchr.bound"), workload("sqlite-json-each")];
+        let changes = Changes::new(Some(&old), &new, &[first, second, narrow, wide], &[], &rows);
+        let text: Vec<(Change, &str)> = changes.rows.iter().map(|r| (r.change, r.change_text.as_str())).collect();
+        assert_eq!(
+            text,
+            [(Change::Unchanged, "unchanged"), (Change::Unchanged, "O(n) → O(n log n), within the noise")],
+            "built-in workloads first, then contract probes"
+        );
+        assert_eq!(changes.headline(), "same-gcc 1.0.1 against 1.0.0: 2 workloads unchanged.");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::series::median_at;
 use super::{LogLogLine, LogLogView};
+use crate::analysis;
 use crate::format;
 use crate::links;
 use crate::model::SizeMedian;
@@ -41,17 +42,51 @@ pub struct SizeRatio {
     pub size: u64,
     /// The later side's median over the earlier side's: above 1, slower (or more instructions).
     pub ratio: f64,
+    /// The lower end of the ratio's 95% interval: where it would fall if both versions were
+    /// measured again, from each version's spread about its log-log line at that size (its
+    /// prediction interval, as at a size of interest), combined. `ratio` itself for counts that
+    /// repeat exactly.
+    pub low: f64,
+    /// The upper end of that interval.
+    pub high: f64,
+    /// The interval holds 1: the versions do not differ beyond the noise at that size, and the
+    /// ratio is no change to report.
+    pub within_noise: bool,
     /// The versions share no size measured, so both values are predicted from their fits at a
     /// size both cover.
     pub predicted: bool,
 }
 
 impl SizeRatio {
-    /// `31,000× slower at 4 MiB`, with `, predicted from both fits` where it was.
+    /// `ratio` at `size` between the versions' medians (or predictions) `a` and `b` there, its
+    /// interval from both versions' prediction intervals at that size, combined in logs.
+    fn new(size: u64, (a, b): (f64, f64), fits: (&VersionSummary, &VersionSummary), predicted: bool) -> SizeRatio {
+        let ratio = b / a;
+        let half_width = |v: &VersionSummary| {
+            SizeMedian::predict(&v.sizes, size).map_or(f64::INFINITY, |p| (p.high_ns / p.time_ns).ln())
+        };
+        let (low, high) = if fits.1.metric.is_exact() {
+            (ratio, ratio)
+        } else {
+            let half = half_width(fits.0).hypot(half_width(fits.1));
+            (ratio * (-half).exp(), ratio * half.exp())
+        };
+        SizeRatio { size, ratio, low, high, within_noise: low <= 1.0 && 1.0 <= high, predicted }
+    }
+
+    /// `31,000× slower at 4 MiB`, with `, predicted from both fits` where it was, and the
+    /// interval: `1.06× slower at 2 MiB (95%: 1.02×–1.10× slower)`, or `1.50× slower at 2 MiB,
+    /// within the noise (95%: 1.10× faster to 2.04× slower)`. An interval narrower than the
+    /// figures shown is left out, as for counts that repeat exactly.
     pub fn text(&self, metric: Metric, unit: SizeUnit) -> String {
         let mut text = format!("{} at {}", format::ratio_in(metric, self.ratio), format::size(self.size, unit));
         if self.predicted {
             text.push_str(", predicted from both fits");
+        }
+        match format::ratio_interval_in(metric, self.low, self.high) {
+            Some(interval) if self.within_noise => text.push_str(&format!(", within the noise (95%: {interval})")),
+            Some(interval) => text.push_str(&format!(" (95%: {interval})")),
+            None => {}
         }
         text
     }
@@ -62,9 +97,9 @@ impl SizeRatio {
 /// measured ranges, each value predicted from its own fit. `None` where the ranges do not overlap
 /// or a fit is missing.
 pub fn size_ratio(a: &VersionSummary, b: &VersionSummary) -> Option<SizeRatio> {
-    let shared = a.sizes.iter().rev().find_map(|sa| Some((sa.size, median_at(b, sa.size)? / sa.median_ns)));
-    if let Some((size, ratio)) = shared {
-        return Some(SizeRatio { size, ratio, predicted: false });
+    let shared = a.sizes.iter().rev().find_map(|sa| Some((sa.size, (sa.median_ns, median_at(b, sa.size)?))));
+    if let Some((size, medians)) = shared {
+        return Some(SizeRatio::new(size, medians, (a, b), false));
     }
     let range =
         |v: &VersionSummary| Some((v.sizes.iter().map(|s| s.size).min()?, v.sizes.iter().map(|s| s.size).max()?));
@@ -74,7 +109,7 @@ pub fn size_ratio(a: &VersionSummary, b: &VersionSummary) -> Option<SizeRatio> {
         return None;
     }
     let (pa, pb) = (SizeMedian::predict(&a.sizes, size)?, SizeMedian::predict(&b.sizes, size)?);
-    Some(SizeRatio { size, ratio: pb.time_ns / pa.time_ns, predicted: true })
+    Some(SizeRatio::new(size, (pa.time_ns, pb.time_ns), (a, b), true))
 }
 
 impl CompareView {
@@ -101,9 +136,15 @@ impl CompareView {
         self.b.slope - self.a.slope
     }
 
-    /// The complexity class from a to b, `O(n) → O(n²)`, when both were worked out.
-    pub fn class_step(&self) -> Option<String> {
-        format::class_step(self.a.complexity.as_ref(), self.b.complexity.as_ref())
+    /// The complexity class from a to b, `O(n) → O(n²)`, when both were worked out, and whether
+    /// to stress it: not where the evidence does not show the step (`analysis::class_step`), which
+    /// reads `O(n) → O(n log n), within the noise`.
+    pub fn class_step(&self) -> Option<(String, bool)> {
+        let (a, b) = (&self.a, &self.b);
+        match analysis::class_step(&a.sizes, a.complexity.as_ref(), &b.sizes, b.complexity.as_ref(), self.metric) {
+            Some(step) => Some((step.text(), step.shown)),
+            None => format::class_step(a.complexity.as_ref(), b.complexity.as_ref()).map(|step| (step, true)),
+        }
     }
 
     /// The ratio the headline gives: at the largest size both measured, or predicted.
@@ -175,11 +216,50 @@ mod tests {
         assert_eq!(r.size, b.sizes.last().unwrap().size, "the largest size inside both ranges");
         let expected = (r.size as f64).powf(2.0) / (r.size as f64);
         assert!((r.ratio / expected - 1.0).abs() < 0.02, "{} vs {expected}", r.ratio);
-        assert!(r.text(Metric::Wall, SizeUnit::Bytes).ends_with(", predicted from both fits"));
+        assert!(
+            r.text(Metric::Wall, SizeUnit::Bytes).contains(" slower at 282 KiB, predicted from both fits"),
+            "{r:?}"
+        );
         // Ranges that do not overlap give no ratio rather than a guess far outside either.
         for s in &mut b.sizes {
             s.size *= 1 << 10;
         }
         assert!(size_ratio(&a, &b).is_none());
+    }
+
+    #[test]
+    fn a_ratio_carries_its_interval_and_is_within_the_noise_where_that_holds_one() {
+        // Two versions' medians wobbling by up to 4% about one line, the later 3% slower at the
+        // largest size: no change.
+        let wobbly = |version: &str, wobble: [f64; 6]| {
+            let mut v = summary("same-gcc", version, 1.0, 6);
+            for (s, w) in v.sizes.iter_mut().zip(wobble) {
+                s.median_ns *= w;
+            }
+            v
+        };
+        let a = wobbly("1.0.0", [1.0, 1.04, 0.97, 1.02, 0.96, 1.0]);
+        let b = wobbly("1.0.1", [0.98, 1.0, 1.03, 0.97, 1.02, 1.03]);
+        let r = size_ratio(&a, &b).unwrap();
+        assert!((r.ratio - 1.03).abs() < 1e-9 && r.low < 1.0 && r.high > 1.0 && r.within_noise, "{r:?}");
+        let text = r.text(Metric::Wall, SizeUnit::Bytes);
+        assert!(
+            text.starts_with("1.03× slower at 2 MiB, within the noise (95%: ") && text.ends_with(" slower)"),
+            "{text}"
+        );
+        // Twice the time with the same wobble is a change, its interval above 1.
+        let mut slower = b.clone();
+        for s in &mut slower.sizes {
+            s.median_ns *= 2.0;
+        }
+        let r = size_ratio(&a, &slower).unwrap();
+        assert!(r.low > 1.0 && !r.within_noise, "{r:?}");
+        assert!(r.text(Metric::Wall, SizeUnit::Bytes).starts_with("2.06× slower at 2 MiB (95%: "), "{r:?}");
+        // Counts that repeat exactly have no interval to give.
+        let (mut ca, mut cb) = (a.clone(), slower);
+        (ca.metric, cb.metric) = (Metric::InstructionsValgrind, Metric::InstructionsValgrind);
+        let r = size_ratio(&ca, &cb).unwrap();
+        assert_eq!((r.low, r.high), (r.ratio, r.ratio));
+        assert_eq!(r.text(Metric::InstructionsValgrind, SizeUnit::Bytes), "2.06× more at 2 MiB");
     }
 }

@@ -173,6 +173,14 @@ impl ComparePage {
         let view = self.view.as_ref()?;
         let r = view.headline_ratio()?;
         let at = format::size(r.size, view.size_unit);
+        // A ratio whose interval holds 1 is no headline: the page says so, and gives it below.
+        if r.within_noise {
+            return Some(format!(
+                "At {at}, {} and {} differ by no more than the noise",
+                view.label_b(),
+                view.label_a()
+            ));
+        }
         let ratio = format::ratio_in(view.metric, r.ratio);
         let mut text = if view.metric.is_count() {
             format!("At {at}, {} counts {ratio} instructions than {}", view.label_b(), view.label_a())
@@ -182,7 +190,18 @@ impl ComparePage {
         if r.predicted {
             text.push_str(" (predicted from both fits: the versions share no size measured)");
         }
+        if let Some(interval) = format::ratio_interval_in(view.metric, r.low, r.high) {
+            text.push_str(&format!(", 95% interval {interval}"));
+        }
         Some(text)
+    }
+
+    /// The ratio the headline leaves out because its interval holds 1, in words: `B over A: 1.50×
+    /// slower at 2 MiB, within the noise (95%: …)`.
+    fn noisy_ratio(&self) -> Option<String> {
+        let view = self.view.as_ref()?;
+        let r = view.headline_ratio().filter(|r| r.within_noise)?;
+        Some(format!("B over A: {}", r.text(view.metric, view.size_unit)))
     }
 
     /// Whether the comparison is by `m`.

@@ -34,6 +34,8 @@ pub(super) struct RowView {
     pub(super) band: &'static str,
     pub(super) change: String,
     pub(super) ratio: String,
+    /// The ratio's interval holds 1: it is shown muted, as no change.
+    pub(super) ratio_within_noise: bool,
     pub(super) interest: String,
     /// The slope across the lineage's versions, an inline SVG with its text alternative; empty
     /// where the workload has no slope at any version.
@@ -65,6 +67,7 @@ impl RowView {
             },
             change: row.change_text.clone(),
             ratio: row.ratio_text().unwrap_or_else(dash),
+            ratio_within_noise: row.ratio.is_some_and(|r| r.within_noise),
             interest: row.at_interest.as_ref().map_or_else(dash, |c| c.sentence.clone()),
             trend: charts::trend_svg(&row.trend_title(&after.lineage), &row.trend, &marked).unwrap_or_default(),
             finding: row.finding,

@@ -348,13 +348,13 @@ impl<'j> Writer<'_, '_, 'j> {
         let members = self.tx.resolved_members(id).await?;
         let sizes = self.ratio_sizes.remove(&id).unwrap_or_default();
         let summaries = self.summaries;
-        let complexity = |workload_id: i64, at: &str| {
+        let fit = |workload_id: i64, at: &str| {
             summaries
                 .iter()
                 .find(|s| s.history.track == Track::slope(workload_id) && s.history.version == at)
-                .and_then(|s| s.history.evidence.slope()?.complexity.as_ref())
+                .and_then(|s| s.history.evidence.slope())
         };
-        let event = events::resolved(&self.scene(version), id, members, &sizes, complexity);
+        let event = events::resolved(&self.scene(version), id, members, &sizes, fit);
         self.announced.push(event);
         Ok(())
     }

@@ -4,12 +4,12 @@
 use super::payload::{
     Event, EventLinks, EventWorkload, Field, FieldChange, FINDING_OPENED, FINDING_RESOLVED, OPENED, RESOLVED, UPDATED,
 };
+use crate::analysis::{class_step, ClassStep};
 use crate::config::Rules;
 use crate::model::{workload_label, ResolvedMember, SizeMedian, Track};
-use crate::rules::evaluate::time_ratio;
+use crate::rules::evaluate::{time_ratio, VersionFit};
 use crate::rules::replay::{Derived, Update};
 use crate::{format, links};
-use slopewatch_core::complexity::Complexity;
 use slopewatch_core::predict::step_sentence_in;
 use slopewatch_core::wire::{Contract, Metric, SizeUnit};
 use std::collections::HashMap;
@@ -121,7 +121,9 @@ fn announce<'n>(
             let id = m.track.workload_id;
             let Named { name, metric, unit } = workload(id);
             let fit = m.evidence.slope();
+            let previous = m.previous.as_ref().and_then(|(_, p)| p.slope());
             let ratio = m.previous.as_ref().and_then(|(_, p)| time_ratio(m.evidence.sizes(), p.sizes()));
+            let step = previous.zip(fit).and_then(|(p, f)| step_between(p, f, metric));
             EventWorkload {
                 name: name.to_string(),
                 metric,
@@ -131,16 +133,14 @@ fn announce<'n>(
                 ci_low: fit.map(|f| f.ci_low),
                 ci_high: fit.map(|f| f.ci_high),
                 failure: m.evidence.failure().cloned(),
-                previous_slope: m.previous.as_ref().and_then(|(_, p)| p.slope()).map(|p| p.slope),
+                previous_slope: previous.map(|p| p.slope),
                 time_ratio: ratio.map(|r| r.1),
                 ratio_size: ratio.map(|r| r.0 as i64),
                 size_unit: unit,
-                class_before: m
-                    .previous
-                    .as_ref()
-                    .and_then(|(_, p)| p.slope())
-                    .and_then(|p| format::class_text(p.complexity.as_ref())),
+                class_before: previous.and_then(|p| format::class_text(p.complexity.as_ref())),
                 class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
+                class_changed: step.is_some_and(|s| s.shown),
+                class_step: step,
                 contract_break: fit.zip(scene.contracts.get(&id)).map(|(f, c)| {
                     let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
                     format::contract_break(c, exponent, last_good.as_deref())
@@ -171,38 +171,44 @@ fn announce<'n>(
 }
 
 /// The event of a regression the scene's version resolved; `sizes_at_fix` gives, by workload
-/// id, the size at which each fix's ratio was measured, and `complexity` a workload's complexity
-/// (by id) at a version of the lineage.
+/// id, the size at which each fix's ratio was measured, and `fit` a workload's summary (by id) at
+/// a version of the lineage, with its medians and complexity.
 pub fn resolved<'c>(
     scene: &Scene<'_>,
     regression_id: i64,
     members: Vec<ResolvedMember>,
     sizes_at_fix: &HashMap<i64, i64>,
-    complexity: impl Fn(i64, &str) -> Option<&'c Complexity>,
+    fit: impl Fn(i64, &str) -> Option<&'c VersionFit>,
 ) -> Event {
     let regressed = members.first().map(|m| m.version.clone()).unwrap_or_default();
     let last_good = members.first().and_then(|m| m.previous_version.clone());
     let magnitude = members.first().and_then(|m| m.magnitude);
     let workloads = members
         .into_iter()
-        .map(|m| EventWorkload {
-            threshold: scene.rules.threshold_for(&m.name),
-            metric: m.metric,
-            reason: if m.reason == "failure" { "failure" } else { "slope" },
-            slope: m.fixed_slope,
-            ci_low: m.fixed_ci_low,
-            ci_high: m.fixed_ci_high,
-            failure: None,
-            previous_slope: m.slope,
-            time_ratio: m.fixed_ratio,
-            ratio_size: sizes_at_fix.get(&m.workload_id).copied(),
-            size_unit: m.size_unit,
-            class_before: format::class_text(complexity(m.workload_id, &m.version)),
-            class_after: format::class_text(complexity(m.workload_id, scene.version)),
-            contract_break: None,
-            at_size_of_interest: None,
-            series_url: scene.series_url(&m.name, m.metric),
-            name: m.name,
+        .map(|m| {
+            let (bad, fixed) = (fit(m.workload_id, &m.version), fit(m.workload_id, scene.version));
+            let step = bad.zip(fixed).and_then(|(b, f)| step_between(b, f, m.metric));
+            EventWorkload {
+                threshold: scene.rules.threshold_for(&m.name),
+                metric: m.metric,
+                reason: if m.reason == "failure" { "failure" } else { "slope" },
+                slope: m.fixed_slope,
+                ci_low: m.fixed_ci_low,
+                ci_high: m.fixed_ci_high,
+                failure: None,
+                previous_slope: m.slope,
+                time_ratio: m.fixed_ratio,
+                ratio_size: sizes_at_fix.get(&m.workload_id).copied(),
+                size_unit: m.size_unit,
+                class_before: format::class_text(bad.and_then(|f| f.complexity.as_ref())),
+                class_after: format::class_text(fixed.and_then(|f| f.complexity.as_ref())),
+                class_changed: step.is_some_and(|s| s.shown),
+                class_step: step,
+                contract_break: None,
+                at_size_of_interest: None,
+                series_url: scene.series_url(&m.name, m.metric),
+                name: m.name,
+            }
         })
         .collect();
     Event {
@@ -219,4 +225,10 @@ pub fn resolved<'c>(
         changes: Vec::new(),
         attribution: None,
     }
+}
+
+/// The class step between two versions' fits of a workload's series of `metric`, as the version
+/// page judges it (`analysis::class_step`).
+fn step_between(before: &VersionFit, after: &VersionFit, metric: Metric) -> Option<ClassStep> {
+    class_step(&before.sizes, before.complexity.as_ref(), &after.sizes, after.complexity.as_ref(), metric)
 }

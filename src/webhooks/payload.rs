@@ -3,6 +3,7 @@
 //! message.
 
 use super::body::{slack_code, slack_escape, Body};
+use crate::analysis::ClassStep;
 use crate::format;
 use crate::rules::replay::MovedField;
 use serde::Serialize;
@@ -130,6 +131,13 @@ pub struct EventWorkload {
     /// `"unsure"`); `null` where that version has no summary or no class.
     pub class_before: Option<String>,
     pub class_after: Option<String>,
+    /// Whether the evidence shows the step from `class_before` to `class_after`: both named,
+    /// different, and each version's medians ruling out the other's class. False where the two
+    /// are the same, either is unsure or missing, or the step is within the noise.
+    pub class_changed: bool,
+    /// That step, for the Slack text: written out within the noise too, and said so.
+    #[serde(skip)]
+    pub class_step: Option<ClassStep>,
     /// For a workload held to a contract, what its break means and costs a caller, e.g.
     /// "strcspn now reads the whole remaining string: cost ∝ remaining^1.00, O(1) at 0.15.2. A
     /// loop that calls it once per token over n bytes is O(n²)."
@@ -241,7 +249,10 @@ impl Body for Event {
                 let what = if w.metric.is_count() { "instructions" } else { "time" };
                 line.push_str(&format!("; {} the {what} at {}", format::factor(r), format::size(size, w.size_unit)));
             }
-            if let Some(step) = format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()) {
+            let step = w.class_step.map(|s| s.text());
+            if let Some(step) =
+                step.or_else(|| format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()))
+            {
                 line.push_str(&format!("; {step}"));
             }
             if let Some(sentence) = &w.contract_break {
@@ -265,6 +276,7 @@ impl Body for Event {
 mod tests {
     use super::*;
     use crate::config::WebhookFormat;
+    use slopewatch_core::complexity::Class;
 
     fn event() -> Event {
         Event {
@@ -291,6 +303,8 @@ mod tests {
                 size_unit: SizeUnit::Bytes,
                 class_before: Some("n".into()),
                 class_after: Some("n^2".into()),
+                class_changed: true,
+                class_step: Some(ClassStep { from: Class::Linear, to: Class::Quadratic, shown: true }),
                 contract_break: None,
                 at_size_of_interest: None,
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
@@ -315,6 +329,21 @@ mod tests {
             (&json["workloads"][0]["class_before"], &json["workloads"][0]["class_after"]),
             (&"n".into(), &"n^2".into())
         );
+        assert_eq!(json["workloads"][0]["class_changed"], true);
+    }
+
+    #[test]
+    fn a_class_step_within_the_noise_is_said_so_and_not_marked_changed() {
+        let mut e = event();
+        e.workloads[0].class_after = Some("n log n".into());
+        e.workloads[0].class_changed = false;
+        e.workloads[0].class_step = Some(ClassStep { from: Class::Linear, to: Class::NLogN, shown: false });
+        let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
+        let text = slack["text"].as_str().unwrap();
+        assert!(text.contains("; O(n) → O(n log n), within the noise"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
+        assert_eq!(json["workloads"][0]["class_changed"], false, "{json}");
+        assert!(json["workloads"][0].get("class_step").is_none(), "{json}");
     }
 
     #[test]

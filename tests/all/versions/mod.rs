@@ -1,4 +1,6 @@
-//! Toolchain versions: one version across every workload, and what a lineage's versions count.
+//! Toolchain versions: one version across every workload, what a lineage's versions count, and
+//! one toolchain measured twice reading unchanged.
 
 mod across_workloads;
 mod axis;
+mod same_toolchain;

@@ -97,6 +97,25 @@ impl SeriesView {
         Some(parts.join(", "))
     }
 
+    /// Where a version's cost changes regime at one size (`slopewatch_core::complexity::RegimeStep`),
+    /// in words: "at 0.16.0 the cost jumps 33.0× at 16 KiB". Its class is that of the growth on both
+    /// sides of the jump, so a jump alone is no class change.
+    pub fn regime_changes(&self) -> Vec<String> {
+        self.versions
+            .iter()
+            .filter_map(|v| {
+                let step = v.summary.as_ref()?.complexity.as_ref()?.step?;
+                let at = slopewatch_core::format::size(step.at as u64, self.size_unit);
+                let how = if step.factor >= 1.0 {
+                    format!("jumps {}", slopewatch_core::format::factor(step.factor))
+                } else {
+                    format!("drops {}", slopewatch_core::format::factor(1.0 / step.factor))
+                };
+                Some(format!("at {} the cost {how} at {at}", v.version))
+            })
+            .collect()
+    }
+
     /// Where the workload's own source changed: each version whose latest run built another
     /// source than the latest run of the version before it, and each version measured on more
     /// than one source, in words ("workload source changed at 0.16.0"). A regression at such a

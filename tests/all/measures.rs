@@ -311,3 +311,51 @@ async fn an_export_carries_each_run_s_metric_to_another_store_pruned_or_not() {
     })
     .await;
 }
+
+/// glibc 2.36's `memcpy` counted under Valgrind, as the agent recorded it: vector loops below
+/// 16 KiB, `rep movsb` above, each of whose repetitions Valgrind counts.
+const GLIBC_MEMCPY: [(u64, u64); 11] = [
+    (64, 581_347),
+    (128, 618_133),
+    (256, 600_066),
+    (512, 744_471),
+    (1024, 811_712),
+    (2048, 903_147),
+    (4096, 883_478),
+    (8192, 947_805),
+    (16384, 44_742_949),
+    (32768, 85_108_183),
+    (65536, 154_816_627),
+];
+
+#[tokio::test]
+async fn a_count_that_changes_regime_holds_its_contract_and_the_series_says_where_it_jumps() {
+    on_both_backends(|db: TestDb| async move {
+        let app = TestApp::new(db).await;
+        let measurements: Vec<Value> = GLIBC_MEMCPY
+            .iter()
+            .map(|&(size, count)| json!({"size": size, "samples_ns": [count as f64 / 3.0], "instructions": [count]}))
+            .collect();
+        let workload = json!({"name": "contract.memcpy.length", "size_unit": "bytes", "source_hash": "sha256:00",
+            "measurements": measurements,
+            "contract": {"expected": "n", "function": "memcpy", "axis": "length"}});
+        let mut body = run_of("gcc-glibc", "12.2.0", "build-01", vec![workload]);
+        body["measure"] = "instructions".into();
+        body["counter"] = "valgrind".into();
+        let (status, answer) = app.submit(&body).await;
+        assert_eq!(status, 201, "{answer}");
+
+        let (_, series) = app
+            .get("/api/v1/series?workload=contract.memcpy.length&toolchain=gcc-glibc&measure=instructions-valgrind")
+            .await;
+        let complexity = &series["versions"][0]["complexity"];
+        assert_eq!(complexity["class"], "n", "{series}");
+        assert_eq!(complexity["step"]["at"], 16384.0, "{series}");
+        let (_, list) = app.get("/api/v1/regressions").await;
+        assert_eq!(list["regressions"].as_array().unwrap().len(), 0, "the contract held: {list}");
+        let html = page(&app, "/series/contract.memcpy.length/gcc-glibc?measure=instructions-valgrind").await;
+        assert!(html.contains("At 12.2.0 the cost jumps "), "{html}");
+        assert!(html.contains("× at 16 KiB: a change of regime at one size"), "{html}");
+    })
+    .await;
+}

@@ -47,6 +47,7 @@ struct SeriesPage {
     class_change: Option<String>,
     /// Where the workload's own source changed, in words.
     source_changes: Vec<String>,
+    regime_changes: Vec<String>,
     /// Versions the log-log chart draws.
     shown: Vec<String>,
     slope_alt: String,
@@ -144,6 +145,7 @@ pub(super) async fn page(
         marked: series.first_over_threshold().map(|i| series.versions[i].version.clone()),
         class_change: series.class_change(),
         source_changes: series.source_changes(),
+        regime_changes: series.regime_changes(),
         slope_alt: charts::slope_description(&series),
         loglog_alt: charts::loglog_description(&loglog),
         loglog_src: links::loglog_svg(

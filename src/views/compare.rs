@@ -60,7 +60,12 @@ pub struct SizeRatio {
 impl SizeRatio {
     /// `ratio` at `size` between the versions' medians (or predictions) `a` and `b` there, its
     /// interval from both versions' prediction intervals at that size, combined in logs.
-    fn new(size: u64, (a, b): (f64, f64), fits: (&VersionSummary, &VersionSummary), predicted: bool) -> SizeRatio {
+    pub(super) fn new(
+        size: u64,
+        (a, b): (f64, f64),
+        fits: (&VersionSummary, &VersionSummary),
+        predicted: bool,
+    ) -> SizeRatio {
         let ratio = b / a;
         let half_width = |v: &VersionSummary| {
             SizeMedian::predict(&v.sizes, size).map_or(f64::INFINITY, |p| (p.high_ns / p.time_ns).ln())

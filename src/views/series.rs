@@ -2,6 +2,7 @@
 //! failures, the per-version table, where its class and source changed, what it costs at its size
 //! of interest, and its log-log chart's lines.
 
+use super::compare::SizeRatio;
 use super::{failed_in, Band, ALERT_THRESHOLD, DEFAULT_LOGLOG_VERSIONS};
 use crate::format;
 use crate::store::{VersionFailures, VersionSummary};
@@ -56,6 +57,9 @@ pub struct VersionRow {
     pub median_ns_at_shared_size: Option<f64>,
     /// This version's median at the shared size over the previous version's.
     pub ratio_to_previous: Option<f64>,
+    /// That ratio with its 95% interval, from both versions' spread about their fits there
+    /// (`within_noise` where it holds 1); a count's interval is the ratio itself.
+    pub ratio_interval: Option<SizeRatio>,
     /// The version's runs and hosts, passed or failed.
     pub runs: i64,
     pub hosts: i64,
@@ -239,18 +243,20 @@ impl SeriesView {
 
     pub fn rows(&self) -> Vec<VersionRow> {
         let shared = self.shared_size();
-        let mut previous: Option<f64> = None;
+        let mut previous: Option<(f64, &VersionSummary)> = None;
         self.versions
             .iter()
             .map(|v| {
                 let s = v.summary.as_ref();
                 let median = s.zip(shared).and_then(|(s, size)| median_at(s, size));
-                let ratio = match (previous, median) {
-                    (Some(p), Some(m)) if p > 0.0 => Some(m / p),
-                    _ => None,
+                let (ratio, interval) = match (previous, median, s, shared) {
+                    (Some((p, before)), Some(m), Some(after), Some(size)) if p > 0.0 => {
+                        (Some(m / p), Some(SizeRatio::new(size, (p, m), (before, after), false)))
+                    }
+                    _ => (None, None),
                 };
-                if median.is_some() {
-                    previous = median;
+                if let (Some(m), Some(s)) = (median, s) {
+                    previous = Some((m, s));
                 }
                 let f = v.failures.as_ref();
                 VersionRow {
@@ -262,6 +268,7 @@ impl SeriesView {
                     band: s.map(|s| Band::of(s.slope)),
                     median_ns_at_shared_size: median,
                     ratio_to_previous: ratio,
+                    ratio_interval: interval,
                     runs: f.map_or_else(|| s.map_or(0, |s| s.runs), |f| f.runs),
                     hosts: f.map_or_else(|| s.map_or(0, |s| s.hosts), |f| f.hosts),
                     failures: v.failures.clone(),
@@ -411,6 +418,26 @@ mod tests {
         let expected = (shared as f64).powf(2.0) / shared as f64;
         assert!((rows[1].ratio_to_previous.unwrap() / expected - 1.0).abs() < 1e-9);
         assert_eq!(rows[1].band, Some(Band::Regression));
+    }
+
+    #[test]
+    fn a_ratio_to_the_previous_version_carries_its_interval_and_says_when_it_is_within_the_noise() {
+        let mut s = series(&[("1", 1.0), ("2", 1.0), ("3", 1.0)]);
+        // Version 2 scatters ±20% about its line and is 5% slower at the shared size; version 3
+        // is three times slower on a clean line.
+        for (i, m) in s.versions[1].summary.as_mut().unwrap().sizes.iter_mut().enumerate() {
+            m.median_ns *= if i % 2 == 0 { 1.2 } else { 0.8 };
+        }
+        s.versions[1].summary.as_mut().unwrap().sizes.last_mut().unwrap().median_ns *= 1.05 / 1.2;
+        for m in &mut s.versions[2].summary.as_mut().unwrap().sizes {
+            m.median_ns *= 3.0 * 1.05;
+        }
+        let rows = s.rows();
+        assert!(rows[0].ratio_interval.is_none());
+        let noisy = rows[1].ratio_interval.unwrap();
+        assert!((noisy.ratio - 1.05).abs() < 1e-9 && noisy.within_noise, "{noisy:?}");
+        let slower = rows[2].ratio_interval.unwrap();
+        assert!((slower.ratio - 3.0).abs() < 1e-9 && !slower.within_noise && slower.low > 1.0, "{slower:?}");
     }
 
     #[test]

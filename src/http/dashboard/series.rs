@@ -11,7 +11,7 @@ use crate::links;
 use crate::model::{RegressionRow, RegressionStatus};
 use crate::store::VersionChoice;
 use crate::views::measure::{self, MeasureLink};
-use crate::views::{self, Band, SeriesView, VersionRow, ALERT_THRESHOLD};
+use crate::views::{self, Band, SeriesView, SizeRatio, VersionRow, ALERT_THRESHOLD};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -112,6 +112,11 @@ impl SeriesPage {
     /// The series' ratio of one version to the one before, in its metric's words.
     fn ratio(&self, r: f64) -> String {
         format::ratio_in(self.series.metric, r)
+    }
+
+    /// The ratio with its interval, in words: `1.06× slower at 2 MiB (95%: 1.02×–1.10× slower)`.
+    fn ratio_said(&self, r: &SizeRatio) -> String {
+        r.text(self.series.metric, self.series.size_unit)
     }
 
     fn latest(&self) -> &VersionRow {

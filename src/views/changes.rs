@@ -64,6 +64,9 @@ pub enum Change {
     /// No class step shown (a class unsure at either end, or a step within the noise), but its
     /// slope went from under the alert level to over it, as the alert rules' noise rule judges both.
     Steeper,
+    /// Counted (instructions, which do not move with the host), its growth unchanged but its count
+    /// at the largest size both versions measured [`COST_FACTOR`] times higher or more.
+    Costlier,
     /// Every run failed it at both.
     StillFails,
     /// Measured at the earlier version only.
@@ -76,6 +79,8 @@ pub enum Change {
     Better,
     /// No class step shown, but its slope came back from over the alert level to under it.
     Flatter,
+    /// Counted, its growth unchanged but its count [`COST_FACTOR`] times lower or more.
+    Cheaper,
     /// None of these: the same class, or a class step within the noise (its text says which).
     Unchanged,
 }
@@ -360,7 +365,7 @@ impl Changes {
 fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slot) -> ChangeRow {
     let b = SeriesState::of(slot.before.0, slot.before.1);
     let a = SeriesState::of(slot.after.0, slot.after.1);
-    let (change, change_text) = change(b.as_ref(), a.as_ref(), after);
+    let (change, change_text) = change(b.as_ref(), a.as_ref(), after, w.size_unit);
     let sb = b.as_ref().and_then(|b| b.summary.as_ref());
     let sa = a.as_ref().and_then(|a| a.summary.as_ref());
     let size_unit = w.size_unit;
@@ -395,7 +400,12 @@ fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slo
 /// evidence shows it (`analysis::class_step`), and a slope only where the noise rule puts it under
 /// the alert level at one version and over it at the other: a step within the noise leaves the
 /// workload unchanged, and says so in its text.
-fn change(before: Option<&SeriesState>, after: Option<&SeriesState>, at: &VersionAt) -> (Change, String) {
+fn change(
+    before: Option<&SeriesState>,
+    after: Option<&SeriesState>,
+    at: &VersionAt,
+    unit: SizeUnit,
+) -> (Change, String) {
     let failure = |s: &SeriesState| s.failures.as_ref().map_or_else(|| "failed".to_string(), |f| f.label.clone());
     match (before, after) {
         (_, None) => (Change::Gone, format!("not measured at {}", at.version)),
@@ -418,10 +428,44 @@ fn change(before: Option<&SeriesState>, after: Option<&SeriesState>, at: &Versio
                 }
                 (_, Verdict::Under, Verdict::Over) => (Change::Steeper, slopes),
                 (_, Verdict::Over, Verdict::Under) => (Change::Flatter, slopes),
-                (step, ..) => (Change::Unchanged, step.map_or_else(|| "unchanged".into(), |s| s.text())),
+                (step, ..) => match cost_change(sb, sa, unit) {
+                    Some(cost) => cost,
+                    None => (Change::Unchanged, step.map_or_else(|| "unchanged".into(), |s| s.text())),
+                },
             }
         }
     }
+}
+
+/// How far a count must move at the largest size two versions share, their growth unchanged, to be
+/// a change of cost: the default of the cost rule.
+pub const COST_FACTOR: f64 = 1.5;
+
+/// A change of cost between two counted versions: their count at the largest size both measured
+/// (`size_ratio`) moved [`COST_FACTOR`] times or more, in words: "cost 4.20× at 64 KiB, O(n)
+/// both". Growth is what the rest of the page judges, because a time moves with the host; a count
+/// does not, so there a linear workload made several times more expensive is a change too.
+/// `None` for times, and within the factor.
+fn cost_change(before: &VersionSummary, after: &VersionSummary, unit: SizeUnit) -> Option<(Change, String)> {
+    if !after.metric.is_count() {
+        return None;
+    }
+    let r = size_ratio(before, after)?;
+    let change = if r.ratio >= COST_FACTOR {
+        Change::Costlier
+    } else if r.ratio <= 1.0 / COST_FACTOR {
+        Change::Cheaper
+    } else {
+        return None;
+    };
+    let classes =
+        match (format::class_label(before.complexity.as_ref()), format::class_label(after.complexity.as_ref())) {
+            (Some(b), Some(a)) if a == b => format!(", {a} both"),
+            (Some(b), Some(a)) => format!(", {b} → {a} within the noise"),
+            _ => String::new(),
+        };
+    let at = slopewatch_core::format::size(r.size, unit);
+    Some((change, format!("cost {} at {at}{classes}", slopewatch_core::format::factor(r.ratio))))
 }
 
 /// A version's slope against the alert level, as the alert rules' default noise rule judges it.
@@ -532,6 +576,45 @@ mod tests {
         assert_eq!(
             across.headline(),
             "zig-cc-musl 0.16.0 against musl-gcc 0.16.0: 1 workload went O(n) → O(n²), 6 new."
+        );
+    }
+
+    #[test]
+    fn a_count_that_grows_alike_but_costs_more_is_a_change_of_cost_and_a_time_is_not() {
+        let (old, new) = (VersionAt::new("zig-cc-musl", "0.15.2"), VersionAt::new("zig-cc-musl", "0.16.0"));
+        let n = Some(Class::Linear);
+        let counted = |name: &str, version: &str, scale: f64, metric: Metric| {
+            let mut s = at(name, version, 1.0, n);
+            s.metric = metric;
+            s.sizes.iter_mut().for_each(|m| m.median_ns *= scale);
+            s
+        };
+        let valgrind = Metric::InstructionsValgrind;
+        let summaries = vec![
+            counted("memcpy", "0.15.2", 1.0, valgrind),
+            counted("memcpy", "0.16.0", 4.2, valgrind),
+            counted("strlen", "0.15.2", 3.0, valgrind),
+            counted("strlen", "0.16.0", 1.0, valgrind),
+            counted("strchr", "0.15.2", 1.0, valgrind),
+            counted("strchr", "0.16.0", 1.4, valgrind),
+            counted("memcpy", "0.15.2", 1.0, Metric::Wall),
+            counted("memcpy", "0.16.0", 4.2, Metric::Wall),
+        ];
+        let mut rows: Vec<WorkloadRow> = ["memcpy", "strlen", "strchr"].iter().map(|w| workload(w)).collect();
+        rows.extend(["memcpy", "strlen", "strchr"].iter().map(|w| WorkloadRow { metric: valgrind, ..workload(w) }));
+        let changes = Changes::new(Some(&old), &new, &summaries, &[], &rows);
+        let change = |name: &str, metric: Metric| {
+            let r = changes.rows.iter().find(|r| r.workload == name && r.metric == metric).unwrap();
+            (r.change, r.change_text.as_str())
+        };
+        assert_eq!(change("memcpy", valgrind), (Change::Costlier, "cost 4.20× at 1 MiB, O(n) both"));
+        assert_eq!(change("strlen", valgrind), (Change::Cheaper, "cost 0.333× at 1 MiB, O(n) both"));
+        assert_eq!(change("strchr", valgrind), (Change::Unchanged, "unchanged"), "under the factor");
+        assert_eq!(change("memcpy", Metric::Wall), (Change::Unchanged, "unchanged"), "a time moves with its host");
+        assert_eq!(
+            changes.headline(),
+            "zig-cc-musl 0.16.0 against 0.15.2: 1 workload costs more (1.5× or more), 1 costs less (1.5× or more), \
+             2 unchanged."
         );
     }
 

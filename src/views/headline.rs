@@ -2,7 +2,7 @@
 //! "zig-cc-musl 0.16.0 against 0.15.2: 6 workloads went O(n) → O(n²), 1 gives a wrong result, 5
 //! unchanged.", each count with a verb that agrees with it.
 
-use super::changes::{Change, Changes};
+use super::changes::{Change, Changes, COST_FACTOR};
 use super::ALERT_THRESHOLD;
 use slopewatch_core::wire::FailureKind;
 
@@ -75,6 +75,8 @@ fn phrase(change: Change, detail: &str, one: bool) -> String {
         },
         Change::Steeper => format!("went over k {ALERT_THRESHOLD} without a class step"),
         Change::Flatter => format!("came back under k {ALERT_THRESHOLD}"),
+        Change::Costlier => verb("costs more", "cost more") + &format!(" ({COST_FACTOR}× or more)"),
+        Change::Cheaper => verb("costs less", "cost less") + &format!(" ({COST_FACTOR}× or more)"),
         Change::StillFails => verb("still fails", "still fail"),
         Change::Passes => verb("passes again", "pass again"),
         Change::New => "new".into(),

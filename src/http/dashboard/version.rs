@@ -61,8 +61,8 @@ impl RowView {
             after: row.after.as_ref().map_or_else(dash, |s| s.text()),
             band: match row.change {
                 Change::Fails | Change::StillFails => "failed",
-                Change::Worse | Change::Steeper => "regression",
-                Change::Better | Change::Flatter | Change::Passes => "linear",
+                Change::Worse | Change::Steeper | Change::Costlier => "regression",
+                Change::Better | Change::Flatter | Change::Passes | Change::Cheaper => "linear",
                 Change::New | Change::Gone | Change::Unchanged => "same",
             },
             change: row.change_text.clone(),

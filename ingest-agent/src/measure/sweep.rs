@@ -285,12 +285,14 @@ impl Sweep<'_> {
     }
 
     /// Why the counter, not the libc, is at fault for `broke`, when it is: under Valgrind the
-    /// workload counted wrong, and run natively at the same size it counts right. Valgrind
-    /// emulates the CPU, not always as the CPU computes (its x87 floating point is 64-bit, for one),
-    /// so what it runs may not be what production runs.
+    /// workload counted wrong or crashed, and run natively at the same size it runs right.
+    /// Valgrind emulates the CPU, not always as the CPU computes (its x87 floating point is 64-bit,
+    /// and it stops at an instruction it does not know), so what it runs may not be what
+    /// production runs.
     fn unfaithful(&self, broke: &Failure) -> Option<String> {
         let size = broke.size?;
-        if self.metric != Metric::InstructionsValgrind || broke.kind != FailureKind::WrongResult {
+        let counter_may_be_at_fault = matches!(broke.kind, FailureKind::WrongResult | FailureKind::Crashed);
+        if self.metric != Metric::InstructionsValgrind || !counter_may_be_at_fault {
             return None;
         }
         let native = SizeRun {

@@ -4,7 +4,7 @@
 //! size of interest, and the headline that counts the changes. A toolchain version's page and the
 //! all-workloads comparison are both built of it.
 
-use super::compare::{size_ratio, SizeRatio};
+use super::ratio::{size_ratio, SizeRatio};
 use super::{failed_in, ALERT_THRESHOLD};
 use crate::analysis::class_step;
 use crate::format;

@@ -10,6 +10,7 @@ pub mod control;
 mod headline;
 pub mod measure;
 mod overview;
+mod ratio;
 pub mod regression;
 pub mod run;
 mod series;
@@ -17,8 +18,9 @@ mod version;
 
 pub use banners::{banners, Banner, BannerWorkload};
 pub use changes::{Change, ChangeRow, Changes, Held, InterestCost, Predicted, SeriesState, TrendSlope, VersionAt};
-pub use compare::{size_ratio, CompareRow, CompareView, SizeRatio};
+pub use compare::{CompareRow, CompareView};
 pub use overview::{CellFailure, Column, LineageActivity, Overview, OverviewCell, OverviewRow, PreviousVersion, Since};
+pub use ratio::{size_ratio, SizeRatio};
 pub use run::fill_in_run;
 pub use series::{LogLogLine, LogLogView, SeriesAtVersion, SeriesView, VersionRow};
 pub use version::{ControlLine, VersionRegression, VersionView};

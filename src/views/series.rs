@@ -2,7 +2,7 @@
 //! failures, the per-version table, where its class and source changed, what it costs at its size
 //! of interest, and its log-log chart's lines.
 
-use super::compare::SizeRatio;
+use super::ratio::{median_at, SizeRatio};
 use super::{failed_in, Band, ALERT_THRESHOLD, DEFAULT_LOGLOG_VERSIONS};
 use crate::format;
 use crate::store::{VersionFailures, VersionSummary};
@@ -316,10 +316,6 @@ impl SeriesView {
             failed_every_run,
         }
     }
-}
-
-pub(super) fn median_at(v: &VersionSummary, size: u64) -> Option<f64> {
-    v.sizes.iter().find(|s| s.size == size).map(|s| s.median_ns)
 }
 
 /// Lines of median time (or count) against size, for a log-log chart.

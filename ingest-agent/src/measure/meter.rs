@@ -134,6 +134,14 @@ pub fn under_valgrind(program: &Path, dir: &Path, harness: bool) -> Result<Comma
     Ok(cmd)
 }
 
+/// A fresh directory for callgrind to write its counts to.
+pub fn counts_dir() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix("slopewatch-counts-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a directory for counts: {e}"))
+}
+
 /// The counts callgrind wrote to `dir`: one per dump of the harness's `sw_run` in call order (the
 /// final dump at exit, which collected nothing, left out: it is not written while the harness
 /// runs), or for a command one total summed over its processes.

@@ -219,9 +219,7 @@ fn counts_dir(at: &SizeRun) -> Result<Option<tempfile::TempDir>, Box<Failure>> {
     if at.metric != Metric::InstructionsValgrind {
         return Ok(None);
     }
-    tempfile::Builder::new().prefix("slopewatch-counts-").tempdir().map(Some).map_err(|e| {
-        Box::new(failure::setup_failed(Some(at.size), &format!("cannot make a directory for counts: {e}")))
-    })
+    meter::counts_dir().map(Some).map_err(|why| Box::new(failure::setup_failed(Some(at.size), &why)))
 }
 
 /// How a process ended and what it printed.

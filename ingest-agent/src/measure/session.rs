@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// A harness binary running under Valgrind, waiting for its next size.
@@ -25,8 +26,10 @@ pub(super) struct Session {
     stdin: ChildStdin,
     /// The JSON lines it prints, as it prints them; closed when it exits.
     lines: Receiver<String>,
-    /// Everything it printed on stderr, Valgrind's messages included.
+    /// Everything it printed on stderr, Valgrind's messages included, and the thread reading it,
+    /// which ends when the process has gone.
     stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<JoinHandle<()>>,
     /// Where callgrind dumps its counts, one file per call of `sw_run`; emptied as they are read.
     counts: tempfile::TempDir,
 }
@@ -48,10 +51,7 @@ pub(super) enum Broke {
 impl Session {
     /// Starts `binary` under Valgrind in session mode.
     pub(super) fn start(binary: &Path) -> Result<Session, String> {
-        let counts = tempfile::Builder::new()
-            .prefix("slopewatch-counts-")
-            .tempdir()
-            .map_err(|e| format!("cannot make a directory for counts: {e}"))?;
+        let counts = meter::counts_dir()?;
         let mut cmd: Command = meter::under_valgrind(binary, counts.path(), true).map_err(|e| format!("{e:#}"))?;
         cmd.env("SLOPEWATCH_MEASURE", "valgrind").env("SLOPEWATCH_SESSION", "1");
         let mut child = cmd
@@ -63,8 +63,8 @@ impl Session {
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let lines = json_lines(child.stdout.take());
         let stderr = Arc::new(Mutex::new(String::new()));
-        collect(child.stderr.take(), Arc::clone(&stderr));
-        Ok(Session { binary: binary.to_path_buf(), child, stdin, lines, stderr, counts })
+        let stderr_reader = Some(collect(child.stderr.take(), Arc::clone(&stderr)));
+        Ok(Session { binary: binary.to_path_buf(), child, stdin, lines, stderr, stderr_reader, counts })
     }
 
     /// Whether it runs `binary`.
@@ -102,7 +102,6 @@ impl Session {
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.child.wait();
-                // Its stderr is read to the end once the process has gone.
                 let stderr = self.stderr_after(stderr_from);
                 Err(Broke::Failed(Box::new(match status {
                     Ok(status) if !status.success() => failure::exited(status, &stderr, size),
@@ -135,16 +134,13 @@ impl Session {
         Broke::Failed(Box::new(failure::setup_failed(Some(size), why)))
     }
 
-    /// What it printed on stderr from byte `from` on, once the reader has seen the pipe close.
-    fn stderr_after(&self, from: usize) -> String {
-        let until = Instant::now() + std::time::Duration::from_secs(2);
-        loop {
-            let done = Arc::strong_count(&self.stderr) == 1;
-            if done || Instant::now() >= until {
-                return self.stderr.lock().map(|s| s.get(from..).unwrap_or("").to_string()).unwrap_or_default();
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+    /// What it printed on stderr from byte `from` on, read to the end: the process has gone, so
+    /// the reader ends with the pipe.
+    fn stderr_after(&mut self, from: usize) -> String {
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().ok();
         }
+        self.stderr.lock().map(|s| s.get(from..).unwrap_or("").to_string()).unwrap_or_default()
     }
 }
 
@@ -171,9 +167,8 @@ fn json_lines(pipe: Option<impl Read + Send + 'static>) -> Receiver<String> {
     rx
 }
 
-/// Appends what `pipe` carries to `into` until it closes, keeping the first MiB; the thread's
-/// reference is dropped when it does.
-fn collect(pipe: Option<impl Read + Send + 'static>, into: Arc<Mutex<String>>) {
+/// Appends what `pipe` carries to `into` until it closes, keeping the first MiB.
+fn collect(pipe: Option<impl Read + Send + 'static>, into: Arc<Mutex<String>>) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let Some(mut pipe) = pipe else { return };
         let mut buf = [0u8; 4096];
@@ -187,5 +182,5 @@ fn collect(pipe: Option<impl Read + Send + 'static>, into: Arc<Mutex<String>>) {
                 }
             }
         }
-    });
+    })
 }

@@ -141,12 +141,11 @@ fn cells(r: &Judged) -> [String; 6] {
         Err(_) => ("–".into(), "–".into()),
     };
     let class = r.complexity.as_ref().map_or("–", |c| c.class.map_or(UNSURE, Class::label));
-    let verdict = match &r.failure {
-        Some(f) => format!("✗ {}", escape(&slopewatch_core::format::failure(f, r.unit))),
-        None if r.unmeasurable.is_some() => table::UNMEASURABLE.to_string(),
-        None if r.not_provided => table::NOT_PROVIDED.to_string(),
-        None if over_a_limit(&r.decision) => format!("**{}**", table::verdict(&r.decision)),
-        None => table::verdict(&r.decision),
+    let verdict = match (&r.failure, table::absent(r)) {
+        (Some(f), _) => format!("✗ {}", escape(&slopewatch_core::format::failure(f, r.unit))),
+        (None, Some(absent)) => absent.to_string(),
+        (None, None) if over_a_limit(&r.decision) => format!("**{}**", table::verdict(&r.decision)),
+        (None, None) => table::verdict(&r.decision),
     };
     [escape(&r.label()), escape(&r.workload), slope, ci, class.to_string(), verdict]
 }

@@ -13,6 +13,18 @@ pub const UNMEASURABLE: &str = "not measurable";
 /// The verdict of a workload whose libc lacks the function it calls.
 pub const NOT_PROVIDED: &str = "not provided";
 
+/// The verdict of a workload that was not measured and did not fail: its libc lacks the function,
+/// or the measure could not count it.
+pub fn absent(r: &Judged) -> Option<&'static str> {
+    if r.unmeasurable.is_some() {
+        Some(UNMEASURABLE)
+    } else if r.not_provided {
+        Some(NOT_PROVIDED)
+    } else {
+        None
+    }
+}
+
 /// A verdict as the table's column says it: `ok`, `OVER 1.5` (the slope limit), `OVER O(n)` (the
 /// class limit), `OVER 1.5, O(n)`, `OVER CONTRACT O(1)` or `unsure`.
 pub fn verdict(decision: &Decision) -> String {
@@ -66,9 +78,7 @@ pub fn table(rows: &[Judged]) -> String {
                 Some(line) => format!("✗ {} — {line}", format::failure(f, r.unit)),
                 None => format!("✗ {}", format::failure(f, r.unit)),
             },
-            None if r.unmeasurable.is_some() => UNMEASURABLE.to_string(),
-            None if r.not_provided => NOT_PROVIDED.to_string(),
-            None => verdict(&r.decision),
+            None => absent(r).map_or_else(|| verdict(&r.decision), str::to_string),
         };
         let (largest, median) = if r.largest == 0 {
             ("-".into(), "-".into())

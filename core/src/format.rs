@@ -113,6 +113,13 @@ pub fn failure(f: &Failure, unit: impl Borrow<SizeUnit>) -> String {
     s
 }
 
+/// A change of regime as the agent and the pages say it: `jumps 33.0× at 16 KiB`, or `drops 25.0×
+/// at 16 KiB` for a cost that falls.
+pub fn regime_step(step: &crate::complexity::RegimeStep, unit: impl Borrow<SizeUnit>) -> String {
+    let (how, by) = if step.factor >= 1.0 { ("jumps", step.factor) } else { ("drops", 1.0 / step.factor) };
+    format!("{how} {} at {}", factor(by), size(step.at as u64, unit))
+}
+
 /// A ratio as every page, export, webhook and terminal writes it: three significant figures,
 /// trailing zeros kept so the precision shows, digits grouped by thousands, and the `×` sign:
 /// `1.00×`, `0.500×`, `12.3×`, `123×`, `3,600×`, `31,200×`. `—` for a ratio that is not a

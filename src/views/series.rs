@@ -109,13 +109,8 @@ impl SeriesView {
             .iter()
             .filter_map(|v| {
                 let step = v.summary.as_ref()?.complexity.as_ref()?.step?;
-                let at = slopewatch_core::format::size(step.at as u64, self.size_unit);
-                let how = if step.factor >= 1.0 {
-                    format!("jumps {}", slopewatch_core::format::factor(step.factor))
-                } else {
-                    format!("drops {}", slopewatch_core::format::factor(1.0 / step.factor))
-                };
-                Some(format!("at {} the cost {how} at {at}", v.version))
+                let how = slopewatch_core::format::regime_step(&step, self.size_unit);
+                Some(format!("at {} the cost {how}", v.version))
             })
             .collect()
     }

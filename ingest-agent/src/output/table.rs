@@ -121,8 +121,7 @@ pub fn doubts(rows: &[Judged]) -> String {
         }
         let Some(decision) = r.counted() else { continue };
         if let Some(step) = r.complexity.as_ref().and_then(|c| c.step) {
-            let at = format::size(step.at as u64, r.unit);
-            steps.push(format!("{} ({} at {at})", r.name(), format::factor(step.factor)));
+            steps.push(format!("{} ({})", r.name(), format::regime_step(&step, r.unit)));
         }
         match (decision, &r.remeasured) {
             (Decision::Unsure(_), None) => unsure.push(format!("{} ({})", r.name(), r.decision.doubts())),

@@ -365,9 +365,10 @@ impl Changes {
 fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slot) -> ChangeRow {
     let b = SeriesState::of(slot.before.0, slot.before.1);
     let a = SeriesState::of(slot.after.0, slot.after.1);
-    let (change, change_text) = change(b.as_ref(), a.as_ref(), after, w.size_unit);
     let sb = b.as_ref().and_then(|b| b.summary.as_ref());
     let sa = a.as_ref().and_then(|a| a.summary.as_ref());
+    let ratio = sb.zip(sa).and_then(|(b, a)| size_ratio(b, a));
+    let (change, change_text) = change(b.as_ref(), a.as_ref(), after, ratio.as_ref(), w.size_unit);
     let size_unit = w.size_unit;
     let at_interest = w.size_of_interest.and_then(|s| u64::try_from(s).ok()).and_then(|size| {
         let pa = SizeMedian::predict(&sa?.sizes, size)?;
@@ -384,7 +385,7 @@ fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slo
         metric: w.metric,
         size_unit,
         slope_delta: sb.zip(sa).map(|(b, a)| a.slope - b.slope),
-        ratio: sb.zip(sa).and_then(|(b, a)| size_ratio(b, a)),
+        ratio,
         at_interest,
         before: b,
         after: a,
@@ -399,11 +400,13 @@ fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slo
 /// What changed from `before` to `after`, and in words. A class step counts only where the
 /// evidence shows it (`analysis::class_step`), and a slope only where the noise rule puts it under
 /// the alert level at one version and over it at the other: a step within the noise leaves the
-/// workload unchanged, and says so in its text.
+/// workload unchanged, and says so in its text. `ratio` is the two versions' at the largest size
+/// both measured, which a count's change of cost is judged by.
 fn change(
     before: Option<&SeriesState>,
     after: Option<&SeriesState>,
     at: &VersionAt,
+    ratio: Option<&SizeRatio>,
     unit: SizeUnit,
 ) -> (Change, String) {
     let failure = |s: &SeriesState| s.failures.as_ref().map_or_else(|| "failed".to_string(), |f| f.label.clone());
@@ -428,7 +431,7 @@ fn change(
                 }
                 (_, Verdict::Under, Verdict::Over) => (Change::Steeper, slopes),
                 (_, Verdict::Over, Verdict::Under) => (Change::Flatter, slopes),
-                (step, ..) => match cost_change(sb, sa, unit) {
+                (step, ..) => match ratio.and_then(|r| cost_change(sb, sa, r, unit)) {
                     Some(cost) => cost,
                     None => (Change::Unchanged, step.map_or_else(|| "unchanged".into(), |s| s.text())),
                 },
@@ -442,15 +445,19 @@ fn change(
 pub const COST_FACTOR: f64 = 1.5;
 
 /// A change of cost between two counted versions: their count at the largest size both measured
-/// (`size_ratio`) moved [`COST_FACTOR`] times or more, in words: "cost 4.20× at 64 KiB, O(n)
-/// both". Growth is what the rest of the page judges, because a time moves with the host; a count
-/// does not, so there a linear workload made several times more expensive is a change too.
+/// (`r`, from `size_ratio`) moved [`COST_FACTOR`] times or more, in words: "cost 4.20× at 64 KiB,
+/// O(n) both". Growth is what the rest of the page judges, because a time moves with the host; a
+/// count does not, so there a linear workload made several times more expensive is a change too.
 /// `None` for times, and within the factor.
-fn cost_change(before: &VersionSummary, after: &VersionSummary, unit: SizeUnit) -> Option<(Change, String)> {
+fn cost_change(
+    before: &VersionSummary,
+    after: &VersionSummary,
+    r: &SizeRatio,
+    unit: SizeUnit,
+) -> Option<(Change, String)> {
     if !after.metric.is_count() {
         return None;
     }
-    let r = size_ratio(before, after)?;
     let change = if r.ratio >= COST_FACTOR {
         Change::Costlier
     } else if r.ratio <= 1.0 / COST_FACTOR {

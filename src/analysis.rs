@@ -128,6 +128,7 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<WorkloadSumm
     Some(WorkloadSummary {
         complexity: None,
         source_hash: None,
+        build_hash: None,
         source_count: 0,
         slope: spread.median,
         slope_min: spread.min,

@@ -44,6 +44,19 @@ pub fn class_label_of_text(text: &str) -> Option<&'static str> {
     }
 }
 
+/// A change of cost in words, with the classes people read at both versions where known: "cost
+/// 4.20× at 64 KiB, O(n) both", or "…, O(n) → O(n log n) within the noise" where they differ but
+/// no step is shown. The version page, the cost rule's timeline, regression pages and webhooks
+/// all say it so.
+pub fn cost_change(ratio: f64, size: u64, unit: SizeUnit, before: Option<&str>, after: Option<&str>) -> String {
+    let classes = match (before, after) {
+        (Some(b), Some(a)) if a == b => format!(", {a} both"),
+        (Some(b), Some(a)) => format!(", {b} → {a} within the noise"),
+        _ => String::new(),
+    };
+    format!("cost {} at {}{classes}", factor(ratio), self::size(size, unit))
+}
+
 /// A size without its unit word where the axis title names it: `64 KiB`, `10k`.
 pub fn size_short(size: u64, unit: impl Borrow<SizeUnit>) -> String {
     let unit = *unit.borrow();

@@ -26,6 +26,16 @@ pub struct AlertsSection {
     /// The 95% interval's lower bound must be above `threshold - ci_margin`: the data has to rule
     /// out growth well below the threshold, not merely put the point estimate above it.
     pub ci_margin: f64,
+    /// The cost rule, on counted measures: a count that rises more than `cost_factor` times at
+    /// the largest size two consecutive versions share, on the same source, opens a regression.
+    pub cost: bool,
+    /// How far a count may rise from one version to the next before the cost rule opens.
+    pub cost_factor: f64,
+    /// Per-workload cost factors, overriding `cost_factor`: `[alerts.cost_factors] "name" = 3.0`.
+    pub cost_factors: BTreeMap<String, f64>,
+    /// A version whose workload ran the very build the version before ran (the same build hash)
+    /// opens nothing for it: the code did not change. `false` judges it anyway.
+    pub skip_unchanged_builds: bool,
     /// First retry after this many milliseconds; each further retry waits twice as long.
     pub retry_base_ms: u64,
     /// Longest wait between two attempts, in milliseconds.
@@ -47,6 +57,10 @@ impl Default for AlertsSection {
             min_sizes: NoiseRule::default().min_sizes,
             min_r2: NoiseRule::default().min_r2,
             ci_margin: NoiseRule::default().ci_margin,
+            cost: true,
+            cost_factor: 1.5,
+            cost_factors: BTreeMap::new(),
+            skip_unchanged_builds: true,
             retry_base_ms: 5_000,
             retry_max_ms: 3_600_000,
             retry_for_secs: 24 * 3600,
@@ -110,6 +124,17 @@ pub struct Rules {
     pub min_sizes: usize,
     pub min_r2: f64,
     pub ci_margin: f64,
+    /// The cost rule's factors, `None` when it is off.
+    pub cost: Option<CostRule>,
+    /// Whether a version that ran the previous version's very build opens nothing.
+    pub skip_unchanged_builds: bool,
+}
+
+/// How far a count may rise from one version to the next: a factor, and factors per workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostRule {
+    pub factor: f64,
+    pub per_workload: BTreeMap<String, f64>,
 }
 
 impl Default for Rules {
@@ -127,6 +152,8 @@ impl From<&AlertsSection> for Rules {
             min_sizes: s.min_sizes,
             min_r2: s.min_r2,
             ci_margin: s.ci_margin,
+            cost: s.cost.then(|| CostRule { factor: s.cost_factor, per_workload: s.cost_factors.clone() }),
+            skip_unchanged_builds: s.skip_unchanged_builds,
         }
     }
 }
@@ -203,6 +230,13 @@ impl AlertSettings {
         }
         if let Some((name, _)) = alerts.workloads.iter().find(|(_, t)| !valid_threshold(**t)) {
             anyhow::bail!("[alerts.workloads] {name:?} must be a positive number");
+        }
+        let valid_factor = |f: f64| f.is_finite() && f > 1.0;
+        if !valid_factor(alerts.cost_factor) {
+            anyhow::bail!("[alerts] cost_factor must be a number above 1");
+        }
+        if let Some((name, _)) = alerts.cost_factors.iter().find(|(_, f)| !valid_factor(**f)) {
+            anyhow::bail!("[alerts.cost_factors] {name:?} must be a number above 1");
         }
         if alerts.min_sizes < 3 {
             anyhow::bail!("[alerts] min_sizes must be at least 3: a fit needs three sizes");

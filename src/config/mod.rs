@@ -4,7 +4,9 @@
 mod alerts;
 mod control;
 
-pub use alerts::{AlertRule, AlertSettings, AlertsSection, RetryPolicy, Rules, Webhook, WebhookFormat, WebhookSection};
+pub use alerts::{
+    AlertRule, AlertSettings, AlertsSection, CostRule, RetryPolicy, Rules, Webhook, WebhookFormat, WebhookSection,
+};
 pub use control::ControlSection;
 
 use crate::client_addr::TrustedProxies;

@@ -88,6 +88,8 @@ struct NumberRow {
     source_changed: bool,
     /// What a broken contract means and costs a caller; empty without a contract.
     contract_break: String,
+    /// For a workload there for its cost, the change: "cost 4.20× at 64 KiB, O(n) both".
+    cost: String,
 }
 
 struct TimelineRow {
@@ -190,6 +192,7 @@ async fn detail(
             class_step: w.class_step().unwrap_or_else(|| "–".into()),
             source_changed: w.source_changed,
             contract_break: w.contract_break.clone().unwrap_or_default(),
+            cost: w.cost_change().unwrap_or_default(),
         })
         .collect();
     let versions: Vec<&str> = [r.previous_version.as_deref(), Some(r.version.as_str()), r.fixed_version.as_deref()]

@@ -54,6 +54,8 @@ struct Read {
     /// Opened or fixed at the later version, and the lineage's findings still open.
     regressions: Vec<(RegressionRow, Vec<RegressionWorkload>)>,
     workloads: Vec<WorkloadRow>,
+    /// Whether a series that ran the same build at both versions reads unchanged.
+    unchanged_builds: bool,
 }
 
 impl Read {
@@ -67,7 +69,8 @@ impl Read {
             store.version_regressions(&at.lineage, &at.version),
             store.workloads(),
         )?;
-        Ok(Read { summaries, failures, history, regressions, workloads })
+        let unchanged_builds = state.config.alerts.rules.skip_unchanged_builds;
+        Ok(Read { summaries, failures, history, regressions, workloads, unchanged_builds })
     }
 
     /// `at` against `before`; where `versions` (the later version's lineage's) are given, with
@@ -75,6 +78,9 @@ impl Read {
     /// is about, not a control's.
     fn changes(&self, before: Option<&VersionAt>, at: &VersionAt, versions: Option<&[String]>) -> Changes {
         let mut changes = Changes::new(before, at, &self.summaries, &self.failures, &self.workloads);
+        if self.unchanged_builds {
+            changes.unchanged_builds();
+        }
         if let Some(versions) = versions {
             changes.hold(&self.regressions);
             changes.trends(&self.history, versions);

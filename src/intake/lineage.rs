@@ -2,12 +2,14 @@
 //! workloads, its version summaries and its failures, turned into the rules' memberships and
 //! tracks.
 
-use crate::model::Track;
-use crate::rules::evaluate::{Evidence, History, Membership, Outcomes, VersionFit};
+use crate::model::{Reason, Track};
+use crate::rules::evaluate::{Current, Evidence, History, Membership, Outcomes, VersionFit};
 use crate::rules::replay::TrackSummary;
-use crate::store::Tx;
+use crate::store::{LineageSummary, Tx};
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::version;
 use slopewatch_core::wire::{Failure, Metric, SizeUnit};
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use time::OffsetDateTime;
 
@@ -27,9 +29,44 @@ pub(super) async fn members(tx: &mut Tx<'_>, at: &LineageVersion) -> Result<Vec<
         .collect())
 }
 
+/// The summaries the cost tracks among `current` are judged against without reading the whole
+/// lineage: those of the version of the lineage just below `at`. Empty when `current` holds no
+/// cost, or no version is below.
+pub(super) async fn costs_before(
+    tx: &mut Tx<'_>,
+    at: &LineageVersion,
+    current: &[Current],
+) -> Result<Vec<History>, sqlx::Error> {
+    let ids: Vec<i64> =
+        current.iter().filter(|c| c.track.reason == Reason::Cost).map(|c| c.track.workload_id).collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let versions = tx.lineage_versions(&at.lineage).await?;
+    let below = versions
+        .into_iter()
+        .filter(|v| version::compare(v, &at.version) == Ordering::Less)
+        .max_by(|a, b| version::compare(a, b));
+    let Some(below) = below else { return Ok(Vec::new()) };
+    let rows = tx.lineage_summaries_at(&LineageVersion::new(at.lineage.clone(), below), &ids).await?;
+    Ok(rows.into_iter().map(|row| cost_history(&row)).collect())
+}
+
+/// A summary of a counted workload as its cost track.
+fn cost_history(row: &LineageSummary) -> History {
+    History { track: Track::cost(row.workload_id), version: row.version.clone(), evidence: Evidence::Cost(fit(row)) }
+}
+
+/// A summary's fit, held to its workload's contract and with its source and build.
+fn fit(row: &LineageSummary) -> VersionFit {
+    VersionFit::new(row.slope, row.sizes.clone(), row.complexity.clone())
+        .held_to(row.expected)
+        .built(row.source_hash.clone(), row.build_hash.clone())
+}
+
 /// Every version summary of the lineage as tracks: a slope track for each summary (held to its
-/// workload's contract, when it has one), and a failure track for each version that measured a
-/// workload at all. In a fixed order, so a regression lists its workloads by name and metric.
+/// workload's contract, when it has one), a cost track for each summary of a count, and a failure
+/// track for each version that measured a workload at all. In a fixed order, so a regression lists its workloads by name and metric.
 pub(super) async fn summaries(tx: &mut Tx<'_>, lineage: &str) -> Result<Vec<TrackSummary>, sqlx::Error> {
     let rows = tx.lineage_summaries(lineage).await?;
     let failures = tx.lineage_failures(lineage).await?;
@@ -51,14 +88,25 @@ pub(super) async fn summaries(tx: &mut Tx<'_>, lineage: &str) -> Result<Vec<Trac
             metric: row.metric,
             size_unit: row.size_unit,
             first_seen: row.first_seen,
-            passed: (row.runs, row.host_ids),
+            passed: (row.runs, row.host_ids.clone()),
             failed: (0, Vec::new()),
             failure: None,
         };
         tallies.insert((row.workload_id, row.version.clone()), tally);
-        let fit = VersionFit::new(row.slope, row.sizes, row.complexity).held_to(row.expected);
-        let history =
-            History { track: Track::slope(row.workload_id), version: row.version, evidence: Evidence::Slope(fit) };
+        if row.metric.is_count() {
+            summaries.push(TrackSummary {
+                history: cost_history(&row),
+                workload: row.workload.clone(),
+                metric: row.metric,
+                size_unit: row.size_unit,
+                first_seen: row.first_seen,
+            });
+        }
+        let history = History {
+            track: Track::slope(row.workload_id),
+            version: row.version.clone(),
+            evidence: Evidence::Slope(fit(&row)),
+        };
         summaries.push(TrackSummary {
             history,
             workload: row.workload,

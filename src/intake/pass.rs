@@ -256,6 +256,8 @@ fn summary_rows(
         metric: Metric,
         /// Latest first, each once.
         sources: Vec<String>,
+        /// Each run's build, where it sent one.
+        builds: Vec<Option<String>>,
     }
     let mut by_workload: HashMap<i64, Inputs> = HashMap::new();
     // Latest first, as each version's window is sorted.
@@ -267,12 +269,14 @@ fn summary_rows(
         if !w.sources.contains(&fit.source_hash) {
             w.sources.push(fit.source_hash);
         }
+        w.builds.push(fit.build_hash);
     }
     let mut rows = Vec::new();
     for (workload_id, w) in by_workload {
         let Some(mut summary) = analysis::summarize(&w.fits, &w.medians) else { continue };
         summary.source_count = w.sources.len();
         summary.source_hash = w.sources.into_iter().next();
+        summary.build_hash = sole_build(w.builds);
         let Some(added) = additions.get(&workload_id).filter(|a| !a.is_empty()) else { continue };
         let SummaryTotals { mut runs, mut host_ids, mut first_seen, mut last_run_at, classified } =
             totals.remove(&workload_id).unwrap_or(SummaryTotals {
@@ -297,4 +301,11 @@ fn summary_rows(
     }
     rows.sort_by_key(|r| r.workload_id);
     rows
+}
+
+/// The one build every run ran, when they all said and agreed.
+fn sole_build(builds: Vec<Option<String>>) -> Option<String> {
+    let mut builds = builds.into_iter();
+    let first = builds.next()??;
+    builds.all(|b| b.as_ref() == Some(&first)).then_some(first)
 }

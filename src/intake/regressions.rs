@@ -10,7 +10,7 @@
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{PassSummary, Settings};
-use crate::model::{workload_label, SizeMedian, Slope, Track};
+use crate::model::{workload_label, Reason, SizeMedian, Slope, Track};
 use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Verdict, VersionFit};
 use crate::rules::replay::{
     self, Derived, DerivedFix, DerivedMember, MovedField, RegressionChange, TrackSummary, Update,
@@ -40,25 +40,33 @@ pub(super) struct Judged<'a> {
 
 impl Judged<'_> {
     /// The judged tracks as the rules see them: each summary's slope (held to its workload's
-    /// contract, in `contracts`, when it has one), each workload's outcomes.
-    fn current(&self, contracts: &HashMap<i64, Contract>) -> Vec<Current> {
+    /// contract, in `contracts`, when it has one) and, for a count (`metrics`, by workload id),
+    /// its cost; each workload's outcomes.
+    fn current(&self, contracts: &HashMap<i64, Contract>, metrics: &HashMap<i64, Metric>) -> Vec<Current> {
         let name = |id: i64| self.workloads.get(&id).cloned();
-        let slopes = self.rows.iter().filter_map(|row| {
+        let mut current = Vec::new();
+        for row in self.rows {
+            let Some(workload) = name(row.workload_id) else { continue };
             let s = &row.summary;
             let sizes = s.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs }).collect();
             let slope = Slope { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2 };
             let fit = VersionFit::new(slope, sizes, s.complexity.clone())
-                .held_to(contracts.get(&row.workload_id).map(|c| c.expected));
-            Some(Current {
-                track: Track::slope(row.workload_id),
-                workload: name(row.workload_id)?,
-                evidence: Evidence::Slope(fit),
-            })
-        });
-        let outcomes = self.outcomes.iter().filter_map(|(id, o)| {
+                .held_to(contracts.get(&row.workload_id).map(|c| c.expected))
+                .built(s.source_hash.clone(), s.build_hash.clone());
+            if metrics.get(&row.workload_id).is_some_and(|m| m.is_count()) {
+                let cost = Evidence::Cost(fit.clone());
+                current.push(Current {
+                    track: Track::cost(row.workload_id),
+                    workload: workload.clone(),
+                    evidence: cost,
+                });
+            }
+            current.push(Current { track: Track::slope(row.workload_id), workload, evidence: Evidence::Slope(fit) });
+        }
+        current.extend(self.outcomes.iter().filter_map(|(id, o)| {
             Some(Current { track: Track::failure(*id), workload: name(*id)?, evidence: Evidence::Outcomes(o.clone()) })
-        });
-        slopes.chain(outcomes).collect()
+        }));
+        current
     }
 }
 
@@ -68,13 +76,15 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     // Versions of one lineage are judged one at a time, each seeing what the one before wrote.
     tx.lock_lineage(lineage).await?;
     let ids: Vec<i64> = judged.rows.iter().map(|r| r.workload_id).collect();
-    let current = judged.current(&tx.workload_contracts(&ids).await?);
+    let metrics = tx.workload_metrics(&ids).await?;
+    let current = judged.current(&tx.workload_contracts(&ids).await?, &metrics);
     if current.is_empty() {
         return Ok(());
     }
     let rules = &settings.alerts.rules;
     let members = super::lineage::members(tx, judged.at).await?;
-    if !evaluate::needs_history(rules, version, &current, &members) {
+    let before = super::lineage::costs_before(tx, judged.at, &current).await?;
+    if !evaluate::needs_history(rules, version, &current, &members, &before) {
         // Nothing here changes what the rules decided at the versions before, so in version order
         // nothing changes: the version is the newest, or nothing is over its threshold in a
         // lineage without regressions (so nothing in it ever was).
@@ -183,6 +193,16 @@ impl<'j> Writer<'_, '_, 'j> {
 
     fn threshold(&self, workload: &str) -> f64 {
         self.settings.alerts.rules.threshold_for(workload)
+    }
+
+    /// What a track is held to: the slope threshold, or for a cost its factor.
+    fn limit(&self, track: Track) -> f64 {
+        let rules = &self.settings.alerts.rules;
+        let name = self.name(track.workload_id);
+        match track.reason {
+            Reason::Cost => rules.cost_factor_for(name).unwrap_or(f64::INFINITY),
+            Reason::Slope | Reason::Failure => self.threshold(name),
+        }
     }
 
     /// The version whose runs the judgement took in.
@@ -310,7 +330,7 @@ impl<'j> Writer<'_, '_, 'j> {
             at: &m.crossed_at,
             evidence: &m.evidence,
             before: m.previous.as_ref().map(|(_, p)| p),
-            threshold: self.threshold(self.name(m.track.workload_id)),
+            threshold: self.limit(m.track),
             late,
         };
         self.note(id, &entry).await
@@ -332,7 +352,7 @@ impl<'j> Writer<'_, '_, 'j> {
                 first_run_at: f.first_run_at,
             };
             self.tx.record_fix(&fix).await?;
-            let threshold = self.threshold(self.name(track.workload_id));
+            let threshold = self.limit(track);
             let workload = self.label(track.workload_id);
             let entry = Entry::Fixed { workload: &workload, version: &f.version, evidence: &f.evidence, threshold };
             self.note(id, &entry).await?;

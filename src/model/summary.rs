@@ -36,6 +36,9 @@ pub struct WorkloadSummary {
     /// summarised runs were built from.
     pub source_hash: Option<String>,
     pub source_count: usize,
+    /// The one build every summarised run ran (`WorkloadRun::build_hash`); `None` when they ran
+    /// several, or when one of them did not say.
+    pub build_hash: Option<String>,
 }
 
 /// A stored summary's class with the medians it was worked out on.

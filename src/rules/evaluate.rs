@@ -21,9 +21,13 @@
 //! workload the version before passed opens a regression for that failure; one that passes it
 //! again resolves it. A failed run's partial sizes never enter its version's slope, so a failure
 //! never opens or resolves a slope regression.
+//!
+//! # Cost
+//! On a counted measure a third track follows what a workload costs against the version before
+//! (`rules::cost`); and a version that ran the previous version's very build opens nothing.
 
 use crate::config::{AlertRule, Rules};
-use crate::model::Track;
+use crate::model::{Reason, Track};
 use crate::model::{SizeMedian, Slope};
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::verdict::{Decision, Limits, NoiseRule, SlopeEvidence};
@@ -44,12 +48,20 @@ pub struct VersionFit {
     pub complexity: Option<Complexity>,
     /// The class the workload is held to instead of the threshold, when it has a contract.
     pub contract: Option<Class>,
+    /// The workload's source at the version, and the one build its runs ran, where known.
+    pub source: Option<String>,
+    pub build: Option<String>,
 }
 
 impl VersionFit {
     pub fn new(fit: Slope, sizes: Vec<SizeMedian>, complexity: Option<Complexity>) -> VersionFit {
         let Slope { slope, ci_low, ci_high, r2 } = fit;
-        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity, contract: None }
+        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity, contract: None, source: None, build: None }
+    }
+
+    /// The same fit, measured on `source` and run as `build`.
+    pub fn built(self, source: Option<String>, build: Option<String>) -> VersionFit {
+        VersionFit { source, build, ..self }
     }
 
     /// The same fit, held to `contract` when there is one.
@@ -93,17 +105,20 @@ impl Outcomes {
     }
 }
 
-/// What a version shows of a track: the slope summary, or how its runs fared.
+/// What a version shows of a track: the slope summary, how its runs fared, or the summary of a
+/// counted workload whose cost is judged against another version's.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Evidence {
     Slope(VersionFit),
     Outcomes(Outcomes),
+    Cost(VersionFit),
 }
 
 impl Evidence {
+    /// The version summary: a slope's, or a cost's.
     pub fn slope(&self) -> Option<&VersionFit> {
         match self {
-            Evidence::Slope(fit) => Some(fit),
+            Evidence::Slope(fit) | Evidence::Cost(fit) => Some(fit),
             Evidence::Outcomes(_) => None,
         }
     }
@@ -111,7 +126,7 @@ impl Evidence {
     pub fn outcomes(&self) -> Option<&Outcomes> {
         match self {
             Evidence::Outcomes(o) => Some(o),
-            Evidence::Slope(_) => None,
+            Evidence::Slope(_) | Evidence::Cost(_) => None,
         }
     }
 
@@ -135,10 +150,12 @@ impl Rules {
         self.per_workload.get(workload).copied().unwrap_or(self.threshold)
     }
 
-    /// The verdict on a track at a version: over means failing for a failure track.
+    /// The verdict on a track at a version: over means failing for a failure track. A cost is
+    /// judged only against another version's (`cost_verdict`): alone it is unsure.
     pub fn judge(&self, workload: &str, evidence: &Evidence) -> Verdict {
         match evidence {
             Evidence::Slope(fit) => self.verdict(workload, fit),
+            Evidence::Cost(_) => Verdict::Unsure,
             Evidence::Outcomes(o) if o.failed > 0 && o.passed == 0 => Verdict::Over,
             Evidence::Outcomes(o) if o.failed == 0 && o.passed > 0 => Verdict::Under,
             Evidence::Outcomes(_) => Verdict::Unsure,
@@ -275,16 +292,45 @@ impl Plan {
 }
 
 /// Whether history could change the plan: a workload over the threshold that no regression
-/// covers yet, or a workload under it while an older regression of it is open. Without either,
-/// the store skips reading the lineage's history.
-pub fn needs_history(rules: &Rules, version: &str, current: &[Current], members: &[Membership]) -> bool {
-    current.iter().any(|c| match rules.judge(&c.workload, &c.evidence) {
+/// covers yet, or a workload under it while an older regression of it is open; a cost over its
+/// factor against `before` (the summaries of the version measured before, where the store read
+/// them) that no regression covers yet, or any cost while an older regression of it is open.
+/// Without any of these, the store skips reading the lineage's history.
+pub fn needs_history(
+    rules: &Rules,
+    version: &str,
+    current: &[Current],
+    members: &[Membership],
+    before: &[History],
+) -> bool {
+    let older_open = |c: &Current| {
+        members.iter().any(|m| {
+            m.track == c.track && m.open && !m.fixed && version::compare(version, &m.version) == Ordering::Greater
+        })
+    };
+    current.iter().any(|c| match &c.evidence {
+        Evidence::Cost(now) => {
+            let covered = members.iter().any(|m| m.track == c.track && m.version == version);
+            let rose = before.iter().any(|b| {
+                b.track == c.track
+                    && !rules.unchanged_build(&b.evidence, &c.evidence)
+                    && b.evidence.slope().is_some_and(|b| rules.cost_verdict(&c.workload, b, now) == Verdict::Over)
+            });
+            !covered && (rose || older_open(c))
+        }
+        _ => needs_history_of(rules, version, c, members),
+    })
+}
+
+/// `needs_history` for a slope or failure track.
+fn needs_history_of(rules: &Rules, version: &str, c: &Current, members: &[Membership]) -> bool {
+    match rules.judge(&c.workload, &c.evidence) {
         Verdict::Over => !members.iter().any(|m| m.track == c.track && (m.version == version || (m.open && !m.fixed))),
         Verdict::Under => members.iter().any(|m| {
             m.track == c.track && m.open && !m.fixed && version::compare(version, &m.version) == Ordering::Greater
         }),
         Verdict::Unsure => false,
-    })
+    }
 }
 
 /// Decides what the run's version changes, given every other version of its workloads.
@@ -300,8 +346,45 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
     let mut fixed_now: HashSet<(i64, Track)> = HashSet::new();
     let mut crossing: Vec<(&Current, Option<&History>)> = Vec::new();
     for c in current {
-        let verdict = rules.judge(&c.workload, &c.evidence);
         let open = members.iter().find(|m| m.track == c.track && m.open && !m.fixed);
+        if let Evidence::Cost(now) = &c.evidence {
+            match open {
+                Some(m) if version::compare(version, &m.version) == Ordering::Greater => {
+                    // Back when within the factor of the last good version's cost.
+                    let good = history
+                        .iter()
+                        .filter(|h| h.track == c.track && version::compare(&h.version, &m.version) == Ordering::Less)
+                        .max_by(|a, b| version::compare(&a.version, &b.version));
+                    let back = good.and_then(|g| g.evidence.slope()).map(|g| rules.cost_verdict(&c.workload, g, now));
+                    if back == Some(Verdict::Under) {
+                        let bad = history
+                            .iter()
+                            .find(|h| h.track == c.track && h.version == m.version)
+                            .map(|h| h.evidence.clone());
+                        fixed_now.insert((m.regression_id, c.track));
+                        plan.fixes.push(Fix {
+                            regression_id: m.regression_id,
+                            track: c.track,
+                            evidence: c.evidence.clone(),
+                            bad,
+                        });
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    let seen_here = members.iter().any(|m| m.track == c.track && m.version == version);
+                    let prev = previous(c.track);
+                    let rose = prev.filter(|p| !rules.unchanged_build(&p.evidence, &c.evidence)).is_some_and(|p| {
+                        p.evidence.slope().is_some_and(|p| rules.cost_verdict(&c.workload, p, now) == Verdict::Over)
+                    });
+                    if !seen_here && rose {
+                        crossing.push((c, prev));
+                    }
+                }
+            }
+            continue;
+        }
+        let verdict = rules.judge(&c.workload, &c.evidence);
         match (verdict, open) {
             (Verdict::Under, Some(m)) if version::compare(version, &m.version) == Ordering::Greater => {
                 let bad =
@@ -318,7 +401,8 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
                 let seen_here = members.iter().any(|m| m.track == c.track && m.version == version);
                 let prev = previous(c.track);
                 let was_over = prev.is_some_and(|p| rules.stays_over(&c.workload, &p.evidence, &c.evidence));
-                if !seen_here && !was_over {
+                let unchanged = prev.is_some_and(|p| rules.unchanged_build(&p.evidence, &c.evidence));
+                if !seen_here && !was_over && !unchanged {
                     crossing.push((c, prev));
                 }
             }
@@ -338,12 +422,22 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
     // A workload crossing where its earlier regression is resolved starts a regression of its
     // own rather than joining one that is over.
     let still_open: Vec<&Membership> = members.iter().filter(|m| !plan.resolved.contains(&m.regression_id)).collect();
+    // A count that rose because its growth did is the slope's crossing, told once: the cost rule
+    // is for what costs more at the same growth.
+    let grew: HashSet<i64> =
+        crossing.iter().filter(|(c, _)| c.track.reason == Reason::Slope).map(|(c, _)| c.track.workload_id).collect();
+    crossing.retain(|(c, _)| c.track.reason != Reason::Cost || !grew.contains(&c.track.workload_id));
     for (c, prev) in crossing {
         plan.crossings.push(Crossing {
             track: c.track,
             evidence: c.evidence.clone(),
             previous: prev.map(|p| (p.version.clone(), p.evidence.clone())),
-            into: earlier_regression(rules, version, c, &still_open, history),
+            // A cost is judged against the version before, never left unsure: it joins no older
+            // regression.
+            into: match c.evidence {
+                Evidence::Cost(_) => None,
+                _ => earlier_regression(rules, version, c, &still_open, history),
+            },
         });
     }
     plan
@@ -404,6 +498,8 @@ mod tests {
                 .collect(),
             complexity: None,
             contract: None,
+            source: None,
+            build: None,
         }
     }
 

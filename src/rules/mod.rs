@@ -2,6 +2,7 @@
 //! what the rules need, asks them, and stores what they decide.
 
 pub mod control;
+pub mod cost;
 pub mod evaluate;
 pub mod replay;
 pub mod timeline;

@@ -419,6 +419,8 @@ mod tests {
             sizes,
             complexity: None,
             contract: None,
+            source: None,
+            build: None,
         };
         let history =
             History { track: Track::slope(workload_id), version: version.to_string(), evidence: Evidence::Slope(fit) };

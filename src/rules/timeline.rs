@@ -1,7 +1,7 @@
 //! A regression's timeline entries as values: what the rules recorded of it and what its editors
 //! did, each with its kind and its wording, which are written here and nowhere else.
 
-use super::evaluate::{Evidence, Outcomes};
+use super::evaluate::{time_ratio, Evidence, Outcomes};
 use super::replay::{Moved, MovedField};
 use crate::format;
 use crate::model::{NewEvent, RegressionStatus};
@@ -15,7 +15,8 @@ pub enum Entry<'a> {
     FirstRun { version: &'a str },
     /// A workload went over its threshold, or failed, at version `at`: where the regression opened,
     /// or later (`late`), joining it. `before` is its summary at the version measured before;
-    /// `unit` what its sizes count, for the size a failure stopped at.
+    /// `unit` what its sizes count, for the size a failure stopped at; `threshold` the slope
+    /// threshold, or for a cost its factor.
     Crossed {
         workload: &'a str,
         unit: SizeUnit,
@@ -105,6 +106,22 @@ impl Entry<'_> {
                 }
                 detail
             }
+            Entry::Crossed { workload, unit, at, evidence: Evidence::Cost(fit), before, threshold, late } => {
+                let before = before.and_then(Evidence::slope);
+                let change = before.and_then(|b| time_ratio(&fit.sizes, &b.sizes)).map(|(size, ratio)| {
+                    let (b, a) = (
+                        before.and_then(|b| format::class_label(b.complexity.as_ref())),
+                        format::class_label(fit.complexity.as_ref()),
+                    );
+                    format::cost_change(ratio, size, unit, b, a)
+                });
+                format!(
+                    "{workload} {} at {at}: {} (more than {} the version before)",
+                    if late { "joined for its cost" } else { "rose in cost" },
+                    change.unwrap_or_else(|| "cost rose".into()),
+                    format::factor(threshold),
+                )
+            }
             Entry::Crossed { workload, unit, at, evidence: Evidence::Outcomes(o), late, .. } => {
                 format!("{workload} failed at {at}{}: {}", if late { " and joined" } else { "" }, failing(o, unit))
             }
@@ -139,6 +156,9 @@ impl Entry<'_> {
             }
             Entry::Fixed { workload, version, evidence: Evidence::Slope(fit), threshold } => {
                 format!("{workload} back under {threshold:.2} at {version}: slope {:.2}", fit.slope)
+            }
+            Entry::Fixed { workload, version, evidence: Evidence::Cost(_), threshold } => {
+                format!("{workload} back within {} of its last good cost at {version}", format::factor(threshold))
             }
             Entry::Fixed { workload, version, evidence: Evidence::Outcomes(o), .. } => format!(
                 "{workload} runs correctly again at {version} ({} of {} runs passed)",

@@ -56,6 +56,8 @@ struct LineageSummaryRow {
     complexity: Option<String>,
     /// The class the workload is held to, when it has a contract.
     expected: Option<String>,
+    source_hash: Option<String>,
+    build_hash: Option<String>,
 }
 
 /// A workload's latest contract, still JSON.
@@ -82,6 +84,9 @@ pub struct LineageSummary {
     pub complexity: Option<Complexity>,
     /// The class the workload is held to, when it has a contract.
     pub expected: Option<Class>,
+    /// The workload's source in the version's latest run, and the one build its runs ran.
+    pub source_hash: Option<String>,
+    pub build_hash: Option<String>,
 }
 
 /// A version's failures of a workload, as the alert rules read them.
@@ -200,28 +205,39 @@ impl Tx<'_> {
 
     /// Every version summary of the lineage, with its workload's name, metric and unit.
     pub async fn lineage_summaries(&mut self, lineage: &str) -> Result<Vec<LineageSummary>, sqlx::Error> {
-        let q = sql("SELECT s.workload_id, w.name AS workload, w.metric, w.size_unit, s.version, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes,
-                    s.runs, s.host_ids, s.first_seen, s.complexity, c.expected
-             FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
-             LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1");
-        let rows: Vec<LineageSummaryRow> = self.exec().all(&q.bind(lineage)).await?;
+        let q = sql(LINEAGE_SUMMARY_COLUMNS).bind(lineage);
+        let rows: Vec<LineageSummaryRow> = self.exec().all(&q).await?;
+        decode_summaries(rows)
+    }
+
+    /// The summaries of `workload_ids` at one version of a lineage, as `lineage_summaries` reads
+    /// them.
+    pub async fn lineage_summaries_at(
+        &mut self,
+        at: &LineageVersion,
+        workload_ids: &[i64],
+    ) -> Result<Vec<LineageSummary>, sqlx::Error> {
+        if workload_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = sql(LINEAGE_SUMMARY_COLUMNS);
+        q.push(" AND s.version = $2 AND s.workload_id IN ");
+        let mut q = q.bind(&at.lineage).bind(&at.version);
+        q.push_tuple(workload_ids.iter().copied());
+        let rows: Vec<LineageSummaryRow> = self.exec().all(&q).await?;
+        decode_summaries(rows)
+    }
+
+    /// The metric of each of `workload_ids`, by id.
+    pub async fn workload_metrics(&mut self, workload_ids: &[i64]) -> Result<HashMap<i64, Metric>, sqlx::Error> {
+        if workload_ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut q = sql("SELECT id, metric FROM workloads WHERE id IN ");
+        q.push_tuple(workload_ids.iter().copied());
+        let rows: Vec<(i64, MetricColumn)> = self.exec().all(&q).await?;
         rows.into_iter()
-            .map(|row| {
-                Ok(LineageSummary {
-                    sizes: decode_json(&row.sizes)?,
-                    host_ids: decode_json(&row.host_ids)?,
-                    complexity: decode_complexity(row.complexity.as_deref())?,
-                    expected: row.expected.as_deref().map(decode_class).transpose()?,
-                    workload_id: row.workload_id,
-                    workload: row.workload,
-                    metric: row.metric,
-                    size_unit: row.size_unit,
-                    version: row.version,
-                    slope: row.slope,
-                    runs: row.runs as usize,
-                    first_seen: row.first_seen,
-                })
-            })
+            .map(|(id, m)| Ok((id, Metric::try_from(m).map_err(|e| sqlx::Error::Decode(e.into()))?)))
             .collect()
     }
 
@@ -283,4 +299,34 @@ impl Tx<'_> {
 /// A class as a contract stores it.
 fn decode_class(text: &str) -> Result<Class, sqlx::Error> {
     Class::parse(text).ok_or_else(|| sqlx::Error::Decode(format!("{text:?} is not a class").into()))
+}
+
+/// A lineage's version summaries as the alert rules read them; `$1` is the lineage.
+const LINEAGE_SUMMARY_COLUMNS: &str = "SELECT s.workload_id, w.name AS workload, w.metric, w.size_unit, s.version,
+     s.slope, s.ci_low, s.ci_high, s.r2, s.sizes, s.runs, s.host_ids, s.first_seen, s.complexity, c.expected,
+     s.source_hash, s.build_hash
+     FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
+     LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1";
+
+fn decode_summaries(rows: Vec<LineageSummaryRow>) -> Result<Vec<LineageSummary>, sqlx::Error> {
+    rows.into_iter()
+        .map(|row| {
+            Ok(LineageSummary {
+                sizes: decode_json(&row.sizes)?,
+                host_ids: decode_json(&row.host_ids)?,
+                complexity: decode_complexity(row.complexity.as_deref())?,
+                expected: row.expected.as_deref().map(decode_class).transpose()?,
+                workload_id: row.workload_id,
+                workload: row.workload,
+                metric: row.metric,
+                size_unit: row.size_unit,
+                version: row.version,
+                slope: row.slope,
+                runs: row.runs as usize,
+                first_seen: row.first_seen,
+                source_hash: row.source_hash,
+                build_hash: row.build_hash,
+            })
+        })
+        .collect()
 }

@@ -44,6 +44,9 @@ pub struct VersionSummary {
     pub source_hash: Option<String>,
     /// How many distinct sources the summarised runs were built from.
     pub source_count: i64,
+    /// The one build every summarised run ran, a hash of its code; `null` when they ran several
+    /// or one did not say.
+    pub build_hash: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -67,6 +70,7 @@ pub(super) struct SummaryRecord {
     complexity: Option<String>,
     source_hash: Option<String>,
     source_count: i32,
+    build_hash: Option<String>,
 }
 
 impl SummaryRecord {
@@ -91,6 +95,7 @@ impl SummaryRecord {
             last_run_at: self.last_run_at,
             source_hash: self.source_hash,
             source_count: self.source_count.into(),
+            build_hash: self.build_hash,
         })
     }
 }
@@ -98,7 +103,7 @@ impl SummaryRecord {
 pub(super) const SUMMARY_COLUMNS: &str =
     "SELECT w.name AS workload, w.metric, s.lineage, s.version, s.slope, s.slope_min, s.slope_max,
      s.ci_low, s.ci_high, s.r2, s.runs, s.hosts, s.sizes, s.first_seen, s.last_run_at, s.complexity,
-     s.source_hash, s.source_count
+     s.source_hash, s.source_count, s.build_hash
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
 const SLOPE_COLUMNS: &str = "SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope,

@@ -208,7 +208,7 @@ impl Tx<'_> {
         }
         let mut q = sql("INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
              ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at, complexity, source_hash,
-             source_count) ");
+             source_count, build_hash) ");
         q.push_values(rows, |b, row| {
             let s = row.summary;
             let sizes: Vec<_> = s
@@ -233,7 +233,8 @@ impl Tx<'_> {
                 .bind(row.last_run_at)
                 .bind(encode_complexity(s.complexity.as_ref()))
                 .bind(s.source_hash.as_deref())
-                .bind(s.source_count.max(1) as i32);
+                .bind(s.source_count.max(1) as i32)
+                .bind(s.build_hash.as_deref());
         });
         q.push(
             " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
@@ -241,7 +242,8 @@ impl Tx<'_> {
              ci_high = excluded.ci_high, r2 = excluded.r2, runs = excluded.runs, hosts = excluded.hosts,
              host_ids = excluded.host_ids, sizes = excluded.sizes, first_seen = excluded.first_seen,
              last_run_at = excluded.last_run_at, complexity = excluded.complexity,
-             source_hash = excluded.source_hash, source_count = excluded.source_count",
+             source_hash = excluded.source_hash, source_count = excluded.source_count,
+             build_hash = excluded.build_hash",
         );
         self.exec().execute(&q).await.map(drop)
     }

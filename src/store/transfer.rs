@@ -40,6 +40,8 @@ pub struct StoredWorkload {
     pub name: String,
     pub size_unit: SizeUnit,
     pub source_hash: String,
+    /// The code it ran, where the agent sent a hash of it (fits only: a failure keeps none).
+    pub build_hash: Option<String>,
     pub metadata: BTreeMap<String, String>,
     /// By size; for a failed workload, those measured before it failed.
     pub measurements: Vec<StoredMeasurement>,
@@ -110,6 +112,7 @@ struct FitRow {
     #[sqlx(try_from = "String")]
     size_unit: SizeUnit,
     source_hash: String,
+    build_hash: Option<String>,
     metadata: String,
 }
 
@@ -217,7 +220,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let ids = || heads.iter().map(|h| h.id);
-        let mut q = sql("SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.metadata
+        let mut q = sql("SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.build_hash, f.metadata
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
         let fits: Vec<FitRow> = tx.exec().all(&q).await?;
@@ -353,6 +356,7 @@ fn assemble(
                 name: f.name,
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,
+                build_hash: f.build_hash,
                 failure: None,
                 contract: None,
                 not_provided: false,
@@ -372,6 +376,7 @@ fn assemble(
                 name: x.name,
                 size_unit: x.size_unit,
                 source_hash: x.source_hash,
+                build_hash: None,
                 failure: Some(failure),
                 contract: None,
                 not_provided: false,
@@ -395,6 +400,7 @@ fn assemble(
                     name: c.name,
                     size_unit: c.size_unit,
                     source_hash: c.source_hash,
+                    build_hash: None,
                     failure: None,
                     contract,
                     not_provided: true,

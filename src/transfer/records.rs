@@ -142,6 +142,9 @@ pub struct PrunedWorkload {
     pub size_unit: SizeUnit,
     #[serde(default)]
     pub source_hash: String,
+    /// The code it ran; absent in files written before builds were hashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_hash: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
     /// For a failed workload, the sizes measured before it failed.

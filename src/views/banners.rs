@@ -85,6 +85,7 @@ fn change(m: &RegressionWorkload, finding: bool) -> String {
     let what = match &m.failure {
         Some(f) if m.is_failure() => f.kind.label().to_string(),
         _ if m.is_failure() => "failing".to_string(),
+        _ if m.is_cost() => "cost more".to_string(),
         _ if finding => match m.class_after.as_deref().and_then(format::class_label_of_text) {
             Some(class) => format!("over its limit at {class}"),
             None => "over its limit".to_string(),
@@ -104,6 +105,7 @@ fn change(m: &RegressionWorkload, finding: bool) -> String {
 fn workload(m: &RegressionWorkload, finding: bool) -> BannerWorkload {
     let what = match (m.failure_summary(), m.slope) {
         (Some(f), _) if m.is_failure() => f,
+        _ if m.is_cost() => m.cost_change().unwrap_or_else(|| "cost more".to_string()),
         (_, Some(k)) => {
             let slopes = match m.previous_slope {
                 Some(before) if !finding => format!("k {} → {}", format::slope(before), format::slope(k)),

@@ -296,10 +296,25 @@ impl Changes {
                 Some(row(before, after, w, slot))
             })
             .collect();
-        rows.sort_by(|a, b| {
-            (a.group, a.change, &a.workload, a.metric).cmp(&(b.group, b.change, &b.workload, b.metric))
-        });
+        sort(&mut rows);
         Changes { before: before.cloned(), after: after.clone(), rows }
+    }
+
+    /// Reads every series whose two versions ran the very same build (the same build hash: the
+    /// binary's code and the shared libraries it loaded) as unchanged, "build unchanged since
+    /// 0.15.2", whatever its numbers did: the code did not change, so neither did its cost or its
+    /// growth, and a difference is the host's. The alert rules open nothing there either
+    /// (`[alerts] skip_unchanged_builds`).
+    pub fn unchanged_builds(&mut self) {
+        let Some(before) = self.before_name() else { return };
+        for row in &mut self.rows {
+            let build = |s: &Option<SeriesState>| s.as_ref()?.summary.as_ref()?.build_hash.clone();
+            if build(&row.after).is_some() && build(&row.before) == build(&row.after) {
+                row.change = Change::Unchanged;
+                row.change_text = format!("build unchanged since {before}");
+            }
+        }
+        sort(&mut self.rows);
     }
 
     /// Marks each workload held by a regression or finding opened at the later version, or by a
@@ -359,6 +374,11 @@ impl Changes {
     pub fn before_name(&self) -> Option<String> {
         self.before.as_ref().map(|b| self.after.name_of(b))
     }
+}
+
+/// Rows by group, worst change first within each, then by name and measure.
+fn sort(rows: &mut [ChangeRow]) {
+    rows.sort_by(|a, b| (a.group, a.change, &a.workload, a.metric).cmp(&(b.group, b.change, &b.workload, b.metric)));
 }
 
 /// One series' row from its slot.
@@ -465,14 +485,8 @@ fn cost_change(
     } else {
         return None;
     };
-    let classes =
-        match (format::class_label(before.complexity.as_ref()), format::class_label(after.complexity.as_ref())) {
-            (Some(b), Some(a)) if a == b => format!(", {a} both"),
-            (Some(b), Some(a)) => format!(", {b} → {a} within the noise"),
-            _ => String::new(),
-        };
-    let at = slopewatch_core::format::size(r.size, unit);
-    Some((change, format!("cost {} at {at}{classes}", slopewatch_core::format::factor(r.ratio))))
+    let (b, a) = (format::class_label(before.complexity.as_ref()), format::class_label(after.complexity.as_ref()));
+    Some((change, format::cost_change(r.ratio, r.size, unit, b, a)))
 }
 
 /// A version's slope against the alert level, as the alert rules' default noise rule judges it.

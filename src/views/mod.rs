@@ -123,6 +123,7 @@ pub(crate) mod tests {
             last_run_at: OffsetDateTime::UNIX_EPOCH,
             complexity: None,
             source_hash: Some("a1b2c3".into()),
+            build_hash: None,
             source_count: 1,
         }
     }

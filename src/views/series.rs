@@ -115,6 +115,27 @@ impl SeriesView {
             .collect()
     }
 
+    /// Where a version ran the very build the measured version before it ran (the same build
+    /// hash): "build unchanged since 0.15.2 at 0.16.0", naming the first version of that build.
+    /// Nothing there can have changed what the code costs, and the alert rules open nothing.
+    pub fn unchanged_builds(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let mut since: Option<(&str, &str)> = None;
+        for v in &self.versions {
+            let Some(hash) = v.summary.as_ref().and_then(|s| s.build_hash.as_deref()) else {
+                since = None;
+                continue;
+            };
+            match since {
+                Some((first, build)) if build == hash => {
+                    notes.push(format!("build unchanged since {first} at {}", v.version));
+                }
+                _ => since = Some((&v.version, hash)),
+            }
+        }
+        notes
+    }
+
     /// Where the workload's own source changed: each version whose latest run built another
     /// source than the latest run of the version before it, and each version measured on more
     /// than one source, in words ("workload source changed at 0.16.0"). A regression at such a

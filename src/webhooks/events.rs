@@ -6,7 +6,7 @@ use super::payload::{
 };
 use crate::analysis::{class_step, ClassStep};
 use crate::config::Rules;
-use crate::model::{workload_label, ResolvedMember, SizeMedian, Track};
+use crate::model::{workload_label, Reason, ResolvedMember, SizeMedian, Track};
 use crate::rules::evaluate::{time_ratio, VersionFit};
 use crate::rules::replay::{Derived, Update};
 use crate::{format, links};
@@ -43,6 +43,14 @@ impl Scene<'_> {
 
     fn links(&self, regression_id: i64) -> EventLinks {
         EventLinks { regression: links::absolute(self.public_url, &links::regression(regression_id)) }
+    }
+
+    /// What a workload is held to for `reason`: its slope threshold, or for a cost its factor.
+    fn limit(&self, reason: Reason, workload: &str) -> f64 {
+        match reason {
+            Reason::Cost => self.rules.cost_factor_for(workload).unwrap_or(f64::INFINITY),
+            Reason::Slope | Reason::Failure => self.rules.threshold_for(workload),
+        }
     }
 }
 
@@ -128,7 +136,7 @@ fn announce<'n>(
                 name: name.to_string(),
                 metric,
                 reason: m.track.reason.as_str(),
-                threshold: scene.rules.threshold_for(name),
+                threshold: scene.limit(m.track.reason, name),
                 slope: fit.map(|f| f.slope),
                 ci_low: fit.map(|f| f.ci_low),
                 ci_high: fit.map(|f| f.ci_high),
@@ -141,10 +149,12 @@ fn announce<'n>(
                 class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
                 class_changed: step.is_some_and(|s| s.shown),
                 class_step: step,
-                contract_break: fit.zip(scene.contracts.get(&id)).map(|(f, c)| {
-                    let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
-                    format::contract_break(c, exponent, last_good.as_deref())
-                }),
+                contract_break: fit.filter(|_| m.track.reason == Reason::Slope).zip(scene.contracts.get(&id)).map(
+                    |(f, c)| {
+                        let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
+                        format::contract_break(c, exponent, last_good.as_deref())
+                    },
+                ),
                 at_size_of_interest: scene.interests.get(&id).and_then(|&(at, unit)| {
                     let bad = SizeMedian::predict(m.evidence.sizes(), at)?;
                     let good = m.previous.as_ref().and_then(|(v, p)| Some((SizeMedian::predict(p.sizes(), at)?, v)));
@@ -187,11 +197,12 @@ pub fn resolved<'c>(
         .into_iter()
         .map(|m| {
             let (bad, fixed) = (fit(m.workload_id, &m.version), fit(m.workload_id, scene.version));
+            let reason = Reason::parse(&m.reason).unwrap_or(Reason::Slope);
             let step = bad.zip(fixed).and_then(|(b, f)| step_between(b, f, m.metric));
             EventWorkload {
-                threshold: scene.rules.threshold_for(&m.name),
+                threshold: scene.limit(reason, &m.name),
                 metric: m.metric,
-                reason: if m.reason == "failure" { "failure" } else { "slope" },
+                reason: reason.as_str(),
                 slope: m.fixed_slope,
                 ci_low: m.fixed_ci_low,
                 ci_high: m.fixed_ci_high,

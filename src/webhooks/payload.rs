@@ -158,13 +158,17 @@ pub struct EventLinks {
 }
 
 impl Event {
-    /// What the regression is about: a slope, a failure, or both.
+    /// What the regression is about: slopes, failures, costs, or several of them.
     fn what(&self) -> &'static str {
-        let failures = self.workloads.iter().filter(|w| w.reason == "failure").count();
-        match failures {
-            0 => "Slope regression",
-            n if n == self.workloads.len() => "Failure",
-            _ => "Regression",
+        let all = |reason: &str| self.workloads.iter().all(|w| w.reason == reason);
+        if all("slope") {
+            "Slope regression"
+        } else if all("failure") {
+            "Failure"
+        } else if all("cost") {
+            "Cost regression"
+        } else {
+            "Regression"
         }
     }
 }
@@ -228,6 +232,18 @@ impl Body for Event {
                 Metric::Wall => format!("`{name}`"),
                 metric => format!("`{name}` ({})", metric.label()),
             };
+            let cost = (w.reason == "cost").then(|| {
+                let at = w.ratio_size.and_then(|s| u64::try_from(s).ok());
+                let (before, after) = (w.class_before.as_deref(), w.class_after.as_deref());
+                let labels =
+                    (before.and_then(format::class_label_of_text), after.and_then(format::class_label_of_text));
+                w.time_ratio.zip(at).map(|(r, size)| format::cost_change(r, size, w.size_unit, labels.0, labels.1))
+            });
+            if let Some(cost) = cost {
+                let what = cost.unwrap_or_else(|| "cost".into());
+                lines.push(format!("• {name}: {} (factor {})", slack_escape(&what), format::factor(w.threshold)));
+                continue;
+            }
             let mut line = match (&w.failure, w.slope, w.ci_low, w.ci_high) {
                 (Some(f), ..) => {
                     let detail = f.detail.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
@@ -330,6 +346,23 @@ mod tests {
             (&"n".into(), &"n^2".into())
         );
         assert_eq!(json["workloads"][0]["class_changed"], true);
+    }
+
+    #[test]
+    fn a_cost_regression_is_named_so_with_its_factor_and_size() {
+        let mut e = event();
+        let w = &mut e.workloads[0];
+        (w.reason, w.metric, w.threshold, w.time_ratio) = ("cost", Metric::InstructionsValgrind, 1.5, Some(4.2));
+        (w.class_after, w.class_changed, w.class_step) = (Some("n".into()), false, None);
+        let slack: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Slack)).unwrap();
+        let text = slack["text"].as_str().unwrap();
+        assert!(text.contains("*Cost regression in zig-cc-musl 0.16.0*"), "{text}");
+        assert!(text.contains(": cost 4.20× at 1 MiB, O(n) both (factor 1.50×)"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&e.render(WebhookFormat::Json)).unwrap();
+        assert_eq!(
+            (&json["workloads"][0]["reason"], &json["workloads"][0]["time_ratio"]),
+            (&"cost".into(), &4.2.into())
+        );
     }
 
     #[test]

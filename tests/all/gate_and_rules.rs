@@ -45,6 +45,7 @@ impl Case {
             name: self.name.clone(),
             size_unit: SizeUnit::Bytes,
             source_hash: "sha256:00".into(),
+            build_hash: None,
             measurements: points
                 .iter()
                 .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })

@@ -101,7 +101,13 @@ async fn the_parent_agents_requests_are_stored_and_this_servers_answers_keep_eve
             assert_eq!(status.as_u16(), e.status, "{}: {answer}", e.step);
             let then = recorded_json(&e.response);
             if e.status == 422 {
-                assert_eq!(answer, then, "{}: an unknown field is refused as before", e.step);
+                // Refused as before; the list of fields it expected grows with each field added.
+                assert_eq!(
+                    without_expected(&answer),
+                    without_expected(&then),
+                    "{}: an unknown field is refused as before",
+                    e.step
+                );
                 assert!(read::<ErrorBody>(&e.step, &answer)
                     .error
                     .message
@@ -529,4 +535,16 @@ async fn the_agents_token_reads_the_capabilities_where_reading_needs_a_login() {
         assert_eq!((status, names(&stored).len()), (StatusCode::OK, 3), "{stored}");
     })
     .await;
+}
+
+/// An error answer without serde's ", expected one of …" tail on its message and reason.
+fn without_expected(answer: &serde_json::Value) -> serde_json::Value {
+    let mut answer = answer.clone();
+    for key in ["message", "reason"] {
+        if let Some(text) = answer["error"][key].as_str() {
+            let cut = text.split(", expected one of").next().unwrap_or(text).to_string();
+            answer["error"][key] = serde_json::Value::String(cut);
+        }
+    }
+    answer
 }

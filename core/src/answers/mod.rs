@@ -160,7 +160,14 @@ mod tests {
         let json = serde_json::to_value(&now).unwrap();
         assert_eq!(
             json["accepts"],
-            serde_json::json!(["failures", "contracts", "sizes_of_interest", "measures", "version_axes"])
+            serde_json::json!([
+                "failures",
+                "contracts",
+                "sizes_of_interest",
+                "measures",
+                "version_axes",
+                "build_hashes"
+            ])
         );
         assert_eq!(serde_json::from_value::<Capabilities>(json).unwrap(), now);
         let newer: Capabilities =

@@ -22,16 +22,19 @@ pub enum Capability {
     Measures,
     /// A lineage on the libc's versions (`version_from`).
     VersionAxes,
+    /// A content hash of the code a workload ran (`build_hash`).
+    BuildHashes,
 }
 
 impl Capability {
     /// Everything this release accepts: what its server advertises.
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 6] = [
         Capability::Failures,
         Capability::Contracts,
         Capability::SizesOfInterest,
         Capability::Measures,
         Capability::VersionAxes,
+        Capability::BuildHashes,
     ];
 
     /// What a server that advertises nothing accepts: the release before capabilities took these
@@ -53,6 +56,7 @@ impl Capability {
             Capability::SizesOfInterest => "sizes_of_interest",
             Capability::Measures => "measures",
             Capability::VersionAxes => "version_axes",
+            Capability::BuildHashes => "build_hashes",
         }
     }
 
@@ -68,6 +72,7 @@ impl Capability {
             Capability::SizesOfInterest => &["size_of_interest"],
             Capability::Measures => &["measure", "counter"],
             Capability::VersionAxes => &["version_from"],
+            Capability::BuildHashes => &["build_hash"],
         }
     }
 

@@ -42,6 +42,16 @@ pub(crate) fn check_name(field: &str, value: &str) -> Result<(), FieldError> {
     check_len_and_chars(field, value, MAX_NAME_CHARS)
 }
 
+/// A build hash: `sha256:` and 64 lowercase hex digits, as the agent writes it, so that two
+/// spellings of one digest never read as two builds.
+pub(crate) fn check_build_hash(field: &str, value: &str) -> Result<(), FieldError> {
+    let digits = value.strip_prefix("sha256:").unwrap_or("");
+    if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(err(field, "must be \"sha256:\" and 64 lowercase hex digits"));
+    }
+    Ok(())
+}
+
 /// An optional free-text field.
 pub(crate) fn check_text(field: &str, value: &str) -> Result<(), FieldError> {
     check_len_and_chars(field, value, MAX_TEXT_CHARS)

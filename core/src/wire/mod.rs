@@ -15,7 +15,7 @@ pub use contract::{Contract, CONTRACT_PREFIX};
 pub use failure::{signal_name, Failure, FailureKind};
 use fields::key_path;
 pub use fields::FieldError;
-pub(crate) use fields::{check_name, check_text, err, parse_json};
+pub(crate) use fields::{check_build_hash, check_name, check_text, err, parse_json};
 pub use measure::{Counter, Measure, Metric};
 pub use shape::{shape, Dropped, Refusal, Shaped};
 
@@ -178,6 +178,12 @@ pub struct WorkloadRun {
     /// A digest of the workload's source, e.g. `sha256:…`.
     #[serde(default)]
     pub source_hash: String,
+    /// A digest of the code that ran, e.g. `sha256:…`: the workload binary's loaded sections and
+    /// those of the shared libraries it loads (not its debug information). Equal across two
+    /// versions, the build did not change, and neither could what it costs. Absent where the
+    /// agent cannot tell (a team's command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_hash: Option<String>,
     /// The sizes measured; when the workload failed, those measured before the failure (possibly
     /// none).
     pub measurements: Vec<Measurement>,
@@ -320,6 +326,9 @@ impl RunSubmission {
                 return Err(err(format!("{at}.name"), format!("duplicate workload {:?}", w.name)));
             }
             check_text(&format!("{at}.source_hash"), &w.source_hash)?;
+            if let Some(hash) = &w.build_hash {
+                check_build_hash(&format!("{at}.build_hash"), hash)?;
+            }
             if w.metadata.len() > MAX_METADATA {
                 return Err(err(
                     format!("{at}.metadata"),
@@ -547,6 +556,23 @@ mod tests {
             let e = parse(&v).unwrap_err();
             assert_eq!(e.field, field, "{pointer}");
             assert!(e.reason.contains(reason), "{pointer}: {}", e.reason);
+        }
+    }
+
+    #[test]
+    fn a_build_hash_is_one_spelling_of_a_sha256_digest() {
+        let with = |hash: &str| {
+            let mut v = sample_json();
+            v["workloads"][0]["build_hash"] = serde_json::json!(hash);
+            parse(&v)
+        };
+        assert!(with(&format!("sha256:{}", "0a".repeat(32))).is_ok());
+        for bad in
+            ["", "sha256:", "sha256:ABCD", &format!("sha1:{}", "0a".repeat(32)), &format!("sha256:{}", "0A".repeat(32))]
+        {
+            let e = with(bad).unwrap_err();
+            assert_eq!(e.field, "workloads[0].build_hash", "{bad:?}");
+            assert!(e.reason.contains("64 lowercase hex digits"), "{bad:?}: {}", e.reason);
         }
     }
 

@@ -76,6 +76,11 @@ pub fn shape(run: &RunSubmission, accepts: &Accepts) -> Result<Shaped, Refusal> 
             dropped.push(Dropped::SizesOfInterest(with));
         }
     }
+    // A server without it cannot tell an unchanged build; it judges the run as it always did,
+    // so leaving the hash out needs no word.
+    if !accepts.contains(Capability::BuildHashes) {
+        workloads.iter_mut().for_each(|w| w.build_hash = None);
+    }
     Ok(Shaped { run: RunSubmission { workloads, ..run.clone() }, dropped })
 }
 
@@ -153,7 +158,7 @@ mod tests {
     use serde_json::{json, Value};
 
     /// A run using every capability but the measure and the axis: a probe, a function not
-    /// provided, a failed workload and sizes of interest.
+    /// provided, a failed workload, sizes of interest and a build hash.
     fn full() -> Value {
         let mut v = sample_json();
         let plain = v["workloads"][0].clone();
@@ -169,6 +174,7 @@ mod tests {
         failed["failure"] = json!({"kind": "wrong_result", "size": 65536, "got": "-1", "expected": "9362"});
         let mut plain = plain;
         plain["size_of_interest"] = json!(4 << 20);
+        plain["build_hash"] = json!(format!("sha256:{}", "0a".repeat(32)));
         v["workloads"] = json!([plain, probe, absent, failed]);
         v
     }
@@ -199,9 +205,12 @@ mod tests {
         v["measure"] = json!("cpu");
         v["toolchain"]["version_from"] = json!("libc");
         let r = run(&v);
-        for accepts in [Accepts::everything(), Accepts::unadvertised()] {
-            assert_eq!(shape(&r, &accepts), Ok(Shaped { run: r.clone(), dropped: vec![] }));
-        }
+        assert_eq!(shape(&r, &Accepts::everything()), Ok(Shaped { run: r.clone(), dropped: vec![] }));
+        // A server that advertises nothing predates build hashes: the run goes without them, and
+        // nothing else changes, with no word (the server judges as it always did).
+        let mut unhashed = r.clone();
+        unhashed.workloads.iter_mut().for_each(|w| w.build_hash = None);
+        assert_eq!(shape(&r, &Accepts::unadvertised()), Ok(Shaped { run: unhashed, dropped: vec![] }));
     }
 
     #[test]

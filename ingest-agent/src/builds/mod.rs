@@ -1,6 +1,7 @@
 //! Everything before measuring: the toolchains and the workloads, and the binaries each toolchain
 //! builds of them.
 
+pub mod build_hash;
 pub mod cache;
 pub mod command;
 pub mod contracts;

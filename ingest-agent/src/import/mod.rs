@@ -152,6 +152,7 @@ impl ImportedFamily {
         metadata.insert("import.format".into(), format.as_str().into());
         Ok(WorkloadRun {
             source_hash: source_hash(format, &name),
+            build_hash: None,
             name,
             size_unit: unit,
             measurements: self

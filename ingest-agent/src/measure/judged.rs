@@ -162,6 +162,7 @@ pub(crate) mod tests {
             name: workload.into(),
             size_unit: SizeUnit::Bytes,
             source_hash: String::new(),
+            build_hash: None,
             measurements: p
                 .iter()
                 .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })

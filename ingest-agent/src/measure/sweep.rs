@@ -15,6 +15,7 @@
 //!    until a class is named; a size too long, or one the workload cannot be set up at, ends it.
 //!    A workload over the limit or unsure on it is never widened.
 
+use crate::builds::build_hash::build_hash;
 use crate::builds::workloads::Workload;
 use crate::measure::budget::{self, Budget};
 use crate::measure::failure;
@@ -105,11 +106,12 @@ pub fn measure(
         .and_then(|()| sweep.widen(limits))
         .err();
     if broke.as_deref().is_some_and(failure::is_not_provided) {
-        let run = WorkloadRun { not_provided: true, ..workload_run(w, Vec::new(), BTreeMap::new(), None) };
+        let run =
+            WorkloadRun { not_provided: true, ..workload_run(w, Some(binary), Vec::new(), BTreeMap::new(), None) };
         return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed(), unmeasurable: None };
     }
     if let Some(why) = broke.as_deref().and_then(|f| sweep.unfaithful(f)) {
-        let run = workload_run(w, Vec::new(), BTreeMap::new(), None);
+        let run = workload_run(w, Some(binary), Vec::new(), BTreeMap::new(), None);
         return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed(), unmeasurable: Some(why) };
     }
     let failure = broke.map(|f| *f).or_else(|| {
@@ -127,7 +129,7 @@ pub fn measure(
         })
     });
     Measured {
-        run: workload_run(w, sweep.done.into_values().collect(), sweep.meta, failure),
+        run: workload_run(w, Some(binary), sweep.done.into_values().collect(), sweep.meta, failure),
         results: sweep.results,
         elapsed: sweep.began.elapsed(),
         unmeasurable: None,
@@ -369,11 +371,14 @@ fn next_wider(smallest: u64, largest: u64, max: Option<u64>, upward: bool) -> Op
 
 /// A workload that could not be built: its failure and no measurements.
 pub fn unbuilt(w: &Workload, failure: Failure) -> WorkloadRun {
-    workload_run(w, Vec::new(), BTreeMap::new(), Some(failure))
+    workload_run(w, None, Vec::new(), BTreeMap::new(), Some(failure))
 }
 
+/// The run of `w` from the `binary` it ran, when one was built. Its build hash is the binary's,
+/// but for a workload built by its own command: a team's command may run anything.
 fn workload_run(
     w: &Workload,
+    binary: Option<&Path>,
     measurements: Vec<Measurement>,
     metadata: BTreeMap<String, String>,
     failure: Option<Failure>,
@@ -382,6 +387,7 @@ fn workload_run(
         name: w.name.clone(),
         size_unit: w.unit,
         source_hash: w.source_hash(),
+        build_hash: binary.filter(|_| w.command().is_none()).and_then(build_hash),
         measurements,
         metadata,
         failure,

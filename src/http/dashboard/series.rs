@@ -48,6 +48,7 @@ struct SeriesPage {
     /// Where the workload's own source changed, in words.
     source_changes: Vec<String>,
     regime_changes: Vec<String>,
+    unchanged_builds: Vec<String>,
     /// Versions the log-log chart draws.
     shown: Vec<String>,
     slope_alt: String,
@@ -151,6 +152,7 @@ pub(super) async fn page(
         class_change: series.class_change(),
         source_changes: series.source_changes(),
         regime_changes: series.regime_changes(),
+        unchanged_builds: series.unchanged_builds(),
         slope_alt: charts::slope_description(&series),
         loglog_alt: charts::loglog_description(&loglog),
         loglog_src: links::loglog_svg(

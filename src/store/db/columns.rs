@@ -134,6 +134,8 @@ pub(in crate::store) struct FitColumns {
     /// `[[size, median], …]` by size, which version summaries read: the median by the run's
     /// metric (nanoseconds, or instructions for a count).
     pub medians: Vec<String>,
+    /// The content hash of the code the workload ran, where the agent sent one.
+    pub build_hash: Vec<Option<String>>,
 }
 
 /// Measurement rows (one per workload and size), column by column for batch inserts.
@@ -245,6 +247,7 @@ impl FitColumns {
         self.local_slopes.extend_from_slice(&run.local_slopes);
         self.metadata.extend_from_slice(&run.metadata);
         self.medians.extend_from_slice(&run.medians);
+        self.build_hash.extend_from_slice(&run.build_hash);
     }
 }
 
@@ -324,6 +327,7 @@ impl PendingRun {
             f.run_id.push(run.run_id);
             f.workload_id.push(index);
             f.source_hash.push(w.source_hash.clone());
+            f.build_hash.push(w.build_hash.clone());
             f.slope.push(wf.fit.slope);
             f.intercept.push(wf.fit.intercept);
             f.r2.push(wf.fit.r2);

@@ -27,6 +27,7 @@ pub(in crate::store) struct WindowFitRow {
     workload_id: i64,
     medians: String,
     source_hash: String,
+    build_hash: Option<String>,
     #[sqlx(flatten)]
     slope: Slope,
     metric: MetricColumn,
@@ -41,6 +42,8 @@ pub struct WindowFit {
     pub medians: Vec<(u64, f64)>,
     /// The workload's source as the run built it.
     pub source_hash: String,
+    /// The code it ran, where the agent sent a hash of it.
+    pub build_hash: Option<String>,
     pub slope: Slope,
     /// What the workload's series measures: how its medians are classified.
     pub metric: Metric,
@@ -53,6 +56,7 @@ impl WindowFitRow {
             workload_id: self.workload_id,
             medians: decode_json(&self.medians)?,
             source_hash: self.source_hash,
+            build_hash: self.build_hash,
             slope: self.slope,
             metric: Metric::try_from(self.metric).map_err(|e| sqlx::Error::Decode(e.into()))?,
         })

@@ -3,4 +3,5 @@
 
 mod across_workloads;
 mod axis;
+mod builds;
 mod same_toolchain;

@@ -2,12 +2,15 @@
 //! `tests/fixtures/same-toolchain` (wall time on a quiet machine and beside two busy processes,
 //! and instructions under Valgrind), on Postgres and on SQLite: the second version's JSON, page,
 //! headline and release note report no change, and say where the two runs' classes differ within
-//! the noise.
+//! the noise. Each workload carries the build hash the agent sends for one gcc's binary at both
+//! versions, and the server judges with the unchanged-build rule off, so these pass on the
+//! evidence of the numbers and not on the hashes; with it on, every row reads "build unchanged".
 
 use crate::helpers::{on_both_backends, TestApp};
 use axum::http::StatusCode;
 use flate2::read::GzDecoder;
 use serde_json::Value;
+use slopewatch::config::{AlertSettings, Config, Rules};
 use std::io::Read;
 use std::path::Path;
 
@@ -17,7 +20,23 @@ fn recorded(name: &str, version: &str) -> Value {
         Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/same-toolchain/{name}-{version}.json.gz"));
     let mut text = String::new();
     GzDecoder::new(std::fs::File::open(&path).unwrap()).read_to_string(&mut text).unwrap();
-    serde_json::from_str(&text).unwrap()
+    let mut run: Value = serde_json::from_str(&text).unwrap();
+    // The recordings predate build hashes: the hash of one binary per workload, alike at both
+    // versions, as the agent sends for one gcc.
+    for (i, w) in run["workloads"].as_array_mut().unwrap().iter_mut().enumerate() {
+        w["build_hash"] = Value::String(format!("sha256:{i:064x}"));
+    }
+    run
+}
+
+/// A server that judges a build unchanged since the version before as it judges any other.
+async fn judging_unchanged_builds(db: crate::helpers::TestDb) -> TestApp {
+    let rules = Rules { skip_unchanged_builds: false, ..Rules::default() };
+    TestApp::with_config(
+        db,
+        Config { alerts: AlertSettings { rules, ..AlertSettings::default() }, ..Config::default() },
+    )
+    .await
 }
 
 fn plural(n: usize) -> &'static str {
@@ -115,7 +134,7 @@ async fn reads_unchanged(app: &TestApp, name: &str) -> usize {
 #[tokio::test]
 async fn one_gcc_measured_twice_reads_unchanged_where_the_old_rule_counted_every_class_that_differs() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
+        let app = judging_unchanged_builds(db).await;
         // The recorded pair's classes differ in 15 workloads, each a change by the old rule.
         assert_eq!(reads_unchanged(&app, "wall-quiet").await, 15);
         let (_, page) = app.get("/toolchains/same-gcc/1.0.1").await;
@@ -134,7 +153,7 @@ async fn one_gcc_measured_twice_reads_unchanged_where_the_old_rule_counted_every
 #[tokio::test]
 async fn one_gcc_measured_twice_beside_busy_processes_reads_unchanged() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
+        let app = judging_unchanged_builds(db).await;
         assert_eq!(reads_unchanged(&app, "wall-busy").await, 11);
     })
     .await;
@@ -143,11 +162,39 @@ async fn one_gcc_measured_twice_beside_busy_processes_reads_unchanged() {
 #[tokio::test]
 async fn one_gcc_counted_twice_under_valgrind_reads_unchanged() {
     on_both_backends(|db| async move {
-        let app = TestApp::new(db).await;
+        let app = judging_unchanged_builds(db).await;
         assert_eq!(reads_unchanged(&app, "instructions").await, 0, "counts repeat exactly");
         let (_, v) = app.get("/api/v1/toolchains/same-gcc/1.0.1").await;
         let rows = v["workloads"].as_array().unwrap();
         assert!(rows.iter().all(|r| r["measure"] == "instructions-valgrind"), "{v}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn with_the_unchanged_build_rule_on_every_row_reads_build_unchanged_even_where_the_numbers_moved() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        for version in ["1.0.0", "1.0.1"] {
+            let (status, body) = app.submit(&recorded("wall-busy", version)).await;
+            assert_eq!(status, StatusCode::CREATED, "{version}: {body}");
+        }
+        let (_, v) = app.get("/api/v1/toolchains/same-gcc/1.0.1").await;
+        let rows = v["workloads"].as_array().unwrap();
+        let measured = rows.iter().filter(|r| r["before"]["slope"].is_number() && r["after"]["slope"].is_number());
+        for row in measured {
+            assert_eq!(
+                (&row["change"], &row["change_text"]),
+                (&"unchanged".into(), &"build unchanged since 1.0.0".into()),
+                "{row}"
+            );
+        }
+        let (_, page) = app.get("/series/strchr/same-gcc").await;
+        assert!(page.as_str().unwrap().contains("Build unchanged since 1.0.0 at 1.0.1"), "the series page says so");
+        let (_, list) = app.get("/api/v1/regressions").await;
+        let versions: Vec<&Value> =
+            list["regressions"].as_array().unwrap().iter().map(|r| &r["regression"]["version"]).collect();
+        assert!(versions.iter().all(|v| *v != "1.0.1"), "nothing opens at 1.0.1: {list}");
     })
     .await;
 }

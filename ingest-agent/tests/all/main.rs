@@ -5,6 +5,7 @@ mod agreement;
 mod bisect;
 mod check;
 mod contracts;
+mod costs;
 mod counted;
 mod cpu_and_instructions;
 mod delivery;

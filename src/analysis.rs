@@ -129,6 +129,7 @@ pub fn summarize(fits: &[RunFit], medians: &[(u64, f64)]) -> Option<WorkloadSumm
         complexity: None,
         source_hash: None,
         build_hash: None,
+        beside: None,
         source_count: 0,
         slope: spread.median,
         slope_min: spread.min,

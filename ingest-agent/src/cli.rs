@@ -74,11 +74,6 @@ pub(crate) enum Command {
         measure: MeasureArgs,
         #[command(flatten)]
         gate: GateArgs,
-        /// A lineage measured in the same invocation to compare with (e.g. musl-gcc): each workload
-        /// over a limit is attributed to the toolchain (the control held) or the code (it is over
-        /// too).
-        #[arg(long, value_name = "LINEAGE")]
-        control: Option<String>,
         #[command(flatten)]
         report: ReportArgs,
         #[command(flatten)]
@@ -290,6 +285,12 @@ pub(crate) struct MeasureArgs {
     /// How many workloads to build at once, before any is measured (default: one per CPU).
     #[arg(long, env = "SLOPEWATCH_BUILD_JOBS", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) build_jobs: Option<u16>,
+    /// A lineage measured in the same invocation as the second implementation (e.g. musl-gcc):
+    /// every other toolchain's run carries its medians beside each workload, which divide the
+    /// host out of a cost on times on the server; `check` also attributes each workload over a
+    /// limit to the toolchain (the control held) or the code (it is over too).
+    #[arg(long, value_name = "LINEAGE")]
+    pub(crate) control: Option<String>,
 }
 
 /// The gate's limits and the evidence a slope must show, by the server's noise rule, to be judged

@@ -33,6 +33,9 @@ pub struct AlertsSection {
     pub cost_factor: f64,
     /// Per-workload cost factors, overriding `cost_factor`: `[alerts.cost_factors] "name" = 3.0`.
     pub cost_factors: BTreeMap<String, f64>,
+    /// The cost rule on wall and CPU time too, judged by a workload's time over the control the
+    /// agent measured beside it (`--control`); off by default, as a time moves with the host.
+    pub cost_on_times: bool,
     /// A version whose workload ran the very build the version before ran (the same build hash)
     /// opens nothing for it: the code did not change. `false` judges it anyway.
     pub skip_unchanged_builds: bool,
@@ -60,6 +63,7 @@ impl Default for AlertsSection {
             cost: true,
             cost_factor: 1.5,
             cost_factors: BTreeMap::new(),
+            cost_on_times: false,
             skip_unchanged_builds: true,
             retry_base_ms: 5_000,
             retry_max_ms: 3_600_000,
@@ -128,6 +132,8 @@ pub struct Rules {
     pub cost: Option<CostRule>,
     /// Whether a version that ran the previous version's very build opens nothing.
     pub skip_unchanged_builds: bool,
+    /// Whether the cost rule judges times too, over the control measured beside them.
+    pub cost_on_times: bool,
 }
 
 /// How far a count may rise from one version to the next: a factor, and factors per workload.
@@ -154,6 +160,7 @@ impl From<&AlertsSection> for Rules {
             ci_margin: s.ci_margin,
             cost: s.cost.then(|| CostRule { factor: s.cost_factor, per_workload: s.cost_factors.clone() }),
             skip_unchanged_builds: s.skip_unchanged_builds,
+            cost_on_times: s.cost_on_times,
         }
     }
 }

@@ -49,12 +49,15 @@ pub(super) async fn costs_before(
         .max_by(|a, b| version::compare(a, b));
     let Some(below) = below else { return Ok(Vec::new()) };
     let rows = tx.lineage_summaries_at(&LineageVersion::new(at.lineage.clone(), below), &ids).await?;
-    Ok(rows.into_iter().map(|row| cost_history(&row)).collect())
+    Ok(rows.iter().filter_map(cost_history).collect())
 }
 
-/// A summary of a counted workload as its cost track.
-fn cost_history(row: &LineageSummary) -> History {
-    History { track: Track::cost(row.workload_id), version: row.version.clone(), evidence: Evidence::Cost(fit(row)) }
+/// A summary's cost track: a count's, or a time's over the control beside it; `None` for a time
+/// without one.
+fn cost_history(row: &LineageSummary) -> Option<History> {
+    let beside = row.beside.as_ref().map(|(lineage, sizes)| (lineage.as_str(), sizes.clone()));
+    let fit = fit(row).cost(row.metric.is_count(), beside)?;
+    Some(History { track: Track::cost(row.workload_id), version: row.version.clone(), evidence: Evidence::Cost(fit) })
 }
 
 /// A summary's fit, held to its workload's contract and with its source and build.
@@ -93,9 +96,9 @@ pub(super) async fn summaries(tx: &mut Tx<'_>, lineage: &str) -> Result<Vec<Trac
             failure: None,
         };
         tallies.insert((row.workload_id, row.version.clone()), tally);
-        if row.metric.is_count() {
+        if let Some(history) = cost_history(&row) {
             summaries.push(TrackSummary {
-                history: cost_history(&row),
+                history,
                 workload: row.workload.clone(),
                 metric: row.metric,
                 size_unit: row.size_unit,

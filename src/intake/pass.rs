@@ -258,12 +258,18 @@ fn summary_rows(
         sources: Vec<String>,
         /// Each run's build, where it sent one.
         builds: Vec<Option<String>>,
+        /// Latest first: each run's control lineage and its time over the control's by size.
+        beside: Vec<(String, Vec<(u64, f64)>)>,
     }
     let mut by_workload: HashMap<i64, Inputs> = HashMap::new();
     // Latest first, as each version's window is sorted.
     for WindowCandidate { fit, host_id, .. } in window {
         let w = by_workload.entry(fit.workload_id).or_default();
         w.metric = fit.metric;
+        if let Some(c) = &fit.control {
+            let ratios = fit.medians.iter().filter_map(|&(size, t)| Some((size, t / c.at(size)?))).collect();
+            w.beside.push((c.lineage.clone(), ratios));
+        }
         w.medians.extend(fit.medians);
         w.fits.push(RunFit { fit: fit.slope, host_id });
         if !w.sources.contains(&fit.source_hash) {
@@ -277,6 +283,7 @@ fn summary_rows(
         summary.source_count = w.sources.len();
         summary.source_hash = w.sources.into_iter().next();
         summary.build_hash = sole_build(w.builds);
+        summary.beside = beside(w.beside);
         let Some(added) = additions.get(&workload_id).filter(|a| !a.is_empty()) else { continue };
         let SummaryTotals { mut runs, mut host_ids, mut first_seen, mut last_run_at, classified } =
             totals.remove(&workload_id).unwrap_or(SummaryTotals {
@@ -308,4 +315,19 @@ fn sole_build(builds: Vec<Option<String>>) -> Option<String> {
     let mut builds = builds.into_iter();
     let first = builds.next()??;
     builds.all(|b| b.as_ref() == Some(&first)).then_some(first)
+}
+
+/// The workload's time over its control's at each size, the median over the runs measured
+/// against the latest run's control lineage (latest first in `runs`).
+fn beside(runs: Vec<(String, Vec<(u64, f64)>)>) -> Option<crate::model::Beside> {
+    let lineage = runs.first()?.0.clone();
+    let mut by_size: std::collections::BTreeMap<u64, Vec<f64>> = std::collections::BTreeMap::new();
+    for (_, ratios) in runs.iter().filter(|(l, _)| *l == lineage) {
+        for &(size, ratio) in ratios.iter().filter(|(_, r)| r.is_finite() && *r > 0.0) {
+            by_size.entry(size).or_default().push(ratio);
+        }
+    }
+    let sizes: Vec<(u64, f64, usize)> =
+        by_size.into_iter().map(|(size, ratios)| (size, slopewatch_core::fit::median(&ratios), ratios.len())).collect();
+    (!sizes.is_empty()).then_some(crate::model::Beside { lineage, sizes })
 }

@@ -40,8 +40,8 @@ pub(super) struct Judged<'a> {
 
 impl Judged<'_> {
     /// The judged tracks as the rules see them: each summary's slope (held to its workload's
-    /// contract, in `contracts`, when it has one) and, for a count (`metrics`, by workload id),
-    /// its cost; each workload's outcomes.
+    /// contract, in `contracts`, when it has one) and, for a count (`metrics`, by workload id) or a
+    /// time with a control beside it, its cost; each workload's outcomes.
     fn current(&self, contracts: &HashMap<i64, Contract>, metrics: &HashMap<i64, Metric>) -> Vec<Current> {
         let name = |id: i64| self.workloads.get(&id).cloned();
         let mut current = Vec::new();
@@ -53,13 +53,14 @@ impl Judged<'_> {
             let fit = VersionFit::new(slope, sizes, s.complexity.clone())
                 .held_to(contracts.get(&row.workload_id).map(|c| c.expected))
                 .built(s.source_hash.clone(), s.build_hash.clone());
-            if metrics.get(&row.workload_id).is_some_and(|m| m.is_count()) {
-                let cost = Evidence::Cost(fit.clone());
-                current.push(Current {
-                    track: Track::cost(row.workload_id),
-                    workload: workload.clone(),
-                    evidence: cost,
-                });
+            let counted = metrics.get(&row.workload_id).is_some_and(|m| m.is_count());
+            let beside = s.beside.as_ref().map(|b| {
+                let sizes = b.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs });
+                (b.lineage.as_str(), sizes.collect())
+            });
+            if let Some(cost) = fit.clone().cost(counted, beside) {
+                let evidence = Evidence::Cost(cost);
+                current.push(Current { track: Track::cost(row.workload_id), workload: workload.clone(), evidence });
             }
             current.push(Current { track: Track::slope(row.workload_id), workload, evidence: Evidence::Slope(fit) });
         }

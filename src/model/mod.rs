@@ -19,7 +19,7 @@ pub use regression::{
     RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, StoredMember, StoredRegression, VersionSizes,
 };
 
-pub use summary::{Classified, Medians, WorkloadFit, WorkloadSummary};
+pub use summary::{Beside, Classified, Medians, WorkloadFit, WorkloadSummary};
 pub use track::{Reason, Track};
 
 use serde::{Deserialize, Serialize};

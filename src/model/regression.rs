@@ -251,12 +251,14 @@ impl RegressionWorkload {
         self.reason == "cost"
     }
 
-    /// For a cost, the change in words: "cost 4.20× at 64 KiB, O(n) both".
+    /// For a cost, the change in words: "cost 4.20× at 64 KiB, O(n) both"; a time's is its time
+    /// over the control measured beside it.
     pub fn cost_change(&self) -> Option<String> {
         let size = u64::try_from(self.ratio_size?).ok().filter(|_| self.is_cost())?;
         let label = |c: Option<&str>| c.and_then(crate::format::class_label_of_text);
         let (before, after) = (label(self.class_before.as_deref()), label(self.class_after.as_deref()));
-        Some(crate::format::cost_change(self.time_ratio?, size, self.size_unit, before, after))
+        let change = crate::format::cost_change(self.time_ratio?, size, self.size_unit, before, after);
+        Some(if self.metric.is_count() { change } else { format!("{change}, over the control beside it") })
     }
 
     /// What broke, in one line with its size in the workload's unit, for a failure that the

@@ -39,6 +39,17 @@ pub struct WorkloadSummary {
     /// The one build every summarised run ran (`WorkloadRun::build_hash`); `None` when they ran
     /// several, or when one of them did not say.
     pub build_hash: Option<String>,
+    /// The workload's time over the control's measured beside it, by size: (size, median over the
+    /// runs that had the control, those runs), with the control lineage; `None` where no run had
+    /// one. What a cost on times is judged by.
+    pub beside: Option<Beside>,
+}
+
+/// A summary's time over its control's, by size, and the control lineage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Beside {
+    pub lineage: String,
+    pub sizes: Vec<(u64, f64, usize)>,
 }
 
 /// A stored summary's class with the medians it was worked out on.

@@ -7,8 +7,10 @@
 //! holds: a `memcpy` turned into a byte loop leaves every workload linear and makes each several
 //! times dearer. It is back when its count is within the factor of its last good version's again.
 //! A count that rose because its growth did is the slope's crossing alone, told once.
-//! The cost rule never judges times: wall and CPU time move with the host, and are judged by their
-//! growth alone.
+//! On wall and CPU time, which move with the host, the rule judges a workload's time over the
+//! control measured beside it in the same invocation on the same host (`--control`), and only with
+//! `[alerts] cost_on_times = true`: the control's own ratio between the two versions' runs divides
+//! the host out. Without a control beside, or with that off, times are judged by growth alone.
 //!
 //! A workload whose version ran the very build its previous version ran (the same build hash: the
 //! binary's code and the shared libraries it loaded) did not change, whatever its numbers did:
@@ -31,6 +33,10 @@ impl Rules {
     pub fn cost_verdict(&self, workload: &str, reference: &VersionFit, now: &VersionFit) -> Verdict {
         let Some(factor) = self.cost_factor_for(workload) else { return Verdict::Unsure };
         if matches!((&reference.source, &now.source), (Some(a), Some(b)) if a != b) {
+            return Verdict::Unsure;
+        }
+        // A time is judged only over its control, when that is asked for, and against the same one.
+        if (now.control.is_some() && !self.cost_on_times) || reference.control != now.control {
             return Verdict::Unsure;
         }
         match time_ratio(&now.sizes, &reference.sizes) {
@@ -71,6 +77,7 @@ mod tests {
             contract: None,
             source: Some(source.into()),
             build: Some(build.into()),
+            control: None,
         }
     }
 

@@ -51,17 +51,30 @@ pub struct VersionFit {
     /// The workload's source at the version, and the one build its runs ran, where known.
     pub source: Option<String>,
     pub build: Option<String>,
+    /// For a cost on times, the control lineage whose time `sizes` are taken over.
+    pub control: Option<String>,
 }
 
 impl VersionFit {
     pub fn new(fit: Slope, sizes: Vec<SizeMedian>, complexity: Option<Complexity>) -> VersionFit {
         let Slope { slope, ci_low, ci_high, r2 } = fit;
-        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity, contract: None, source: None, build: None }
+        let (source, build, control) = (None, None, None);
+        VersionFit { slope, ci_low, ci_high, r2, sizes, complexity, contract: None, source, build, control }
     }
 
     /// The same fit, measured on `source` and run as `build`.
     pub fn built(self, source: Option<String>, build: Option<String>) -> VersionFit {
         VersionFit { source, build, ..self }
+    }
+
+    /// The fit whose cost is judged: a count's own, or for a time its quotient by the control
+    /// measured beside it (`sizes` of the workload's time over the control's), where it has one.
+    pub fn cost(self, counted: bool, beside: Option<(&str, Vec<SizeMedian>)>) -> Option<VersionFit> {
+        match (counted, beside) {
+            (true, _) => Some(self),
+            (false, Some((control, sizes))) => Some(VersionFit { sizes, control: Some(control.to_string()), ..self }),
+            (false, None) => None,
+        }
     }
 
     /// The same fit, held to `contract` when there is one.
@@ -347,44 +360,10 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
     let mut crossing: Vec<(&Current, Option<&History>)> = Vec::new();
     for c in current {
         let open = members.iter().find(|m| m.track == c.track && m.open && !m.fixed);
-        if let Evidence::Cost(now) = &c.evidence {
-            match open {
-                Some(m) if version::compare(version, &m.version) == Ordering::Greater => {
-                    // Back when within the factor of the last good version's cost.
-                    let good = history
-                        .iter()
-                        .filter(|h| h.track == c.track && version::compare(&h.version, &m.version) == Ordering::Less)
-                        .max_by(|a, b| version::compare(&a.version, &b.version));
-                    let back = good.and_then(|g| g.evidence.slope()).map(|g| rules.cost_verdict(&c.workload, g, now));
-                    if back == Some(Verdict::Under) {
-                        let bad = history
-                            .iter()
-                            .find(|h| h.track == c.track && h.version == m.version)
-                            .map(|h| h.evidence.clone());
-                        fixed_now.insert((m.regression_id, c.track));
-                        plan.fixes.push(Fix {
-                            regression_id: m.regression_id,
-                            track: c.track,
-                            evidence: c.evidence.clone(),
-                            bad,
-                        });
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    let seen_here = members.iter().any(|m| m.track == c.track && m.version == version);
-                    let prev = previous(c.track);
-                    let rose = prev.filter(|p| !rules.unchanged_build(&p.evidence, &c.evidence)).is_some_and(|p| {
-                        p.evidence.slope().is_some_and(|p| rules.cost_verdict(&c.workload, p, now) == Verdict::Over)
-                    });
-                    if !seen_here && rose {
-                        crossing.push((c, prev));
-                    }
-                }
-            }
-            continue;
-        }
-        let verdict = rules.judge(&c.workload, &c.evidence);
+        let verdict = match &c.evidence {
+            Evidence::Cost(now) => cost_at(rules, version, c, now, open, history),
+            _ => rules.judge(&c.workload, &c.evidence),
+        };
         match (verdict, open) {
             (Verdict::Under, Some(m)) if version::compare(version, &m.version) == Ordering::Greater => {
                 let bad =
@@ -441,6 +420,41 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
         });
     }
     plan
+}
+
+/// A cost track's verdict at `version`: with a regression of it `open` from an earlier version,
+/// under once it is back within the factor of the last good version's cost; with none, over when
+/// it rose past the factor from the version before (a build unchanged since does not rise).
+/// Otherwise unsure: neither opens nor fixes anything.
+fn cost_at(
+    rules: &Rules,
+    version: &str,
+    c: &Current,
+    now: &VersionFit,
+    open: Option<&Membership>,
+    history: &[History],
+) -> Verdict {
+    let latest_below = |v: &str| {
+        history
+            .iter()
+            .filter(|h| h.track == c.track && version::compare(&h.version, v) == Ordering::Less)
+            .max_by(|a, b| version::compare(&a.version, &b.version))
+    };
+    let against =
+        |h: Option<&History>| h.and_then(|h| h.evidence.slope()).map(|h| rules.cost_verdict(&c.workload, h, now));
+    match open {
+        Some(m) if version::compare(version, &m.version) == Ordering::Greater => {
+            match against(latest_below(&m.version)) {
+                Some(Verdict::Under) => Verdict::Under,
+                _ => Verdict::Unsure,
+            }
+        }
+        Some(_) => Verdict::Unsure,
+        None => match latest_below(version).filter(|p| !rules.unchanged_build(&p.evidence, &c.evidence)) {
+            p @ Some(_) if against(p) == Some(Verdict::Over) => Verdict::Over,
+            _ => Verdict::Unsure,
+        },
+    }
 }
 
 /// The latest open regression of the lineage, opened before `version`, since which the workload
@@ -500,6 +514,7 @@ mod tests {
             contract: None,
             source: None,
             build: None,
+            control: None,
         }
     }
 

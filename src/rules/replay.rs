@@ -421,6 +421,7 @@ mod tests {
             contract: None,
             source: None,
             build: None,
+            control: None,
         };
         let history =
             History { track: Track::slope(workload_id), version: version.to_string(), evidence: Evidence::Slope(fit) };

@@ -113,7 +113,11 @@ impl Entry<'_> {
                         before.and_then(|b| format::class_label(b.complexity.as_ref())),
                         format::class_label(fit.complexity.as_ref()),
                     );
-                    format::cost_change(ratio, size, unit, b, a)
+                    let change = format::cost_change(ratio, size, unit, b, a);
+                    match &fit.control {
+                        Some(control) => format!("{change}, over {control} beside it"),
+                        None => change,
+                    }
                 });
                 format!(
                     "{workload} {} at {at}: {} (more than {} the version before)",

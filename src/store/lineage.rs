@@ -58,6 +58,8 @@ struct LineageSummaryRow {
     expected: Option<String>,
     source_hash: Option<String>,
     build_hash: Option<String>,
+    beside_sizes: Option<String>,
+    beside_lineage: Option<String>,
 }
 
 /// A workload's latest contract, still JSON.
@@ -87,6 +89,8 @@ pub struct LineageSummary {
     /// The workload's source in the version's latest run, and the one build its runs ran.
     pub source_hash: Option<String>,
     pub build_hash: Option<String>,
+    /// The workload's time over the control measured beside it, by size, and the control lineage.
+    pub beside: Option<(String, Vec<SizeMedian>)>,
 }
 
 /// A version's failures of a workload, as the alert rules read them.
@@ -304,7 +308,7 @@ fn decode_class(text: &str) -> Result<Class, sqlx::Error> {
 /// A lineage's version summaries as the alert rules read them; `$1` is the lineage.
 const LINEAGE_SUMMARY_COLUMNS: &str = "SELECT s.workload_id, w.name AS workload, w.metric, w.size_unit, s.version,
      s.slope, s.ci_low, s.ci_high, s.r2, s.sizes, s.runs, s.host_ids, s.first_seen, s.complexity, c.expected,
-     s.source_hash, s.build_hash
+     s.source_hash, s.build_hash, s.beside_sizes, s.beside_lineage
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
      LEFT JOIN workload_contracts c ON c.workload_id = s.workload_id WHERE s.lineage = $1";
 
@@ -324,6 +328,10 @@ fn decode_summaries(rows: Vec<LineageSummaryRow>) -> Result<Vec<LineageSummary>,
                 slope: row.slope,
                 runs: row.runs as usize,
                 first_seen: row.first_seen,
+                beside: match (row.beside_lineage, row.beside_sizes.as_deref()) {
+                    (Some(lineage), Some(sizes)) => Some((lineage, decode_json(sizes)?)),
+                    _ => None,
+                },
                 source_hash: row.source_hash,
                 build_hash: row.build_hash,
             })

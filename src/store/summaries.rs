@@ -208,14 +208,10 @@ impl Tx<'_> {
         }
         let mut q = sql("INSERT INTO version_summaries (workload_id, lineage, version, slope, slope_min, slope_max,
              ci_low, ci_high, r2, runs, hosts, host_ids, sizes, first_seen, last_run_at, complexity, source_hash,
-             source_count, build_hash) ");
+             source_count, build_hash, beside_sizes, beside_lineage) ");
         q.push_values(rows, |b, row| {
             let s = row.summary;
-            let sizes: Vec<_> = s
-                .sizes
-                .iter()
-                .map(|&(size, median_ns, runs)| serde_json::json!({"size": size, "median_ns": median_ns, "runs": runs}))
-                .collect();
+
             b.bind(row.workload_id)
                 .bind(row.at.lineage.as_str())
                 .bind(row.at.version.as_str())
@@ -228,13 +224,15 @@ impl Tx<'_> {
                 .bind(s.runs as i32)
                 .bind(s.hosts as i32)
                 .bind(serde_json::to_string(row.host_ids).expect("ids serialize"))
-                .bind(serde_json::Value::Array(sizes).to_string())
+                .bind(sizes_json(&s.sizes))
                 .bind(row.first_seen)
                 .bind(row.last_run_at)
                 .bind(encode_complexity(s.complexity.as_ref()))
                 .bind(s.source_hash.as_deref())
                 .bind(s.source_count.max(1) as i32)
-                .bind(s.build_hash.as_deref());
+                .bind(s.build_hash.as_deref())
+                .bind(s.beside.as_ref().map(|b| sizes_json(&b.sizes)))
+                .bind(s.beside.as_ref().map(|b| b.lineage.as_str()));
         });
         q.push(
             " ON CONFLICT (workload_id, lineage, version) DO UPDATE SET slope = excluded.slope,
@@ -243,7 +241,8 @@ impl Tx<'_> {
              host_ids = excluded.host_ids, sizes = excluded.sizes, first_seen = excluded.first_seen,
              last_run_at = excluded.last_run_at, complexity = excluded.complexity,
              source_hash = excluded.source_hash, source_count = excluded.source_count,
-             build_hash = excluded.build_hash",
+             build_hash = excluded.build_hash, beside_sizes = excluded.beside_sizes,
+             beside_lineage = excluded.beside_lineage",
         );
         self.exec().execute(&q).await.map(drop)
     }
@@ -285,4 +284,13 @@ impl Tx<'_> {
         .bind(summary.at.version.as_str());
         self.exec().execute(&q).await.map(drop)
     }
+}
+
+/// `(size, median, runs)` by size as a summary stores them: `[{"size", "median_ns", "runs"}, …]`.
+fn sizes_json(sizes: &[(u64, f64, usize)]) -> String {
+    let sizes: Vec<_> = sizes
+        .iter()
+        .map(|&(size, median_ns, runs)| serde_json::json!({"size": size, "median_ns": median_ns, "runs": runs}))
+        .collect();
+    serde_json::Value::Array(sizes).to_string()
 }

@@ -6,7 +6,7 @@ use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{Contract, Failure, Host, Metric, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Beside, Contract, Failure, Host, Metric, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -42,6 +42,8 @@ pub struct StoredWorkload {
     pub source_hash: String,
     /// The code it ran, where the agent sent a hash of it (fits only: a failure keeps none).
     pub build_hash: Option<String>,
+    /// The control measured beside it, where the agent sent one (fits only).
+    pub control: Option<Beside>,
     pub metadata: BTreeMap<String, String>,
     /// By size; for a failed workload, those measured before it failed.
     pub measurements: Vec<StoredMeasurement>,
@@ -113,6 +115,7 @@ struct FitRow {
     size_unit: SizeUnit,
     source_hash: String,
     build_hash: Option<String>,
+    control: Option<String>,
     metadata: String,
 }
 
@@ -220,8 +223,10 @@ impl Store {
             return Ok(Vec::new());
         }
         let ids = || heads.iter().map(|h| h.id);
-        let mut q = sql("SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.build_hash, f.metadata
-             FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ");
+        let mut q = sql(
+            "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.build_hash, f.control, f.metadata
+             FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ",
+        );
         q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
         let fits: Vec<FitRow> = tx.exec().all(&q).await?;
         let mut q =
@@ -357,6 +362,7 @@ fn assemble(
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,
                 build_hash: f.build_hash,
+                control: f.control.as_deref().map(decode_json).transpose()?,
                 failure: None,
                 contract: None,
                 not_provided: false,
@@ -377,6 +383,7 @@ fn assemble(
                 size_unit: x.size_unit,
                 source_hash: x.source_hash,
                 build_hash: None,
+                control: None,
                 failure: Some(failure),
                 contract: None,
                 not_provided: false,
@@ -401,6 +408,7 @@ fn assemble(
                     size_unit: c.size_unit,
                     source_hash: c.source_hash,
                     build_hash: None,
+                    control: None,
                     failure: None,
                     contract,
                     not_provided: true,

@@ -18,7 +18,7 @@ use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use slopewatch_core::bisection::BisectionSubmission;
-use slopewatch_core::wire::{Contract, Counter, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Beside, Contract, Counter, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -145,6 +145,9 @@ pub struct PrunedWorkload {
     /// The code it ran; absent in files written before builds were hashed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_hash: Option<String>,
+    /// The control measured beside it; absent in files written before controls were carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<Beside>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
     /// For a failed workload, the sizes measured before it failed.

@@ -46,6 +46,7 @@ impl Case {
             size_unit: SizeUnit::Bytes,
             source_hash: "sha256:00".into(),
             build_hash: None,
+            control: None,
             measurements: points
                 .iter()
                 .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })

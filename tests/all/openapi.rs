@@ -82,6 +82,7 @@ fn submission() -> RunSubmission {
             size_unit: SizeUnit::Records,
             source_hash: "sha256:00".into(),
             build_hash: None,
+            control: None,
             measurements,
             metadata: [("sqlite_version".to_string(), "3.46.0".to_string())].into(),
             failure: None,

@@ -166,7 +166,8 @@ mod tests {
                 "sizes_of_interest",
                 "measures",
                 "version_axes",
-                "build_hashes"
+                "build_hashes",
+                "controls"
             ])
         );
         assert_eq!(serde_json::from_value::<Capabilities>(json).unwrap(), now);

@@ -24,17 +24,20 @@ pub enum Capability {
     VersionAxes,
     /// A content hash of the code a workload ran (`build_hash`).
     BuildHashes,
+    /// The control measured beside a workload (`control`).
+    Controls,
 }
 
 impl Capability {
     /// Everything this release accepts: what its server advertises.
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::Failures,
         Capability::Contracts,
         Capability::SizesOfInterest,
         Capability::Measures,
         Capability::VersionAxes,
         Capability::BuildHashes,
+        Capability::Controls,
     ];
 
     /// What a server that advertises nothing accepts: the release before capabilities took these
@@ -57,6 +60,7 @@ impl Capability {
             Capability::Measures => "measures",
             Capability::VersionAxes => "version_axes",
             Capability::BuildHashes => "build_hashes",
+            Capability::Controls => "controls",
         }
     }
 
@@ -73,6 +77,7 @@ impl Capability {
             Capability::Measures => &["measure", "counter"],
             Capability::VersionAxes => &["version_from"],
             Capability::BuildHashes => &["build_hash"],
+            Capability::Controls => &["control"],
         }
     }
 

@@ -2,6 +2,7 @@
 //!
 //! Defined once here so the agent and the server can never disagree about the format.
 
+mod beside;
 mod capability;
 mod contract;
 mod failure;
@@ -9,6 +10,7 @@ mod fields;
 mod measure;
 mod shape;
 
+pub use beside::{Beside, BesideMedian};
 pub(crate) use capability::known;
 pub use capability::{Accepts, Capability};
 pub use contract::{Contract, CONTRACT_PREFIX};
@@ -184,6 +186,10 @@ pub struct WorkloadRun {
     /// agent cannot tell (a team's command).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_hash: Option<String>,
+    /// The control lineage measured beside it in the same invocation on the same host, with its
+    /// median at each size: what divides the host out of a cost on times (`check --control`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<Beside>,
     /// The sizes measured; when the workload failed, those measured before the failure (possibly
     /// none).
     pub measurements: Vec<Measurement>,
@@ -344,6 +350,9 @@ impl RunSubmission {
             }
             if let Some(c) = &w.contract {
                 c.validate(&format!("{at}.contract"))?;
+            }
+            if let Some(b) = &w.control {
+                b.validate(&format!("{at}.control"))?;
             }
             if let Some(size) = w.size_of_interest {
                 if size == 0 || size > MAX_SIZE {

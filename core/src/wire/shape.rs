@@ -81,6 +81,10 @@ pub fn shape(run: &RunSubmission, accepts: &Accepts) -> Result<Shaped, Refusal> 
     if !accepts.contains(Capability::BuildHashes) {
         workloads.iter_mut().for_each(|w| w.build_hash = None);
     }
+    // Nor one without controls: the control's own run goes beside, as always.
+    if !accepts.contains(Capability::Controls) {
+        workloads.iter_mut().for_each(|w| w.control = None);
+    }
     Ok(Shaped { run: RunSubmission { workloads, ..run.clone() }, dropped })
 }
 
@@ -158,7 +162,7 @@ mod tests {
     use serde_json::{json, Value};
 
     /// A run using every capability but the measure and the axis: a probe, a function not
-    /// provided, a failed workload, sizes of interest and a build hash.
+    /// provided, a failed workload, sizes of interest, a build hash and a control beside.
     fn full() -> Value {
         let mut v = sample_json();
         let plain = v["workloads"][0].clone();
@@ -175,6 +179,8 @@ mod tests {
         let mut plain = plain;
         plain["size_of_interest"] = json!(4 << 20);
         plain["build_hash"] = json!(format!("sha256:{}", "0a".repeat(32)));
+        plain["control"] = json!({"lineage": "musl-gcc", "version": "1.2.3",
+                                  "medians": [{"size": 65536, "median": 1000.0}]});
         v["workloads"] = json!([plain, probe, absent, failed]);
         v
     }
@@ -209,7 +215,7 @@ mod tests {
         // A server that advertises nothing predates build hashes: the run goes without them, and
         // nothing else changes, with no word (the server judges as it always did).
         let mut unhashed = r.clone();
-        unhashed.workloads.iter_mut().for_each(|w| w.build_hash = None);
+        unhashed.workloads.iter_mut().for_each(|w| (w.build_hash, w.control) = (None, None));
         assert_eq!(shape(&r, &Accepts::unadvertised()), Ok(Shaped { run: unhashed, dropped: vec![] }));
     }
 

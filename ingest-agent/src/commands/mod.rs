@@ -34,9 +34,7 @@ fn run_command(cli: Cli) -> Result<ExitStatus> {
         Command::Measure { measure, out } => run::measure(&measure, &out),
         Command::Build { measure } => build::build(&measure),
         Command::Submit { files, server, spool } => submit::submit(&files, &server, &spool),
-        Command::Check { measure, gate, control, report, token } => {
-            run::check(&measure, &gate.limits(), control.as_deref(), &report, &token)
-        }
+        Command::Check { measure, gate, report, token } => run::check(&measure, &gate.limits(), &report, &token),
         Command::Toolchains { action: Some(ToolchainsCommand::Fetch(fetch)), cache_dir, .. } => {
             toolchains::fetch(&fetch, cache_dir)
         }

@@ -229,6 +229,9 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     if runs.is_empty() {
         bail!("nothing was measured");
     }
+    if let Some(control) = &args.control {
+        measure::beside::attach(&mut runs, control).map_err(anyhow::Error::msg)?;
+    }
     Ok(Measurements { runs, failures, remeasured, unmeasurable })
 }
 

@@ -42,14 +42,9 @@ pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
 /// The gate: measures (a workload unsure on the limits once more), prints the table and what was
 /// over or unsure, writes the report where asked, and returns 1 when a workload is over a limit or
 /// failed, else 3 when one stayed unsure.
-/// With `control`, each workload over a limit is also attributed by that lineage's rows.
-pub fn check(
-    measure: &MeasureArgs,
-    limits: &Limits,
-    control: Option<&str>,
-    report: &ReportArgs,
-    token: &TokenArgs,
-) -> Result<ExitStatus> {
+/// With `--control`, each workload over a limit is also attributed by that lineage's rows.
+pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
+    let control = measure.control.as_deref();
     let mut measured = measure_gated(measure, limits, true)?;
     let mut rows = judged(&mut measured, limits);
     for r in &mut rows {

@@ -153,6 +153,7 @@ impl ImportedFamily {
         Ok(WorkloadRun {
             source_hash: source_hash(format, &name),
             build_hash: None,
+            control: None,
             name,
             size_unit: unit,
             measurements: self

@@ -163,6 +163,7 @@ pub(crate) mod tests {
             size_unit: SizeUnit::Bytes,
             source_hash: String::new(),
             build_hash: None,
+            control: None,
             measurements: p
                 .iter()
                 .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })

@@ -1,6 +1,7 @@
 //! Measuring: from a built binary to a judged workload, or to the failure that stopped it.
 
 pub mod agreement;
+pub mod beside;
 pub mod budget;
 pub mod failure;
 pub mod judged;

@@ -388,6 +388,7 @@ fn workload_run(
         size_unit: w.unit,
         source_hash: w.source_hash(),
         build_hash: binary.filter(|_| w.command().is_none()).and_then(build_hash),
+        control: None,
         measurements,
         metadata,
         failure,

@@ -136,6 +136,8 @@ pub(in crate::store) struct FitColumns {
     pub medians: Vec<String>,
     /// The content hash of the code the workload ran, where the agent sent one.
     pub build_hash: Vec<Option<String>>,
+    /// The control measured beside it, a JSON object, where the agent sent one.
+    pub control: Vec<Option<String>>,
 }
 
 /// Measurement rows (one per workload and size), column by column for batch inserts.
@@ -248,6 +250,7 @@ impl FitColumns {
         self.metadata.extend_from_slice(&run.metadata);
         self.medians.extend_from_slice(&run.medians);
         self.build_hash.extend_from_slice(&run.build_hash);
+        self.control.extend_from_slice(&run.control);
     }
 }
 
@@ -328,6 +331,7 @@ impl PendingRun {
             f.workload_id.push(index);
             f.source_hash.push(w.source_hash.clone());
             f.build_hash.push(w.build_hash.clone());
+            f.control.push(w.control.as_ref().map(|c| serde_json::to_string(c).expect("a control serializes")));
             f.slope.push(wf.fit.slope);
             f.intercept.push(wf.fit.intercept);
             f.r2.push(wf.fit.r2);

@@ -3,7 +3,7 @@
 
 use super::decode_json;
 use crate::model::{MetricColumn, Slope};
-use slopewatch_core::wire::Metric;
+use slopewatch_core::wire::{Beside, Metric};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -28,6 +28,7 @@ pub(in crate::store) struct WindowFitRow {
     medians: String,
     source_hash: String,
     build_hash: Option<String>,
+    control: Option<String>,
     #[sqlx(flatten)]
     slope: Slope,
     metric: MetricColumn,
@@ -44,6 +45,8 @@ pub struct WindowFit {
     pub source_hash: String,
     /// The code it ran, where the agent sent a hash of it.
     pub build_hash: Option<String>,
+    /// The control measured beside it, where the agent sent one.
+    pub control: Option<Beside>,
     pub slope: Slope,
     /// What the workload's series measures: how its medians are classified.
     pub metric: Metric,
@@ -57,6 +60,7 @@ impl WindowFitRow {
             medians: decode_json(&self.medians)?,
             source_hash: self.source_hash,
             build_hash: self.build_hash,
+            control: self.control.as_deref().map(decode_json).transpose()?,
             slope: self.slope,
             metric: Metric::try_from(self.metric).map_err(|e| sqlx::Error::Decode(e.into()))?,
         })

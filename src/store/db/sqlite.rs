@@ -39,7 +39,7 @@ impl Backend for Sqlite {
         })
         .await?;
         let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash) ";
+                n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control) ";
         insert_chunked(conn, head, f.run_id.len(), |b, i| {
             b.push_bind(f.run_id[i])
                 .push_bind(f.workload_id[i])
@@ -56,7 +56,8 @@ impl Backend for Sqlite {
                 .push_bind(f.local_slopes[i].as_str())
                 .push_bind(f.metadata[i].as_str())
                 .push_bind(f.medians[i].as_str())
-                .push_bind(f.build_hash[i].as_deref());
+                .push_bind(f.build_hash[i].as_deref())
+                .push_bind(f.control[i].as_deref());
         })
         .await?;
         let head =
@@ -158,7 +159,7 @@ impl Backend for Sqlite {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         let mut q = QueryBuilder::new(
-            "SELECT run_id, workload_id, medians, source_hash, build_hash, slope, ci_low, ci_high, r2, \
+            "SELECT run_id, workload_id, medians, source_hash, build_hash, control, slope, ci_low, ci_high, r2, \
              (SELECT metric FROM workloads WHERE id = fits.workload_id) AS metric FROM fits WHERE run_id IN ",
         );
         push_ids(&mut q, run_ids);
@@ -168,7 +169,7 @@ impl Backend for Sqlite {
     }
 }
 
-/// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 16.
+/// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 17.
 const ROWS_PER_STATEMENT: usize = 2000;
 
 /// Inserts `rows` rows, `push_row` binding each, as few multi-row statements; returns how many

@@ -105,3 +105,56 @@ async fn a_count_four_times_dearer_at_the_same_growth_opens_a_cost_regression_th
     })
     .await;
 }
+
+/// A wall-time workload of `cost(size)` ns with the control measured beside it at `control(size)`.
+fn timed_beside(build: &str, cost: impl Fn(f64) -> f64, control: impl Fn(f64) -> f64) -> Value {
+    let mut w = workload(build, cost);
+    let medians: Vec<Value> =
+        (0..6).map(|i| 65536u64 << i).map(|size| json!({"size": size, "median": control(size as f64)})).collect();
+    w["control"] = json!({"lineage": "musl-gcc", "version": "1.2.3", "medians": medians});
+    w
+}
+
+#[tokio::test]
+async fn on_times_a_cost_is_judged_over_the_control_beside_it_and_only_when_asked() {
+    on_both_backends(|db| async move {
+        let rules = slopewatch::config::Rules { cost_on_times: true, ..Default::default() };
+        let config = slopewatch::config::Config {
+            alerts: slopewatch::config::AlertSettings { rules, ..Default::default() },
+            ..Default::default()
+        };
+        let app = TestApp::with_config(db, config).await;
+        submit(&app, run_of("zig", "1.0.0", "b1", vec![timed_beside("c1", |n| n, |n| n / 4.0)])).await;
+        // A host three times slower slows the control as much: no change of cost.
+        submit(&app, run_of("zig", "1.1.0", "b2", vec![timed_beside("c2", |n| 3.0 * n, |n| 0.75 * n)])).await;
+        assert!(versions_opened(&app).await.is_empty(), "the host's slowdown divides out");
+        // The same host, the workload 4.2× dearer beside an unchanged control.
+        submit(&app, run_of("zig", "1.2.0", "b2", vec![timed_beside("c3", |n| 12.6 * n, |n| 0.75 * n)])).await;
+        assert_eq!(versions_opened(&app).await, [("1.2.0".to_string(), vec!["cost".to_string()])]);
+        let (_, list) = app.get("/api/v1/regressions").await;
+        let ratio = list["regressions"][0]["workloads"][0]["time_ratio"].as_f64().unwrap();
+        assert!((ratio - 4.2).abs() < 0.05, "{list}");
+        let id = list["regressions"][0]["regression"]["id"].as_i64().unwrap();
+        let (_, page) = app.get(&format!("/regressions/{id}")).await;
+        assert!(page.as_str().unwrap().contains("cost 4.20× at 2 MiB, O(n) both, over the control beside it"));
+        let (_, detail) = app.get(&format!("/api/v1/regressions/{id}")).await;
+        let opened = detail["events"].as_array().unwrap().iter().find(|e| e["kind"] == "opened").unwrap();
+        assert!(opened["detail"].as_str().unwrap().contains(", over musl-gcc beside it"), "{opened}");
+        // Without a control beside, a time is judged by its growth alone.
+        submit(&app, run_of("gcc", "1.0.0", "b1", vec![workload("d1", |n| n)])).await;
+        submit(&app, run_of("gcc", "1.1.0", "b1", vec![workload("d2", |n| 4.2 * n)])).await;
+        assert_eq!(versions_opened(&app).await.len(), 1, "nothing at gcc 1.1.0");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn without_cost_on_times_a_time_beside_its_control_is_judged_by_growth_alone() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        submit(&app, run_of("zig", "1.0.0", "b1", vec![timed_beside("c1", |n| n, |n| n / 4.0)])).await;
+        submit(&app, run_of("zig", "1.2.0", "b1", vec![timed_beside("c3", |n| 4.2 * n, |n| n / 4.0)])).await;
+        assert!(versions_opened(&app).await.is_empty(), "off unless asked");
+    })
+    .await;
+}

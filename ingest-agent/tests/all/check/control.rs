@@ -60,3 +60,30 @@ fn code_over_the_limit_under_the_control_too_is_the_codes_doing_and_the_control_
     assert_ne!(missing.status.code(), Some(0), "{}", text(&missing));
     assert!(text(&missing).contains("the control musl-gcc was not measured"), "{}", text(&missing));
 }
+
+#[test]
+fn a_measured_run_carries_the_controls_medians_beside_each_workload_for_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("runs.json");
+    let out = run(agent()
+        .args(["measure", "--control", "musl-gcc", "--toolchain", "musl-gcc=musl-gcc", "--toolchain", "gcc-glibc=gcc"])
+        .args(["--workloads", "strchr", "--max-size", "256K", "--reps", "3", "--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .arg("--out")
+        .arg(&out_file));
+    assert!(out.status.success(), "{}", text(&out));
+    let runs: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let workload = |toolchain: &str| {
+        let run = runs.iter().find(|r| r["toolchain"]["name"] == toolchain).unwrap();
+        run["workloads"][0].clone()
+    };
+    let (gcc, musl) = (workload("gcc-glibc"), workload("musl-gcc"));
+    assert!(musl.get("control").is_none(), "the control has none of its own: {musl}");
+    let beside = &gcc["control"];
+    assert_eq!(beside["lineage"], "musl-gcc", "{gcc}");
+    let sizes = |v: &serde_json::Value, key: &str| -> Vec<u64> {
+        v[key].as_array().unwrap().iter().map(|m| m["size"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(sizes(beside, "medians"), sizes(&musl, "measurements"), "the control's own sizes: {gcc}");
+    assert!(beside["medians"].as_array().unwrap().iter().all(|m| m["median"].as_f64().unwrap() > 0.0));
+}

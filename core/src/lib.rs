@@ -8,6 +8,7 @@ pub mod fit;
 pub mod format;
 pub mod lineage;
 pub mod predict;
+pub mod profile;
 pub mod verdict;
 pub mod version;
 pub mod wire;

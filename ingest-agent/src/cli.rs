@@ -291,6 +291,10 @@ pub(crate) struct MeasureArgs {
     /// limit to the toolchain (the control held) or the code (it is over too).
     #[arg(long, value_name = "LINEAGE")]
     pub(crate) control: Option<String>,
+    /// Profile every workload, not only those over a limit: where its instructions go at its first
+    /// size, under Valgrind (also `profile = true` in the config file).
+    #[arg(long)]
+    pub(crate) profile: bool,
 }
 
 /// The gate's limits and the evidence a slope must show, by the server's noise rule, to be judged

@@ -161,6 +161,9 @@ struct ConfigFile {
     /// Which counter counts instructions unless `--counter` says: "perf" or "valgrind".
     #[serde(default)]
     counter: Option<String>,
+    /// Whether every workload is profiled, not only those over a limit (`--profile`).
+    #[serde(default)]
+    profile: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -250,6 +253,8 @@ pub struct Config {
     /// `measure`, read: none when the file does not say.
     pub measure: Option<Vec<Measure>>,
     pub counter: Option<Counter>,
+    /// `profile`: every workload is profiled.
+    pub profile: bool,
 }
 
 /// Reads a TOML config file: its `[[toolchains]]` and `[[workloads]]`.
@@ -312,7 +317,7 @@ pub fn parse_config(text: &str) -> Result<Config> {
             toml::Value::Table(table).try_into::<WorkloadEntry>().with_context(|| which)
         })
         .collect::<Result<_>>()?;
-    Ok(Config { toolchains, workloads, measure, counter })
+    Ok(Config { toolchains, workloads, measure, counter, profile: file.profile })
 }
 
 /// Applies `--version-from NAME=compiler|libc` to the toolchain of that name, whether it came from

@@ -6,6 +6,7 @@ use super::runs::{RunHeader, RUN_HEADER_COLUMNS, RUN_HEADER_FROM};
 use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::profile::Profile;
 use slopewatch_core::wire::{Beside, Contract, Failure, Host, Metric, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
@@ -44,6 +45,8 @@ pub struct StoredWorkload {
     pub build_hash: Option<String>,
     /// The control measured beside it, where the agent sent one (fits only).
     pub control: Option<Beside>,
+    /// Where its instructions went, where the agent sent a profile (fits only).
+    pub profile: Option<Profile>,
     pub metadata: BTreeMap<String, String>,
     /// By size; for a failed workload, those measured before it failed.
     pub measurements: Vec<StoredMeasurement>,
@@ -116,6 +119,7 @@ struct FitRow {
     source_hash: String,
     build_hash: Option<String>,
     control: Option<String>,
+    profile: Option<String>,
     metadata: String,
 }
 
@@ -224,7 +228,7 @@ impl Store {
         }
         let ids = || heads.iter().map(|h| h.id);
         let mut q = sql(
-            "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.build_hash, f.control, f.metadata
+            "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.build_hash, f.control, f.profile, f.metadata
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ",
         );
         q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
@@ -363,6 +367,7 @@ fn assemble(
                 source_hash: f.source_hash,
                 build_hash: f.build_hash,
                 control: f.control.as_deref().map(decode_json).transpose()?,
+                profile: f.profile.as_deref().map(decode_json).transpose()?,
                 failure: None,
                 contract: None,
                 not_provided: false,
@@ -384,6 +389,7 @@ fn assemble(
                 source_hash: x.source_hash,
                 build_hash: None,
                 control: None,
+                profile: None,
                 failure: Some(failure),
                 contract: None,
                 not_provided: false,
@@ -409,6 +415,7 @@ fn assemble(
                     source_hash: c.source_hash,
                     build_hash: None,
                     control: None,
+                    profile: None,
                     failure: None,
                     contract,
                     not_provided: true,

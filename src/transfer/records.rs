@@ -148,6 +148,9 @@ pub struct PrunedWorkload {
     /// The control measured beside it; absent in files written before controls were carried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<Beside>,
+    /// Where its instructions went; absent in files written before profiles were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<slopewatch_core::profile::Profile>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
     /// For a failed workload, the sizes measured before it failed.

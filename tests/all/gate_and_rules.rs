@@ -47,6 +47,7 @@ impl Case {
             source_hash: "sha256:00".into(),
             build_hash: None,
             control: None,
+            profile: None,
             measurements: points
                 .iter()
                 .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })

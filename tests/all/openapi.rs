@@ -83,6 +83,7 @@ fn submission() -> RunSubmission {
             source_hash: "sha256:00".into(),
             build_hash: None,
             control: None,
+            profile: None,
             measurements,
             metadata: [("sqlite_version".to_string(), "3.46.0".to_string())].into(),
             failure: None,

@@ -167,12 +167,13 @@ mod tests {
                 "measures",
                 "version_axes",
                 "build_hashes",
-                "controls"
+                "controls",
+                "profiles"
             ])
         );
         assert_eq!(serde_json::from_value::<Capabilities>(json).unwrap(), now);
         let newer: Capabilities =
-            serde_json::from_str(r#"{"accepts":["profiles","failures"],"version":"9.0.0","later":{}}"#).unwrap();
+            serde_json::from_str(r#"{"accepts":["flamegraphs","failures"],"version":"9.0.0","later":{}}"#).unwrap();
         assert_eq!(newer.accepted(), Accepts::from_iter([Capability::Failures]));
     }
 }

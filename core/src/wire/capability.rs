@@ -26,11 +26,13 @@ pub enum Capability {
     BuildHashes,
     /// The control measured beside a workload (`control`).
     Controls,
+    /// Where a workload's instructions go at one size (`profile`).
+    Profiles,
 }
 
 impl Capability {
     /// Everything this release accepts: what its server advertises.
-    pub const ALL: [Capability; 7] = [
+    pub const ALL: [Capability; 8] = [
         Capability::Failures,
         Capability::Contracts,
         Capability::SizesOfInterest,
@@ -38,6 +40,7 @@ impl Capability {
         Capability::VersionAxes,
         Capability::BuildHashes,
         Capability::Controls,
+        Capability::Profiles,
     ];
 
     /// What a server that advertises nothing accepts: the release before capabilities took these
@@ -61,6 +64,7 @@ impl Capability {
             Capability::VersionAxes => "version_axes",
             Capability::BuildHashes => "build_hashes",
             Capability::Controls => "controls",
+            Capability::Profiles => "profiles",
         }
     }
 
@@ -78,6 +82,7 @@ impl Capability {
             Capability::VersionAxes => &["version_from"],
             Capability::BuildHashes => &["build_hash"],
             Capability::Controls => &["control"],
+            Capability::Profiles => &["profile"],
         }
     }
 
@@ -182,7 +187,7 @@ mod tests {
             #[serde(deserialize_with = "known")]
             accepts: Vec<Capability>,
         }
-        let list: List = serde_json::from_str(r#"{"accepts": ["failures", "profiles", "measures"]}"#).unwrap();
+        let list: List = serde_json::from_str(r#"{"accepts": ["failures", "flamegraphs", "measures"]}"#).unwrap();
         assert_eq!(list.accepts, [Capability::Failures, Capability::Measures]);
     }
 }

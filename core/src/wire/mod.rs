@@ -190,6 +190,10 @@ pub struct WorkloadRun {
     /// median at each size: what divides the host out of a cost on times (`check --control`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<Beside>,
+    /// Where its instructions go at one size, for a workload over a limit (or every workload with
+    /// `--profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::Profile>,
     /// The sizes measured; when the workload failed, those measured before the failure (possibly
     /// none).
     pub measurements: Vec<Measurement>,
@@ -353,6 +357,9 @@ impl RunSubmission {
             }
             if let Some(b) = &w.control {
                 b.validate(&format!("{at}.control"))?;
+            }
+            if let Some(p) = &w.profile {
+                p.validate(&format!("{at}.profile"))?;
             }
             if let Some(size) = w.size_of_interest {
                 if size == 0 || size > MAX_SIZE {

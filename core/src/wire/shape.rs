@@ -85,6 +85,10 @@ pub fn shape(run: &RunSubmission, accepts: &Accepts) -> Result<Shaped, Refusal> 
     if !accepts.contains(Capability::Controls) {
         workloads.iter_mut().for_each(|w| w.control = None);
     }
+    // Nor one without profiles: the run's verdicts stand without them.
+    if !accepts.contains(Capability::Profiles) {
+        workloads.iter_mut().for_each(|w| w.profile = None);
+    }
     Ok(Shaped { run: RunSubmission { workloads, ..run.clone() }, dropped })
 }
 
@@ -181,6 +185,8 @@ mod tests {
         plain["build_hash"] = json!(format!("sha256:{}", "0a".repeat(32)));
         plain["control"] = json!({"lineage": "musl-gcc", "version": "1.2.3",
                                   "medians": [{"size": 65536, "median": 1000.0}]});
+        plain["profile"] = json!({"size": 65536, "total": 1000, "functions": [
+            {"name": "strchr", "own": 900, "inclusive": 900, "callers": [{"name": "sw_run", "calls": 4, "inclusive": 900}]}]});
         v["workloads"] = json!([plain, probe, absent, failed]);
         v
     }
@@ -215,7 +221,7 @@ mod tests {
         // A server that advertises nothing predates build hashes: the run goes without them, and
         // nothing else changes, with no word (the server judges as it always did).
         let mut unhashed = r.clone();
-        unhashed.workloads.iter_mut().for_each(|w| (w.build_hash, w.control) = (None, None));
+        unhashed.workloads.iter_mut().for_each(|w| (w.build_hash, w.control, w.profile) = (None, None, None));
         assert_eq!(shape(&r, &Accepts::unadvertised()), Ok(Shaped { run: unhashed, dropped: vec![] }));
     }
 

@@ -107,6 +107,7 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
             // A valid hash on some workloads, none on the rest.
             build_hash: counted.then(|| format!("sha256:{}", "0a".repeat(32))),
             control: None,
+            profile: None,
             measurements: sizes
                 .into_iter()
                 .enumerate()

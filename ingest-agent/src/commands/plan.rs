@@ -8,12 +8,13 @@ use crate::builds::parallel;
 use crate::builds::toolchain;
 use crate::builds::workloads::{self, Workload};
 use crate::cli::MeasureArgs;
-use crate::config::cache_root;
+use crate::config::{cache_root, load_config};
 use crate::measure;
 use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::judged::{self, Judged};
 use crate::measure::meter;
+use crate::measure::profile::Profiler;
 use crate::output::progress::{Pace, Plan, Progress};
 use anyhow::{bail, Context, Result};
 use slopewatch_core::format;
@@ -70,6 +71,14 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let mut remeasured = BTreeMap::new();
     let mut unmeasurable = Vec::new();
     let mut answers = Vec::new();
+    let profile_all =
+        args.profile || args.toolchains.config_file().map(load_config).transpose()?.is_some_and(|c| c.profile);
+    let mut profiler = Profiler::new(profile_all);
+    // What is over, and so profiled: the gate's limits, or the default slope limit where none is set.
+    let profiled_over = match (limits.max_slope, limits.max_class) {
+        (None, None) => Limits { max_slope: Some(slopewatch_core::verdict::DEFAULT_MAX_SLOPE), ..*limits },
+        _ => *limits,
+    };
     for (nth_spec, spec) in specs.iter().enumerate() {
         progress.toolchain(nth_spec + 1, &spec.name, None);
         let started_at = time::OffsetDateTime::now_utc();
@@ -155,15 +164,24 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                         // A contract is judged by its class alone, so every command confirms it.
                         // Exact counts come out the same a second time.
                         let again = (remeasure || w.contract.is_some()) && !metric.is_exact();
-                        match again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten() {
-                            Some(why) => {
-                                progress.note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
-                                remeasured.insert((label.clone(), w.name.clone()), why);
-                                let (run, results, _) = measure();
-                                (run, results)
-                            }
-                            None => (run, results),
+                        let (mut run, results) =
+                            match again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten() {
+                                Some(why) => {
+                                    progress
+                                        .note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
+                                    remeasured.insert((label.clone(), w.name.clone()), why);
+                                    let (run, results, _) = measure();
+                                    (run, results)
+                                }
+                                None => (run, results),
+                            };
+                        if run.failure.is_none() && !run.not_provided {
+                            let over = Judged::new(&tc.spec.name, metric, &run, &profiled_over).is_over();
+                            let size = budget.start.unwrap_or(w.start);
+                            let note = |text: &str| progress.note(text);
+                            run.profile = profiler.of(&tc.spec.name, bin, w, size, over, &note);
                         }
+                        (run, results)
                     }
                     Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(e)), BTreeMap::new()),
                     Err(e @ BuildError::Cache(_)) => {

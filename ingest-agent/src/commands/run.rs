@@ -129,6 +129,10 @@ fn print_rows(rows: &[Judged], out: &mut dyn Write) {
     if !failures.is_empty() {
         text.push_str(&format!("\nfailures:\n{failures}"));
     }
+    let profiles = table::profiles(rows);
+    if !profiles.is_empty() {
+        text.push_str(&format!("\nwhere the instructions went:\n{profiles}"));
+    }
     // A closed stdout (`| head`) must not stop the gate from reporting its verdict.
     out.write_all(text.as_bytes()).ok();
 }

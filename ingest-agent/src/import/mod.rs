@@ -154,6 +154,7 @@ impl ImportedFamily {
             source_hash: source_hash(format, &name),
             build_hash: None,
             control: None,
+            profile: None,
             name,
             size_unit: unit,
             measurements: self

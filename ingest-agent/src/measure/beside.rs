@@ -51,6 +51,7 @@ mod tests {
             source_hash: source.into(),
             build_hash: None,
             control: None,
+            profile: None,
             measurements: measurements.collect(),
             metadata: Default::default(),
             failure: None,

@@ -41,6 +41,8 @@ pub struct Judged {
     /// The verdict on what was measured, against the limits it was judged by. A failed workload
     /// is judged by its failure instead, wherever a verdict is shown or counted.
     pub decision: Decision,
+    /// Where its instructions went at one size, where it was profiled.
+    pub profile: Option<slopewatch_core::profile::Profile>,
 }
 
 impl Judged {
@@ -75,6 +77,7 @@ impl Judged {
             // A time is predicted, from a time's fit: a count predicts no time.
             prediction: w.size_of_interest.filter(|_| !metric.is_count()).and_then(|at| predict(&points, at).ok()),
             decision,
+            profile: w.profile.clone(),
         }
     }
 
@@ -164,6 +167,7 @@ pub(crate) mod tests {
             source_hash: String::new(),
             build_hash: None,
             control: None,
+            profile: None,
             measurements: p
                 .iter()
                 .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })

@@ -7,6 +7,7 @@ pub mod failure;
 pub mod judged;
 pub mod meter;
 pub mod process;
+pub mod profile;
 mod session;
 pub mod sweep;
 

@@ -389,6 +389,7 @@ fn workload_run(
         source_hash: w.source_hash(),
         build_hash: binary.filter(|_| w.command().is_none()).and_then(build_hash),
         control: None,
+        profile: None,
         measurements,
         metadata,
         failure,

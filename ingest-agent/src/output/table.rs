@@ -151,6 +151,20 @@ pub fn doubts(rows: &[Judged]) -> String {
     out
 }
 
+/// Where the instructions went in each profiled workload, a line each (a toolchain's workload
+/// once, whatever measures judged it), for after the table; empty when nothing was profiled.
+pub fn profiles(rows: &[Judged]) -> String {
+    let mut out = String::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in rows {
+        let Some(sentence) = r.profile.as_ref().and_then(|p| p.sentence(r.unit)) else { continue };
+        if seen.insert((&r.toolchain, &r.workload)) {
+            out.push_str(&format!("  {}/{}: {sentence}\n", r.toolchain, r.workload));
+        }
+    }
+    out
+}
+
 /// Every failure with all of its detail, for after the table; empty when nothing failed.
 pub fn failures(rows: &[Judged]) -> String {
     let mut out = String::new();

@@ -13,6 +13,7 @@ mod failures;
 mod first_run;
 mod helpers;
 mod import;
+mod profiles;
 mod size_of_interest;
 mod slopes;
 mod sqlite;

@@ -138,6 +138,8 @@ pub(in crate::store) struct FitColumns {
     pub build_hash: Vec<Option<String>>,
     /// The control measured beside it, a JSON object, where the agent sent one.
     pub control: Vec<Option<String>>,
+    /// Where its instructions went, a JSON object, where the agent sent a profile.
+    pub profile: Vec<Option<String>>,
 }
 
 /// Measurement rows (one per workload and size), column by column for batch inserts.
@@ -251,6 +253,7 @@ impl FitColumns {
         self.medians.extend_from_slice(&run.medians);
         self.build_hash.extend_from_slice(&run.build_hash);
         self.control.extend_from_slice(&run.control);
+        self.profile.extend_from_slice(&run.profile);
     }
 }
 
@@ -332,6 +335,7 @@ impl PendingRun {
             f.source_hash.push(w.source_hash.clone());
             f.build_hash.push(w.build_hash.clone());
             f.control.push(w.control.as_ref().map(|c| serde_json::to_string(c).expect("a control serializes")));
+            f.profile.push(w.profile.as_ref().map(|p| serde_json::to_string(p).expect("a profile serializes")));
             f.slope.push(wf.fit.slope);
             f.intercept.push(wf.fit.intercept);
             f.r2.push(wf.fit.r2);

@@ -33,13 +33,13 @@ impl Backend for Postgres {
              WHERE p.run_id IN (SELECT id FROM run)
          ), fit AS (
              INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                               n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control)
+                               n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control, profile)
              SELECT * FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::float8[], $16::float8[],
                                   $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::int[],
                                   $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[],
-                                  $50::text[], $51::text[])
+                                  $50::text[], $51::text[], $52::text[])
                  AS f (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                       n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control)
+                       n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control, profile)
              WHERE f.run_id IN (SELECT id FROM run)
          ), measurement AS (
              INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
@@ -129,6 +129,7 @@ impl Backend for Postgres {
         .bind(&r.metric)
         .bind(&f.build_hash)
         .bind(&f.control)
+        .bind(&f.profile)
         .fetch_one(conn)
         .await?;
         Ok(stored as u64)

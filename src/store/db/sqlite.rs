@@ -39,7 +39,7 @@ impl Backend for Sqlite {
         })
         .await?;
         let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control) ";
+                n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control, profile) ";
         insert_chunked(conn, head, f.run_id.len(), |b, i| {
             b.push_bind(f.run_id[i])
                 .push_bind(f.workload_id[i])
@@ -57,7 +57,8 @@ impl Backend for Sqlite {
                 .push_bind(f.metadata[i].as_str())
                 .push_bind(f.medians[i].as_str())
                 .push_bind(f.build_hash[i].as_deref())
-                .push_bind(f.control[i].as_deref());
+                .push_bind(f.control[i].as_deref())
+                .push_bind(f.profile[i].as_deref());
         })
         .await?;
         let head =
@@ -169,7 +170,7 @@ impl Backend for Sqlite {
     }
 }
 
-/// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 17.
+/// Rows per statement: SQLite allows 32,766 bound values, and a fit binds 18.
 const ROWS_PER_STATEMENT: usize = 2000;
 
 /// Inserts `rows` rows, `push_row` binding each, as few multi-row statements; returns how many

@@ -1,0 +1,70 @@
+//! Profiles with the real Zig 0.15.2 and 0.16.0 under Valgrind: a workload over its limit is
+//! profiled at its first size and the terminal says where its instructions went, naming the libc
+//! function that took them; `--profile` profiles every workload; the run carries the profile for
+//! the server.
+
+use crate::helpers::*;
+use serde_json::Value;
+
+fn zig_toolchains() -> Option<Vec<String>> {
+    let zigs = zigs();
+    let find = |v: &str| zigs.iter().find(|z| z.to_string_lossy().contains(v)).cloned();
+    let (old, new) = (find("0.15.2")?, find("0.16.0")?);
+    Some(vec![
+        format!("zig-0.15.2={} cc -target x86_64-linux-musl", old.display()),
+        format!("zig-0.16.0={} cc -target x86_64-linux-musl", new.display()),
+    ])
+}
+
+/// The line of `said` under "where the instructions went" for `name`.
+fn profile_line<'a>(said: &'a str, name: &str) -> Option<&'a str> {
+    said.lines()
+        .skip_while(|l| !l.starts_with("where the instructions went:"))
+        .find(|l| l.trim_start().starts_with(name))
+}
+
+#[test]
+fn the_workload_over_its_limit_names_strspn_and_profile_profiles_every_workload() {
+    let Some(toolchains) = zig_toolchains().filter(|_| which("valgrind").is_some()) else {
+        eprintln!("note: Zig 0.15.2 and 0.16.0, or valgrind, are missing; skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let check = |extra: &[&str]| {
+        let mut c = agent();
+        c.arg("check");
+        for t in &toolchains {
+            c.args(["--toolchain", t]);
+        }
+        c.args(["--workloads", "strspn", "--max-size", "256K", "--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .args(extra);
+        run(&mut c)
+    };
+    let out = check(&[]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "0.16.0's strspn is over: {said}");
+    let line = profile_line(&said, "zig-0.16.0/strspn:").unwrap_or_else(|| panic!("{said}"));
+    let share: f64 = line.split(": ").nth(1).and_then(|s| s.split(' ').next()).and_then(|s| s.parse().ok()).unwrap();
+    assert!(share >= 50.0 && line.contains(" are in strspn (string.zig), called from sw_run"), "{line}");
+    assert!(profile_line(&said, "zig-0.15.2/strspn:").is_none(), "0.15.2 is under, not profiled: {said}");
+
+    let runs = dir.path().join("runs.json");
+    let out = run(agent()
+        .arg("measure")
+        .args(["--toolchain", &toolchains[0], "--workloads", "strspn", "--max-size", "256K", "--profile"])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--out")
+        .arg(&runs));
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(profile_line(&said, "zig-0.15.2/strspn:").is_some(), "--profile profiles what is under too: {said}");
+    // One toolchain's run is written as it is, several as an array.
+    let written: Value = serde_json::from_slice(&std::fs::read(&runs).unwrap()).unwrap();
+    let profile = &written["workloads"][0]["profile"];
+    assert_eq!(profile["size"], 65536, "the workload's first size: {profile}");
+    let functions = profile["functions"].as_array().unwrap();
+    assert!(!functions.is_empty() && functions.len() <= 50, "{profile}");
+    assert!(functions.iter().all(|f| f["own"].as_u64() <= f["inclusive"].as_u64()), "{profile}");
+}

@@ -15,6 +15,7 @@ pub mod intake;
 pub mod links;
 pub mod metrics;
 pub mod model;
+pub mod profiles;
 pub mod retention;
 pub mod rules;
 pub mod session_key;

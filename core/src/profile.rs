@@ -1,112 +1,11 @@
-//! Where a workload's instructions go at one size: the functions that take the most, self and
-//! inclusive, with their callers and call sites, as the agent reads them from Valgrind's callgrind
-//! and sends them with the run. The regression compares the first bad version's with the last
-//! good version's (docs/profiles.md).
+//! Where a workload's instructions go, in words and compared: a profile's sentence, and where the
+//! cost went between a last good version's profile and a first bad one's. The profile itself is
+//! the wire's ([`crate::wire::Profile`]).
 
-use crate::wire::{check_text, err, FieldError, MAX_SIZE};
-use serde::{Deserialize, Serialize};
-
-/// Most bytes a profile takes as JSON: a larger one is refused whole.
-pub const MAX_PROFILE_BYTES: usize = 64 * 1024;
-
-/// Most functions a profile keeps: the cut stops at this many, or once the kept ones' own
-/// instructions cover [`COVERED`] of the total, whichever comes first.
-pub const MAX_FUNCTIONS: usize = 50;
-/// The share of all instructions the kept functions' own instructions cover before the cut.
-pub const COVERED: f64 = 0.99;
-/// Most callers kept per function: those whose calls cost the most.
-pub const MAX_CALLERS: usize = 5;
-
-/// A workload's profile at one size.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Profile {
-    /// The size profiled, in the workload's unit: the workload's own first size, the same for
-    /// every toolchain and version, so two versions' profiles compare like for like.
-    pub size: u64,
-    /// Every instruction counted at that size, in the measured code (`sw_run`) and what it calls.
-    pub total: u64,
-    /// The functions that take the most instructions of their own, most first, cut at
-    /// [`MAX_FUNCTIONS`] or [`COVERED`] of `total`.
-    pub functions: Vec<ProfiledFunction>,
-}
-
-/// One function of a profile.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProfiledFunction {
-    /// The function's name, demangled: `strspn`, `jsonTranslateTextToBlob`.
-    pub name: String,
-    /// The source file it is in, where the binary has debug information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// Instructions in the function itself, and in it with everything it calls.
-    pub own: u64,
-    pub inclusive: u64,
-    /// Who calls it, those whose calls cost the most first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub callers: Vec<Caller>,
-}
-
-/// A caller of a profiled function.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Caller {
-    pub name: String,
-    /// How many times it called, and the instructions those calls took.
-    pub calls: u64,
-    pub inclusive: u64,
-    /// Where it calls from, `file:line`, where the binary has debug information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub site: Option<String>,
-}
+pub use crate::wire::{Caller, Profile, ProfiledFunction, COVERED, MAX_CALLERS, MAX_FUNCTIONS, MAX_PROFILE_BYTES};
+use serde::Serialize;
 
 impl Profile {
-    /// Checks the profile, named under `at` (e.g. `workloads[3].profile`): its size, its bounds
-    /// ([`MAX_FUNCTIONS`], [`MAX_CALLERS`], [`MAX_PROFILE_BYTES`]), and names and files that are
-    /// printable text.
-    pub(crate) fn validate(&self, at: &str) -> Result<(), FieldError> {
-        if self.size == 0 || self.size > MAX_SIZE {
-            return Err(err(format!("{at}.size"), format!("{} is not a size from 1 to {MAX_SIZE}", self.size)));
-        }
-        let bytes = serde_json::to_vec(self).map_or(usize::MAX, |b| b.len());
-        if bytes > MAX_PROFILE_BYTES {
-            return Err(err(at, format!("is {bytes} bytes as JSON; the limit is {MAX_PROFILE_BYTES}")));
-        }
-        if self.functions.len() > MAX_FUNCTIONS {
-            return Err(err(
-                format!("{at}.functions"),
-                format!("{} functions is more than {MAX_FUNCTIONS}", self.functions.len()),
-            ));
-        }
-        for (i, f) in self.functions.iter().enumerate() {
-            let at = format!("{at}.functions[{i}]");
-            check_function_name(&format!("{at}.name"), &f.name)?;
-            if let Some(file) = &f.file {
-                check_text(&format!("{at}.file"), file)?;
-            }
-            if f.own > f.inclusive || f.own > self.total {
-                return Err(err(&at, "its own instructions exceed its inclusive ones or the total"));
-            }
-            if f.callers.len() > MAX_CALLERS {
-                return Err(err(
-                    format!("{at}.callers"),
-                    format!("{} callers is more than {MAX_CALLERS}", f.callers.len()),
-                ));
-            }
-            for (j, c) in f.callers.iter().enumerate() {
-                check_function_name(&format!("{at}.callers[{j}].name"), &c.name)?;
-                if let Some(site) = &c.site {
-                    check_text(&format!("{at}.callers[{j}].site"), site)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Where the instructions went, in one sentence: "97.6 % of the 808.7 M instructions at
     /// 64 KiB are in strspn (string.zig), called from sw_run (bench.c:12)".
     pub fn sentence(&self, unit: crate::wire::SizeUnit) -> Option<String> {
@@ -126,20 +25,105 @@ impl Profile {
             caller.unwrap_or_default()
         ))
     }
+}
 
-    /// The function with the most instructions of its own, and its share of all of them.
-    pub fn hottest(&self) -> Option<(&ProfiledFunction, f64)> {
-        let f = self.functions.first()?;
-        Some((f, f.own as f64 / self.total.max(1) as f64))
+/// Most functions a comparison lists.
+pub const SHIFT_ROWS: usize = 10;
+
+/// Where the cost went between two profiles of one workload at one size: each function's own
+/// instructions before and after, worst added first, and the sentence that sums it up.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostShift {
+    /// The size both were profiled at (the bad one's, where there is no good one).
+    pub size: u64,
+    /// All instructions before (none without a good profile at that size) and after.
+    pub before: Option<u64>,
+    pub after: u64,
+    /// By function, most instructions added first; without a good profile, most instructions first.
+    pub functions: Vec<FunctionShift>,
+    /// "97.6 % of the added instructions are in strspn (called from jsonTranslateTextToBlob,
+    /// sqlite3.c:…)", or for the bad profile alone "… of the instructions at 64 KiB are in …".
+    pub sentence: String,
+    /// The function most of the cost went to, as the catalogue names it (`strspn`).
+    pub function: String,
+}
+
+/// One function's instructions in a [`CostShift`].
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionShift {
+    pub name: String,
+    /// Its own instructions before (none where the good profile has no row for it, or there is no
+    /// good profile) and after (none where the bad profile has none).
+    pub before: Option<u64>,
+    pub after: Option<u64>,
+    /// After over before, where both are there.
+    pub ratio: Option<f64>,
+    /// Its share of the instructions added (or, alone, of all instructions), 0 to 1.
+    pub share: f64,
+}
+
+impl CostShift {
+    /// `after` (the first bad version's profile) against `before` (the last good version's), when
+    /// both were taken at one size; the bad profile alone otherwise. `None` for an empty profile.
+    pub fn of(before: Option<&Profile>, after: &Profile, unit: crate::wire::SizeUnit) -> Option<CostShift> {
+        let before = before.filter(|b| b.size == after.size);
+        let own = |p: &Profile, name: &str| p.functions.iter().find(|f| f.name == name).map(|f| f.own);
+        let mut names: Vec<&str> = after.functions.iter().map(|f| f.name.as_str()).collect();
+        if let Some(b) = before {
+            names.extend(b.functions.iter().map(|f| f.name.as_str()).filter(|n| own(after, n).is_none()));
+        }
+        let added = before.map(|b| after.total as f64 - b.total as f64).filter(|a| *a > 0.0);
+        let mut functions: Vec<FunctionShift> = names
+            .into_iter()
+            .map(|name| {
+                let (b, a) = (before.and_then(|p| own(p, name)), own(after, name));
+                let delta = a.unwrap_or(0) as f64 - b.unwrap_or(0) as f64;
+                let share = match added {
+                    Some(added) => delta / added,
+                    None => a.unwrap_or(0) as f64 / after.total.max(1) as f64,
+                };
+                let ratio = b.zip(a).filter(|(b, _)| *b > 0).map(|(b, a)| a as f64 / b as f64);
+                FunctionShift { name: name.to_string(), before: b, after: a, ratio, share }
+            })
+            .collect();
+        functions.sort_by(|x, y| y.share.total_cmp(&x.share).then_with(|| x.name.cmp(&y.name)));
+        functions.truncate(SHIFT_ROWS);
+        let top = functions.first()?;
+        let hot = after.functions.iter().find(|f| f.name == top.name);
+        let caller = hot.and_then(|f| f.callers.first()).map(|c| {
+            let site = c.site.as_deref().map(|s| format!(", {}", short_path(s))).unwrap_or_default();
+            format!(" (called from {}{site})", c.name)
+        });
+        let what = match added {
+            Some(_) => "of the added instructions".to_string(),
+            None => format!("of the instructions at {}", crate::format::size(after.size, unit)),
+        };
+        let sentence = format!("{:.1} % {what} are in {}{}", top.share * 100.0, top.name, caller.unwrap_or_default());
+        Some(CostShift {
+            size: after.size,
+            before: before.map(|b| b.total),
+            after: after.total,
+            function: catalogue_name(&top.name).to_string(),
+            functions,
+            sentence,
+        })
     }
 }
 
-/// A function's name: 1 to 1,024 printable characters.
-fn check_function_name(field: &str, name: &str) -> Result<(), FieldError> {
-    if name.trim().is_empty() {
-        return Err(err(field, "must not be empty"));
+/// A function as the catalogue names it: Zig's libc also names its functions by their module
+/// (`c.string.strspn`), and a C function is named alone.
+pub fn catalogue_name(name: &str) -> &str {
+    if name.contains(['(', ':', ' ', '<']) {
+        return name;
     }
-    check_text(field, name)
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// The file name of a path, with its line where it has one: `sqlite3.c:1234`.
+fn short_path(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 #[cfg(test)]
@@ -165,6 +149,51 @@ mod tests {
             "98.0 % of the 1,000 instructions at 64 KiB are in strspn (string.zig), called from sw_run (bench.c:12)"
         );
         assert_eq!(Profile { functions: vec![], ..profile() }.sentence(crate::wire::SizeUnit::Bytes), None);
+    }
+
+    #[test]
+    fn the_added_cost_is_shared_out_by_function_and_the_bad_profile_alone_is_said_so() {
+        let f = |name: &str, own: u64| ProfiledFunction {
+            name: name.into(),
+            file: None,
+            own,
+            inclusive: own,
+            callers: vec![Caller {
+                name: "jsonTranslateTextToBlob".into(),
+                calls: 3,
+                inclusive: own,
+                site: Some("/s/sqlite3.c:210".into()),
+            }],
+        };
+        let good = Profile {
+            size: 1000,
+            total: 25_600,
+            functions: vec![f("printf_core", 6900), f("memcpy", 2000), f("c.string.strspn", 100)],
+        };
+        let bad = Profile {
+            size: 1000,
+            total: 1_252_600,
+            functions: vec![f("c.string.strspn", 1_222_500), f("printf_core", 6900)],
+        };
+        let shift = CostShift::of(Some(&good), &bad, crate::wire::SizeUnit::Records).unwrap();
+        assert_eq!(shift.function, "strspn");
+        assert_eq!(shift.sentence, "99.6 % of the added instructions are in c.string.strspn (called from jsonTranslateTextToBlob, sqlite3.c:210)");
+        let names: Vec<&str> = shift.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["c.string.strspn", "printf_core", "memcpy"], "memcpy left the top: its cost fell");
+        assert_eq!(shift.functions[0].ratio, Some(12_225.0));
+        assert_eq!((shift.functions[2].before, shift.functions[2].after), (Some(2000), None));
+        let alone = CostShift::of(None, &bad, crate::wire::SizeUnit::Records).unwrap();
+        assert!(
+            alone.sentence.starts_with("97.6 % of the instructions at 1,000 records are in c.string.strspn"),
+            "{}",
+            alone.sentence
+        );
+        let elsewhere = Profile { size: 500, ..good };
+        assert_eq!(
+            CostShift::of(Some(&elsewhere), &bad, crate::wire::SizeUnit::Records).unwrap().before,
+            None,
+            "another size is no comparison"
+        );
     }
 
     #[test]

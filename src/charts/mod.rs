@@ -6,11 +6,13 @@
 //! is inlined in a page.
 
 mod before_after;
+mod cost_bars;
 mod loglog;
 mod slope;
 mod trend;
 
 pub use before_after::{before_after_chart, Failed, VersionLine};
+pub use cost_bars::svg as cost_bars_svg;
 pub use loglog::{loglog_chart, loglog_description};
 pub use slope::{slope_chart, slope_description};
 pub use trend::{trend_description, trend_svg};

@@ -57,6 +57,7 @@ fn not_found(id: i64) -> Error {
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
     d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
+    d.where_cost_went = crate::profiles::of(&state.store, &d.regression, &d.workloads).await?;
     Ok(d)
 }
 
@@ -103,6 +104,69 @@ struct ChartView {
     svg: String,
 }
 
+/// One workload's "where the cost went", as the page shows it.
+struct CostView {
+    workload: String,
+    /// The sentence, and what it compares: "0.16.0 against 0.15.2 at 1,000 records", or that the
+    /// bad version's profile stands alone.
+    sentence: String,
+    compared: String,
+    contract: Option<(String, String)>,
+    /// The bad version's profile stands alone: shares are of all its instructions.
+    alone: bool,
+    rows: Vec<CostRow>,
+    svg: String,
+}
+
+struct CostRow {
+    name: String,
+    before: String,
+    after: String,
+    ratio: String,
+    share: String,
+}
+
+impl CostView {
+    fn new(
+        w: &crate::model::WhereCostWent,
+        unit: slopewatch_core::wire::SizeUnit,
+        public_url: Option<&str>,
+    ) -> CostView {
+        let s = &w.shift;
+        let at = format::size(s.size, unit);
+        let compared = match &w.good_version {
+            Some(good) => format!("{} against {good}, both profiled at {at}", w.bad_version),
+            None => format!(
+                "{} alone, profiled at {at}: the last good version has no profile to compare with",
+                w.bad_version
+            ),
+        };
+        let count = |v: Option<u64>| v.map_or_else(|| "–".to_string(), |v| format::count(v as f64));
+        CostView {
+            workload: w.workload.clone(),
+            sentence: w.shift.sentence.clone(),
+            compared,
+            alone: w.good_version.is_none(),
+            contract: w
+                .contract
+                .as_ref()
+                .map(|c| (c.sentence.clone(), crate::links::absolute(public_url, &c.series_url))),
+            rows: s
+                .functions
+                .iter()
+                .map(|f| CostRow {
+                    name: f.name.clone(),
+                    before: count(f.before),
+                    after: count(f.after),
+                    ratio: f.ratio.map_or_else(|| "–".into(), format::factor),
+                    share: format!("{:.1} %", f.share * 100.0),
+                })
+                .collect(),
+            svg: crate::charts::cost_bars_svg(s, &format!("Where the cost of {} went", w.workload)),
+        }
+    }
+}
+
 struct NoteView {
     at: String,
     author: String,
@@ -140,6 +204,8 @@ struct DetailPage {
     attribution: Option<crate::views::control::ControlCheckView>,
     timeline: Vec<TimelineRow>,
     charts: Vec<ChartView>,
+    /// Where the cost went, per profiled workload.
+    costs_went: Vec<CostView>,
     deliveries: Vec<DeliveryView>,
     notes: Vec<NoteView>,
     links: Vec<LinkView>,
@@ -252,6 +318,18 @@ async fn detail(
             .map(|m| TimelineRow { at: format::timestamp(m.at), what: m.what, actor: m.actor.unwrap_or_default() })
             .collect(),
         charts,
+        costs_went: d
+            .where_cost_went
+            .iter()
+            .map(|w| {
+                let unit = d
+                    .workloads
+                    .iter()
+                    .find(|m| m.workload == w.workload)
+                    .map_or(slopewatch_core::wire::SizeUnit::Bytes, |m| m.size_unit);
+                CostView::new(w, unit, public_url)
+            })
+            .collect(),
         deliveries: d.deliveries.iter().map(delivery_view).collect(),
         notes: d
             .notes

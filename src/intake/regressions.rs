@@ -11,6 +11,7 @@
 
 use super::{PassSummary, Settings};
 use crate::model::{workload_label, Reason, SizeMedian, Slope, Track};
+use crate::profiles;
 use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Verdict, VersionFit};
 use crate::rules::replay::{
     self, Derived, DerivedFix, DerivedMember, MovedField, RegressionChange, TrackSummary, Update,
@@ -236,6 +237,7 @@ impl<'j> Writer<'_, '_, 'j> {
         self.tx.update_magnitude(id).await?;
         let mut event = events::opened(&self.scene(&d.version), id, d, |w| self.workload(w));
         event.attribution = super::control::of(self.tx, id, self.settings).await?;
+        self.where_cost_went(&mut event, d).await?;
         self.announced.push(event);
         let fixes: Vec<(Track, &DerivedFix)> =
             d.members.iter().filter_map(|m| m.fix.as_ref().map(|f| (m.track, f))).collect();
@@ -280,6 +282,7 @@ impl<'j> Writer<'_, '_, 'j> {
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
             let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.workload(w));
             event.attribution = super::control::of(self.tx, id, self.settings).await?;
+            self.where_cost_went(&mut event, d).await?;
             self.announced.push(event);
         }
         for &t in &u.unfixed {
@@ -377,6 +380,17 @@ impl<'j> Writer<'_, '_, 'j> {
         };
         let event = events::resolved(&self.scene(version), id, members, &sizes, fit);
         self.announced.push(event);
+        Ok(())
+    }
+
+    /// Gives each workload of `event` (about `d`) where its cost went, from the versions' profiles.
+    async fn where_cost_went(&mut self, event: &mut Event, d: &Derived) -> Result<(), sqlx::Error> {
+        let members: Vec<(&str, SizeUnit)> = event.workloads.iter().map(|w| (w.name.as_str(), w.size_unit)).collect();
+        let lineage = &self.judged.at.lineage;
+        let went = profiles::read(&mut *self.tx, lineage, &d.version, d.previous_version.as_deref(), &members).await?;
+        for w in &mut event.workloads {
+            w.where_cost_went = went.iter().find(|s| s.workload == w.name).map(|s| s.sentence());
+        }
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 
 mod bisection;
 pub mod control;
+mod cost_shift;
 mod delivery;
 mod failure;
 pub mod metric;
@@ -11,6 +12,7 @@ mod summary;
 mod track;
 
 pub use bisection::{Bisection, BisectionStep};
+pub use cost_shift::{BrokenContract, WhereCostWent};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
 pub use failure::{failure_facts, stored_failure};
 pub use metric::{workload_label, MetricColumn};

@@ -366,6 +366,10 @@ pub struct RegressionDetail {
     /// "Attribution"); absent when no control is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attribution: Option<super::control::ControlCheck>,
+    /// Where the cost went, per workload with a profile at the first bad version, worked out when
+    /// read (docs/profiles.md); empty where no run carried a profile.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub where_cost_went: Vec<super::WhereCostWent>,
 }
 
 /// A regression as the store holds it, with its workloads, as the alert rules compare it with the

@@ -13,6 +13,7 @@ mod failures;
 mod inventory;
 mod lineage;
 mod outbox;
+mod profiles;
 mod regressions;
 mod retention;
 mod runs;
@@ -35,6 +36,7 @@ pub use failures::{
 pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
 pub use lineage::{LineageFailure, LineageMember, LineageSummary};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};
+pub use profiles::{ProbeAtVersion, StoredProfile};
 pub use regressions::{FixedMember, NewMember, NewRegression};
 pub use retention::PruneReport;
 pub use runs::{

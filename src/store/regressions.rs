@@ -267,6 +267,7 @@ impl Store {
             sizes,
             bisections,
             attribution: None,
+            where_cost_went: Vec::new(),
         }))
     }
 

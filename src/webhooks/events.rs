@@ -160,6 +160,7 @@ fn announce<'n>(
                     let good = m.previous.as_ref().and_then(|(v, p)| Some((SizeMedian::predict(p.sizes(), at)?, v)));
                     Some(step_sentence_in(&bad, good.as_ref().map(|(p, v)| (p, v.as_str())), unit, metric))
                 }),
+                where_cost_went: None,
                 series_url: scene.series_url(name, metric),
             }
         })
@@ -217,6 +218,7 @@ pub fn resolved<'c>(
                 class_step: step,
                 contract_break: None,
                 at_size_of_interest: None,
+                where_cost_went: None,
                 series_url: scene.series_url(&m.name, m.metric),
                 name: m.name,
             }

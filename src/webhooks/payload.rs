@@ -149,6 +149,10 @@ pub struct EventWorkload {
     /// 40 ms at 0.15.2, about 8,100×".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at_size_of_interest: Option<String>,
+    /// Where the cost went, from the versions' profiles: "99.6 % of the added instructions are in
+    /// strspn (called from …); strspn broke its O(1) contract at 0.16.0" (docs/profiles.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub where_cost_went: Option<String>,
     pub series_url: String,
 }
 
@@ -274,6 +278,9 @@ impl Body for Event {
             if let Some(sentence) = &w.contract_break {
                 line.push_str(&format!("\n    {}", slack_escape(sentence)));
             }
+            if let Some(went) = &w.where_cost_went {
+                line.push_str(&format!("\n    {}", slack_escape(&format::sentence(went))));
+            }
             if let Some(cost) = &w.at_size_of_interest {
                 line.push_str(&format!("\n    {}", slack_escape(&format::sentence(cost))));
             }
@@ -323,6 +330,7 @@ mod tests {
                 class_step: Some(ClassStep { from: Class::Linear, to: Class::Quadratic, shown: true }),
                 contract_break: None,
                 at_size_of_interest: None,
+                where_cost_went: None,
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
             }],
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },

@@ -60,7 +60,7 @@ pub(super) fn exponent_rules_out(sizes: &[f64], ln_t: &[f64], k: f64, sigma_floo
 
 /// t = a + b·n^k fitted at its best k, with what walking out to its interval's ends needs.
 struct PowerLaw<'a> {
-    profile: Profile<'a>,
+    profile: ExponentProfile<'a>,
     k: f64,
     best: FixedPlusGrowth,
     /// The log-likelihood at `k`.
@@ -71,8 +71,12 @@ struct PowerLaw<'a> {
 
 impl<'a> PowerLaw<'a> {
     fn fit(sizes: &[f64], ln_t: &'a [f64], known: &[(f64, FixedPlusGrowth)], sigma_floor: f64) -> PowerLaw<'a> {
-        let mut profile =
-            Profile { log_sizes: sizes.iter().map(|n| n.ln()).collect(), ln_t, f: vec![0.0; sizes.len()], last: None };
+        let mut profile = ExponentProfile {
+            log_sizes: sizes.iter().map(|n| n.ln()).collect(),
+            ln_t,
+            f: vec![0.0; sizes.len()],
+            last: None,
+        };
         let (lo, hi) = EXPONENT_RANGE;
         let steps = ((hi - lo) / EXPONENT_GRID_STEP).round() as usize;
         let mut start = (lo, profile.search(lo));
@@ -135,7 +139,7 @@ impl<'a> PowerLaw<'a> {
 }
 
 /// The profile of t = a + b·n^k over k: the best fit of a and b at each k.
-struct Profile<'a> {
+struct ExponentProfile<'a> {
     log_sizes: Vec<f64>,
     ln_t: &'a [f64],
     /// n^k at the k last fitted.
@@ -144,7 +148,7 @@ struct Profile<'a> {
     last: Option<f64>,
 }
 
-impl Profile<'_> {
+impl ExponentProfile<'_> {
     /// The fit at k, the ratio searched over its whole range.
     fn search(&mut self, k: f64) -> FixedPlusGrowth {
         self.fit(k, None)

@@ -8,6 +8,7 @@ mod contract;
 mod failure;
 mod fields;
 mod measure;
+mod profile;
 mod shape;
 
 pub use beside::{Beside, BesideMedian};
@@ -19,6 +20,7 @@ use fields::key_path;
 pub use fields::FieldError;
 pub(crate) use fields::{check_build_hash, check_name, check_text, err, parse_json};
 pub use measure::{Counter, Measure, Metric};
+pub use profile::{Caller, Profile, ProfiledFunction, COVERED, MAX_CALLERS, MAX_FUNCTIONS, MAX_PROFILE_BYTES};
 pub use shape::{shape, Dropped, Refusal, Shaped};
 
 use serde::{Deserialize, Serialize};
@@ -193,7 +195,7 @@ pub struct WorkloadRun {
     /// Where its instructions go at one size, for a workload over a limit (or every workload with
     /// `--profile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::profile::Profile>,
+    pub profile: Option<Profile>,
     /// The sizes measured; when the workload failed, those measured before the failure (possibly
     /// none).
     pub measurements: Vec<Measurement>,

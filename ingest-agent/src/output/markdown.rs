@@ -93,7 +93,22 @@ pub fn render(r: &Report) -> String {
         }
     }
     out.push_str(&costs(r.rows));
+    out.push_str(&profiles(r.rows));
     out.push_str(&details(r.rows));
+    out
+}
+
+/// The "Where the instructions went" section: each profiled workload's sentence; empty when
+/// nothing was profiled.
+fn profiles(rows: &[Judged]) -> String {
+    let lines = table::profiles(rows);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n#### Where the instructions went\n\n");
+    for line in lines.lines() {
+        out.push_str(&format!("- {}\n", escape(line.trim())));
+    }
     out
 }
 
@@ -299,6 +314,17 @@ mod tests {
         assert_eq!(cells.len(), 6, "{md}");
         assert_eq!(cells[1], "a\\|b\\`c\\`&lt;b&gt;bold&lt;/b&gt;");
         assert!(!md.contains("<b>"), "{md}");
+    }
+
+    #[test]
+    fn a_profiled_workload_says_where_its_instructions_went_escaped() {
+        use slopewatch_core::profile::{Profile, ProfiledFunction};
+        let mut r = row("zig", "strspn", points(|n| n * n));
+        let f = ProfiledFunction { name: "str<b>spn".into(), file: None, own: 976, inclusive: 976, callers: vec![] };
+        r.profile = Some(Profile { size: 65536, total: 1000, functions: vec![f] });
+        let md = rendered(&[r], None);
+        assert!(md.contains("#### Where the instructions went\n\n- zig/strspn: 97.6 % of the 1,000 instructions at 64 KiB are in str&lt;b&gt;spn\n"), "{md}");
+        assert!(!rendered(&[row("zig", "strchr", points(|n| n))], None).contains("Where the instructions went"));
     }
 
     #[test]

@@ -68,3 +68,53 @@ fn the_workload_over_its_limit_names_strspn_and_profile_profiles_every_workload(
     assert!(!functions.is_empty() && functions.len() <= 50, "{profile}");
     assert!(functions.iter().all(|f| f["own"].as_u64() <= f["inclusive"].as_u64()), "{profile}");
 }
+
+#[test]
+fn through_a_real_server_the_regression_at_0_16_0_names_strspn_and_its_broken_contract() {
+    let Some(toolchains) = zig_toolchains().filter(|_| which("valgrind").is_some()) else {
+        eprintln!("note: Zig 0.15.2 and 0.16.0, or valgrind, are missing; skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &[]) else { return };
+    // One lineage, two versions: the version is each compiler's own.
+    for toolchain in toolchains.iter().map(|t| format!("zig={}", t.split_once('=').unwrap().1)) {
+        let out = run(agent()
+            .args(["run", "--toolchain", &toolchain, "--workloads", "strspn,contract.strspn.remaining"])
+            .args(["--max-size", "256K", "--profile", "--server", &url, "--token", &token, "--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .arg("--spool-dir")
+            .arg(dir.path().join("spool")));
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{toolchain}: {}", text(&out));
+    }
+    let began = std::time::Instant::now();
+    let went = loop {
+        let list: Value = serde_json::from_str(
+            &ureq::get(format!("{url}/api/v1/regressions")).call().unwrap().body_mut().read_to_string().unwrap(),
+        )
+        .unwrap();
+        let id = list["regressions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["regression"]["version"] == "0.16.0" && r["regression"]["previous_version"] == "0.15.2")
+            .and_then(|r| r["regression"]["id"].as_i64());
+        if let Some(id) = id {
+            let detail =
+                ureq::get(format!("{url}/api/v1/regressions/{id}")).call().unwrap().body_mut().read_to_string();
+            let detail: Value = serde_json::from_str(&detail.unwrap()).unwrap();
+            let went = detail["where_cost_went"].as_array().cloned().unwrap_or_default();
+            if let Some(w) = went.into_iter().find(|w| w["workload"] == "strspn") {
+                break w;
+            }
+        }
+        assert!(began.elapsed() < std::time::Duration::from_secs(30), "no profiled regression at 0.16.0: {list}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(went["good_version"], "0.15.2", "both versions profiled at one size: {went}");
+    assert_eq!(went["shift"]["function"], "strspn", "{went}");
+    let share = went["shift"]["functions"][0]["share"].as_f64().unwrap();
+    assert!(share >= 0.5, "at least half the added cost is in strspn: {went}");
+    assert!(went["shift"]["sentence"].as_str().unwrap().contains("of the added instructions are in strspn"), "{went}");
+    assert_eq!(went["contract"]["sentence"], "strspn broke its O(1) contract at 0.16.0", "{went}");
+}

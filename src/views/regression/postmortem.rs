@@ -169,6 +169,17 @@ pub fn export(d: &RegressionDetail) -> String {
     if let Some(a) = &d.attribution {
         md.push_str(&crate::views::control::markdown(a, text));
     }
+    if !d.where_cost_went.is_empty() {
+        md.push_str("## Where the cost went\n\n");
+        for w in &d.where_cost_went {
+            let against = w.good_version.as_deref().map_or_else(
+                || format!("{} alone: no profile of the last good version", w.bad_version),
+                |good| format!("{} against {good}", w.bad_version),
+            );
+            let _ = writeln!(md, "- {}: {} ({})", text(&w.workload), text(&w.sentence()), text(&against));
+        }
+        md.push('\n');
+    }
     md.push_str("## Timeline\n\n");
     for m in timeline(d) {
         let by = m.actor.map(|a| format!(" ({})", text(&a))).unwrap_or_default();

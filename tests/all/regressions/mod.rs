@@ -6,3 +6,4 @@ mod attribution;
 mod bisections;
 mod findings;
 mod pages_and_editing;
+mod profiles;

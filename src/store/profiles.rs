@@ -1,0 +1,169 @@
+//! What a regression's "where the cost went" reads: its workloads' profiles at its first bad and
+//! last good versions (the latest run's at each that carried one, whatever the measure), and the
+//! catalogue's probes of one function at the bad version, to say whether that function broke its
+//! contract there. Bounded reads: a regression's few workloads at two versions.
+
+use super::db::complexity::decode_complexity;
+use super::db::{sql, Exec, Tx};
+use super::{decode_json, Store};
+use crate::model::{MetricColumn, SizeMedian};
+use slopewatch_core::complexity::{Class, Complexity};
+use slopewatch_core::profile::Profile;
+use slopewatch_core::wire::Metric;
+
+/// A workload's profile at a version of a lineage.
+#[derive(Debug, Clone)]
+pub struct StoredProfile {
+    pub workload: String,
+    pub version: String,
+    pub profile: Profile,
+}
+
+/// A contract probe's summary at one version, as the catalogue judges it.
+#[derive(Debug, Clone)]
+pub struct ProbeAtVersion {
+    pub probe: String,
+    pub metric: Metric,
+    pub slope: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub r2: f64,
+    pub sizes: usize,
+    pub complexity: Option<Complexity>,
+    pub expected: Class,
+}
+
+#[derive(sqlx::FromRow)]
+struct ProfileRow {
+    workload: String,
+    version: String,
+    profile: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct ProbeAtVersionRow {
+    probe: String,
+    #[sqlx(try_from = "MetricColumn")]
+    metric: Metric,
+    slope: f64,
+    ci_low: f64,
+    ci_high: f64,
+    r2: f64,
+    sizes: String,
+    complexity: Option<String>,
+    expected: String,
+}
+
+impl Store {
+    /// The latest profile of each of `workloads` at each of `versions` of `lineage`.
+    pub async fn profiles_at(
+        &self,
+        lineage: &str,
+        versions: &[&str],
+        workloads: &[&str],
+    ) -> Result<Vec<StoredProfile>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        profiles_at(conn.exec(), lineage, versions, workloads).await
+    }
+
+    /// The catalogue's probes of `function` (`contract.FUNCTION.*`) at a version of a lineage.
+    pub async fn probes_at(
+        &self,
+        lineage: &str,
+        version: &str,
+        function: &str,
+    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        probes_at(conn.exec(), lineage, version, function).await
+    }
+}
+
+impl Tx<'_> {
+    /// `Store::profiles_at`, within the transaction (a regression it is opening).
+    pub async fn profiles_at(
+        &mut self,
+        lineage: &str,
+        versions: &[&str],
+        workloads: &[&str],
+    ) -> Result<Vec<StoredProfile>, sqlx::Error> {
+        profiles_at(self.exec(), lineage, versions, workloads).await
+    }
+
+    /// `Store::probes_at`, within the transaction.
+    pub async fn probes_at(
+        &mut self,
+        lineage: &str,
+        version: &str,
+        function: &str,
+    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+        probes_at(self.exec(), lineage, version, function).await
+    }
+}
+
+async fn profiles_at(
+    exec: Exec<'_>,
+    lineage: &str,
+    versions: &[&str],
+    workloads: &[&str],
+) -> Result<Vec<StoredProfile>, sqlx::Error> {
+    if versions.is_empty() || workloads.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = sql("SELECT w.name AS workload, t.version, f.profile
+         FROM toolchains t JOIN runs r ON r.toolchain_id = t.id JOIN fits f ON f.run_id = r.id
+         JOIN workloads w ON w.id = f.workload_id
+         WHERE f.profile IS NOT NULL AND t.name = ");
+    q.push_bind(lineage).push(" AND t.version IN ").push_tuple(versions.iter().copied());
+    q.push(" AND w.name IN ").push_tuple(workloads.iter().copied());
+    q.push(" ORDER BY r.received_at DESC, r.id");
+    let rows: Vec<ProfileRow> = exec.all(&q).await?;
+    let mut latest: Vec<StoredProfile> = Vec::new();
+    for row in rows {
+        if latest.iter().any(|p| p.workload == row.workload && p.version == row.version) {
+            continue;
+        }
+        latest.push(StoredProfile {
+            profile: decode_json(&row.profile)?,
+            workload: row.workload,
+            version: row.version,
+        });
+    }
+    Ok(latest)
+}
+
+async fn probes_at(
+    exec: Exec<'_>,
+    lineage: &str,
+    version: &str,
+    function: &str,
+) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+    let q =
+        sql("SELECT w.name AS probe, w.metric, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes, s.complexity, c.expected
+         FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
+         JOIN workload_contracts c ON c.workload_id = s.workload_id
+         WHERE s.lineage = $1 AND s.version = $2 AND w.name LIKE $3 ORDER BY w.name, w.metric")
+        .bind(lineage)
+        .bind(version)
+        .bind(format!("contract.{function}.%"));
+    let rows: Vec<ProbeAtVersionRow> = exec.all(&q).await?;
+    rows.into_iter()
+        .filter_map(|r| {
+            let expected = Class::parse(&r.expected)?;
+            Some((r, expected))
+        })
+        .map(|(r, expected)| {
+            let sizes: Vec<SizeMedian> = decode_json(&r.sizes)?;
+            Ok(ProbeAtVersion {
+                complexity: decode_complexity(r.complexity.as_deref())?,
+                sizes: sizes.len(),
+                probe: r.probe,
+                metric: r.metric,
+                slope: r.slope,
+                ci_low: r.ci_low,
+                ci_high: r.ci_high,
+                r2: r.r2,
+                expected,
+            })
+        })
+        .collect()
+}

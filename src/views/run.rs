@@ -163,6 +163,7 @@ mod tests {
             failure,
             size_of_interest: None,
             at_size_of_interest: None,
+            profile: None,
         }
     }
 

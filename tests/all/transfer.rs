@@ -495,3 +495,29 @@ async fn an_export_written_before_bisections_were_carried_still_imports_whole() 
     let reader = app(AppState::new(target.store.clone(), Config::default()));
     assert_eq!(answers(&reader, &runs).await.len(), answers(&source.router, &runs).await.len());
 }
+
+#[tokio::test]
+async fn a_runs_build_hash_control_and_profile_move_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
+    let mut run = RunShape::new("zig", "0.16.0").json();
+    let w = &mut run["workloads"][0];
+    w["build_hash"] = json!(format!("sha256:{}", "ab".repeat(32)));
+    w["control"] = json!({"lineage": "musl-gcc", "version": "1.2.3", "medians": [{"size": 65536, "median": 100.0}]});
+    w["profile"] =
+        json!({"size": 65536, "total": 1000, "functions": [{"name": "strchr", "own": 900, "inclusive": 950}]});
+    let (status, answer) = source.submit(&run).await;
+    assert_eq!(status, 201, "{answer}");
+    let run_id = answer["run_id"].as_str().unwrap().to_string();
+    let file = dir.path().join("history.jsonl");
+    export(&source.db, &file);
+    let target = TestDb::new(Backend::Postgres).await;
+    let out = import(&target, &file, dir.path());
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let reader = app(AppState::new(target.store.clone(), Config::default()));
+    let moved = get(&reader, &format!("/api/v1/runs/{run_id}")).await;
+    assert_eq!(moved["workloads"][0]["profile"], run["workloads"][0]["profile"], "{moved}");
+    let exported = std::fs::read_to_string(&file).unwrap();
+    assert!(exported.contains(&format!("\"build_hash\":\"sha256:{}\"", "ab".repeat(32))), "{exported}");
+    assert!(exported.contains("\"control\":{\"lineage\":\"musl-gcc\""), "{exported}");
+}

@@ -1,7 +1,8 @@
 //! A workload's profile: where its instructions go at one size, read from Valgrind's callgrind.
 //!
 //! The harness binary runs once at the size under callgrind, collecting inside the measured
-//! function (`sw_run`) and what it calls, as the counted measure does. Each function's own
+//! function (`sw_run`) and what it calls, as the counted measure does; a command workload runs
+//! once with every process it starts (`--trace-children`), each process's counts merged. Each function's own
 //! instructions, its inclusive ones (its own and its calls'), its callers and their call sites
 //! (where the binary has line information) are read from callgrind's output
 //! (<https://valgrind.org/docs/manual/cl-format.html>), and cut to the functions that cover 99 %
@@ -20,19 +21,29 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// Profiles `w`, built as `binary`, at `size`: one run under callgrind, at most `limit` long.
+/// Profiles `w`, built as `binary`, at `size`: one run under callgrind, at most `limit` long. A
+/// harness workload is profiled inside its measured function; a command workload as its whole
+/// process and every process it starts.
 pub fn capture(binary: &Path, w: &Workload, size: u64, limit: Duration) -> Result<Profile, String> {
-    if w.command().is_some() {
-        return Err("a command workload is not profiled yet".into());
-    }
     let dir = meter::counts_dir()?;
-    let mut cmd = meter::under_valgrind(binary, dir.path(), true).map_err(|e| format!("{e:#}"))?;
-    cmd.arg(size.to_string())
-        .arg("1")
-        .env("SLOPEWATCH_MEASURE", meter::harness_mode(slopewatch_core::wire::Metric::InstructionsValgrind));
-    if w.is_probe() {
-        cmd.env("SLOPEWATCH_PROBE", &w.name);
-    }
+    let mut cmd = match w.command() {
+        Some(c) => {
+            let argv = c.argv(binary, size);
+            let mut cmd =
+                meter::under_valgrind(Path::new(&argv[0]), dir.path(), false).map_err(|e| format!("{e:#}"))?;
+            cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
+            cmd
+        }
+        None => {
+            let mut cmd = meter::under_valgrind(binary, dir.path(), true).map_err(|e| format!("{e:#}"))?;
+            let mode = meter::harness_mode(slopewatch_core::wire::Metric::InstructionsValgrind);
+            cmd.arg(size.to_string()).arg("1").env("SLOPEWATCH_MEASURE", mode);
+            if w.is_probe() {
+                cmd.env("SLOPEWATCH_PROBE", &w.name);
+            }
+            cmd
+        }
+    };
     let mut child =
         cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().map_err(|e| format!("cannot start Valgrind: {e}"))?;
     let began = Instant::now();
@@ -86,7 +97,7 @@ impl Profiler {
         over: bool,
         note: &dyn Fn(&str),
     ) -> Option<Profile> {
-        if !(self.all || over) || w.command().is_some() {
+        if !(self.all || over) {
             return None;
         }
         let available = *self.available.get_or_insert_with(|| match meter::valgrind() {

@@ -118,3 +118,90 @@ fn through_a_real_server_the_regression_at_0_16_0_names_strspn_and_its_broken_co
     assert!(went["shift"]["sentence"].as_str().unwrap().contains("of the added instructions are in strspn"), "{went}");
     assert_eq!(went["contract"]["sentence"], "strspn broke its O(1) contract at 0.16.0", "{went}");
 }
+
+/// A tokenizer as a team's own program: splits SIZE bytes of words at each space with `strchr`, 64
+/// times over, so that the work, not the process's start, is what its time measures.
+const TOKENIZER: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    char *buf = malloc(n + 1);
+    for (long i = 0; i < n; i++) buf[i] = i % 8 == 7 ? ' ' : 'a';
+    buf[n] = 0;
+    long tokens = 0;
+    for (int pass = 0; pass < 64; pass++) {
+        for (char *p = buf; p && *p; tokens++) {
+            char *q = strchr(p, ' ');
+            p = q ? q + 1 : NULL;
+        }
+    }
+    printf("slopewatch_result=%ld\n", tokens);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_command_workload_is_profiled_as_its_process_and_its_regression_names_strchr() {
+    let Some(toolchains) = zig_toolchains().filter(|_| which("valgrind").is_some()) else {
+        eprintln!("note: Zig 0.15.2 and 0.16.0, or valgrind, are missing; skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A command's time has its process's start in it: the class rule beside the slope's judges
+    // its growth where a slope's interval is wide.
+    let server_config = dir.path().join("server.toml");
+    std::fs::write(&server_config, "[alerts]\nrule = \"either\"\n").unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &["--config", server_config.to_str().unwrap()]) else {
+        return;
+    };
+    std::fs::write(dir.path().join("tokens.c"), TOKENIZER).unwrap();
+    for (i, toolchain) in toolchains.iter().enumerate() {
+        let cc = toolchain.split_once('=').unwrap().1;
+        let config = dir.path().join(format!("agent-{i}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[[toolchains]]\nname = \"zig-tokens\"\ncc = \"{cc}\"\n\n[[workloads]]\nname = \"tokens\"\n\
+                 build = \"{{cc}} {{cflags}} -o {{out}} tokens.c\"\ncommand = \"{{out}} {{size}}\"\nsources = [\"tokens.c\"]\n\
+                 unit = \"bytes\"\nstart = 8192\nmax = 131072\n"
+            ),
+        )
+        .unwrap();
+        let out = run(agent()
+            .args(["run", "--workloads", "tokens", "--profile", "--reps", "3", "--server", &url, "--token", &token])
+            .arg("--config")
+            .arg(&config)
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .arg("--spool-dir")
+            .arg(dir.path().join("spool")));
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{cc}: {}", text(&out));
+    }
+    let began = std::time::Instant::now();
+    loop {
+        let list: Value = serde_json::from_str(
+            &ureq::get(format!("{url}/api/v1/regressions")).call().unwrap().body_mut().read_to_string().unwrap(),
+        )
+        .unwrap();
+        let id = list["regressions"].as_array().unwrap().iter().find_map(|r| r["regression"]["id"].as_i64());
+        if let Some(id) = id {
+            let detail =
+                ureq::get(format!("{url}/api/v1/regressions/{id}")).call().unwrap().body_mut().read_to_string();
+            let detail: Value = serde_json::from_str(&detail.unwrap()).unwrap();
+            let went = &detail["where_cost_went"][0];
+            assert_eq!(detail["regression"]["version"], "0.16.0", "{detail}");
+            assert_eq!((&went["workload"], &went["good_version"]), (&"tokens".into(), &"0.15.2".into()), "{detail}");
+            assert_eq!(went["shift"]["function"], "strchr", "through the process tree: {went}");
+            return;
+        }
+        if began.elapsed() > std::time::Duration::from_secs(30) {
+            let version = ureq::get(format!("{url}/api/v1/toolchains/zig-tokens/0.16.0"))
+                .call()
+                .map(|mut r| r.body_mut().read_to_string());
+            panic!("no regression: {list}\n{version:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

@@ -85,6 +85,9 @@ pub struct WorkloadDetail {
     /// The time (or count) predicted there from this run's fit, e.g. "at 4 MiB: ≈ 46 s [41 s, 52
     /// s], predicted past the 256 KiB measured"; null without a size of interest or a fit.
     pub at_size_of_interest: Option<String>,
+    /// Where its instructions went at one size, where the agent profiled it (docs/profiles.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<slopewatch_core::profile::Profile>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -182,6 +185,7 @@ struct FitRecord {
     n_sizes: i32,
     local_slopes: String,
     metadata: String,
+    profile: Option<String>,
 }
 
 /// A failed workload of a run, its failure still as stored.
@@ -218,7 +222,7 @@ impl Store {
         let q = sql(format!("SELECT {RUN_HEADER_COLUMNS} {RUN_HEADER_FROM} WHERE r.id = $1")).bind(run_id);
         let Some(header) = conn.exec().optional::<RunHeader>(&q).await? else { return Ok(None) };
         let q = sql("SELECT f.workload_id, w.name, w.size_unit, f.source_hash, f.slope, f.intercept, f.r2, f.stderr,
-                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata
+                    f.ci_low, f.ci_high, f.n_sizes, f.local_slopes, f.metadata, f.profile
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id = $1 ORDER BY w.name");
         let fits: Vec<FitRecord> = conn.exec().all(&q.bind(run_id)).await?;
         let q = sql("SELECT x.workload_id, w.name, w.size_unit, x.source_hash, x.kind, x.size, x.detail, x.facts,
@@ -272,6 +276,7 @@ impl Store {
                 n_sizes: f.n_sizes,
                 partial: false,
                 failure: None,
+                profile: f.profile.as_deref().map(decode_json).transpose()?,
             });
         }
         for x in failures {
@@ -295,6 +300,7 @@ impl Store {
                 partial: false,
                 size_of_interest: interest(x.workload_id),
                 at_size_of_interest: None,
+                profile: None,
             });
         }
         workloads.sort_by(|a, b| a.name.cmp(&b.name));

@@ -47,10 +47,18 @@ async fn the_regression_says_where_the_cost_went_and_which_contract_broke() {
         let app = TestApp::with_config(db, config(&Receiver::reserve(), &[WebhookFormat::Json])).await;
         let good = run("0.15.2", |n| 1000.0 * n, Some(profile(25_600, 100)), false);
         let bad = run("0.16.0", |n| 1000.0 * n + 0.5 * n * n, Some(profile(1_252_600, 1_222_500)), true);
+        let mut run_id = String::new();
         for r in [good, bad] {
             let (status, answer) = app.submit(&r).await;
             assert_eq!(status, 201, "{answer}");
+            run_id = answer["run_id"].as_str().unwrap().to_string();
         }
+        // The bad run's page and JSON carry its profile.
+        let (_, run_page) = app.get(&format!("/runs/{run_id}")).await;
+        assert!(run_page.as_str().unwrap().contains("Where its instructions went: 97.6 % of the 1.25M instructions at 1,000 records are in c.string.strspn"), "{run_page}");
+        let (_, run_json) = app.get(&format!("/api/v1/runs/{run_id}")).await;
+        let carried = run_json["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "sqlite-json-each.spaced").unwrap();
+        assert_eq!(carried["profile"]["total"], 1_252_600, "{carried}");
         let (_, list) = app.get("/api/v1/regressions").await;
         let r = list["regressions"].as_array().unwrap().iter().find(|r| r["regression"]["previous_version"] == "0.15.2");
         let id = r.and_then(|r| r["regression"]["id"].as_i64()).unwrap_or_else(|| panic!("{list}"));

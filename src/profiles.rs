@@ -145,3 +145,51 @@ pub(crate) async fn read(
     }
     Ok(shifts)
 }
+
+/// Most functions the series page follows across versions: each version's top three.
+const TOP_PER_VERSION: usize = 3;
+
+/// How the top functions' shares of a workload's instructions moved across its versions, as the
+/// series page tables them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharesAcross {
+    /// The versions with a profile, in the series' order.
+    pub versions: Vec<String>,
+    /// Per function, its share at each of `versions` ("97.6 %"), or "–" where it is not among
+    /// that profile's functions.
+    pub rows: Vec<(String, Vec<String>)>,
+}
+
+/// The shares of each version's top functions across `versions` (in order) of one workload's
+/// `profiles`; `None` when no version has one.
+pub fn shares_across(versions: &[&str], profiles: &[StoredProfile]) -> Option<SharesAcross> {
+    let at: Vec<(&str, &slopewatch_core::profile::Profile)> =
+        versions.iter().filter_map(|v| profiles.iter().find(|p| p.version == *v).map(|p| (*v, &p.profile))).collect();
+    if at.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (_, p) in &at {
+        for f in p.functions.iter().take(TOP_PER_VERSION) {
+            if !names.contains(&f.name.as_str()) {
+                names.push(&f.name);
+            }
+        }
+    }
+    let rows = names
+        .into_iter()
+        .map(|name| {
+            let cells = at
+                .iter()
+                .map(|(_, p)| {
+                    p.functions.iter().find(|f| f.name == name).map_or_else(
+                        || "–".to_string(),
+                        |f| format!("{:.1} %", f.own as f64 * 100.0 / p.total.max(1) as f64),
+                    )
+                })
+                .collect();
+            (name.to_string(), cells)
+        })
+        .collect();
+    Some(SharesAcross { versions: at.iter().map(|(v, _)| v.to_string()).collect(), rows })
+}

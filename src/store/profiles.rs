@@ -109,12 +109,13 @@ async fn profiles_at(
     if versions.is_empty() || workloads.is_empty() {
         return Ok(Vec::new());
     }
+    // Through the fits that carry a profile (`fits_with_profiles`), of these workloads' ids.
     let mut q = sql("SELECT w.name AS workload, t.version, f.profile
-         FROM toolchains t JOIN runs r ON r.toolchain_id = t.id JOIN fits f ON f.run_id = r.id
-         JOIN workloads w ON w.id = f.workload_id
-         WHERE f.profile IS NOT NULL AND t.name = ");
-    q.push_bind(lineage).push(" AND t.version IN ").push_tuple(versions.iter().copied());
-    q.push(" AND w.name IN ").push_tuple(workloads.iter().copied());
+         FROM fits f JOIN workloads w ON w.id = f.workload_id JOIN runs r ON r.id = f.run_id
+         JOIN toolchains t ON t.id = r.toolchain_id
+         WHERE f.profile IS NOT NULL AND f.workload_id IN (SELECT id FROM workloads WHERE name IN ");
+    q.push_tuple(workloads.iter().copied()).push(") AND t.name = ").push_bind(lineage);
+    q.push(" AND t.version IN ").push_tuple(versions.iter().copied());
     q.push(" ORDER BY r.received_at DESC, r.id");
     let rows: Vec<ProfileRow> = exec.all(&q).await?;
     let mut latest: Vec<StoredProfile> = Vec::new();

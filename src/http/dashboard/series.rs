@@ -49,6 +49,8 @@ struct SeriesPage {
     source_changes: Vec<String>,
     regime_changes: Vec<String>,
     unchanged_builds: Vec<String>,
+    /// How the top functions' shares of the instructions moved across the versions profiled.
+    shares: Option<crate::profiles::SharesAcross>,
     /// Versions the log-log chart draws.
     shown: Vec<String>,
     slope_alt: String,
@@ -143,6 +145,9 @@ pub(super) async fn page(
         state.store.series_regressions(&workload, metric, &lineage),
     )?;
     let measures = measure::series_links(&available, metric, |m| links::series(&workload, &lineage, m));
+    let versions: Vec<&str> = series.versions.iter().map(|v| v.version.as_str()).collect();
+    let profiles = state.store.profiles_at(&lineage, &versions, &[workload.as_str()]).await?;
+    let shares = crate::profiles::shares_across(&versions, &profiles);
     let loglog = series.loglog(&asked);
     let shown: Vec<String> = loglog.lines.iter().map(|l| l.label.clone()).collect();
     let page = SeriesPage {
@@ -153,6 +158,7 @@ pub(super) async fn page(
         source_changes: series.source_changes(),
         regime_changes: series.regime_changes(),
         unchanged_builds: series.unchanged_builds(),
+        shares,
         slope_alt: charts::slope_description(&series),
         loglog_alt: charts::loglog_description(&loglog),
         loglog_src: links::loglog_svg(

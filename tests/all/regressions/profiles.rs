@@ -59,6 +59,12 @@ async fn the_regression_says_where_the_cost_went_and_which_contract_broke() {
         let (_, run_json) = app.get(&format!("/api/v1/runs/{run_id}")).await;
         let carried = run_json["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "sqlite-json-each.spaced").unwrap();
         assert_eq!(carried["profile"]["total"], 1_252_600, "{carried}");
+        // The series tables how the top functions' shares moved across the versions.
+        let (_, series) = app.get("/series/sqlite-json-each.spaced/zig-cc-musl").await;
+        let series = series.as_str().unwrap();
+        assert!(series.contains("Where the instructions went, by version"), "{series}");
+        let row = series.lines().find(|l| l.contains("<code>c.string.strspn</code>")).unwrap_or_else(|| panic!("{series}"));
+        assert!(row.contains(">0.4 %</td>") && row.contains(">97.6 %</td>"), "{row}");
         let (_, list) = app.get("/api/v1/regressions").await;
         let r = list["regressions"].as_array().unwrap().iter().find(|r| r["regression"]["previous_version"] == "0.15.2");
         let id = r.and_then(|r| r["regression"]["id"].as_i64()).unwrap_or_else(|| panic!("{list}"));

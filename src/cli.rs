@@ -53,6 +53,10 @@ pub enum Command {
         /// TOML file whose `[alerts]` rules regressions are evaluated by (webhooks are not called).
         #[arg(long, env = "SLOPEWATCH_CONFIG")]
         config: Option<PathBuf>,
+        /// Also add the export's tokens, admin ones included. Without it they are skipped: whoever
+        /// wrote the export may know their secrets.
+        #[arg(long)]
+        with_tokens: bool,
     },
     /// Remove raw samples older than a number of days now; fits, medians and summaries stay.
     Prune {
@@ -105,7 +109,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Token(cmd) => token(cmd).await,
         Command::Health { url } => health(&url).await,
         Command::Export { database, output } => export(&database, &output).await,
-        Command::Import { database, input, config } => import(&database, &input, config.as_deref()).await,
+        Command::Import { database, input, config, with_tokens } => {
+            import(&database, &input, config.as_deref(), with_tokens).await
+        }
         Command::Prune { database, samples_days, config } => prune(&database, samples_days, config.as_deref()).await,
     }
 }
@@ -132,8 +138,15 @@ async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
     let summary = if is_stdio(output) {
         transfer::export(&store, &mut tokio::io::stdout(), progress).await?
     } else {
-        let file =
-            tokio::fs::File::create(output).await.with_context(|| format!("cannot create {}", output.display()))?;
+        // Readable by its owner alone: it holds every token's hash and every editor's notes.
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(output)
+            .await
+            .with_context(|| format!("cannot create {}", output.display()))?;
         transfer::export(&store, &mut tokio::io::BufWriter::new(file), progress).await?
     };
     let to = if is_stdio(output) { "standard output".into() } else { output.display().to_string() };
@@ -150,7 +163,7 @@ async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>) -> anyhow::Result<()> {
+async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>, with_tokens: bool) -> anyhow::Result<()> {
     let config = Config::from_file(config)?;
     let store = open(db).await?;
     let progress = every_few_seconds(|s: &ImportSummary| {
@@ -160,25 +173,35 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>) -> anyho
         )
     });
     let summary = if is_stdio(input) {
-        transfer::import(&store, &config, &mut tokio::io::BufReader::new(tokio::io::stdin()), progress).await?
+        transfer::import(&store, &config, with_tokens, &mut tokio::io::BufReader::new(tokio::io::stdin()), progress)
+            .await?
     } else {
         let file = tokio::fs::File::open(input).await.with_context(|| format!("cannot open {}", input.display()))?;
-        transfer::import(&store, &config, &mut tokio::io::BufReader::new(file), progress).await?
+        transfer::import(&store, &config, with_tokens, &mut tokio::io::BufReader::new(file), progress).await?
     };
     println!(
         "imported {} runs ({} with raw samples pruned), {} were already there; applied {} regression edits, {} were \
-         already there; added {} tokens, {} names or hashes were already there; recorded {} bisections, {} were \
-         already there",
+         already there; recorded {} bisections, {} were already there",
         summary.runs_imported,
         summary.pruned_runs_imported,
         summary.runs_skipped,
         summary.edits_applied,
         summary.edits_skipped,
-        summary.tokens_added,
-        summary.tokens_skipped,
         summary.bisections_imported,
         summary.bisections_skipped,
     );
+    if with_tokens {
+        println!(
+            "added {} tokens, {} names or hashes were already there",
+            summary.tokens_added, summary.tokens_skipped
+        );
+    } else if summary.tokens_left_out > 0 {
+        println!(
+            "skipped the export's {} tokens: whoever wrote it may know their secrets; import with --with-tokens to add \
+             them",
+            summary.tokens_left_out
+        );
+    }
     for r in &summary.rejections {
         println!("rejected {r}");
     }
@@ -286,6 +309,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "starting slopewatch {}",
         env!("CARGO_PKG_VERSION"),
     );
+    if !args.bind.ip().is_loopback() && config.public_url.is_none() {
+        tracing::warn!(
+            bind = %args.bind,
+            "listening beyond loopback without public_url: session cookies are marked Secure only when a trusted \
+             proxy says the request came over https (X-Forwarded-Proto); set [server] public_url to the https \
+             address users reach"
+        );
+    }
     let state = AppState::new(store.clone(), config);
     state.intake.catch_up().await;
     let shutdown = shutdown_signal();

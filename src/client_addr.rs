@@ -47,6 +47,14 @@ impl TrustedProxies {
         self.0.iter().any(|net| net.contains(&addr))
     }
 
+    /// Whether the request came over TLS as the proxies in front of us say: the last
+    /// `X-Forwarded-Proto` (`forwarded_proto`, the header's values in order) is `https` and `peer` is
+    /// a proxy we trust. From anyone else the header proves nothing.
+    pub fn forwarded_https<'a>(&self, peer: IpAddr, forwarded_proto: impl IntoIterator<Item = &'a str>) -> bool {
+        let last = forwarded_proto.into_iter().flat_map(|v| v.split(',')).map(str::trim).last();
+        self.trusts(peer) && last.is_some_and(|p| p.eq_ignore_ascii_case("https"))
+    }
+
     /// The client behind `peer`. Each trusted proxy appends the address it was connected from to
     /// `X-Forwarded-For`, so the list is read from the right, past our own proxies, to the first
     /// address none of them is: what comes before it was written by the client and proves nothing.
@@ -74,6 +82,16 @@ mod tests {
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn tls_is_believed_only_from_a_trusted_proxy_and_the_last_word_counts() {
+        let proxies: TrustedProxies = "10.0.0.0/8".parse().unwrap();
+        assert!(proxies.forwarded_https(ip("10.1.2.3"), ["https"]));
+        assert!(proxies.forwarded_https(ip("10.1.2.3"), ["http, https"]));
+        assert!(!proxies.forwarded_https(ip("10.1.2.3"), ["https, http"]), "our proxy's hop is the last");
+        assert!(!proxies.forwarded_https(ip("192.0.2.7"), ["https"]), "anyone can write the header");
+        assert!(!proxies.forwarded_https(ip("10.1.2.3"), std::iter::empty()));
     }
 
     #[test]

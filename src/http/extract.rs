@@ -105,13 +105,36 @@ impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = Infallible;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Infallible> {
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(addr)| addr.ip());
         let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
-        Ok(ClientAddr(state.config.trusted_proxies.client(peer, forwarded)))
+        Ok(ClientAddr(state.config.trusted_proxies.client(peer(parts), forwarded)))
     }
+}
+
+/// Whether the request came over TLS: the server's `public_url` is `https`, or a trusted proxy
+/// says so in `X-Forwarded-Proto`. Cookies are `Secure` and answers carry HSTS then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Https(pub bool);
+
+impl Https {
+    /// The request's transport, from its peer and headers.
+    pub fn of(state: &AppState, peer: IpAddr, headers: &axum::http::HeaderMap) -> Https {
+        let public = state.config.public_url.as_deref().is_some_and(|u| u.starts_with("https://"));
+        let proto = headers.get_all("x-forwarded-proto").iter().filter_map(|v| v.to_str().ok());
+        Https(public || state.config.trusted_proxies.forwarded_https(peer, proto))
+    }
+}
+
+impl FromRequestParts<AppState> for Https {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Infallible> {
+        Ok(Https::of(state, peer(parts), &parts.headers))
+    }
+}
+
+/// The peer a request came from; `0.0.0.0` without connection info (in tests).
+pub fn peer(parts: &Parts) -> IpAddr {
+    parts.extensions.get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(a)| a.ip())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `/login` and `/logout`: an editor enters a token once and gets a session cookie, or ends it.
 //! Failed logins are limited per client address (`throttle.rs`).
 
-use super::extract::{AppForm, ClientAddr, OnPage};
+use super::extract::{AppForm, ClientAddr, Https, OnPage};
 use super::pages::{render, PageResult};
 use super::session::{self, csrf_refused, CsrfForm, Editor, LoginError};
 use super::AppState;
@@ -37,23 +37,18 @@ struct NextQuery {
 
 async fn login_form(
     State(state): State<AppState>,
+    https: Https,
     headers: HeaderMap,
     query: Result<Query<NextQuery>, QueryRejection>,
 ) -> PageResult {
     // A malformed query only loses where to go afterwards: the login form still answers.
     let next = session::safe_next(query.ok().and_then(|Query(q)| q.next).as_deref());
     let user = session::current(&state, &headers).await?.map(|s| s.name);
-    Ok(login_page(&state, StatusCode::OK, next, None, user))
+    Ok(login_page(https, StatusCode::OK, next, None, user))
 }
 
-fn login_page(
-    state: &AppState,
-    status: StatusCode,
-    next: String,
-    error: Option<String>,
-    user: Option<String>,
-) -> Response {
-    let (csrf, cookie) = session::login_form_csrf(state);
+fn login_page(https: Https, status: StatusCode, next: String, error: Option<String>, user: Option<String>) -> Response {
+    let (csrf, cookie) = session::login_form_csrf(https);
     session::with_cookies(render(status, &LoginPage { csrf, next, error, user }), [cookie])
 }
 
@@ -67,6 +62,7 @@ struct LoginForm {
 async fn login(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
+    https: Https,
     headers: HeaderMap,
     OnPage(AppForm(f)): OnPage<AppForm<LoginForm>>,
 ) -> PageResult {
@@ -75,11 +71,11 @@ async fn login(
     if let Err(wait) = state.login_throttle.check(client, Instant::now()) {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         let text = format!("Too many failed logins from your address; try again in {} minutes.", seconds.div_ceil(60));
-        let mut page = login_page(&state, StatusCode::TOO_MANY_REQUESTS, next, Some(text), None);
+        let mut page = login_page(https, StatusCode::TOO_MANY_REQUESTS, next, Some(text), None);
         page.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds.max(1)));
         return Ok(page);
     }
-    match session::login(&state, &headers, &f.csrf, &f.token).await? {
+    match session::login(&state, https, &headers, &f.csrf, &f.token).await? {
         Ok(cookie) => {
             state.login_throttle.succeeded(client);
             Ok(session::with_cookies(Redirect::to(&next).into_response(), [cookie]))
@@ -97,19 +93,20 @@ async fn login(
                     (StatusCode::FORBIDDEN, "That token cannot edit: an editor or admin token is needed.")
                 }
             };
-            Ok(login_page(&state, status, next, Some(text.into()), None))
+            Ok(login_page(https, status, next, Some(text.into()), None))
         }
     }
 }
 
 async fn logout(
     State(state): State<AppState>,
+    https: Https,
     Editor(session): Editor,
     OnPage(AppForm(f)): OnPage<AppForm<CsrfForm>>,
 ) -> PageResult {
     if let Some(r) = csrf_refused(&session, &f.csrf) {
         return Ok(r);
     }
-    let cleared = session::logout(&state, &session).await?;
+    let cleared = session::logout(&state, https, &session).await?;
     Ok(session::with_cookies(Redirect::to("/regressions").into_response(), [cleared]))
 }

@@ -34,7 +34,7 @@ use crate::session_key::SessionKey;
 use crate::store::Store;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, State};
-use axum::http::header::{CONTENT_SECURITY_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
+use axum::http::header::{CONTENT_SECURITY_POLICY, STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS};
 use axum::http::{HeaderValue, Request};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -86,6 +86,18 @@ async fn track(State(state): State<AppState>, req: Request<Body>, next: Next) ->
     res
 }
 
+/// HSTS on every answer to a request that came over TLS (`extract::Https`): a browser that once
+/// reached the server over https never falls back to http for a year.
+async fn hsts(State(state): State<AppState>, req: Request<Body>, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let https = extract::Https::of(&state, extract::peer(&parts), &parts.headers);
+    let mut res = next.run(Request::from_parts(parts, body)).await;
+    if https.0 {
+        res.headers_mut().insert(STRICT_TRANSPORT_SECURITY, HeaderValue::from_static("max-age=31536000"));
+    }
+    res
+}
+
 /// The whole application as a router, ready to serve or to call in tests with `oneshot`.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
@@ -102,6 +114,7 @@ pub fn app(state: AppState) -> Router {
         .layer(CompressionLayer::new())
         .layer(middleware::from_fn_with_state(limits::RequestLimits::new(&state.config.limits), limits::limit))
         .layer(middleware::from_fn_with_state(state.clone(), track))
+        .layer(middleware::from_fn_with_state(state.clone(), hsts))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request<_>| {

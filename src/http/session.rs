@@ -7,6 +7,7 @@
 //! its expiry, so logging out or revoking the token ends the session, and the key that signs
 //! cookies comes from configuration: neither the database nor the key alone makes a session.
 
+use super::extract::Https;
 use super::pages::{self, PageError};
 use super::AppState;
 use crate::auth::{self, Denied};
@@ -74,9 +75,10 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|(_, v)| v.to_string())
 }
 
-fn secure(state: &AppState) -> &'static str {
-    // Behind https the cookie must never travel in clear; over plain http it could not be set at all.
-    if state.config.public_url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+/// `; Secure` for a request that came over TLS (`Https`): behind https the cookie must never travel
+/// in clear; over plain http it could not be set at all.
+fn secure(https: Https) -> &'static str {
+    if https.0 {
         "; Secure"
     } else {
         ""
@@ -128,6 +130,7 @@ pub enum LoginError {
 /// Checks the login form and the token, and answers the `Set-Cookie` header of the new session.
 pub async fn login(
     state: &AppState,
+    https: Https,
     headers: &HeaderMap,
     form_csrf: &str,
     token: &str,
@@ -146,23 +149,23 @@ pub async fn login(
     let value = format!(
         "{SESSION_COOKIE}={id}.{sig}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
         SESSION_TTL.whole_seconds(),
-        secure(state)
+        secure(https)
     );
     Ok(Ok(HeaderValue::from_str(&value).expect("cookie is ASCII")))
 }
 
 /// A fresh login-form CSRF value and the cookie that carries it (double submit).
-pub fn login_form_csrf(state: &AppState) -> (String, HeaderValue) {
+pub fn login_form_csrf(https: Https) -> (String, HeaderValue) {
     let nonce = random_hex(16);
     let value =
-        format!("{LOGIN_CSRF_COOKIE}={nonce}; Path=/login; HttpOnly; SameSite=Strict; Max-Age=3600{}", secure(state));
+        format!("{LOGIN_CSRF_COOKIE}={nonce}; Path=/login; HttpOnly; SameSite=Strict; Max-Age=3600{}", secure(https));
     (nonce, HeaderValue::from_str(&value).expect("cookie is ASCII"))
 }
 
 /// Ends `session` on the server and answers the `Set-Cookie` header that clears its cookie.
-pub async fn logout(state: &AppState, session: &Session) -> Result<HeaderValue, sqlx::Error> {
+pub async fn logout(state: &AppState, https: Https, session: &Session) -> Result<HeaderValue, sqlx::Error> {
     state.store.end_session(&session.id_hash).await?;
-    let value = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(state));
+    let value = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(https));
     Ok(HeaderValue::from_str(&value).expect("cookie is ASCII"))
 }
 

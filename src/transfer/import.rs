@@ -47,6 +47,8 @@ pub struct ImportSummary {
     pub tokens_added: u64,
     /// Tokens whose name or hash this store already has; the store's own are kept.
     pub tokens_skipped: u64,
+    /// The export's tokens left out, as an import without `with_tokens` leaves them.
+    pub tokens_left_out: u64,
     /// Lines not imported, with why: the first `REJECTIONS_KEPT`.
     pub rejections: Vec<Rejection>,
     pub rejected: u64,
@@ -81,6 +83,7 @@ impl std::fmt::Display for Rejection {
 pub async fn import<R: AsyncBufRead + Unpin>(
     store: &Store,
     config: &Config,
+    with_tokens: bool,
     input: &mut R,
     mut progress: impl FnMut(&ImportSummary),
 ) -> anyhow::Result<ImportSummary> {
@@ -131,9 +134,9 @@ pub async fn import<R: AsyncBufRead + Unpin>(
         let outcome = match kind {
             Err(e) => Err(json_error(&e)),
             Ok(_) if seen.end => Err("comes after the export's closing line".to_string()),
-            Ok(kind) => {
-                apply(&intake, kind, line, &mut summary, &mut seen).await.with_context(|| format!("line {n}"))?
-            }
+            Ok(kind) => apply(&intake, kind, line, with_tokens, &mut summary, &mut seen)
+                .await
+                .with_context(|| format!("line {n}"))?,
         };
         if let Err(reason) = outcome {
             summary.rejected += 1;
@@ -160,11 +163,13 @@ struct Seen {
     records: u64,
 }
 
-/// Imports one record: `Ok(Err(reason))` rejects the line, `Err` ends the import.
+/// Imports one record (a token only `with_tokens`): `Ok(Err(reason))` rejects the line, `Err`
+/// ends the import.
 async fn apply(
     intake: &Intake,
     kind: Kind,
     line: &[u8],
+    with_tokens: bool,
     summary: &mut ImportSummary,
     seen: &mut Seen,
 ) -> anyhow::Result<Result<(), String>> {
@@ -263,7 +268,9 @@ async fn apply(
                 Ok(t) => t,
                 Err(reason) => return Ok(Err(reason)),
             };
-            if intake.store().add_stored_token(&token).await? {
+            if !with_tokens {
+                summary.tokens_left_out += 1;
+            } else if intake.store().add_stored_token(&token).await? {
                 summary.tokens_added += 1;
             } else {
                 summary.tokens_skipped += 1;

@@ -303,7 +303,8 @@ async fn an_export_carries_each_run_s_metric_to_another_store_pruned_or_not() {
 
         for backend in [crate::helpers::Backend::Postgres, crate::helpers::Backend::Sqlite] {
             let target = TestDb::new(backend).await;
-            let imported = import(&target.store, &Config::default(), &mut file.as_slice(), |_| {}).await.unwrap();
+            let imported =
+                import(&target.store, &Config::default(), false, &mut file.as_slice(), |_| {}).await.unwrap();
             assert!(imported.complete && imported.rejected == 0, "{imported:?}");
             assert_eq!(imported.runs_imported, 5);
             assert_eq!(history(&target.store).await, history(&app.db.store).await, "on {backend:?}");

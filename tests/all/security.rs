@@ -566,3 +566,32 @@ async fn behind_a_trusted_proxy_the_limit_holds_per_forwarded_client() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn cookies_are_secure_and_hsts_sent_over_tls_as_public_url_or_a_trusted_proxy_says() {
+    use tower::ServiceExt;
+    // The login form from `peer`, with `X-Forwarded-Proto: proto` where given: whether its cookie
+    // is `Secure`, and whether the answer carries HSTS.
+    async fn login_form(app: &TestApp, peer: &str, proto: Option<&str>) -> (bool, bool) {
+        let mut req = Request::get("/login");
+        if let Some(p) = proto {
+            req = req.header("x-forwarded-proto", p);
+        }
+        let mut req = req.body(Body::empty()).unwrap();
+        req.extensions_mut().insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        let cookie = res.headers().get(header::SET_COOKIE).unwrap().to_str().unwrap().to_string();
+        (cookie.ends_with("; Secure"), res.headers().contains_key(header::STRICT_TRANSPORT_SECURITY))
+    }
+    let db = TestDb::new(Backend::Sqlite).await;
+    let behind = Config { trusted_proxies: "10.0.0.0/8".parse().unwrap(), ..Config::default() };
+    let app = TestApp::with_config(db, behind).await;
+    assert_eq!(login_form(&app, "10.1.2.3:40000", Some("https")).await, (true, true), "a trusted proxy's https");
+    assert_eq!(login_form(&app, "10.1.2.3:40000", Some("http")).await, (false, false));
+    assert_eq!(login_form(&app, "192.0.2.7:40000", Some("https")).await, (false, false), "an untrusted header");
+    assert_eq!(login_form(&app, "10.1.2.3:40000", None).await, (false, false));
+    let db = TestDb::new(Backend::Sqlite).await;
+    let public = Config { public_url: Some("https://slopewatch.example".into()), ..Config::default() };
+    let app = TestApp::with_config(db, public).await;
+    assert_eq!(login_form(&app, "192.0.2.7:40000", None).await, (true, true), "public_url says https");
+}

@@ -31,7 +31,7 @@ fn export(db: &TestDb, file: &Path) -> String {
     text(&out.stderr)
 }
 
-/// Imports `file` into `db`, with a config file that names a webhook target.
+/// Imports `file` into `db` with its tokens, with a config file that names a webhook target.
 fn import(db: &TestDb, file: &Path, dir: &Path) -> Output {
     let config = dir.join("import.toml");
     std::fs::write(
@@ -40,7 +40,7 @@ fn import(db: &TestDb, file: &Path, dir: &Path) -> Output {
     )
     .unwrap();
     let input = file.to_str().unwrap();
-    slopewatch(&["import", "--input", input, "--config", config.to_str().unwrap()], &db.url)
+    slopewatch(&["import", "--input", input, "--with-tokens", "--config", config.to_str().unwrap()], &db.url)
 }
 
 fn webhook_config() -> Config {
@@ -520,4 +520,40 @@ async fn a_runs_build_hash_control_and_profile_move_with_it() {
     let exported = std::fs::read_to_string(&file).unwrap();
     assert!(exported.contains(&format!("\"build_hash\":\"sha256:{}\"", "ab".repeat(32))), "{exported}");
     assert!(exported.contains("\"control\":{\"lineage\":\"musl-gcc\""), "{exported}");
+}
+
+#[tokio::test]
+async fn an_import_adds_the_exports_tokens_only_when_asked_and_the_export_is_its_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let source = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
+    let (status, _) = source.submit(&RunShape::new("zig", "0.16.0").json()).await;
+    assert_eq!(status, 201);
+    let file = dir.path().join("history.jsonl");
+    export(&source.db, &file);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "the export is its owner's alone"
+    );
+    let target = TestDb::new(Backend::Sqlite).await;
+    let out = slopewatch(&["import", "--input", file.to_str().unwrap()], &target.url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("skipped the export's 3 tokens") && said.contains("--with-tokens"), "{said}");
+    let reader = app(AppState::new(target.store.clone(), Config::default()));
+    let refused = reader
+        .clone()
+        .oneshot(
+            Request::post("/api/v1/runs")
+                .header("authorization", format!("Bearer {}", source.ingest_token))
+                .header("content-type", "application/json")
+                .body(Body::from(RunShape::new("zig", "0.17.0").json().to_string()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED, "the source's ingest token came nowhere");
+    let out = slopewatch(&["import", "--input", file.to_str().unwrap(), "--with-tokens"], &target.url);
+    assert!(text(&out.stdout).contains("added 3 tokens"), "{}", text(&out.stdout));
 }

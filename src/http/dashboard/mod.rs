@@ -90,12 +90,13 @@ fn csv_response(name: &str, body: String) -> Response {
 }
 
 /// One CSV line: fields quoted where needed, and text that a spreadsheet would run as a
-/// formula (`=`, `+`, `-`, `@` first) prefixed with an apostrophe.
+/// formula (`=`, `+`, `-`, `@`, a tab or a carriage return first, as OWASP lists them) prefixed
+/// with an apostrophe.
 fn csv_line(fields: &[String]) -> String {
     let mut line = fields
         .iter()
         .map(|f| {
-            let f = if f.starts_with(['=', '+', '-', '@']) && f.parse::<f64>().is_err() {
+            let f = if f.starts_with(['=', '+', '-', '@', '\t', '\r']) && f.parse::<f64>().is_err() {
                 format!("'{f}")
             } else {
                 f.clone()
@@ -143,6 +144,9 @@ mod tests {
     fn csv_fields_are_quoted_and_formulas_defused() {
         let line = csv_line(&["a,b".into(), "say \"hi\"".into(), "=cmd()".into(), "-1.5".into(), "x".into()]);
         assert_eq!(line, "\"a,b\",\"say \"\"hi\"\"\",'=cmd(),-1.5,x\n");
+        // A leading tab or carriage return is defused too; the carriage return also quotes.
+        let line = csv_line(&["\t=1+1".into(), "\r=1+1".into()]);
+        assert_eq!(line, "'\t=1+1,\"'\r=1+1\"\n");
     }
 
     #[test]

@@ -10,10 +10,9 @@ impl Profile {
     /// 64 KiB are in strspn (string.zig), called from sw_run (bench.c:12)".
     pub fn sentence(&self, unit: crate::wire::SizeUnit) -> Option<String> {
         let (f, share) = self.hottest()?;
-        let file = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
-        let place = f.file.as_deref().map(|p| format!(" ({})", file(p))).unwrap_or_default();
+        let place = f.file.as_deref().map(|p| format!(" ({})", short_path(p))).unwrap_or_default();
         let caller = f.callers.first().map(|c| {
-            let site = c.site.as_deref().map(|s| format!(" ({})", file(s))).unwrap_or_default();
+            let site = c.site.as_deref().map(|s| format!(" ({})", short_path(s))).unwrap_or_default();
             format!(", called from {}{site}", c.name)
         });
         Some(format!(

@@ -187,6 +187,8 @@ impl Intake {
 /// A workload's new summary at a version, before it is written.
 struct PassSummary {
     pub workload_id: i64,
+    /// What the workload's series measures: a count's summary has a cost track of its own.
+    pub metric: slopewatch_core::wire::Metric,
     pub summary: WorkloadSummary,
     pub host_ids: Vec<i64>,
     pub first_seen: OffsetDateTime,

@@ -304,7 +304,7 @@ fn summary_rows(
         }
         summary.runs = runs;
         summary.hosts = host_ids.len();
-        rows.push(PassSummary { workload_id, summary, host_ids, first_seen, last_run_at });
+        rows.push(PassSummary { workload_id, metric: w.metric, summary, host_ids, first_seen, last_run_at });
     }
     rows.sort_by_key(|r| r.workload_id);
     rows

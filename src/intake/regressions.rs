@@ -41,9 +41,9 @@ pub(super) struct Judged<'a> {
 
 impl Judged<'_> {
     /// The judged tracks as the rules see them: each summary's slope (held to its workload's
-    /// contract, in `contracts`, when it has one) and, for a count (`metrics`, by workload id) or a
-    /// time with a control beside it, its cost; each workload's outcomes.
-    fn current(&self, contracts: &HashMap<i64, Contract>, metrics: &HashMap<i64, Metric>) -> Vec<Current> {
+    /// contract, in `contracts`, when it has one) and, for a count or a time with a control beside
+    /// it, its cost; each workload's outcomes.
+    fn current(&self, contracts: &HashMap<i64, Contract>) -> Vec<Current> {
         let name = |id: i64| self.workloads.get(&id).cloned();
         let mut current = Vec::new();
         for row in self.rows {
@@ -54,7 +54,7 @@ impl Judged<'_> {
             let fit = VersionFit::new(slope, sizes, s.complexity.clone())
                 .held_to(contracts.get(&row.workload_id).map(|c| c.expected))
                 .built(s.source_hash.clone(), s.build_hash.clone());
-            let counted = metrics.get(&row.workload_id).is_some_and(|m| m.is_count());
+            let counted = row.metric.is_count();
             let beside = s.beside.as_ref().map(|b| {
                 let sizes = b.sizes.iter().map(|&(size, median_ns, runs)| SizeMedian { size, median_ns, runs });
                 (b.lineage.as_str(), sizes.collect())
@@ -78,8 +78,7 @@ pub(super) async fn judge(tx: &mut Tx<'_>, judged: &Judged<'_>, settings: &Setti
     // Versions of one lineage are judged one at a time, each seeing what the one before wrote.
     tx.lock_lineage(lineage).await?;
     let ids: Vec<i64> = judged.rows.iter().map(|r| r.workload_id).collect();
-    let metrics = tx.workload_metrics(&ids).await?;
-    let current = judged.current(&tx.workload_contracts(&ids).await?, &metrics);
+    let current = judged.current(&tx.workload_contracts(&ids).await?);
     if current.is_empty() {
         return Ok(());
     }

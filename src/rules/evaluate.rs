@@ -316,46 +316,41 @@ pub fn needs_history(
     members: &[Membership],
     before: &[History],
 ) -> bool {
-    let older_open = |c: &Current| {
-        members.iter().any(|m| {
-            m.track == c.track && m.open && !m.fixed && version::compare(version, &m.version) == Ordering::Greater
-        })
-    };
     current.iter().any(|c| match &c.evidence {
         Evidence::Cost(now) => {
             let covered = members.iter().any(|m| m.track == c.track && m.version == version);
-            let rose = before.iter().any(|b| {
-                b.track == c.track
-                    && !rules.unchanged_build(&b.evidence, &c.evidence)
-                    && b.evidence.slope().is_some_and(|b| rules.cost_verdict(&c.workload, b, now) == Verdict::Over)
-            });
-            !covered && (rose || older_open(c))
+            let rose = || cost_at(rules, version, c, now, None, before) == Verdict::Over;
+            !covered && (open_before(members, c.track, version) || rose())
         }
-        _ => needs_history_of(rules, version, c, members),
+        _ => match rules.judge(&c.workload, &c.evidence) {
+            Verdict::Over => {
+                !members.iter().any(|m| m.track == c.track && (m.version == version || (m.open && !m.fixed)))
+            }
+            Verdict::Under => open_before(members, c.track, version),
+            Verdict::Unsure => false,
+        },
     })
 }
 
-/// `needs_history` for a slope or failure track.
-fn needs_history_of(rules: &Rules, version: &str, c: &Current, members: &[Membership]) -> bool {
-    match rules.judge(&c.workload, &c.evidence) {
-        Verdict::Over => !members.iter().any(|m| m.track == c.track && (m.version == version || (m.open && !m.fixed))),
-        Verdict::Under => members.iter().any(|m| {
-            m.track == c.track && m.open && !m.fixed && version::compare(version, &m.version) == Ordering::Greater
-        }),
-        Verdict::Unsure => false,
-    }
+/// Whether a regression of `track` opened before `version` is open, and the track not fixed in it.
+fn open_before(members: &[Membership], track: Track, version: &str) -> bool {
+    members
+        .iter()
+        .any(|m| m.track == track && m.open && !m.fixed && version::compare(version, &m.version) == Ordering::Greater)
+}
+
+/// The summary of `track` at the highest version of `history` below `version`.
+fn latest_before<'h>(history: &'h [History], track: Track, version: &str) -> Option<&'h History> {
+    history
+        .iter()
+        .filter(|h| h.track == track && version::compare(&h.version, version) == Ordering::Less)
+        .max_by(|a, b| version::compare(&a.version, &b.version))
 }
 
 /// Decides what the run's version changes, given every other version of its workloads.
 pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Membership], history: &[History]) -> Plan {
     let mut plan =
         Plan { join: members.iter().find(|m| m.version == version).map(|m| m.regression_id), ..Plan::default() };
-    let previous = |track: Track| {
-        history
-            .iter()
-            .filter(|h| h.track == track && version::compare(&h.version, version) == Ordering::Less)
-            .max_by(|a, b| version::compare(&a.version, &b.version))
-    };
     let mut fixed_now: HashSet<(i64, Track)> = HashSet::new();
     let mut crossing: Vec<(&Current, Option<&History>)> = Vec::new();
     for c in current {
@@ -378,7 +373,7 @@ pub fn plan(rules: &Rules, version: &str, current: &[Current], members: &[Member
             }
             (Verdict::Over, None) => {
                 let seen_here = members.iter().any(|m| m.track == c.track && m.version == version);
-                let prev = previous(c.track);
+                let prev = latest_before(history, c.track, version);
                 let was_over = prev.is_some_and(|p| rules.stays_over(&c.workload, &p.evidence, &c.evidence));
                 let unchanged = prev.is_some_and(|p| rules.unchanged_build(&p.evidence, &c.evidence));
                 if !seen_here && !was_over && !unchanged {
@@ -434,23 +429,19 @@ fn cost_at(
     open: Option<&Membership>,
     history: &[History],
 ) -> Verdict {
-    let latest_below = |v: &str| {
-        history
-            .iter()
-            .filter(|h| h.track == c.track && version::compare(&h.version, v) == Ordering::Less)
-            .max_by(|a, b| version::compare(&a.version, &b.version))
-    };
     let against =
         |h: Option<&History>| h.and_then(|h| h.evidence.slope()).map(|h| rules.cost_verdict(&c.workload, h, now));
     match open {
         Some(m) if version::compare(version, &m.version) == Ordering::Greater => {
-            match against(latest_below(&m.version)) {
+            match against(latest_before(history, c.track, &m.version)) {
                 Some(Verdict::Under) => Verdict::Under,
                 _ => Verdict::Unsure,
             }
         }
         Some(_) => Verdict::Unsure,
-        None => match latest_below(version).filter(|p| !rules.unchanged_build(&p.evidence, &c.evidence)) {
+        None => match latest_before(history, c.track, version)
+            .filter(|p| !rules.unchanged_build(&p.evidence, &c.evidence))
+        {
             p @ Some(_) if against(p) == Some(Verdict::Over) => Verdict::Over,
             _ => Verdict::Unsure,
         },

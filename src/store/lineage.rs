@@ -232,19 +232,6 @@ impl Tx<'_> {
         decode_summaries(rows)
     }
 
-    /// The metric of each of `workload_ids`, by id.
-    pub async fn workload_metrics(&mut self, workload_ids: &[i64]) -> Result<HashMap<i64, Metric>, sqlx::Error> {
-        if workload_ids.is_empty() {
-            return Ok(HashMap::new());
-        }
-        let mut q = sql("SELECT id, metric FROM workloads WHERE id IN ");
-        q.push_tuple(workload_ids.iter().copied());
-        let rows: Vec<(i64, MetricColumn)> = self.exec().all(&q).await?;
-        rows.into_iter()
-            .map(|(id, m)| Ok((id, Metric::try_from(m).map_err(|e| sqlx::Error::Decode(e.into()))?)))
-            .collect()
-    }
-
     /// Every version's failures of a workload in the lineage, with its name, metric and unit.
     pub async fn lineage_failures(&mut self, lineage: &str) -> Result<Vec<LineageFailure>, sqlx::Error> {
         let q =

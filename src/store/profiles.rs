@@ -6,7 +6,7 @@
 use super::db::complexity::decode_complexity;
 use super::db::{sql, Exec, Tx};
 use super::{decode_json, Store};
-use crate::model::{MetricColumn, SizeMedian};
+use crate::model::MetricColumn;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::profile::Profile;
 use slopewatch_core::wire::Metric;
@@ -19,16 +19,12 @@ pub struct StoredProfile {
     pub profile: Profile,
 }
 
-/// A contract probe's summary at one version, as the catalogue judges it.
+/// A contract probe's class at one version and the class its contract allows: what the
+/// catalogue judges it by.
 #[derive(Debug, Clone)]
 pub struct ProbeAtVersion {
     pub probe: String,
     pub metric: Metric,
-    pub slope: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-    pub r2: f64,
-    pub sizes: usize,
     pub complexity: Option<Complexity>,
     pub expected: Class,
 }
@@ -45,11 +41,6 @@ struct ProbeAtVersionRow {
     probe: String,
     #[sqlx(try_from = "MetricColumn")]
     metric: Metric,
-    slope: f64,
-    ci_low: f64,
-    ci_high: f64,
-    r2: f64,
-    sizes: String,
     complexity: Option<String>,
     expected: String,
 }
@@ -138,33 +129,19 @@ async fn probes_at(
     version: &str,
     function: &str,
 ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
-    let q =
-        sql("SELECT w.name AS probe, w.metric, s.slope, s.ci_low, s.ci_high, s.r2, s.sizes, s.complexity, c.expected
+    let q = sql("SELECT w.name AS probe, w.metric, s.complexity, c.expected
          FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
          JOIN workload_contracts c ON c.workload_id = s.workload_id
          WHERE s.lineage = $1 AND s.version = $2 AND w.name LIKE $3 ORDER BY w.name, w.metric")
-        .bind(lineage)
-        .bind(version)
-        .bind(format!("contract.{function}.%"));
+    .bind(lineage)
+    .bind(version)
+    .bind(format!("contract.{function}.%"));
     let rows: Vec<ProbeAtVersionRow> = exec.all(&q).await?;
     rows.into_iter()
-        .filter_map(|r| {
-            let expected = Class::parse(&r.expected)?;
-            Some((r, expected))
-        })
-        .map(|(r, expected)| {
-            let sizes: Vec<SizeMedian> = decode_json(&r.sizes)?;
-            Ok(ProbeAtVersion {
-                complexity: decode_complexity(r.complexity.as_deref())?,
-                sizes: sizes.len(),
-                probe: r.probe,
-                metric: r.metric,
-                slope: r.slope,
-                ci_low: r.ci_low,
-                ci_high: r.ci_high,
-                r2: r.r2,
-                expected,
-            })
+        .filter_map(|r| Some((Class::parse(&r.expected)?, r)))
+        .map(|(expected, r)| {
+            let complexity = decode_complexity(r.complexity.as_deref())?;
+            Ok(ProbeAtVersion { probe: r.probe, metric: r.metric, complexity, expected })
         })
         .collect()
 }

@@ -5,7 +5,6 @@
 //! unchanged-build rule off so that it passes on the counts and not on the build hashes.
 
 use crate::helpers::*;
-use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -32,11 +31,6 @@ fn byte_loops(dir: &Path) -> std::path::PathBuf {
     let archive = dir.join("libbyteloop.a");
     assert!(run(std::process::Command::new("ar").arg("rcs").arg(&archive).arg(&obj)).status.success());
     archive
-}
-
-fn get(url: &str, path: &str) -> Value {
-    let body = ureq::get(format!("{url}{path}")).call().unwrap().body_mut().read_to_string().unwrap();
-    serde_json::from_str(&body).unwrap()
 }
 
 #[test]
@@ -70,13 +64,13 @@ fn a_byte_loop_memcpy_opens_a_cost_regression_and_an_unchanged_toolchain_under_a
     // The summary pass runs after each run is stored: wait for the last version's regression.
     let began = Instant::now();
     let regressions = loop {
-        let list = get(&url, "/api/v1/regressions");
+        let list = get_json(&url, "/api/v1/regressions");
         let regressions = list["regressions"].as_array().unwrap().clone();
         if regressions.iter().any(|r| r["regression"]["version"] == "1.1.0") {
             break regressions;
         }
         if began.elapsed() > Duration::from_secs(30) {
-            panic!("no regression at 1.1.0: {list}\n{:#}", get(&url, "/api/v1/toolchains/gcc-cost/1.1.0"));
+            panic!("no regression at 1.1.0: {list}\n{:#}", get_json(&url, "/api/v1/toolchains/gcc-cost/1.1.0"));
         }
         std::thread::sleep(Duration::from_millis(200));
     };

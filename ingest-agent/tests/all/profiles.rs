@@ -89,10 +89,7 @@ fn through_a_real_server_the_regression_at_0_16_0_names_strspn_and_its_broken_co
     }
     let began = std::time::Instant::now();
     let went = loop {
-        let list: Value = serde_json::from_str(
-            &ureq::get(format!("{url}/api/v1/regressions")).call().unwrap().body_mut().read_to_string().unwrap(),
-        )
-        .unwrap();
+        let list = get_json(&url, "/api/v1/regressions");
         let id = list["regressions"]
             .as_array()
             .unwrap()
@@ -100,9 +97,7 @@ fn through_a_real_server_the_regression_at_0_16_0_names_strspn_and_its_broken_co
             .find(|r| r["regression"]["version"] == "0.16.0" && r["regression"]["previous_version"] == "0.15.2")
             .and_then(|r| r["regression"]["id"].as_i64());
         if let Some(id) = id {
-            let detail =
-                ureq::get(format!("{url}/api/v1/regressions/{id}")).call().unwrap().body_mut().read_to_string();
-            let detail: Value = serde_json::from_str(&detail.unwrap()).unwrap();
+            let detail = get_json(&url, &format!("/api/v1/regressions/{id}"));
             let went = detail["where_cost_went"].as_array().cloned().unwrap_or_default();
             if let Some(w) = went.into_iter().find(|w| w["workload"] == "strspn") {
                 break w;
@@ -180,15 +175,10 @@ fn a_command_workload_is_profiled_as_its_process_and_its_regression_names_strchr
     }
     let began = std::time::Instant::now();
     loop {
-        let list: Value = serde_json::from_str(
-            &ureq::get(format!("{url}/api/v1/regressions")).call().unwrap().body_mut().read_to_string().unwrap(),
-        )
-        .unwrap();
+        let list = get_json(&url, "/api/v1/regressions");
         let id = list["regressions"].as_array().unwrap().iter().find_map(|r| r["regression"]["id"].as_i64());
         if let Some(id) = id {
-            let detail =
-                ureq::get(format!("{url}/api/v1/regressions/{id}")).call().unwrap().body_mut().read_to_string();
-            let detail: Value = serde_json::from_str(&detail.unwrap()).unwrap();
+            let detail = get_json(&url, &format!("/api/v1/regressions/{id}"));
             let went = &detail["where_cost_went"][0];
             assert_eq!(detail["regression"]["version"], "0.16.0", "{detail}");
             assert_eq!((&went["workload"], &went["good_version"]), (&"tokens".into(), &"0.15.2".into()), "{detail}");

@@ -4,7 +4,7 @@
 //! (escaped), in the JSON, in the webhook and in the postmortem. A bad profile alone is labelled;
 //! a malformed profile is refused with its field. On Postgres and on SQLite.
 
-use crate::builders::run_of;
+use crate::builders::{measurements, run_of};
 use crate::helpers::webhooks::{config, Receiver};
 use crate::helpers::{on_both_backends, TestApp};
 use serde_json::{json, Value};
@@ -21,23 +21,15 @@ fn profile(total: u64, strspn: u64) -> Value {
 /// A run of `version`: the JSON workload costing `cost(records)` with `profile`, and (at a bad
 /// version) the catalogue's strspn probe, linear against its O(1) contract.
 fn run(version: &str, cost: impl Fn(f64) -> f64, profile: Option<Value>, probe_over: bool) -> Value {
-    let measurements: Vec<Value> = (0..6)
-        .map(|i| {
-            let size = 1000u64 << i;
-            let t = cost(size as f64);
-            json!({"size": size, "samples_ns": [t, t * 1.02, t * 0.98]})
-        })
-        .collect();
     let mut json_each = json!({"name": "sqlite-json-each.spaced", "size_unit": "records", "source_hash": "sha256:s0",
-                               "measurements": measurements});
+                               "measurements": measurements(1000, 6, cost, &[1.0, 1.02, 0.98])});
     if let Some(p) = profile {
         json_each["profile"] = p;
     }
-    let probe_cost = |n: f64| if probe_over { 10.0 * n } else { 50.0 + (n * 0.0) };
+    let probe_cost = |n: f64| if probe_over { 10.0 * n } else { 50.0 };
     let probe = json!({"name": "contract.strspn.remaining", "size_unit": "bytes", "source_hash": "sha256:p0",
         "contract": {"expected": "1", "function": "strspn", "axis": "remaining"},
-        "measurements": (0..6).map(|i| { let n = (4096u64 << i) as f64; let t = probe_cost(n);
-            json!({"size": 4096u64 << i, "samples_ns": [t, t * 1.01, t * 0.99]}) }).collect::<Vec<_>>()});
+        "measurements": measurements(4096, 6, probe_cost, &[1.0, 1.01, 0.99])});
     run_of("zig-cc-musl", version, "build-01", vec![json_each, probe])
 }
 

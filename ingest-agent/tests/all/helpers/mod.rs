@@ -315,6 +315,12 @@ pub fn real_server(dir: &Path, serve_args: &[&str]) -> Option<(Server, String, S
     Some((server, format!("http://{addr}"), token))
 }
 
+/// The JSON a server at `url` answers at `path`.
+pub fn get_json(url: &str, path: &str) -> serde_json::Value {
+    let body = ureq::get(format!("{url}{path}")).call().unwrap().body_mut().read_to_string().unwrap();
+    serde_json::from_str(&body).unwrap()
+}
+
 /// Copies a directory tree, e.g. an example project a test then edits.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

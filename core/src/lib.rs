@@ -4,6 +4,7 @@
 pub mod answers;
 pub mod bisection;
 pub mod complexity;
+pub mod exposure;
 pub mod fit;
 pub mod format;
 pub mod lineage;

@@ -13,6 +13,8 @@ use uuid::Uuid;
 
 /// Most exposed functions one scan may list.
 pub const MAX_EXPOSED: usize = 128;
+/// Most functions `reaches` may list.
+pub const MAX_REACHED: usize = 512;
 /// Most callers kept per exposed function, those with the most call sites first.
 pub const MAX_EXPOSURE_CALLERS: usize = 16;
 
@@ -44,6 +46,11 @@ pub struct ExposureSubmission {
     /// The functions it calls or references that the toolchain breaks, worst first. Empty when it
     /// reaches none: a clean scan is stored too, so the version page can say it was scanned.
     pub exposed: Vec<ExposedFunction>,
+    /// Every function of the catalogue the artifact calls or references, by its catalogue name,
+    /// the exposed ones included: a regression at a later version names the stored artifacts that
+    /// reach a function it breaks, though their scan found it held.
+    #[serde(default)]
+    pub reaches: Vec<String>,
 }
 
 /// How an artifact reaches its libc.
@@ -154,6 +161,12 @@ impl ExposureSubmission {
         if self.exposed.len() > MAX_EXPOSED {
             return Err(err("exposed", format!("{} functions is more than {MAX_EXPOSED}", self.exposed.len())));
         }
+        if self.reaches.len() > MAX_REACHED {
+            return Err(err("reaches", format!("{} functions is more than {MAX_REACHED}", self.reaches.len())));
+        }
+        for (i, f) in self.reaches.iter().enumerate() {
+            check_name(&format!("reaches[{i}]"), f)?;
+        }
         let mut seen = HashSet::new();
         for (i, f) in self.exposed.iter().enumerate() {
             let at = format!("exposed[{i}]");
@@ -173,6 +186,9 @@ impl ExposureSubmission {
             }
             for (j, c) in f.callers.iter().enumerate() {
                 check_text(&format!("{at}.callers[{j}]"), c)?;
+            }
+            if !self.reaches.contains(&f.function) {
+                return Err(err(format!("{at}.function"), format!("{:?} is exposed but not in reaches", f.function)));
             }
             if let Some(reason) = &f.accepted {
                 check_text(&format!("{at}.accepted"), reason)?;
@@ -334,6 +350,7 @@ mod tests {
                 callers: vec!["jsonTranslateTextToBlob".into()],
                 accepted: None,
             }],
+            reaches: vec!["memcpy".into(), "strspn".into()],
         }
     }
 
@@ -360,6 +377,7 @@ mod tests {
         assert_eq!(field(|s| s.artifact = String::new()), "artifact");
         assert_eq!(field(|s| s.exposed.push(s.exposed[0].clone())), "exposed[1].function");
         assert_eq!(field(|s| s.exposed[0].call_sites = 0), "exposed[0]");
+        assert_eq!(field(|s| s.reaches.clear()), "exposed[0].function");
         assert_eq!(field(|s| s.exposed[0].callers = vec!["f".into(); 17]), "exposed[0].callers");
         let mut ok = scan();
         ok.digest = "build-id:0123abcd".into();

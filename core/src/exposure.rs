@@ -305,6 +305,8 @@ impl FunctionVerdict {
                 (ProbeState::Failed, Some(FailureKind::WrongResult)) => {
                     Some((Breach::WrongResult, format!("returns a wrong result ({})", p.workload)))
                 }
+                // A probe that could not be built or set up says nothing about the function.
+                (ProbeState::Failed, Some(FailureKind::BuildFailed | FailureKind::SetupFailed)) => None,
                 (ProbeState::Failed, kind) => Some((
                     Breach::Failed,
                     format!("{} ({})", kind.map_or("failed", FailureKind::label), p.workload),
@@ -403,6 +405,7 @@ mod tests {
             probe("contract.memcpy.n", ProbeState::Held, Some(Class::Linear), None),
             probe("contract.qsort.n", ProbeState::Unsure, None, None),
             probe("contract.strtol.n", ProbeState::Failed, None, Some(FailureKind::WrongResult)),
+            probe("contract.wcslen.n", ProbeState::Failed, None, Some(FailureKind::BuildFailed)),
         ];
         let of = |f: &str| FunctionVerdict::of(f, &probes, guarded);
         assert_eq!(
@@ -417,6 +420,7 @@ mod tests {
         assert_eq!(of("strchrnul"), Some(FunctionVerdict::NotProvided));
         assert_eq!(of("memcpy"), Some(FunctionVerdict::Held));
         assert_eq!(of("qsort"), Some(FunctionVerdict::Unsure));
+        assert_eq!(of("wcslen"), Some(FunctionVerdict::Unsure), "a probe that did not build judges nothing");
         assert_eq!(of("strlen"), None);
     }
 }

@@ -2,8 +2,11 @@
 //! options mean (budgets, limits, the client, the spool) is worked out in `options`, the value
 //! parsers are in `parse`, and each command's work is in `commands/`.
 
+mod exposure;
 mod options;
 mod parse;
+
+pub(crate) use exposure::{ExposureArgs, ReportFormat};
 
 use crate::config;
 use crate::import::Format;
@@ -129,7 +132,14 @@ pub(crate) enum Command {
         #[command(flatten)]
         spool: SpoolArgs,
     },
-    /// Send the runs (and bisections) waiting in the spool.
+    /// Which libc functions each artifact calls that its toolchain breaks: the calls and their
+    /// callers read from the binary, judged by the contract catalogue's verdicts for that toolchain
+    /// version. Exits 1 when one is reached, 3 when it cannot tell, 2 on input it cannot read.
+    Exposure {
+        #[command(flatten)]
+        exposure: ExposureArgs,
+    },
+    /// Send the runs (and bisections and scans) waiting in the spool.
     Flush {
         #[command(flatten)]
         server: ServerArgs,
@@ -199,7 +209,7 @@ pub(crate) struct BisectArgs {
 }
 
 /// How much measuring each workload may cost, on `run`, `measure`, `check` and `bisect`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct SweepArgs {
     /// Timed repetitions per size, after one warm-up.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -239,7 +249,7 @@ pub(crate) struct RetryArgs {
     request_timeout: Duration,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct ToolchainArgs {
     /// A toolchain as NAME=COMMAND, e.g. 'zig-cc-musl=zig cc -target x86_64-linux-musl', or
     /// zig@VERSION for that Zig release's `zig cc`, fetched into the cache first if need be.
@@ -262,7 +272,7 @@ pub(crate) struct ToolchainArgs {
     link_after: Vec<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct MeasureArgs {
     #[command(flatten)]
     pub(crate) toolchains: ToolchainArgs,

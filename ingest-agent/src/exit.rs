@@ -1,5 +1,6 @@
-//! How the agent exits: the documented statuses (0, 1, 3 and 75; clap exits 2 on a usage error),
-//! and how the statuses of several steps combine.
+//! How the agent exits: the documented statuses (0, 1, 3 and 75; 2 on a usage error, which clap
+//! reports itself, and on input `exposure` cannot read), and how the statuses of several steps
+//! combine.
 
 /// The agent's exit status. A usage error exits with 2, which clap reports and exits with itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +16,9 @@ pub enum ExitStatus {
     /// unsure after measuring it twice. A job that must not pass unproven growth fails on it; one
     /// that accepts it passes 3 too.
     Unsure = 3,
+    /// `exposure`: input it cannot read (an artifact that is not ELF, a bad suppression file), as
+    /// a usage error, so that it is never taken for a verdict (0, 1 or 3).
+    BadInput = 2,
 }
 
 impl ExitStatus {
@@ -30,6 +34,7 @@ impl ExitStatus {
     /// The status of two steps together: a failure over a delivery left in the spool over success.
     pub fn worst(self, other: ExitStatus) -> ExitStatus {
         match (self, other) {
+            (ExitStatus::BadInput, _) | (_, ExitStatus::BadInput) => ExitStatus::BadInput,
             (ExitStatus::Failed, _) | (_, ExitStatus::Failed) => ExitStatus::Failed,
             (ExitStatus::Spooled, _) | (_, ExitStatus::Spooled) => ExitStatus::Spooled,
             (ExitStatus::Unsure, _) | (_, ExitStatus::Unsure) => ExitStatus::Unsure,

@@ -1,6 +1,7 @@
 //! slopewatch-agent: builds C workloads with each toolchain under test, times them at growing
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
+pub mod artifact;
 pub mod builds;
 pub mod cli;
 pub mod commands;

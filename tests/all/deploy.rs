@@ -253,6 +253,10 @@ fn ci_recipes_use_only_flags_and_variables_the_agent_has() {
             "{recipe} gates with `check --max-slope 1.5`: {commands:?}"
         );
         assert!(subcommands.iter().any(|s| s == "run"), "{recipe} records history with `run`: {commands:?}");
+        assert!(
+            commands.iter().any(|c| c[0] == "exposure" && c.iter().any(|w| w == "--toolchain")),
+            "{recipe} scans the release artifact with `exposure --toolchain`: {commands:?}"
+        );
         assert!(text.contains("SLOPEWATCH_TOKEN"), "{recipe} passes the token from a secret");
         let mut set = Vec::new();
         environment_keys(&yaml, &mut set);

@@ -67,6 +67,23 @@ pub struct BisectionAccepted {
     pub url: String,
 }
 
+/// The answer to an exposure scan that is stored, now or before.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExposureAccepted {
+    /// The scan's id, as submitted.
+    pub scan_id: Uuid,
+    /// True when the scan was stored by this request; false when it was already stored.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub created: bool,
+    /// The page of the toolchain version the scan was judged by, which lists the artifacts scanned
+    /// there, relative to the server.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub url: String,
+}
+
 /// The body of every error answer.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

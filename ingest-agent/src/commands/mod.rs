@@ -1,8 +1,9 @@
-//! The commands, one file each (`run`, `measure` and `check` share one), and `main`: parse the
+//! The commands, one file each (`run`, `measure` and `check` share one; `exposure` and `bisect` have folders), and `main`: parse the
 //! command line, run the command, exit with its status.
 
 mod bisect;
 mod build;
+mod exposure;
 mod flush;
 mod import;
 mod init_workload;
@@ -44,5 +45,10 @@ fn run_command(cli: Cli) -> Result<ExitStatus> {
         Command::InitWorkload { name, dir, config } => init_workload::init_workload(&name, &dir, config.as_deref()),
         Command::Bisect { bisect, spool } => bisect::bisect(&bisect, &spool.open()?),
         Command::Flush { server, spool } => flush::flush(&server, &spool),
+        // Input it cannot read must not read as a verdict: it exits 2, as a usage error.
+        Command::Exposure { exposure } => Ok(exposure::exposure(&exposure).unwrap_or_else(|e| {
+            eprintln!("error: {e:#}");
+            ExitStatus::BadInput
+        })),
     }
 }

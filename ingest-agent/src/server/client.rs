@@ -3,7 +3,7 @@
 //! baseline, a regression, what the server accepts) is asked once.
 
 use anyhow::{bail, Result};
-use slopewatch_core::answers::{BisectionAccepted, Capabilities, ErrorBody, RunAccepted};
+use slopewatch_core::answers::{BisectionAccepted, Capabilities, ErrorBody, ExposureAccepted, RunAccepted};
 use slopewatch_core::wire::{shape, Accepts, Capability, Dropped, RunSubmission};
 use std::borrow::Cow;
 use std::sync::Mutex;
@@ -101,10 +101,10 @@ impl Client {
         Ok(Client::build(server, Some(token), retry))
     }
 
-    /// A client that only reads, from the server of a report's baseline: with `token` where that
-    /// server requires a login to read.
+    /// A client that only reads (a report's baseline, a version's verdicts): with `token` where
+    /// that server requires a login to read.
     pub fn reader(server: &str, token: Option<&str>) -> Result<Client> {
-        let server = checked_url(server, "baseline server")?;
+        let server = checked_url(server, "server")?;
         // It sends nothing: its policy is that of every read, one attempt within READ_TIMEOUT.
         Ok(Client::build(server, token, RetryPolicy { attempts: 1, timeout: READ_TIMEOUT, ..RetryPolicy::default() }))
     }
@@ -237,6 +237,16 @@ impl Client {
         self.deliver_with_retries(&url, body, &mut on_retry)
     }
 
+    /// Delivers an exposure scan's JSON body, retrying as runs are.
+    pub fn deliver_exposure(
+        &self,
+        body: &[u8],
+        mut on_retry: impl FnMut(u32, &str, Duration),
+    ) -> Outcome<ExposureAccepted> {
+        let url = format!("{}/api/v1/exposures", self.server);
+        self.deliver_with_retries(&url, body, &mut on_retry)
+    }
+
     fn deliver_with_retries<T: serde::de::DeserializeOwned>(
         &self,
         url: &str,
@@ -298,6 +308,17 @@ impl Client {
 enum Attempt<T> {
     Done(Outcome<T>),
     Transient { reason: String, retry_after: Option<Duration> },
+}
+
+/// `segment` as one segment of a URL's path: every byte but the unreserved ones percent-encoded.
+pub fn path_segment(segment: &str) -> String {
+    segment
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// `server` without a trailing `/`, once it is an HTTP(S) URL; `what` names it in the error.

@@ -1,4 +1,4 @@
-//! The one way to the server for runs and bisections: each is saved in the spool first (so a
+//! The one way to the server for runs, bisections and exposure scans: each is saved in the spool first (so a
 //! crash cannot lose it), and everything that leaves the spool, now or at a later flush, leaves
 //! through [`deliver_spooled`].
 
@@ -6,8 +6,9 @@ use crate::exit::ExitStatus;
 use crate::server::client::{Client, Outcome, StoredRun};
 use crate::server::spool::{Holds, Spool, SpooledBisection};
 use anyhow::{Context, Result};
-use slopewatch_core::answers::BisectionAccepted;
+use slopewatch_core::answers::{BisectionAccepted, ExposureAccepted};
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::exposure::ExposureSubmission;
 use slopewatch_core::wire::RunSubmission;
 use std::path::Path;
 
@@ -38,14 +39,25 @@ pub fn deliver_bisection(
     deliver_spooled(client, &spool, &path)
 }
 
+/// Spools the exposure scan under `spool`'s exposures, then sends it; it stays there when the
+/// server cannot be reached, for a flush to send later.
+pub fn deliver_exposure(client: &Client, spool: &Spool, scan: &ExposureSubmission) -> Result<ExitStatus> {
+    let spool = spool.exposures();
+    let path = spool.save_exposure(scan)?;
+    deliver_spooled(client, &spool, &path)
+}
+
 /// Sends what waits in the spool, oldest first, bisections after runs (their steps link to the
-/// runs); stops at the first transient failure.
+/// runs), then exposure scans; stops at the first transient failure.
 pub fn flush(client: &Client, spool: &Spool) -> Result<ExitStatus> {
-    let runs = flush_one(client, spool)?;
-    if runs == ExitStatus::Spooled {
-        return Ok(runs);
+    let mut status = flush_one(client, spool)?;
+    for next in [spool.bisections(), spool.exposures()] {
+        if status == ExitStatus::Spooled {
+            break;
+        }
+        status = status.worst(flush_one(client, &next)?);
     }
-    Ok(runs.worst(flush_one(client, &spool.bisections())?))
+    Ok(status)
 }
 
 /// Delivers what waits in one spool, oldest first; stops at the first left in it, as the server
@@ -84,6 +96,17 @@ pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<Ex
                 });
             settle(spool, path, "bisection", outcome, |answer: BisectionAccepted| {
                 println!("bisection {id} recorded on regression {regression}{}", at(&answer.url));
+            })
+        }
+        Holds::Exposures => {
+            let scan = ExposureSubmission::from_json(&bytes)
+                .map_err(|e| anyhow::anyhow!("{} is unreadable: {e}", path.display()))?;
+            let outcome = client.deliver_exposure(&bytes, |attempt, why, wait| {
+                eprintln!("scan of {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", scan.artifact)
+            });
+            settle(spool, path, "scan", outcome, |answer: ExposureAccepted| {
+                let what = if answer.created { "stored" } else { "already stored" };
+                println!("scan of {} {what}{}", scan.artifact, at(&answer.url));
             })
         }
     }

@@ -1,10 +1,12 @@
 //! Runs and bisections waiting for delivery, kept on disk so none is lost: each written to a
 //! temporary file, fsynced and renamed into place; refused ones move to `rejected/` beside the
-//! server's message. Bisections wait in `bisections/` under the runs' spool.
+//! server's message. Bisections wait in `bisections/` under the runs' spool, exposure scans in
+//! `exposures/`.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::exposure::ExposureSubmission;
 use slopewatch_core::wire::RunSubmission;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ pub enum Holds {
     Runs,
     /// Bisections, each with the regression it is recorded on.
     Bisections,
+    /// Exposure scans, as `POST /api/v1/exposures` takes them.
+    Exposures,
 }
 
 impl Spool {
@@ -48,6 +52,11 @@ impl Spool {
     /// The spool of bisections, under this one.
     pub fn bisections(&self) -> Spool {
         Spool { dir: self.dir.join("bisections"), holds: Holds::Bisections }
+    }
+
+    /// The spool of exposure scans, under this one.
+    pub fn exposures(&self) -> Spool {
+        Spool { dir: self.dir.join("exposures"), holds: Holds::Exposures }
     }
 
     pub fn holds(&self) -> Holds {
@@ -70,6 +79,14 @@ impl Spool {
     pub fn save_bisection(&self, spooled: &SpooledBisection) -> Result<PathBuf> {
         let body = serde_json::to_vec_pretty(spooled)?;
         let path = self.dir.join(format!("{}.json", spooled.bisection.bisection_id));
+        write_durably(&self.dir, &path, &body)?;
+        Ok(path)
+    }
+
+    /// Saves an exposure scan durably as `ID.json` and returns its path.
+    pub fn save_exposure(&self, scan: &ExposureSubmission) -> Result<PathBuf> {
+        let body = serde_json::to_vec_pretty(scan)?;
+        let path = self.dir.join(format!("{}.json", scan.scan_id));
         write_durably(&self.dir, &path, &body)?;
         Ok(path)
     }

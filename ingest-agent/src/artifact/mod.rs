@@ -1,0 +1,171 @@
+//! Reads a built artifact (an ELF executable or shared object) and says which functions of the
+//! contract catalogue it calls, from where, and which libc it carries: the static half of an
+//! exposure scan (docs/exposure.md), which judges what it finds by the toolchain's verdicts.
+//!
+//! What is read, and from where:
+//! - the functions present: a static artifact's function symbols (`.symtab`, else `.dynsym`),
+//!   named back to the catalogue however the libc spells them (see `names`); a dynamic
+//!   artifact's imports (undefined `.dynsym` symbols, which a strip keeps);
+//! - the calls and address-takings: decoded from the code, on x86-64 only (see `x86`); elsewhere
+//!   the functions present are listed without call counts;
+//! - the caller of each call: the function symbol whose code holds the site, and its source line
+//!   from the DWARF line tables where there are some;
+//! - the libc: see `libc`.
+
+mod elf;
+mod error;
+mod libc;
+mod lines;
+mod names;
+mod uses;
+mod x86;
+
+pub use error::{ArtifactError, MAX_ARTIFACT_BYTES};
+pub use names::demangle;
+
+use sha2::{Digest, Sha256};
+use slopewatch_core::exposure::Linkage;
+use std::path::Path;
+
+/// What a scan found in one artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Artifact {
+    /// The file name, e.g. `api-server`.
+    pub name: String,
+    /// `build-id:` and the lowercase hex of its `.note.gnu.build-id`, else `sha256:` and the 64
+    /// lowercase hex digits of the file's bytes.
+    pub digest: String,
+    /// The machine its code is for: `x86_64`, `aarch64`, `x86`, `arm`, `riscv64`, …; `elf-<n>`
+    /// for a machine number not named here.
+    pub arch: String,
+    /// Dynamic where it has an interpreter (`PT_INTERP`) or needs shared libraries (`DT_NEEDED`);
+    /// static otherwise, a static PIE included.
+    pub linkage: Linkage,
+    /// The libc it carries or imports from, and what told it.
+    pub libc: LibcFound,
+    /// Whether it names its functions: it has a symbol table, or being dynamic, a dynamic symbol
+    /// table naming its imports. False for a stripped static artifact: which libc functions it
+    /// carries cannot then be told, and `uses` and `unused` are empty.
+    pub symbols: bool,
+    /// Whether its code was decoded for call sites: on x86-64 only. Where not, every catalogue
+    /// function present is listed in `uses` with no call sites, since whether it is called
+    /// cannot be told, and `unused` is empty.
+    pub call_sites_decoded: bool,
+    /// One entry per catalogue function it calls or whose address it takes, sorted by name.
+    pub uses: Vec<FunctionUse>,
+    /// The catalogue functions it carries or imports but neither calls nor references, sorted.
+    pub unused: Vec<String>,
+}
+
+/// One catalogue function an artifact reaches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionUse {
+    /// Its catalogue name, e.g. `strspn`.
+    ///
+    /// A body that carries several catalogue names is one function, named by its strongest name:
+    /// the one Zig's `c.*` alias gives (Zig 0.16's `strcmp` is also its `strcoll`), else a global
+    /// over a weak one (glibc's `strchr` is also `index`), else the shortest; the others are
+    /// among its `aliases`. Calls to any of them are counted here.
+    pub function: String,
+    /// Every symbol name it carries in the artifact, sorted, e.g. `["c.string.strspn", "strspn"]`,
+    /// `["__strchrnul", "strchrnul"]`, `["__memcpy_chk"]` (an import), and glibc's ifunc
+    /// variants (`__strspn_sse42`) where a static glibc carries them.
+    pub aliases: Vec<String>,
+    /// Its call sites: direct calls and tail jumps, calls through its PLT stub or GOT slot.
+    /// A function's calls to itself and between its own variants are not counted.
+    pub call_sites: u32,
+    /// Whether its address is taken (a table of function pointers, a callback), apart from calls.
+    pub referenced: bool,
+    /// The functions that call it, most call sites first, then by name.
+    pub callers: Vec<Caller>,
+}
+
+/// A function that calls a catalogue function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Caller {
+    /// Its name, demangled; `unknown` where no symbol covers the call (a stripped artifact).
+    pub name: String,
+    /// Its call sites of the function.
+    pub sites: u32,
+    /// `file:line` of its first call site (lowest address), from the DWARF line tables.
+    pub location: Option<String>,
+    /// Whether the caller is itself the libc's (musl's `strtok` calling `strspn`): one of its
+    /// names is a catalogue function's, a Zig `c.*`/`compiler_rt.*` alias, glibc's `__GI_*` or
+    /// `__libc_*` or an ifunc variant, or its source file lies in a libc's sources.
+    pub in_libc: bool,
+}
+
+/// The libc an artifact carries or imports from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibcFound {
+    /// `glibc`, `musl`, `zig` (Zig 0.16's own libc, whose functions carry `c.<module>.<fn>`
+    /// aliases such as `c.string.strspn`) or `unknown`. Zig 0.15.2's libc is musl's code and is
+    /// named `musl`; its evidence says Zig linked it.
+    pub name: String,
+    /// One line for people saying what told it, e.g. "imports from libc.so.6",
+    /// "interpreter /lib/ld-musl-x86_64.so.1", "__libc_start_main and __init_libc (musl)".
+    pub evidence: String,
+}
+
+/// Reads the artifact at `path` and finds the uses of `functions` (catalogue names such as
+/// "strspn", "memcpy", "strchrnul").
+pub fn scan(path: &Path, functions: &[&str]) -> Result<Artifact, ArtifactError> {
+    let bytes = error::read_file(path)?;
+    let image = read(path, &bytes)?;
+    let linkage =
+        if image.interpreter.is_some() || !image.needed.is_empty() { Linkage::Dynamic } else { Linkage::Static };
+    let decoded = image.machine == object::elf::EM_X86_64;
+    let present = uses::present(&image, functions);
+    let sites = if decoded { x86::decode(&image, &present.wanted) } else { x86::Sites::default() };
+    let (uses, unused) = uses::tally(&image, functions, &present, &sites, decoded);
+    let digest = match &image.build_id {
+        Some(id) if !id.is_empty() => format!("build-id:{}", hex::encode(id)),
+        _ => format!("sha256:{}", hex::encode(Sha256::digest(&bytes))),
+    };
+    Ok(Artifact {
+        name: path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),
+        digest,
+        arch: arch(image.machine),
+        linkage,
+        libc: libc::identify(&image),
+        symbols: image.symtab || (linkage == Linkage::Dynamic && image.dynsym),
+        call_sites_decoded: decoded,
+        uses,
+        unused,
+    })
+}
+
+/// The libc of the artifact at `path`, without looking at its code: to compare an artifact's
+/// libc with that of a binary its toolchain built.
+pub fn identify_libc(path: &Path) -> Result<LibcFound, ArtifactError> {
+    let bytes = error::read_file(path)?;
+    Ok(libc::identify(&read(path, &bytes)?))
+}
+
+/// `bytes` read as an ELF executable or shared object; the error names `path`.
+fn read<'data>(path: &Path, bytes: &'data [u8]) -> Result<elf::Image<'data>, ArtifactError> {
+    error::check_kind(path, bytes)?;
+    elf::read(bytes).map_err(|what| ArtifactError::Malformed { path: path.to_path_buf(), what })
+}
+
+/// The name of an ELF machine, as `uname -m` spells it where it has one.
+fn arch(machine: object::elf::Machine) -> String {
+    use object::elf::*;
+    let name = match machine {
+        EM_X86_64 => "x86_64",
+        EM_AARCH64 => "aarch64",
+        EM_386 => "x86",
+        EM_ARM => "arm",
+        EM_RISCV => "riscv64",
+        EM_PPC64 => "ppc64",
+        EM_PPC => "ppc",
+        EM_S390 => "s390x",
+        EM_LOONGARCH => "loongarch64",
+        EM_MIPS => "mips",
+        other => return format!("elf-{}", other.0),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests;

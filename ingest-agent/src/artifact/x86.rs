@@ -1,0 +1,255 @@
+//! The calls and address-takings of x86-64 code, found by decoding every executable section once.
+//!
+//! A call site is a `call` or a `jmp`/`jcc` (a tail call) whose target is a function looked for,
+//! directly (`call rel32`), through its PLT stub (`.plt`, `.plt.sec` after `endbr64`, `.plt.got`,
+//! and static glibc's stubs for its ifuncs), or through its GOT slot (`call [rip+slot]`, as
+//! `-fno-plt` builds call), or through a register it was loaded into (`mov rax, [rip+slot]` then
+//! `call rax`, as unoptimised Rust calls `memcpy`). A reference is its address taken: `lea reg,
+//! [rip+f]`, a load of its GOT slot, an immediate equal to its address in a fixed-address
+//! executable, whose register no call goes through, or a word of data pointing at it (a
+//! relocation, or in a fixed-address executable the word itself).
+//!
+//! Registers are followed within one function only, from a load to the next write of the
+//! register, a call that may overwrite it, or a `ret`.
+
+use super::elf::{Image, RelocationKind, Target};
+use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
+use std::collections::HashMap;
+
+/// What the decoder looks for: each function of interest, by its index among them.
+pub struct Wanted {
+    /// Addresses whose call is a call of the function: its start (each name's address), and an
+    /// import's canonical PLT address.
+    pub at: HashMap<u64, usize>,
+    /// Imports, by their index in [`Image::imports`].
+    pub imports: HashMap<usize, usize>,
+}
+
+impl Wanted {
+    fn of(&self, target: Target) -> Option<usize> {
+        match target {
+            Target::Address(a) => self.at.get(&a).copied(),
+            Target::Import(i) => self.imports.get(&i).copied(),
+        }
+    }
+}
+
+/// Where the code calls and references the functions looked for.
+#[derive(Default)]
+pub struct Sites {
+    /// Each call site: (the function's index, the address of the calling instruction).
+    pub calls: Vec<(usize, u64)>,
+    /// Each reference: (the function's index, the instruction taking its address; none for a
+    /// word of data).
+    pub references: Vec<(usize, Option<u64>)>,
+}
+
+/// Decodes `image`'s executable sections and says where they call and reference what `wanted`
+/// names.
+pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
+    let mut sites = Sites::default();
+    let got = |address: u64| image.sections.iter().any(|s| s.name.starts_with(".got") && s.holds(address));
+    // GOT slots: those the loader fills, and in a fixed-address executable those the linker
+    // filled (a static link's `.got` holds the addresses themselves).
+    let mut slots: HashMap<u64, usize> = HashMap::new();
+    for r in &image.relocations {
+        let Some(f) = wanted.of(r.target) else { continue };
+        if r.kind != RelocationKind::Word || got(r.offset) {
+            slots.insert(r.offset, f);
+        } else {
+            sites.references.push((f, None));
+        }
+    }
+    if image.fixed {
+        for s in image.sections.iter().filter(|s| s.name.starts_with(".got")) {
+            for at in (s.address..s.address + s.bytes.len() as u64).step_by(8) {
+                if let Some(&f) = s.word(at).and_then(|w| wanted.at.get(&w)) {
+                    slots.entry(at).or_insert(f);
+                }
+            }
+        }
+        data_words(image, wanted, &mut sites);
+    }
+
+    // The PLT first, so that calls to its stubs are known when the rest is decoded.
+    let (plt, rest): (Vec<_>, Vec<_>) = image
+        .sections
+        .iter()
+        .filter(|s| s.executable() && !s.bytes.is_empty())
+        .partition(|s| s.name.starts_with(".plt") || s.name.starts_with(".iplt"));
+    let mut stubs: HashMap<u64, usize> = HashMap::new();
+    let mut instr = Instruction::default();
+    for s in plt {
+        let mut decoder = Decoder::with_ip(64, s.bytes, s.address, DecoderOptions::NONE);
+        let mut endbr = None;
+        while decoder.can_decode() {
+            decoder.decode_out(&mut instr);
+            if instr.is_jmp_near_indirect() && instr.is_ip_rel_memory_operand() {
+                if let Some(&f) = slots.get(&instr.ip_rel_memory_address()) {
+                    stubs.insert(instr.ip(), f);
+                    // A stub with indirect branch tracking begins at its `endbr64`.
+                    if let Some(start) = endbr.filter(|&e| e + 4 == instr.ip()) {
+                        stubs.insert(start, f);
+                    }
+                }
+            }
+            endbr = (instr.code() == Code::Endbr64).then(|| instr.ip());
+        }
+    }
+    let entry = |address: u64| wanted.at.get(&address).or_else(|| stubs.get(&address)).copied();
+    let starts: Vec<u64> = image.functions.iter().map(|f| f.address).collect();
+    for s in rest {
+        let mut decoder = Decoder::with_ip(64, s.bytes, s.address, DecoderOptions::NONE);
+        let mut held = Held::default();
+        let mut next = starts.partition_point(|&a| a <= s.address);
+        while decoder.can_decode() {
+            decoder.decode_out(&mut instr);
+            let ip = instr.ip();
+            // What a register holds does not pass from one function to the next.
+            if starts.get(next).is_some_and(|&start| ip >= start) {
+                held.forget_all(&mut sites);
+                next = starts.partition_point(|&a| a <= ip);
+            }
+            if instr.is_call_near() || instr.is_jmp_short_or_near() || instr.is_jcc_short_or_near() {
+                if let Some(f) = entry(instr.near_branch_target()) {
+                    sites.calls.push((f, ip));
+                }
+                if instr.is_call_near() {
+                    held.forget_volatile(&mut sites);
+                }
+                continue;
+            }
+            if instr.is_call_near_indirect() || instr.is_jmp_near_indirect() {
+                if instr.op0_kind() == OpKind::Register {
+                    held.call(instr.op0_register(), ip, &mut sites);
+                } else if instr.is_ip_rel_memory_operand() {
+                    if let Some(&f) = slots.get(&instr.ip_rel_memory_address()) {
+                        sites.calls.push((f, ip));
+                    }
+                }
+                if instr.is_call_near_indirect() {
+                    held.forget_volatile(&mut sites);
+                }
+                continue;
+            }
+            if instr.mnemonic() == Mnemonic::Ret {
+                held.forget_all(&mut sites);
+                continue;
+            }
+            // An address loaded into a register is a reference, unless the register is called.
+            let loaded = if instr.is_ip_rel_memory_operand() {
+                let address = instr.ip_rel_memory_address();
+                match instr.mnemonic() {
+                    Mnemonic::Lea => entry(address),
+                    Mnemonic::Mov => slots.get(&address).copied(),
+                    _ => None,
+                }
+            } else if image.fixed && matches!(instr.mnemonic(), Mnemonic::Mov | Mnemonic::Push) {
+                immediate(&instr).and_then(entry)
+            } else {
+                None
+            };
+            let written = instr.op_count() > 0
+                && instr.op0_kind() == OpKind::Register
+                && !matches!(instr.mnemonic(), Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Push);
+            match (loaded, written) {
+                (Some(f), true) => held.load(instr.op0_register(), f, ip, &mut sites),
+                (Some(f), false) => sites.references.push((f, Some(ip))),
+                (None, true) => held.forget(instr.op0_register(), &mut sites),
+                (None, false) => {}
+            }
+        }
+        held.forget_all(&mut sites);
+    }
+    sites
+}
+
+/// The wanted functions' addresses the general registers hold, as code loads one (`mov rax,
+/// [rip+memcpy@GOT]`, `lea rbx, [rip+f]`) to call it (`call rax`), often more than once.
+#[derive(Default)]
+struct Held {
+    /// By register number (`rax` 0 to `r15` 15): the function, where it was loaded, and whether a
+    /// call went through it.
+    registers: [Option<(usize, u64, bool)>; 16],
+}
+
+impl Held {
+    fn index(register: Register) -> Option<usize> {
+        let full = register.full_register() as usize;
+        full.checked_sub(Register::RAX as usize).filter(|&i| i < 16)
+    }
+
+    fn load(&mut self, register: Register, f: usize, ip: u64, sites: &mut Sites) {
+        self.forget(register, sites);
+        if let Some(i) = Self::index(register) {
+            self.registers[i] = Some((f, ip, false));
+        } else {
+            sites.references.push((f, Some(ip)));
+        }
+    }
+
+    fn call(&mut self, register: Register, ip: u64, sites: &mut Sites) {
+        if let Some(Some((f, _, called))) = Self::index(register).map(|i| &mut self.registers[i]) {
+            sites.calls.push((*f, ip));
+            *called = true;
+        }
+    }
+
+    /// The register is overwritten: an address it held and nothing called was a reference.
+    fn forget(&mut self, register: Register, sites: &mut Sites) {
+        if let Some((f, ip, called)) = Self::index(register).and_then(|i| self.registers[i].take()) {
+            if !called {
+                sites.references.push((f, Some(ip)));
+            }
+        }
+    }
+
+    /// A call may overwrite the registers the System V ABI does not preserve.
+    fn forget_volatile(&mut self, sites: &mut Sites) {
+        use Register::*;
+        for r in [RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11] {
+            self.forget(r, sites);
+        }
+    }
+
+    fn forget_all(&mut self, sites: &mut Sites) {
+        for i in 0..16 {
+            if let Some((f, ip, called)) = self.registers[i].take() {
+                if !called {
+                    sites.references.push((f, Some(ip)));
+                }
+            }
+        }
+    }
+}
+
+/// The immediate of a `mov`/`push` wide enough to be an address.
+fn immediate(instr: &Instruction) -> Option<u64> {
+    (0..instr.op_count()).find_map(|i| match instr.op_kind(i) {
+        OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64 => Some(instr.immediate(i)),
+        _ => None,
+    })
+}
+
+/// The words of a fixed-address executable's data that hold a wanted function's address: a table
+/// of function pointers. The GOT is read as slots instead, and unwind tables hold no pointers.
+fn data_words(image: &Image<'_>, wanted: &Wanted, sites: &mut Sites) {
+    let data = image.sections.iter().filter(|s| {
+        s.flags.contains(object::elf::SHF_ALLOC)
+            && !s.executable()
+            && s.kind == object::elf::SHT_PROGBITS
+            && !s.name.starts_with(".got")
+            && !s.name.starts_with(".eh_frame")
+            && s.name != ".gcc_except_table"
+    });
+    for s in data {
+        let skip = (8 - s.address % 8) % 8;
+        let Some(aligned) = s.bytes.get(skip as usize..) else { continue };
+        for word in aligned.chunks_exact(8) {
+            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            if let Some(&f) = wanted.at.get(&word) {
+                sites.references.push((f, None));
+            }
+        }
+    }
+}

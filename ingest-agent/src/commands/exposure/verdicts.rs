@@ -1,0 +1,232 @@
+//! The verdicts an artifact is judged by: what one toolchain version does to each function of the
+//! catalogue, read from the agent's cache, else from a server that stored that version's
+//! catalogue run, else measured here (the probes of the functions asked for only) and cached, so
+//! that scanning many artifacts measures the catalogue once.
+
+use super::super::plan::measure_gated;
+use crate::artifact::{self, LibcFound};
+use crate::builds::cache::BuildCache;
+use crate::builds::contracts::catalogue;
+use crate::builds::toolchain::{self, DetectedToolchain};
+use crate::builds::workloads;
+use crate::cli::{MeasureArgs, ToolchainArgs};
+use crate::measure::judged::judge_all;
+use crate::output::contracts::Cell;
+use crate::server::client::{path_segment, Answer, Client};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use slopewatch_core::exposure::{ContractVerdicts, FunctionVerdict, ProbeState, ProbeVerdict};
+use slopewatch_core::verdict::Limits;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A toolchain artifacts are judged by: detected, the libc its own build carries, and the
+/// verdicts of the probes asked for so far.
+pub(super) struct Judge {
+    /// The flags that name it, for measuring.
+    toolchains: ToolchainArgs,
+    pub(super) tc: DetectedToolchain,
+    /// The libc of a binary it built (the catalogue's), as an artifact's is identified.
+    pub(super) libc: LibcFound,
+    probes: BTreeMap<String, ProbeVerdict>,
+    /// Where the verdicts came from, for the report: "measured here", "the agent's cache", a
+    /// server.
+    pub(super) sources: BTreeSet<String>,
+}
+
+/// The agent's cache of one toolchain's verdicts, by its fingerprint.
+#[derive(Serialize, Deserialize, Default)]
+struct Cached {
+    /// The catalogue they were measured with: another agent's probes may differ.
+    catalogue: String,
+    probes: Vec<ProbeVerdict>,
+}
+
+impl Judge {
+    /// Detects the toolchain `toolchains` names (exactly one), builds the catalogue with it (or
+    /// finds it built) and identifies the libc that build carries.
+    pub(super) fn new(toolchains: ToolchainArgs, root: &Path) -> Result<Judge> {
+        let specs = toolchains.specs(root)?;
+        let [spec] = specs.as_slice() else {
+            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            bail!(
+                "exposure judges by the one toolchain that built the artifacts; {} are given ({}): give one \
+                 --toolchain NAME=COMMAND, or a --config with one [[toolchains]] entry",
+                specs.len(),
+                names.join(", ")
+            );
+        };
+        let tc = toolchain::detect(spec, &root.join("probe"))?;
+        let probe = workloads::probes().into_iter().next().context("the catalogue has no probe")?;
+        let binary = BuildCache::new(root.join("builds"))
+            .binary(&tc, &probe)
+            .map_err(|e| anyhow::anyhow!("toolchain {} cannot build the catalogue: {e}", tc.spec.name))?;
+        let libc = artifact::identify_libc(&binary)
+            .with_context(|| format!("cannot read the catalogue built by {}", tc.spec.name))?;
+        Ok(Judge { toolchains, tc, libc, probes: BTreeMap::new(), sources: BTreeSet::new() })
+    }
+
+    /// The lineage and version, as the server keeps them: `zig-cc-musl 0.16.0`.
+    pub(super) fn label(&self) -> String {
+        format!("{} {}", self.tc.spec.name, self.tc.version)
+    }
+
+    /// Makes sure every probe of `functions` has a verdict: from the cache (unless `remeasure`),
+    /// else from `server`, else measured with `measure`'s sweep, the measured ones then cached.
+    pub(super) fn ensure(
+        &mut self,
+        functions: &BTreeSet<String>,
+        root: &Path,
+        server: Option<&Client>,
+        remeasure: bool,
+        measure: &MeasureArgs,
+    ) -> Result<()> {
+        let wanted = |have: &BTreeMap<String, ProbeVerdict>| -> Vec<String> {
+            catalogue()
+                .iter()
+                .filter(|p| functions.contains(&p.function) && !have.contains_key(&p.name()))
+                .map(|p| p.name())
+                .collect()
+        };
+        if wanted(&self.probes).is_empty() {
+            return Ok(());
+        }
+        let cache_path = self.cache_path(root);
+        let mut cached = read_cache(&cache_path);
+        if !remeasure {
+            self.take(&cached.probes, &wanted(&self.probes), "the agent's cache");
+            if let Some(client) = server {
+                let missing = wanted(&self.probes);
+                if !missing.is_empty() {
+                    match read_server(client, &self.tc) {
+                        Ok(Some(stored)) => self.take(&stored.probes, &missing, &format!("{}", client.server())),
+                        Ok(None) => {}
+                        Err(e) => eprintln!("warning: {e:#}; measuring here instead"),
+                    }
+                }
+            }
+        }
+        let missing = wanted(&self.probes);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        eprintln!(
+            "measuring {} probe(s) of the catalogue with {} ({})",
+            missing.len(),
+            self.label(),
+            missing.join(", ")
+        );
+        let mut args = measure.clone();
+        args.toolchains = self.toolchains.clone();
+        args.workloads = Some(missing.clone());
+        let mut measured = measure_gated(&args, &Limits::default(), true)?;
+        let mut rows = judge_all(&measured.runs, &Limits::default());
+        rows.append(&mut measured.unmeasurable);
+        let fresh: Vec<ProbeVerdict> = rows.iter().filter(|r| r.is_probe()).filter_map(probe_verdict).collect();
+        self.take(&fresh, &missing, "measured here");
+        // Only what is sure is kept: an unsure probe is measured again next time.
+        cached.catalogue = catalogue_hash();
+        cached.probes.retain(|p| !fresh.iter().any(|f| f.workload == p.workload));
+        cached.probes.extend(fresh.into_iter().filter(|p| p.state != ProbeState::Unsure));
+        write_cache(&cache_path, &cached);
+        Ok(())
+    }
+
+    /// What the toolchain does to `function`; None when the catalogue has no probe of it.
+    pub(super) fn verdict(&self, function: &str) -> Option<FunctionVerdict> {
+        let probes: Vec<ProbeVerdict> = self.probes.values().cloned().collect();
+        FunctionVerdict::of(function, &probes, guarded)
+    }
+
+    /// Takes the verdicts among `from` of the probes `wanted`, noting `source` when any is taken.
+    fn take(&mut self, from: &[ProbeVerdict], wanted: &[String], source: &str) {
+        let mut took = false;
+        for p in from.iter().filter(|p| wanted.contains(&p.workload)) {
+            took |= self.probes.insert(p.workload.clone(), p.clone()).is_none();
+        }
+        if took {
+            self.sources.insert(source.to_string());
+        }
+    }
+
+    fn cache_path(&self, root: &Path) -> PathBuf {
+        root.join("exposure").join(format!("{}.json", &self.tc.fingerprint[..16]))
+    }
+}
+
+/// Whether the probe named `workload` ends its input against an unreadable page.
+fn guarded(workload: &str) -> bool {
+    catalogue().iter().any(|p| p.guarded && p.name() == workload)
+}
+
+/// A probe's measured row as a verdict; None for a row that is not the catalogue's.
+fn probe_verdict(row: &crate::measure::judged::Judged) -> Option<ProbeVerdict> {
+    let probe = catalogue().iter().find(|p| p.name() == row.workload)?;
+    let class = row.complexity.as_ref().and_then(|c| c.class);
+    let (state, failure) = match Cell::of(row) {
+        Cell::Held(_) => (ProbeState::Held, None),
+        Cell::Over(_) => (ProbeState::Over, None),
+        Cell::Failed(kind) => (ProbeState::Failed, Some(kind)),
+        Cell::NotProvided => (ProbeState::NotProvided, None),
+        Cell::Unsure | Cell::Unmeasurable => (ProbeState::Unsure, None),
+    };
+    Some(ProbeVerdict {
+        workload: row.workload.clone(),
+        function: probe.function.clone(),
+        expected: probe.expected,
+        class,
+        state,
+        failure,
+    })
+}
+
+/// What identifies the catalogue's probes: a hash of every file of it.
+fn catalogue_hash() -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (name, text) in crate::builds::contracts::FILES {
+        h.update(name.as_bytes());
+        h.update(text.as_bytes());
+    }
+    hex::encode(&h.finalize()[..8])
+}
+
+/// The cache at `path`; empty when there is none, it is unreadable, or another catalogue's.
+fn read_cache(path: &Path) -> Cached {
+    let read = std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<Cached>(&b).ok());
+    read.filter(|c| c.catalogue == catalogue_hash()).unwrap_or_default()
+}
+
+/// Writes the cache; a cache that cannot be written costs only a measurement next time.
+fn write_cache(path: &Path, cached: &Cached) {
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, serde_json::to_vec_pretty(cached).unwrap_or_default()));
+    if let Err(e) = written {
+        eprintln!("warning: cannot cache the verdicts in {}: {e}", path.display());
+    }
+}
+
+/// The verdicts the server stored for the toolchain's lineage and version; None when it holds
+/// none (no catalogue run of that version, or a server of a release before scans).
+fn read_server(client: &Client, tc: &DetectedToolchain) -> Result<Option<ContractVerdicts>> {
+    let server = client.server();
+    let path = format!(
+        "/api/v1/toolchains/{}/{}/contracts",
+        path_segment(&tc.spec.name),
+        path_segment(&tc.version)
+    );
+    let Answer { status, body } =
+        client.get(&path, &[]).with_context(|| format!("cannot read the verdicts from {server}"))?;
+    match status {
+        200 => {
+            let v: ContractVerdicts =
+                serde_json::from_str(&body).with_context(|| format!("{server} answered {path} unreadably"))?;
+            Ok(Some(v).filter(|v| !v.probes.is_empty()))
+        }
+        404 => Ok(None),
+        401 | 403 => bail!("{server} refused to read {path} (HTTP {status}): give a token with --token"),
+        _ => bail!("{server} answered {path} with HTTP {status}"),
+    }
+}

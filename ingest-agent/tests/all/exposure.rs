@@ -1,0 +1,177 @@
+//! `exposure` with real toolchains: a program calling `strspn` in a loop and `memcpy` once, built
+//! with Zig 0.16.0 and 0.15.2 (static), musl-gcc (static) and gcc (dynamic glibc), scanned and
+//! judged by counted catalogue verdicts; accepted and expired exposures; the "cannot tell" of a
+//! stripped static binary; and input that is not an artifact.
+
+use crate::helpers::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `exposed.c` built with `cc` (argv) into `dir/name`.
+fn build(cc: &[&str], extra: &[&str], dir: &Path, name: &str) -> PathBuf {
+    let out_path = dir.join(name);
+    let out = run(Command::new(cc[0])
+        .args(&cc[1..])
+        .args(["-O2", "-g"])
+        .args(extra)
+        .arg(fixture("exposed.c"))
+        .arg("-o")
+        .arg(&out_path));
+    assert!(out.status.success(), "{cc:?}: {}", text(&out));
+    out_path
+}
+
+/// Scans `artifact` judged by `toolchain`, counted, with the agent's cache in `cache`: the exit
+/// status, the JSON answer and stderr.
+fn scan(artifact: &Path, toolchain: &str, cache: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let out = run(agent()
+        .arg("exposure")
+        .arg(artifact)
+        .args(["--toolchain", toolchain, "--format", "json", "--measure", "instructions", "--cache-dir"])
+        .arg(cache)
+        .args(extra));
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    (out.status.code(), json, text(&out))
+}
+
+/// The function `name` of the only artifact of `answer`.
+fn function<'a>(answer: &'a Value, name: &str) -> &'a Value {
+    let functions = answer["artifacts"][0]["functions"].as_array().unwrap();
+    functions.iter().find(|f| f["function"] == name).unwrap_or_else(|| panic!("no {name}: {answer:#}"))
+}
+
+/// strspn called from count_blanks with a location, memcpy from copy_text, strlen referenced.
+fn assert_reaches(answer: &Value) {
+    let strspn = function(answer, "strspn");
+    assert!(strspn["call_sites"].as_u64().unwrap() >= 1, "{strspn:#}");
+    let caller = strspn["callers"].as_array().unwrap().iter().find(|c| c["name"] == "count_blanks");
+    let caller = caller.unwrap_or_else(|| panic!("count_blanks calls strspn: {strspn:#}"));
+    assert!(caller["location"].as_str().is_some_and(|l| l.contains("exposed.c:")), "{caller:#}");
+    let memcpy = function(answer, "memcpy");
+    assert!(memcpy["callers"].as_array().unwrap().iter().any(|c| c["name"] == "copy_text"), "{memcpy:#}");
+    assert_eq!(function(answer, "strlen")["referenced"], true, "{answer:#}");
+}
+
+#[test]
+fn zig_0_16_0_s_strspn_exposes_the_artifact_until_a_suppression_accepts_it() {
+    let Some(zig) = zigs().into_iter().find(|z| z.to_string_lossy().contains("0.16.0")) else {
+        eprintln!("note: Zig 0.16.0 is not installed (scripts/install-test-deps); skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let zig = zig.to_str().unwrap();
+    let binary = build(&[zig, "cc", "-target", "x86_64-linux-musl"], &[], dir.path(), "tokenizer");
+    let toolchain = format!("zig-cc-musl={zig} cc -target x86_64-linux-musl");
+    let cache = dir.path().join("cache");
+    let (status, answer, said) = scan(&binary, &toolchain, &cache, &[]);
+    assert_eq!(status, Some(1), "{said}");
+    let a = &answer["artifacts"][0];
+    assert_eq!((a["status"].as_str(), a["libc"]["name"].as_str()), (Some("exposed"), Some("zig")), "{a:#}");
+    assert_eq!(a["linkage"], "static");
+    assert_eq!(a["judged_by"]["version"], "0.16.0", "{a:#}");
+    assert_reaches(&answer);
+    let strspn = function(&answer, "strspn");
+    assert_eq!(strspn["verdict"]["breach"], "over_contract", "{strspn:#}");
+    assert!(strspn["verdict"]["words"].as_str().unwrap().contains("against its contract of O(1)"), "{strspn:#}");
+    assert_eq!(answer["artifacts"][0]["functions"][0]["function"], "strspn", "worst first: {answer:#}");
+
+    // Accepted: it still shows, marked, and fails nothing; the verdicts come from the cache.
+    let accept = dir.path().join("accept.toml");
+    let entry = |expires: &str| {
+        format!("[[accept]]\nfunction = \"strspn\"\ncaller = \"count_blanks\"\nreason = \"blank runs are short\"\nexpires = {expires}\n")
+    };
+    std::fs::write(&accept, entry("2999-01-01")).unwrap();
+    let suppressed = ["--suppressions", accept.to_str().unwrap()];
+    let (status, answer, said) = scan(&binary, &toolchain, &cache, &suppressed);
+    assert_eq!(status, Some(0), "{said}");
+    assert_eq!(function(&answer, "strspn")["accepted"]["until"], "2999-01-01", "{answer:#}");
+    assert_eq!(answer["artifacts"][0]["judged_by"]["verdicts_from"][0], "the agent's cache", "{answer:#}");
+    assert!(!said.contains("measuring"), "nothing measured twice: {said}");
+
+    // Expired: it fails again, and the text says so.
+    std::fs::write(&accept, entry("2020-01-01")).unwrap();
+    let out = run(agent()
+        .arg("exposure")
+        .arg(&binary)
+        .args(["--toolchain", &toolchain, "--measure", "instructions", "--cache-dir"])
+        .arg(&cache)
+        .args(suppressed));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("acceptance expired 2020-01-01") && said.contains("exposed: calls 1"), "{said}");
+}
+
+#[test]
+fn zig_0_15_2_musl_gcc_and_gcc_builds_reach_the_same_functions_and_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let mut builds: Vec<(String, PathBuf, &str, &str)> = Vec::new();
+    if let Some(zig) = zigs().into_iter().find(|z| z.to_string_lossy().contains("0.15.2")) {
+        let zig = zig.to_str().unwrap().to_string();
+        let bin = build(&[&zig, "cc", "-target", "x86_64-linux-musl"], &[], dir.path(), "zig15");
+        builds.push((format!("zig-cc-musl={zig} cc -target x86_64-linux-musl"), bin, "static", "musl"));
+    } else {
+        eprintln!("note: Zig 0.15.2 is not installed; its case is skipped");
+    }
+    if which("musl-gcc").is_some() {
+        let bin = build(&["musl-gcc"], &["-static"], dir.path(), "musl");
+        builds.push(("musl-gcc=musl-gcc".into(), bin, "static", "musl"));
+    }
+    builds.push(("gcc-glibc=gcc".into(), build(&["gcc"], &[], dir.path(), "glibc"), "dynamic", "glibc"));
+    for (toolchain, binary, linkage, libc) in &builds {
+        let (status, answer, said) = scan(binary, toolchain, &cache, &[]);
+        assert_eq!(status, Some(0), "{toolchain}: {said}");
+        let a = &answer["artifacts"][0];
+        assert_eq!((a["linkage"].as_str(), a["libc"]["name"].as_str()), (Some(*linkage), Some(*libc)), "{a:#}");
+        assert_eq!(a["status"], "clean", "{a:#}");
+        assert_reaches(&answer);
+        assert_eq!(function(&answer, "strspn")["verdict"]["state"], "held", "{toolchain}: {answer:#}");
+    }
+    let dynamic = &builds.last().unwrap().1;
+    let (_, answer, _) = scan(dynamic, "gcc-glibc=gcc", &cache, &[]);
+    let notes = answer["artifacts"][0]["notes"].to_string();
+    assert!(notes.contains("imports its libc at run time"), "{notes}");
+}
+
+#[test]
+fn a_stripped_static_binary_cannot_be_told_and_says_how_to_keep_its_symbols() {
+    if which("musl-gcc").is_none() {
+        eprintln!("note: musl-gcc is not installed; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = build(&["musl-gcc"], &["-static", "-s"], dir.path(), "stripped");
+    let (status, answer, said) = scan(&binary, "musl-gcc=musl-gcc", &dir.path().join("cache"), &[]);
+    assert_eq!(status, Some(3), "{said}");
+    let why = answer["artifacts"][0]["cannot_tell"].as_str().unwrap_or_default();
+    assert!(why.contains("without a symbol table") && why.contains("strip = \"none\""), "{why}");
+}
+
+#[test]
+fn input_that_is_not_an_artifact_exits_2_with_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("deploy.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    let gcc_binary = build(&["gcc"], &[], dir.path(), "whole");
+    let truncated = dir.path().join("truncated");
+    std::fs::write(&truncated, &std::fs::read(&gcc_binary).unwrap()[..100]).unwrap();
+    let huge = dir.path().join("huge");
+    std::fs::File::create(&huge).unwrap().set_len((1 << 30) + 1).unwrap();
+    let object = dir.path().join("exposed.o");
+    assert!(run(Command::new("gcc").arg("-c").arg(fixture("exposed.c")).arg("-o").arg(&object)).status.success());
+    let cases: [(&Path, &str); 5] = [
+        (&script, "not an ELF"),
+        (&truncated, "truncated"),
+        (&huge, "more than the"),
+        (&object, "object"),
+        (&dir.path().join("missing"), "cannot read"),
+    ];
+    for (path, says) in cases {
+        let out = run(agent().arg("exposure").arg(path).args(["--toolchain", "gcc-glibc=gcc", "--cache-dir"]).arg(dir.path()));
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{}: {said}", path.display());
+        assert!(said.to_lowercase().contains(&says.to_lowercase()), "{}: {said}", path.display());
+        assert!(!said.contains("panicked"), "{said}");
+    }
+}

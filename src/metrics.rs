@@ -37,6 +37,7 @@ pub struct Metrics {
     runs_ingested: AtomicU64,
     samples_ingested: AtomicU64,
     runs_repeated: AtomicU64,
+    exposure_scans: AtomicU64,
     rejections: Mutex<BTreeMap<&'static str, u64>>,
     webhook_delivered: AtomicU64,
     webhook_failed: AtomicU64,
@@ -98,6 +99,11 @@ impl Metrics {
 
     pub fn record_repeated_run(&self) {
         self.runs_repeated.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An exposure scan stored (not a resubmission of one).
+    pub fn record_exposure_scan(&self) {
+        self.exposure_scans.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A refused submission, by the error's stable code (e.g. `invalid_field`, `unauthorized`).
@@ -202,6 +208,11 @@ impl Metrics {
             );
         }
         for (name, help, counted) in [
+            (
+                "slopewatch_exposure_scans_stored_total",
+                "Exposure scans of built artifacts stored (resubmissions not counted).",
+                &self.exposure_scans,
+            ),
             (
                 "slopewatch_summary_runs_claimed_total",
                 "Pending runs this server's summary passes took in; summed over replicas, the runs stored.",

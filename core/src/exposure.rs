@@ -81,7 +81,7 @@ impl Linkage {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Breach {
+pub enum Breakage {
     /// It reads past the bound its contract gives it (a guarded probe crashed).
     ReadsPastBound,
     /// It returns a wrong result.
@@ -92,18 +92,18 @@ pub enum Breach {
     Failed,
 }
 
-impl Breach {
+impl Breakage {
     pub fn as_str(self) -> &'static str {
         match self {
-            Breach::ReadsPastBound => "reads_past_bound",
-            Breach::WrongResult => "wrong_result",
-            Breach::OverContract => "over_contract",
-            Breach::Failed => "failed",
+            Breakage::ReadsPastBound => "reads_past_bound",
+            Breakage::WrongResult => "wrong_result",
+            Breakage::OverContract => "over_contract",
+            Breakage::Failed => "failed",
         }
     }
 
-    pub fn parse(s: &str) -> Option<Breach> {
-        [Breach::ReadsPastBound, Breach::WrongResult, Breach::OverContract, Breach::Failed]
+    pub fn parse(s: &str) -> Option<Breakage> {
+        [Breakage::ReadsPastBound, Breakage::WrongResult, Breakage::OverContract, Breakage::Failed]
             .into_iter()
             .find(|b| b.as_str() == s)
     }
@@ -111,10 +111,10 @@ impl Breach {
     /// For people: "reads past its bound", "wrong result", "over contract", "failed".
     pub fn label(self) -> &'static str {
         match self {
-            Breach::ReadsPastBound => "reads past its bound",
-            Breach::WrongResult => "wrong result",
-            Breach::OverContract => "over contract",
-            Breach::Failed => "failed",
+            Breakage::ReadsPastBound => "reads past its bound",
+            Breakage::WrongResult => "wrong result",
+            Breakage::OverContract => "over contract",
+            Breakage::Failed => "failed",
         }
     }
 }
@@ -126,7 +126,7 @@ impl Breach {
 pub struct ExposedFunction {
     /// The function as the catalogue names it, e.g. `strspn`.
     pub function: String,
-    pub breach: Breach,
+    pub breach: Breakage,
     /// The verdict in words: "O(n) against its contract of O(1) (contract.strspn.set)".
     pub verdict: String,
     /// Direct calls (and tail jumps) to it in the artifact.
@@ -271,7 +271,7 @@ pub struct ContractVerdicts {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FunctionVerdict {
     /// A probe breaks it; the words say how ("O(n) against its contract of O(1)").
-    Breaks { breach: Breach, verdict: String },
+    Breaks { breach: Breakage, verdict: String },
     /// Every probe measured held.
     Held,
     /// The libc lacks it.
@@ -289,28 +289,27 @@ impl FunctionVerdict {
         if mine.is_empty() {
             return None;
         }
-        let mut worst: Option<(Breach, String)> = None;
+        let mut worst: Option<(Breakage, String)> = None;
         for p in &mine {
             let breach = match (p.state, p.failure) {
                 (ProbeState::Over, _) => {
                     let class = p.class.map_or("more", |c| c.label());
                     Some((
-                        Breach::OverContract,
+                        Breakage::OverContract,
                         format!("{class} against its contract of {} ({})", p.expected.label(), p.workload),
                     ))
                 }
                 (ProbeState::Failed, Some(FailureKind::Crashed)) if guarded(&p.workload) => {
-                    Some((Breach::ReadsPastBound, format!("reads past its bound ({})", p.workload)))
+                    Some((Breakage::ReadsPastBound, format!("reads past its bound ({})", p.workload)))
                 }
                 (ProbeState::Failed, Some(FailureKind::WrongResult)) => {
-                    Some((Breach::WrongResult, format!("returns a wrong result ({})", p.workload)))
+                    Some((Breakage::WrongResult, format!("returns a wrong result ({})", p.workload)))
                 }
                 // A probe that could not be built or set up says nothing about the function.
                 (ProbeState::Failed, Some(FailureKind::BuildFailed | FailureKind::SetupFailed)) => None,
-                (ProbeState::Failed, kind) => Some((
-                    Breach::Failed,
-                    format!("{} ({})", kind.map_or("failed", FailureKind::label), p.workload),
-                )),
+                (ProbeState::Failed, kind) => {
+                    Some((Breakage::Failed, format!("{} ({})", kind.map_or("failed", FailureKind::label), p.workload)))
+                }
                 _ => None,
             };
             if let Some(b) = breach {
@@ -345,7 +344,7 @@ mod tests {
             linkage: Linkage::Static,
             exposed: vec![ExposedFunction {
                 function: "strspn".into(),
-                breach: Breach::OverContract,
+                breach: Breakage::OverContract,
                 verdict: "O(n) against its contract of O(1)".into(),
                 call_sites: 4,
                 referenced: false,
@@ -384,7 +383,7 @@ mod tests {
         let mut ok = scan();
         ok.digest = "build-id:0123abcd".into();
         ok.validate().unwrap();
-        assert_eq!(Breach::parse("reads_past_bound"), Some(Breach::ReadsPastBound));
+        assert_eq!(Breakage::parse("reads_past_bound"), Some(Breakage::ReadsPastBound));
         assert_eq!(Linkage::parse("dynamic"), Some(Linkage::Dynamic));
     }
 
@@ -411,12 +410,12 @@ mod tests {
         assert_eq!(
             of("strspn"),
             Some(FunctionVerdict::Breaks {
-                breach: Breach::OverContract,
+                breach: Breakage::OverContract,
                 verdict: "O(n) against its contract of O(1) (contract.strspn.set)".into()
             })
         );
-        assert!(matches!(of("strnlen"), Some(FunctionVerdict::Breaks { breach: Breach::ReadsPastBound, .. })));
-        assert!(matches!(of("strtol"), Some(FunctionVerdict::Breaks { breach: Breach::WrongResult, .. })));
+        assert!(matches!(of("strnlen"), Some(FunctionVerdict::Breaks { breach: Breakage::ReadsPastBound, .. })));
+        assert!(matches!(of("strtol"), Some(FunctionVerdict::Breaks { breach: Breakage::WrongResult, .. })));
         assert_eq!(of("strchrnul"), Some(FunctionVerdict::NotProvided));
         assert_eq!(of("memcpy"), Some(FunctionVerdict::Held));
         assert_eq!(of("qsort"), Some(FunctionVerdict::Unsure));

@@ -8,6 +8,7 @@ mod capabilities;
 mod dashboard;
 mod deliveries;
 pub mod error;
+mod exposures;
 mod extract;
 mod health;
 mod limits;

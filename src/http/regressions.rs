@@ -58,6 +58,7 @@ async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
     d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
     d.where_cost_went = crate::profiles::of(&state.store, &d.regression, &d.workloads).await?;
+    d.artifacts = super::exposures::reaching(state, &d).await?;
     Ok(d)
 }
 
@@ -206,6 +207,8 @@ struct DetailPage {
     charts: Vec<ChartView>,
     /// Where the cost went, per profiled workload.
     costs_went: Vec<CostView>,
+    /// The stored artifacts that reach a function it names.
+    artifacts: Vec<crate::model::ArtifactReach>,
     deliveries: Vec<DeliveryView>,
     notes: Vec<NoteView>,
     links: Vec<LinkView>,
@@ -330,6 +333,7 @@ async fn detail(
                 CostView::new(w, unit, public_url)
             })
             .collect(),
+        artifacts: d.artifacts.clone(),
         deliveries: d.deliveries.iter().map(delivery_view).collect(),
         notes: d
             .notes

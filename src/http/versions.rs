@@ -1,13 +1,14 @@
 //! A toolchain version across every workload, read as a request names it: for its page and
 //! Markdown release note (`/toolchains/{lineage}/{version}`, in the dashboard), as JSON here
 //! (`/api/v1/toolchains/{lineage}/{version}`), and two versions of any lineages for `/compare`
-//! without a workload. Every read is of version summaries and failures, never of runs.
+//! without a workload. Every read is of version summaries and failures, never of runs, and of the
+//! latest exposure scan of each artifact judged by the version.
 
 use super::error::ErrorBody;
 use super::extract::{AppPath, AppQuery};
 use super::{AppState, Error};
 use crate::links;
-use crate::model::{RegressionRow, RegressionWorkload};
+use crate::model::{RegressionRow, RegressionWorkload, ScannedArtifact};
 use crate::store::{SlopeRow, VersionChoice, VersionSummary, WorkloadFailures, WorkloadRow};
 use crate::views::{ChangeRow, Changes, ControlLine, VersionAt, VersionRegression, VersionView};
 use axum::extract::State;
@@ -89,17 +90,13 @@ impl Read {
     }
 }
 
-/// The page of `lineage` at `version` against `against` (by default the version before it in
-/// version order) and against each control lineage at its latest version; 404 for a lineage or
-/// version that has not reported, 400 for an `against` that names no other version of the lineage.
-pub(super) async fn load(
-    state: &AppState,
-    lineage: &str,
-    version: &str,
-    against: Option<&str>,
-) -> Result<VersionView, Error> {
-    let all = state.store.toolchain_versions().await?;
-    let versions = versions_of(&all, lineage);
+/// Most artifacts a version's page and JSON list, those with an exposure no one accepted first.
+const ARTIFACTS_SHOWN: i64 = 200;
+
+/// The versions of `lineage` among `all`, and where `version` is among them; 404 for a lineage or
+/// version that has not reported, naming the versions there are.
+pub(super) fn reported(all: &[VersionChoice], lineage: &str, version: &str) -> Result<(Vec<String>, usize), Error> {
+    let versions = versions_of(all, lineage);
     if versions.is_empty() {
         return Err(Error::NotFound(format!("no toolchain lineage named {} has reported", quoted(lineage))));
     }
@@ -110,6 +107,20 @@ pub(super) async fn load(
             listed(&versions)
         )));
     };
+    Ok((versions, i))
+}
+
+/// The page of `lineage` at `version` against `against` (by default the version before it in
+/// version order) and against each control lineage at its latest version; 404 for a lineage or
+/// version that has not reported, 400 for an `against` that names no other version of the lineage.
+pub(super) async fn load(
+    state: &AppState,
+    lineage: &str,
+    version: &str,
+    against: Option<&str>,
+) -> Result<VersionView, Error> {
+    let all = state.store.toolchain_versions().await?;
+    let (versions, i) = reported(&all, lineage, version)?;
     let against = against.filter(|a| !a.is_empty());
     let before = match against {
         Some(a) if a == version => {
@@ -142,7 +153,8 @@ pub(super) async fn load(
         .chain(&controls)
         .map(|v| LineageVersion::new(&v.lineage, &v.version))
         .collect();
-    let read = Read::of(state, &columns, &at).await?;
+    let (read, mut artifacts) = tokio::try_join!(Read::of(state, &columns, &at), scanned(state, lineage, version))?;
+    crate::views::exposures::worst_first(&mut artifacts);
     let controls = controls
         .into_iter()
         .map(|c| ControlLine {
@@ -163,7 +175,13 @@ pub(super) async fn load(
         against_asked: against.is_some(),
         controls,
         regressions,
+        artifacts,
     })
+}
+
+/// The latest scan of each artifact judged by `version` of `lineage`.
+async fn scanned(state: &AppState, lineage: &str, version: &str) -> Result<Vec<ScannedArtifact>, Error> {
+    Ok(state.store.version_exposures(lineage, version, ARTIFACTS_SHOWN).await?)
 }
 
 /// The toolchain version a `/compare` side names (`LINEAGE@VERSION`), read the way the store has
@@ -222,6 +240,10 @@ pub struct VersionAnswer {
     /// Every workload's series at both versions, grouped (built-in, the team's, contract probes),
     /// worst change first within each group.
     workloads: Vec<ChangeRow>,
+    /// The latest exposure scan of each artifact judged by this version, worst first: those that
+    /// reach a function it breaks and no one accepted, then those whose every exposure is accepted,
+    /// then clean ones.
+    artifacts: Vec<ScannedArtifact>,
     /// The page, and the same as a Markdown release note, on the dashboard.
     url: String,
     markdown_url: String,
@@ -244,6 +266,7 @@ impl VersionAnswer {
             controls: view.controls,
             regressions: view.regressions,
             workloads: view.changes.rows,
+            artifacts: view.artifacts,
             lineage: at.lineage,
             version: at.version,
         }

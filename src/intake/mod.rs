@@ -16,6 +16,7 @@
 mod bisections;
 mod control;
 mod edits;
+mod exposures;
 mod lineage;
 mod pass;
 mod regressions;
@@ -23,6 +24,7 @@ mod upgrade;
 
 pub use bisections::BisectionOutcome;
 pub use edits::{add_regression_link, apply_regression_edit, set_regression_status, EditOutcome};
+pub use exposures::ExposureOutcome;
 pub use pass::SUMMARY_WINDOW;
 pub use upgrade::{classify_unclassified, migrate, open_and_migrate};
 

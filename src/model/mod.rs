@@ -5,6 +5,7 @@ mod bisection;
 pub mod control;
 mod cost_shift;
 mod delivery;
+mod exposure;
 mod failure;
 pub mod metric;
 mod regression;
@@ -14,6 +15,7 @@ mod track;
 pub use bisection::{Bisection, BisectionStep};
 pub use cost_shift::{BrokenContract, WhereCostWent};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};
+pub use exposure::{ArtifactReach, ScannedArtifact};
 pub use failure::{failure_facts, stored_failure};
 pub use metric::{workload_label, MetricColumn};
 pub use regression::{

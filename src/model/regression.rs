@@ -370,6 +370,11 @@ pub struct RegressionDetail {
     /// read (docs/profiles.md); empty where no run carried a profile.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub where_cost_went: Vec<super::WhereCostWent>,
+    /// The stored artifacts whose latest exposure scan in the lineage (at whichever version it was
+    /// scanned last) reaches a function the regression names: one of its contract probes', or the
+    /// one its cost went to. Worked out when read; those whose scan found the function broken and
+    /// not accepted first.
+    pub artifacts: Vec<super::ArtifactReach>,
 }
 
 /// A regression as the store holds it, with its workloads, as the alert rules compare it with the

@@ -162,6 +162,20 @@ impl Store {
         Ok(rows)
     }
 
+    /// The libc named by the latest run of `version` of `lineage` that carried contract probes, or
+    /// else by its latest run; `None` where it has none.
+    pub async fn catalogue_libc(&self, lineage: &str, version: &str) -> Result<Option<String>, sqlx::Error> {
+        let latest = |carrying: &str| {
+            format!(
+                "(SELECT t.libc FROM runs r JOIN toolchains t ON t.id = r.toolchain_id
+                  WHERE t.name = $1 AND t.version = $2{carrying} ORDER BY r.received_at DESC, r.id DESC LIMIT 1)"
+            )
+        };
+        let contracts = latest(" AND EXISTS (SELECT 1 FROM run_contracts x WHERE x.run_id = r.id)");
+        let q = sql(format!("SELECT COALESCE({contracts}, {})", latest(""))).bind(lineage).bind(version);
+        Ok(self.value::<Option<String>>(&q).await?.flatten())
+    }
+
     /// The probes' summaries, failures and functions not provided at each of `columns`.
     pub async fn probe_cells(&self, columns: &[LineageVersion]) -> Result<ProbeCells, sqlx::Error> {
         if columns.is_empty() {

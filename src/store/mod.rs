@@ -9,6 +9,7 @@ mod bisections;
 pub mod contracts;
 mod control;
 mod db;
+mod exposures;
 mod failures;
 mod inventory;
 mod lineage;
@@ -30,6 +31,7 @@ pub use db::faults::{StorageFault, WriteHealth};
 pub use db::rows::{ClaimedFit, WindowFit};
 pub use db::single_server::{LockError, ServerLock};
 pub use db::Tx;
+pub use exposures::{ExposureWrite, StoredReach};
 pub use failures::{
     add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion, OverviewFailureRow, VersionFailures,
 };

@@ -268,6 +268,7 @@ impl Store {
             bisections,
             attribution: None,
             where_cost_went: Vec::new(),
+            artifacts: Vec::new(),
         }))
     }
 

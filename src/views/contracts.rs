@@ -13,6 +13,8 @@ use crate::format;
 use crate::links;
 use crate::store::contracts::{ContractProbe, NotProvided, ProbeCells, ProbeFailure, ProbeSummary};
 use crate::store::VersionChoice;
+use slopewatch_core::complexity::Class;
+use slopewatch_core::exposure::{ProbeState, ProbeVerdict};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::verdict::{Limits, Verdict};
 use slopewatch_core::wire::{FailureKind, Metric};
@@ -105,6 +107,8 @@ pub struct ContractCell {
     pub state: State,
     /// The class measured, `O(n)` or `unsure`, where the version has a summary.
     pub measured: Option<&'static str>,
+    /// The class measured where one is named and the cell is held or over.
+    pub class: Option<Class>,
     /// How many runs failed: `in 1 of 3 runs` where the failure is the state, `timed out in 1 of 3
     /// runs` beside a class.
     pub note: Option<String>,
@@ -124,8 +128,8 @@ pub struct ContractCell {
 pub struct ProbeRow {
     pub name: String,
     pub axis: String,
-    /// The expected class, `O(1)`.
-    pub expected: &'static str,
+    /// The class its contract allows.
+    pub expected: Class,
     pub cells: Vec<ContractCell>,
 }
 
@@ -240,7 +244,7 @@ impl ContractsView {
             by_function.entry(&shown.function).or_default().push(ProbeRow {
                 name: shown.name.clone(),
                 axis: shown.axis.clone(),
-                expected: shown.expected.label(),
+                expected: shown.expected,
                 cells,
             });
         }
@@ -256,6 +260,37 @@ impl ContractsView {
 
     pub fn probes(&self) -> usize {
         self.functions.iter().map(|f| f.probes.len()).sum()
+    }
+
+    /// Each probe's standing at the `column`-th column, as `GET
+    /// /api/v1/toolchains/{lineage}/{version}/contracts` answers it: a crash or a wrong result is
+    /// a failure of that kind, and a probe not measured there is left out.
+    pub fn verdicts(&self, column: usize) -> Vec<ProbeVerdict> {
+        let mut out = Vec::new();
+        for group in &self.functions {
+            for probe in &group.probes {
+                let Some(cell) = probe.cells.get(column) else { continue };
+                let (state, failure) = match cell.state {
+                    State::Held => (ProbeState::Held, None),
+                    State::Over => (ProbeState::Over, None),
+                    State::Crashed => (ProbeState::Failed, Some(FailureKind::Crashed)),
+                    State::WrongResult => (ProbeState::Failed, Some(FailureKind::WrongResult)),
+                    State::Failed(kind) => (ProbeState::Failed, Some(kind)),
+                    State::NotProvided => (ProbeState::NotProvided, None),
+                    State::Unsure => (ProbeState::Unsure, None),
+                    State::NotMeasured => continue,
+                };
+                out.push(ProbeVerdict {
+                    workload: probe.name.clone(),
+                    function: group.function.clone(),
+                    expected: probe.expected,
+                    class: cell.class,
+                    state,
+                    failure,
+                });
+            }
+        }
+        out
     }
 }
 
@@ -323,7 +358,9 @@ fn cell(
         title.push_str(&format!("; {}, {}", failure_line(probe, f), in_runs(f)));
     }
     let metric = measured_at.then_some(probe.metric);
-    ContractCell { state, measured, note, failure: failure.map(|f| failure_line(probe, f)), metric, title, href }
+    let class =
+        summary.and_then(|s| s.complexity.as_ref()?.class).filter(|_| matches!(state, State::Held | State::Over));
+    ContractCell { state, measured, class, note, failure: failure.map(|f| failure_line(probe, f)), metric, title, href }
 }
 
 /// Each lineage at its latest version, from `versions` in lineage and then version order.
@@ -467,7 +504,7 @@ mod tests {
         let axes: Vec<&str> = strchr.probes.iter().map(|p| p.axis.as_str()).collect();
         assert_eq!(axes, ["distance", "remaining"]);
         let remaining = &strchr.probes[1];
-        assert_eq!(remaining.expected, "O(1)");
+        assert_eq!(remaining.expected, Class::Constant);
         let (old, new) = (&remaining.cells[0], &remaining.cells[1]);
         assert_eq!((old.state, old.measured), (State::Held, Some("O(1)")));
         assert_eq!((new.state, new.measured), (State::Over, Some("O(n)")));

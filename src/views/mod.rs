@@ -7,6 +7,7 @@ mod changes;
 mod compare;
 pub mod contracts;
 pub mod control;
+pub mod exposures;
 mod headline;
 pub mod measure;
 mod overview;

@@ -1,11 +1,12 @@
 //! One toolchain version across every workload: against the version before it in version order
 //! (or one chosen) and against the control lineages, with the regressions and findings opened or
-//! fixed there; as its page, its JSON and a Markdown release note give it.
+//! fixed there and the artifacts scanned at it; as its page, its JSON and a Markdown release note
+//! give it.
 
 use super::changes::{ChangeRow, Changes, VersionAt};
 use super::regression::postmortem::{destination, text};
 use crate::links;
-use crate::model::{RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload};
+use crate::model::{RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload, ScannedArtifact};
 use serde::Serialize;
 use std::fmt::Write;
 use utoipa::ToSchema;
@@ -80,6 +81,8 @@ pub struct VersionView {
     pub against_asked: bool,
     pub controls: Vec<ControlLine>,
     pub regressions: Vec<VersionRegression>,
+    /// The latest scan of each artifact judged by this version, worst first.
+    pub artifacts: Vec<ScannedArtifact>,
 }
 
 impl VersionView {
@@ -139,6 +142,9 @@ impl VersionView {
                     r.at_interest.as_ref().map_or_else(|| "–".into(), |c| text(&c.sentence)),
                 );
             }
+        }
+        if !self.artifacts.is_empty() {
+            md.push_str(&super::exposures::markdown(&self.artifacts, text));
         }
         let _ = write!(md, "\nFrom slopewatch: <{}>\n", url(&links::version_page(&at.lineage, &at.version)));
         md

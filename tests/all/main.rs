@@ -13,6 +13,7 @@ mod contracts;
 mod dashboard;
 mod deploy;
 mod docs;
+mod exposures;
 mod failures;
 mod faults;
 mod gate_and_rules;

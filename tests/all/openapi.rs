@@ -513,6 +513,49 @@ async fn real_answers_fit_their_documented_schemas() {
         exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/0.16.0?against=9")).await;
         exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/9")).await;
 
+        // An exposure scan judged by that version, with every answer its endpoint documents; the
+        // version then lists it, and the catalogue's verdicts there read as documented.
+        let exposures = "/api/v1/exposures";
+        let scan = json!({
+            "scan_id": uuid::Uuid::new_v4(), "agent_version": "0.1.0", "scanned_at": "2026-12-01T10:00:00Z",
+            "artifact": "api-server", "digest": format!("sha256:{}", "ab".repeat(32)), "lineage": "zig-cc-musl",
+            "version": "0.16.0", "libc": "zig-musl", "linkage": "static",
+            "exposed": [{"function": "strspn", "breach": "over_contract", "call_sites": 4,
+                         "verdict": "O(n) against its contract of O(1)", "callers": ["jsonTranslateTextToBlob"]}],
+            "reaches": ["memcpy", "strspn"],
+        });
+        for created in [true, false] {
+            let post = post_to(exposures, Some(&token), "application/json", b(&scan));
+            assert_eq!(exercise(&app, &doc, &mut seen, exposures, post).await["created"], created);
+        }
+        let mut changed = scan.clone();
+        changed["exposed"][0]["call_sites"] = json!(5);
+        exercise(&app, &doc, &mut seen, exposures, post_to(exposures, Some(&token), "application/json", b(&changed)))
+            .await;
+        let mut invalid = scan.clone();
+        invalid["digest"] = json!("md5:abc");
+        let refused = exercise(
+            &app,
+            &doc,
+            &mut seen,
+            exposures,
+            post_to(exposures, Some(&token), "application/json", b(&invalid)),
+        )
+        .await;
+        assert_eq!(refused["error"]["field"], "digest");
+        exercise(&app, &doc, &mut seen, exposures, post_to(exposures, None, "application/json", b(&scan))).await;
+        let editor = app.editor_token.clone();
+        exercise(&app, &doc, &mut seen, exposures, post_to(exposures, Some(&editor), "application/json", b(&scan)))
+            .await;
+        exercise(&app, &doc, &mut seen, exposures, post_to(exposures, Some(&token), "text/plain", b(&scan))).await;
+        let page = exercise(&app, &doc, &mut seen, version, get("/api/v1/toolchains/zig-cc-musl/0.16.0")).await;
+        assert_eq!(page["artifacts"][0]["exposed"][0]["function"], "strspn", "{page}");
+        let contracts = "/api/v1/toolchains/{lineage}/{version}/contracts";
+        let verdicts =
+            exercise(&app, &doc, &mut seen, contracts, get("/api/v1/toolchains/zig-cc-musl/0.16.0/contracts")).await;
+        assert_eq!(verdicts["version"], "0.16.0");
+        exercise(&app, &doc, &mut seen, contracts, get("/api/v1/toolchains/zig-cc-musl/9/contracts")).await;
+
         let capabilities = "/api/v1/capabilities";
         let accepts = exercise(&app, &doc, &mut seen, capabilities, get(capabilities)).await;
         assert_eq!(accepts["accepts"][0], "failures", "{accepts}");
@@ -531,6 +574,8 @@ async fn real_answers_fit_their_documented_schemas() {
         .unwrap();
         assert!(large.len() > 1024);
         exercise(&limited, &doc, &mut seen, runs, post_run(Some(&token), "application/json", large.clone())).await;
+        let post = post_to(exposures, Some(&token), "application/json", large.clone());
+        exercise(&limited, &doc, &mut seen, exposures, post).await;
         let bisect_uri = "/api/v1/regressions/1/bisections";
         exercise(&limited, &doc, &mut seen, bisect, post_to(bisect_uri, Some(&token), "application/json", large)).await;
 
@@ -548,6 +593,7 @@ async fn real_answers_fit_their_documented_schemas() {
             (list, "/api/v1/regressions".into()),
             (one, format!("/api/v1/regressions/{id}")),
             (version, "/api/v1/toolchains/zig-cc-musl/0.16.0".into()),
+            (contracts, "/api/v1/toolchains/zig-cc-musl/0.16.0/contracts".into()),
             (capabilities, capabilities.into()),
         ] {
             exercise(&private, &doc, &mut seen, path, get(&uri)).await;

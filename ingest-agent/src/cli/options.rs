@@ -64,7 +64,12 @@ impl GateArgs {
 impl ToolchainArgs {
     /// One toolchain, as `--toolchain` gives it (`musl-gcc=musl-gcc`, `zig@0.16.0`).
     pub(crate) fn one(arg: &str) -> ToolchainArgs {
-        ToolchainArgs { toolchains: vec![arg.to_string()], config: None, version_from: Vec::new(), link_after: Vec::new() }
+        ToolchainArgs {
+            toolchains: vec![arg.to_string()],
+            config: None,
+            version_from: Vec::new(),
+            link_after: Vec::new(),
+        }
     }
 
     /// The toolchains given, Zig releases of `zig@VERSION` fetched into `cache` first.

@@ -105,8 +105,9 @@ pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<Ex
                 eprintln!("scan of {}: attempt {attempt} failed ({why}); retrying in {wait:.1?}", scan.artifact)
             });
             settle(spool, path, "scan", outcome, |answer: ExposureAccepted| {
+                // On stderr: stdout carries the scan's own answer, JSON or Markdown.
                 let what = if answer.created { "stored" } else { "already stored" };
-                println!("scan of {} {what}{}", scan.artifact, at(&answer.url));
+                eprintln!("scan of {} {what}{}", scan.artifact, at(&answer.url));
             })
         }
     }

@@ -168,10 +168,73 @@ fn input_that_is_not_an_artifact_exits_2_with_what_is_wrong() {
         (&dir.path().join("missing"), "cannot read"),
     ];
     for (path, says) in cases {
-        let out = run(agent().arg("exposure").arg(path).args(["--toolchain", "gcc-glibc=gcc", "--cache-dir"]).arg(dir.path()));
+        let out = run(agent()
+            .arg("exposure")
+            .arg(path)
+            .args(["--toolchain", "gcc-glibc=gcc", "--cache-dir"])
+            .arg(dir.path()));
         let said = text(&out);
         assert_eq!(out.status.code(), Some(2), "{}: {said}", path.display());
         assert!(said.to_lowercase().contains(&says.to_lowercase()), "{}: {said}", path.display());
         assert!(!said.contains("panicked"), "{said}");
     }
+}
+
+/// `rust-ffi` built in `dir` by `cargo` with `args` (and `path` first on PATH): the binary.
+fn cargo_build(dir: &Path, program: &Path, args: &[&str], path: Option<&Path>) -> PathBuf {
+    let crate_dir = dir.join("rust-ffi");
+    if !crate_dir.exists() {
+        copy_dir(&fixture("rust-ffi"), &crate_dir);
+    }
+    let target = dir.join(format!("target-{}", args[0]));
+    let mut cmd = Command::new(program);
+    cmd.args(args).args(["--release", "--target", "x86_64-unknown-linux-musl", "--offline", "--target-dir"]);
+    cmd.arg(&target).current_dir(&crate_dir);
+    if let Some(p) = path {
+        let old = std::env::var_os("PATH").unwrap_or_default();
+        cmd.env(
+            "PATH",
+            std::env::join_paths(std::iter::once(p.to_path_buf()).chain(std::env::split_paths(&old))).unwrap(),
+        );
+    }
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{program:?} {args:?}: {}", text(&out));
+    target.join("x86_64-unknown-linux-musl/release/blanks")
+}
+
+#[test]
+fn a_rust_binary_is_judged_by_the_libc_it_carries_zig_s_through_cargo_zigbuild_rust_s_musl_without() {
+    let zigbuild = Path::new("/opt/slopewatch-cargo-zigbuild/bin/cargo-zigbuild");
+    let zig = zigs().into_iter().find(|z| z.to_string_lossy().contains("0.16.0"));
+    let musl_target = Command::new("rustup").args(["target", "list", "--installed"]).output().ok();
+    let has_target =
+        musl_target.is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("x86_64-unknown-linux-musl"));
+    let (Some(zig), true, true, true) = (zig, zigbuild.is_file(), has_target, which("musl-gcc").is_some()) else {
+        eprintln!("note: needs Zig 0.16.0, cargo-zigbuild, Rust's musl target and musl-gcc (scripts/install-test-deps); skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let toolchain = format!("zig-cc-musl={} cc -target x86_64-linux-musl", zig.display());
+
+    // cargo-zigbuild links Zig's own libc: judged by Zig 0.16.0, whose strspn is over.
+    let zigbuilt = cargo_build(dir.path(), zigbuild, &["zigbuild"], zig.parent());
+    let (status, answer, said) = scan(&zigbuilt, &toolchain, &cache, &[]);
+    assert_eq!(status, Some(1), "{said}");
+    assert_eq!(answer["artifacts"][0]["libc"]["name"], "zig", "{answer:#}");
+    let strspn = function(&answer, "strspn");
+    assert_eq!(strspn["verdict"]["breach"], "over_contract", "{strspn:#}");
+    let callers = strspn["callers"].to_string();
+    assert!(callers.contains("count_blanks") && callers.contains("main.rs:"), "{strspn:#}");
+
+    // Plain cargo links Rust's bundled musl: told apart, and judged by musl-gcc instead.
+    let plain = cargo_build(dir.path(), Path::new("cargo"), &["build"], None);
+    let (status, answer, said) = scan(&plain, &toolchain, &cache, &[]);
+    let a = &answer["artifacts"][0];
+    assert_eq!(a["libc"]["name"], "musl", "{a:#}");
+    assert!(a["libc"]["evidence"].as_str().unwrap().contains("Rust"), "{a:#}");
+    assert!(a["notes"].to_string().contains("not the zig libc"), "{a:#}");
+    assert_eq!(a["judged_by"]["lineage"], "musl-gcc", "{a:#}");
+    assert_eq!(status, Some(0), "musl's strspn holds: {said}");
+    assert!(function(&answer, "strspn")["callers"].to_string().contains("count_blanks"), "{a:#}");
 }

@@ -1,7 +1,8 @@
 //! `/toolchains/{lineage}/{version}`: a toolchain version across every workload, against the
 //! version before it (`?against=` another) and the control lineages, with the regressions and
-//! findings opened there at the top; `?format=md` gives it as a Markdown release note. The rows'
-//! view here is the one `/compare` shows for two versions without a workload.
+//! findings opened there at the top, and the artifacts scanned at it below; `?format=md` gives it
+//! as a Markdown release note. The rows' view here is the one `/compare` shows for two versions
+//! without a workload.
 
 use crate::charts;
 use crate::http::extract::{AppPath, AppQuery, OnPage};
@@ -9,6 +10,7 @@ use crate::http::pages::{render, PageResult};
 use crate::http::versions;
 use crate::http::{AppState, Error};
 use crate::links;
+use crate::views::exposures::ArtifactView;
 use crate::views::{Change, ChangeRow, Changes, VersionRegression, VersionView, ALERT_THRESHOLD};
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
@@ -121,6 +123,8 @@ struct VersionPage {
     compare_url: Option<String>,
     previous: Option<(String, String)>,
     next: Option<(String, String)>,
+    /// The latest scan of each artifact judged by this version, worst first.
+    artifacts: Vec<ArtifactView>,
 }
 
 pub(super) async fn page(
@@ -177,6 +181,7 @@ pub(super) async fn page(
             .map(|b| links::compare_versions((&b.lineage, &b.version), (&at.lineage, &at.version))),
         previous: previous.map(link),
         next: next.map(link),
+        artifacts: view.artifacts.iter().map(ArtifactView::new).collect(),
         view,
     };
     Ok(render(StatusCode::OK, &page))

@@ -180,6 +180,9 @@ pub fn export(d: &RegressionDetail) -> String {
         }
         md.push('\n');
     }
+    if !d.artifacts.is_empty() {
+        md.push_str(&crate::views::exposures::reaches_markdown(&d.artifacts, text));
+    }
     md.push_str("## Timeline\n\n");
     for m in timeline(d) {
         let by = m.actor.map(|a| format!(" ({})", text(&a))).unwrap_or_default();

@@ -16,7 +16,7 @@ use time::Date;
 
 /// Every entry of a suppression file.
 #[derive(Debug, Default)]
-pub struct Accepted {
+pub struct Suppressions {
     entries: Vec<Entry>,
 }
 
@@ -55,14 +55,14 @@ pub enum Acceptance {
     Not,
 }
 
-impl Accepted {
+impl Suppressions {
     /// Reads and checks the file at `path`; an error names the entry and what is wrong with it.
-    pub fn load(path: &Path) -> Result<Accepted> {
+    pub fn load(path: &Path) -> Result<Suppressions> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        Accepted::parse(&text).with_context(|| format!("suppression file {}", path.display()))
+        Suppressions::parse(&text).with_context(|| format!("suppression file {}", path.display()))
     }
 
-    fn parse(text: &str) -> Result<Accepted> {
+    fn parse(text: &str) -> Result<Suppressions> {
         let file: File = toml::from_str(text)?;
         let mut entries = Vec::new();
         for (i, raw) in file.accept.into_iter().enumerate() {
@@ -81,7 +81,7 @@ impl Accepted {
                 expires,
             });
         }
-        Ok(Accepted { entries })
+        Ok(Suppressions { entries })
     }
 
     /// Whether the calls of `function` from `callers`, and its address taken when `referenced`,
@@ -155,7 +155,7 @@ expires = 2027-01-01
 
     #[test]
     fn an_entry_covers_its_callers_or_its_whole_function_until_it_expires() {
-        let a = Accepted::parse(FILE).unwrap();
+        let a = Suppressions::parse(FILE).unwrap();
         let today = date!(2026 - 12 - 05);
         assert_eq!(
             a.judge("strspn", &["jsonTranslateTextToBlob"], false, today),
@@ -174,7 +174,7 @@ expires = 2027-01-01
 
     #[test]
     fn a_bad_entry_is_named() {
-        let err = |text: &str| format!("{:#}", Accepted::parse(text).unwrap_err());
+        let err = |text: &str| format!("{:#}", Suppressions::parse(text).unwrap_err());
         let no_reason = "[[accept]]\nfunction = \"strspn\"\nreason = \"\"\nexpires = 2027-01-01\n";
         assert!(err(no_reason).contains("accept[0].reason"), "{}", err(no_reason));
         let bad_date = "[[accept]]\nfunction = \"strspn\"\nreason = \"r\"\nexpires = \"soon\"\n";

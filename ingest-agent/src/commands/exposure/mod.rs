@@ -16,16 +16,14 @@ use crate::config::cache_root;
 use crate::exit::ExitStatus;
 use crate::server::client::Client;
 use crate::server::deliver::deliver_exposure;
-use accept::{Acceptance, Accepted};
+use accept::{Acceptance, Suppressions};
 use anyhow::{bail, Result};
 use report::{JudgedBy, Libc, Reached, Scan, Status, Verdict};
-use slopewatch_core::exposure::{
-    ExposedFunction, ExposureSubmission, FunctionVerdict, Linkage, MAX_EXPOSURE_CALLERS,
-};
+use slopewatch_core::exposure::{ExposedFunction, ExposureSubmission, FunctionVerdict, Linkage, MAX_EXPOSURE_CALLERS};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
-use verdicts::Judge;
+use verdicts::ToolchainVerdicts;
 
 /// Scans every artifact, prints the answer and returns its status: 1 when one reaches a function
 /// its toolchain breaks (unaccepted), else 3 when one cannot be told, else 0. Input that cannot
@@ -40,8 +38,8 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         );
     }
     let accepted = match &args.suppressions {
-        Some(path) => Accepted::load(path)?,
-        None => Accepted::default(),
+        Some(path) => Suppressions::load(path)?,
+        None => Suppressions::default(),
     };
     let names: Vec<&str> = functions_of_catalogue();
     let artifacts = args
@@ -54,7 +52,7 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         Some(server) => Some(Client::reader(server, args.token.token()?.as_deref())?),
         None => None,
     };
-    let mut judges = vec![Judge::new(m.toolchains.clone(), &root)?];
+    let mut judges = vec![ToolchainVerdicts::new(m.toolchains.clone(), &root)?];
     let today = time::OffsetDateTime::now_utc().date();
     let mut scans = Vec::new();
     for (a, path) in artifacts.iter().zip(&args.artifacts) {
@@ -143,7 +141,12 @@ fn cannot_read_calls(a: &Artifact) -> Option<String> {
         return Some(format!(
             "its calls are decoded on x86-64 only for now, and it is {}; the functions linked in are {}",
             a.arch,
-            a.uses.iter().map(|u| u.function.as_str()).chain(a.unused.iter().map(String::as_str)).collect::<Vec<_>>().join(", ")
+            a.uses
+                .iter()
+                .map(|u| u.function.as_str())
+                .chain(a.unused.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     None
@@ -152,7 +155,12 @@ fn cannot_read_calls(a: &Artifact) -> Option<String> {
 /// The judge for `a`: the toolchain given, when the libc in `a` is the one its builds carry (or
 /// cannot be named); else a toolchain found on this host that links the libc `a` carries, with a
 /// note saying so. None when no toolchain links it.
-fn pick_judge(judges: &mut Vec<Judge>, a: &Artifact, root: &Path, notes: &mut Vec<String>) -> Option<usize> {
+fn pick_judge(
+    judges: &mut Vec<ToolchainVerdicts>,
+    a: &Artifact,
+    root: &Path,
+    notes: &mut Vec<String>,
+) -> Option<usize> {
     let given = &judges[0];
     if a.libc.name == given.libc.name {
         return Some(0);
@@ -184,7 +192,7 @@ fn pick_judge(judges: &mut Vec<Judge>, a: &Artifact, root: &Path, notes: &mut Ve
                 if named.contains(&name) {
                     continue;
                 }
-                match Judge::new(ToolchainArgs::one(&arg), root) {
+                match ToolchainVerdicts::new(ToolchainArgs::one(&arg), root) {
                     Ok(j) => {
                         let fits = j.libc.name == a.libc.name;
                         judges.push(j);
@@ -200,7 +208,9 @@ fn pick_judge(judges: &mut Vec<Judge>, a: &Artifact, root: &Path, notes: &mut Ve
         }
     };
     match found {
-        Some(i) => notes.push(format!("{mismatch}: judged by {}, which links {}", judges[i].label(), judges[i].libc.name)),
+        Some(i) => {
+            notes.push(format!("{mismatch}: judged by {}, which links {}", judges[i].label(), judges[i].libc.name))
+        }
         None => notes.push(mismatch),
     }
     found
@@ -225,7 +235,7 @@ fn unjudged(a: &Artifact, path: &Path) -> Scan {
 }
 
 /// Judges every function `a` reaches by `judge`'s verdicts and `accepted`, and sets the status.
-fn judge(scan: &mut Scan, a: &Artifact, judge: &Judge, accepted: &Accepted, today: time::Date) {
+fn judge(scan: &mut Scan, a: &Artifact, judge: &ToolchainVerdicts, accepted: &Suppressions, today: time::Date) {
     scan.judged_by = Some(JudgedBy {
         lineage: judge.tc.spec.name.clone(),
         version: judge.tc.version.clone(),
@@ -251,9 +261,11 @@ fn judge(scan: &mut Scan, a: &Artifact, judge: &Judge, accepted: &Accepted, toda
 }
 
 /// One function `u` reaches, with its verdict and what the suppression file says of it.
-fn reached(u: &FunctionUse, verdict: Option<FunctionVerdict>, accepted: &Accepted, today: time::Date) -> Reached {
+fn reached(u: &FunctionUse, verdict: Option<FunctionVerdict>, accepted: &Suppressions, today: time::Date) -> Reached {
     let verdict = match verdict {
-        Some(FunctionVerdict::Breaks { breach, verdict }) => Verdict { state: "breaks", breach: Some(breach), words: verdict },
+        Some(FunctionVerdict::Breaks { breach, verdict }) => {
+            Verdict { state: "breaks", breach: Some(breach), words: verdict }
+        }
         Some(FunctionVerdict::Held) => Verdict { state: "held", breach: None, words: "held".into() },
         Some(FunctionVerdict::NotProvided) => {
             Verdict { state: "not_provided", breach: None, words: "not provided by this libc".into() }
@@ -266,10 +278,10 @@ fn reached(u: &FunctionUse, verdict: Option<FunctionVerdict>, accepted: &Accepte
     if verdict.breach.is_some() {
         match accepted.judge(&u.function, &callers, u.referenced, today) {
             Acceptance::Accepted { reason, expires } => {
-                ok = Some(report::Accepted { reason, until: expires.to_string() });
+                ok = Some(report::AcceptedUntil { reason, until: expires.to_string() });
             }
             Acceptance::Expired { reason, expired: on } => {
-                expired = Some(report::Accepted { reason, until: on.to_string() });
+                expired = Some(report::AcceptedUntil { reason, until: on.to_string() });
             }
             Acceptance::Not => {}
         }
@@ -283,7 +295,12 @@ fn reached(u: &FunctionUse, verdict: Option<FunctionVerdict>, accepted: &Accepte
         callers: u
             .callers
             .iter()
-            .map(|c| report::Caller { name: c.name.clone(), sites: c.sites, location: c.location.clone(), in_libc: c.in_libc })
+            .map(|c| report::Caller {
+                name: c.name.clone(),
+                sites: c.sites,
+                location: c.location.clone(),
+                in_libc: c.in_libc,
+            })
             .collect(),
         accepted: ok,
         expired,

@@ -4,7 +4,7 @@
 //! ones the libc does not provide.
 
 use serde::Serialize;
-use slopewatch_core::exposure::{Breach, Linkage};
+use slopewatch_core::exposure::{Breakage, Linkage};
 
 /// One artifact, scanned and judged.
 #[derive(Debug, Serialize)]
@@ -69,10 +69,10 @@ pub(super) struct Reached {
     pub referenced: bool,
     pub callers: Vec<Caller>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub accepted: Option<Accepted>,
+    pub accepted: Option<AcceptedUntil>,
     /// An acceptance that has expired: the function fails the scan again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expired: Option<Accepted>,
+    pub expired: Option<AcceptedUntil>,
 }
 
 #[derive(Debug, Serialize)]
@@ -80,7 +80,7 @@ pub(super) struct Verdict {
     /// `breaks`, `held`, `not_provided`, `unsure`, or `unjudged` (the catalogue has no probe).
     pub state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub breach: Option<Breach>,
+    pub breach: Option<Breakage>,
     /// For people: "O(n) against its contract of O(1) (contract.strspn.set)", "held".
     pub words: String,
 }
@@ -96,7 +96,7 @@ pub(super) struct Caller {
 }
 
 #[derive(Debug, Serialize)]
-pub(super) struct Accepted {
+pub(super) struct AcceptedUntil {
     pub reason: String,
     pub until: String,
 }
@@ -108,7 +108,7 @@ impl Reached {
     }
 
     /// Its place in the table: unaccepted breaks by breach, accepted ones, unsure, held, the rest.
-    pub fn rank(&self) -> (u8, Option<Breach>) {
+    pub fn rank(&self) -> (u8, Option<Breakage>) {
         let class = match (self.verdict.state, self.accepted.is_some()) {
             ("breaks", false) => 0,
             ("breaks", true) => 1,
@@ -175,7 +175,9 @@ impl Scan {
         let failing: Vec<&str> = self.functions.iter().filter(|f| f.fails()).map(|f| f.function.as_str()).collect();
         let by = self.judged_by.as_ref().map_or(String::new(), |j| format!("{} {}", j.lineage, j.version));
         match self.status {
-            Status::Exposed => format!("exposed: calls {} function(s) {by} breaks: {}", failing.len(), failing.join(", ")),
+            Status::Exposed => {
+                format!("exposed: calls {} function(s) {by} breaks: {}", failing.len(), failing.join(", "))
+            }
             Status::Unsure => "unsure: it calls a function the catalogue could not judge either way".into(),
             Status::CannotTell => format!("cannot tell: {}", self.cannot_tell.as_deref().unwrap_or("")),
             Status::Clean => format!("clean: calls nothing {by} breaks"),
@@ -226,7 +228,8 @@ pub(super) fn markdown(scans: &[Scan]) -> String {
         if !s.functions.is_empty() {
             out.push_str("| Function | Verdict | Call sites | Callers |\n|---|---|---:|---|\n");
             for f in &s.functions {
-                let name = if f.fails() { format!("**`{}`**", md(&f.function)) } else { format!("`{}`", md(&f.function)) };
+                let name =
+                    if f.fails() { format!("**`{}`**", md(&f.function)) } else { format!("`{}`", md(&f.function)) };
                 out.push_str(&format!(
                     "| {name} | {} | {} | {} |\n",
                     md(&f.verdict_cell()),

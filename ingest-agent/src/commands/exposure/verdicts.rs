@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 /// A toolchain artifacts are judged by: detected, the libc its own build carries, and the
 /// verdicts of the probes asked for so far.
-pub(super) struct Judge {
+pub(super) struct ToolchainVerdicts {
     /// The flags that name it, for measuring.
     toolchains: ToolchainArgs,
     pub(super) tc: DetectedToolchain,
@@ -42,10 +42,10 @@ struct Cached {
     probes: Vec<ProbeVerdict>,
 }
 
-impl Judge {
+impl ToolchainVerdicts {
     /// Detects the toolchain `toolchains` names (exactly one), builds the catalogue with it (or
     /// finds it built) and identifies the libc that build carries.
-    pub(super) fn new(toolchains: ToolchainArgs, root: &Path) -> Result<Judge> {
+    pub(super) fn new(toolchains: ToolchainArgs, root: &Path) -> Result<ToolchainVerdicts> {
         let specs = toolchains.specs(root)?;
         let [spec] = specs.as_slice() else {
             let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
@@ -63,7 +63,7 @@ impl Judge {
             .map_err(|e| anyhow::anyhow!("toolchain {} cannot build the catalogue: {e}", tc.spec.name))?;
         let libc = artifact::identify_libc(&binary)
             .with_context(|| format!("cannot read the catalogue built by {}", tc.spec.name))?;
-        Ok(Judge { toolchains, tc, libc, probes: BTreeMap::new(), sources: BTreeSet::new() })
+        Ok(ToolchainVerdicts { toolchains, tc, libc, probes: BTreeMap::new(), sources: BTreeSet::new() })
     }
 
     /// The lineage and version, as the server keeps them: `zig-cc-musl 0.16.0`.
@@ -99,7 +99,7 @@ impl Judge {
                 let missing = wanted(&self.probes);
                 if !missing.is_empty() {
                     match read_server(client, &self.tc) {
-                        Ok(Some(stored)) => self.take(&stored.probes, &missing, &format!("{}", client.server())),
+                        Ok(Some(stored)) => self.take(&stored.probes, &missing, client.server()),
                         Ok(None) => {}
                         Err(e) => eprintln!("warning: {e:#}; measuring here instead"),
                     }
@@ -212,11 +212,7 @@ fn write_cache(path: &Path, cached: &Cached) {
 /// none (no catalogue run of that version, or a server of a release before scans).
 fn read_server(client: &Client, tc: &DetectedToolchain) -> Result<Option<ContractVerdicts>> {
     let server = client.server();
-    let path = format!(
-        "/api/v1/toolchains/{}/{}/contracts",
-        path_segment(&tc.spec.name),
-        path_segment(&tc.version)
-    );
+    let path = format!("/api/v1/toolchains/{}/{}/contracts", path_segment(&tc.spec.name), path_segment(&tc.version));
     let Answer { status, body } =
         client.get(&path, &[]).with_context(|| format!("cannot read the verdicts from {server}"))?;
     match status {

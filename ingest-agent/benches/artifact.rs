@@ -3,7 +3,9 @@
 //! median and fastest of a few scans, the megabytes read per second, and what was found; the
 //! target is under 2 s for a 20 MB binary, printed beside, never asserted.
 //!
-//! `cargo bench -p slopewatch-agent --bench artifact -- [ARTIFACT] [--rounds N]`
+//! `cargo bench -p slopewatch-agent --bench artifact -- [ARTIFACT] [--rounds N] [--show FUNCTION]…`
+//!
+//! `--show` prints a function's callers with their lines.
 //!
 //! Without an artifact: the largest of the workspace's built server and agent binaries (release,
 //! then debug) and this bench's own binary, which is always there.
@@ -19,9 +21,11 @@ const TARGET_SECONDS_PER_20_MB: f64 = 2.0;
 fn main() {
     let mut artifact_path = None;
     let mut rounds = 5;
+    let mut show = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--show" => show.push(args.next().expect("--show needs a function")),
             "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).expect("--rounds needs a number"),
             // cargo bench passes --bench to every bench binary.
             "--bench" => {}
@@ -54,7 +58,13 @@ fn main() {
     let callers: usize = found.uses.iter().map(|u| u.callers.len()).sum();
     let located = found.uses.iter().flat_map(|u| &u.callers).filter(|c| c.location.is_some()).count();
     println!("artifact     {}", path.display());
-    println!("size         {megabytes:.1} MB ({} {}, libc {}: {})", found.arch, found.linkage.as_str(), libc.name, libc.evidence);
+    println!(
+        "size         {megabytes:.1} MB ({} {}, libc {}: {})",
+        found.arch,
+        found.linkage.as_str(),
+        libc.name,
+        libc.evidence
+    );
     println!(
         "scan         median {:.3} s, fastest {:.3} s over {} rounds ({:.0} MB/s)",
         secs(median),
@@ -78,6 +88,13 @@ fn main() {
     for u in busiest.iter().take(8) {
         let referenced = if u.referenced { ", address taken" } else { "" };
         println!("  {:<12} {:>6} call sites, {:>5} callers{referenced}", u.function, u.call_sites, u.callers.len());
+    }
+    for u in found.uses.iter().filter(|u| show.contains(&u.function)) {
+        println!("{} ({:?}): {} call sites", u.function, u.aliases, u.call_sites);
+        for c in &u.callers {
+            let libc = if c.in_libc { ", in the libc" } else { "" };
+            println!("  {} ({}, {}{libc})", c.name, c.sites, c.location.as_deref().unwrap_or("no line"));
+        }
     }
 }
 

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 pub struct Image<'data> {
     /// `e_machine`, e.g. `EM_X86_64`.
     pub machine: elf::Machine,
+    /// Whether it is of ELF's 64-bit class.
+    pub bits64: bool,
     /// `ET_EXEC`: code and data sit at the addresses the link gave them, so an address written
     /// as a plain number (an immediate, a data word) is an address.
     pub fixed: bool,
@@ -72,11 +74,11 @@ pub struct Function<'data> {
     pub address: u64,
     /// The largest `st_size` among its names; 0 where none says (hand-written assembly often).
     pub size: u64,
-    pub names: Vec<Name<'data>>,
+    pub names: Vec<SymbolName<'data>>,
 }
 
 /// One symbol name of a function.
-pub struct Name<'data> {
+pub struct SymbolName<'data> {
     pub text: &'data str,
     /// `STB_GLOBAL`: exported as the function's own name (not a weak alias, not local).
     pub global: bool,
@@ -126,11 +128,18 @@ pub fn read(data: &[u8]) -> Result<Image<'_>, String> {
     }
 }
 
+/// `data` read as ELF of the class `E`.
 fn read_class<E: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Image<'_>, String> {
-    let header = E::parse(data).map_err(|_| format!("its ELF header is cut short at {} bytes", data.len()))?;
-    let endian = header.endian().map_err(|e| e.to_string())?;
+    let header = E::parse(data).map_err(|e| {
+        if data.len() < std::mem::size_of::<E>() {
+            format!("its ELF header is cut short at {} bytes", data.len())
+        } else {
+            said(e)
+        }
+    })?;
+    let endian = header.endian().map_err(said)?;
     check_tables(header, endian, data.len() as u64)?;
-    let file = ElfFile::<E>::parse(data).map_err(|e| e.to_string())?;
+    let file = ElfFile::<E>::parse(data).map_err(said)?;
     let table = file.elf_section_table();
     let mut sections = Vec::new();
     for s in table.iter() {
@@ -151,40 +160,76 @@ fn read_class<E: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Image<'
             if p.p_flags(endian).contains(elf::PF_X) {
                 flags = flags.with(elf::SHF_EXECINSTR);
             }
-            sections.push(Section { name: "", address: p.p_vaddr(endian).into(), bytes, kind: elf::SHT_PROGBITS, flags });
+            sections.push(Section {
+                name: "",
+                address: p.p_vaddr(endian).into(),
+                bytes,
+                kind: elf::SHT_PROGBITS,
+                flags,
+            });
         }
     }
     let mut interpreter = None;
     for p in segments {
-        if let Some(path) = p.interpreter(endian, data).map_err(|e| e.to_string())? {
+        if let Some(path) = p.interpreter(endian, data).map_err(said)? {
             interpreter = Some(String::from_utf8_lossy(path).into_owned());
         }
     }
-    let comment = sections
-        .iter()
-        .filter(|s| s.name == ".comment")
-        .flat_map(|s| s.bytes.split(|&b| b == 0))
-        .map(|b| String::from_utf8_lossy(b).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .fold(Vec::new(), |mut all, s| {
-            if !all.contains(&s) {
-                all.push(s);
-            }
-            all
-        });
-
     let (imports, import_of) = imports(&file, endian);
     let relocations = relocations(&file, header.e_machine(endian), &import_of, &sections)?;
     let symtab = !file.elf_symbol_table().is_empty();
+    Ok(Image {
+        machine: header.e_machine(endian),
+        bits64: header.is_type_64(),
+        fixed: header.e_type(endian) == elf::ET_EXEC,
+        interpreter,
+        needed: needed(&file, endian, data)?,
+        build_id: file.build_id().ok().flatten().map(<[u8]>::to_vec),
+        comment: comment(&sections),
+        sections,
+        functions: functions(&file, endian, symtab),
+        symtab,
+        dynsym: !file.elf_dynamic_symbol_table().is_empty(),
+        imports,
+        relocations,
+    })
+}
+
+/// What `object` says is wrong, as the rest of a sentence: "invalid ELF symbol index".
+fn said(e: object::Error) -> String {
+    let text = e.to_string();
+    let mut chars = text.chars();
+    chars.next().map_or(text.clone(), |first| first.to_lowercase().chain(chars).collect())
+}
+
+/// The distinct strings of `.comment`.
+fn comment(sections: &[Section<'_>]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for text in sections.iter().filter(|s| s.name == ".comment").flat_map(|s| s.bytes.split(|&b| b == 0)) {
+        let text = String::from_utf8_lossy(text).trim().to_string();
+        if !text.is_empty() && !all.contains(&text) {
+            all.push(text);
+        }
+    }
+    all
+}
+
+/// The functions defined in code, grouped by address and sorted: from `.symtab`, or where
+/// `symtab` is false (it was stripped), from `.dynsym`.
+fn functions<'data, E: FileHeader<Endian = Endianness>>(
+    file: &ElfFile<'data, E>,
+    endian: Endianness,
+    symtab: bool,
+) -> Vec<Function<'data>> {
+    let table = file.elf_section_table();
     let symbols = if symtab { file.elf_symbol_table() } else { file.elf_dynamic_symbol_table() };
-    let mut defined: Vec<(u64, u64, Name<'_>)> = Vec::new();
+    let mut defined: Vec<(u64, u64, SymbolName<'data>)> = Vec::new();
     for sym in symbols.iter() {
-        let kind = sym.st_type();
         let in_code = match sym.st_shndx(endian) {
             elf::SHN_UNDEF | elf::SHN_ABS | elf::SHN_COMMON => false,
             i => table.section(SectionIndex(i.0.into())).is_ok_and(|s| s.sh_flags(endian).contains(elf::SHF_EXECINSTR)),
         };
-        if !in_code || !matches!(kind, elf::STT_FUNC | elf::STT_GNU_IFUNC | elf::STT_NOTYPE) {
+        if !in_code || !matches!(sym.st_type(), elf::STT_FUNC | elf::STT_GNU_IFUNC | elf::STT_NOTYPE) {
             continue;
         }
         let Some(text) = symbols.symbol_name(endian, sym).ok().and_then(|n| std::str::from_utf8(n).ok()) else {
@@ -194,11 +239,11 @@ fn read_class<E: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Image<'
         if text.is_empty() || text.starts_with(".L") || text.starts_with('$') {
             continue;
         }
-        let name = Name { text, global: sym.st_bind() == elf::STB_GLOBAL };
+        let name = SymbolName { text, global: sym.st_bind() == elf::STB_GLOBAL };
         defined.push((sym.st_value(endian).into(), sym.st_size(endian).into(), name));
     }
     defined.sort_by_key(|(address, _, _)| *address);
-    let mut functions: Vec<Function<'_>> = Vec::new();
+    let mut functions: Vec<Function<'data>> = Vec::new();
     for (address, size, name) in defined {
         match functions.last_mut() {
             Some(f) if f.address == address => {
@@ -210,21 +255,7 @@ fn read_class<E: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Image<'
             _ => functions.push(Function { address, size, names: vec![name] }),
         }
     }
-
-    Ok(Image {
-        machine: header.e_machine(endian),
-        fixed: header.e_type(endian) == elf::ET_EXEC,
-        interpreter,
-        needed: needed(&file, endian, data)?,
-        build_id: file.build_id().ok().flatten().map(<[u8]>::to_vec),
-        sections,
-        functions,
-        symtab,
-        dynsym: !file.elf_dynamic_symbol_table().is_empty(),
-        imports,
-        relocations,
-        comment,
-    })
+    functions
 }
 
 /// Says which table runs past the end of the file, before `object` says only that one is invalid.
@@ -252,7 +283,11 @@ fn imports<'data, E: FileHeader<Endian = Endianness>>(
     let symbols = file.elf_dynamic_symbol_table();
     let (mut imports, mut import_of) = (Vec::new(), HashMap::new());
     for (index, sym) in symbols.enumerate() {
-        if !sym.is_undefined(endian) || index.0 == 0 || sym.st_type() == elf::STT_OBJECT || sym.st_type() == elf::STT_TLS {
+        if !sym.is_undefined(endian)
+            || index.0 == 0
+            || sym.st_type() == elf::STT_OBJECT
+            || sym.st_type() == elf::STT_TLS
+        {
             continue;
         }
         let Some(name) = symbols.symbol_name(endian, sym).ok().and_then(|n| std::str::from_utf8(n).ok()) else {
@@ -283,7 +318,7 @@ fn relocations<E: FileHeader<Endian = Endianness>>(
         }
         // Symbol indexes mean something only in a section linked to `.dynsym`.
         let symbolic = !dynsym.is_empty() && s.link(endian) == dynsym.section();
-        if let Some((relas, _)) = s.rela(endian, data).map_err(|e| e.to_string())? {
+        if let Some((relas, _)) = s.rela(endian, data).map_err(said)? {
             for r in relas {
                 let Some(kind) = kind_of(machine, r.r_type(endian, is_mips64el)) else { continue };
                 let addend: i64 = r.r_addend(endian).into();
@@ -293,7 +328,7 @@ fn relocations<E: FileHeader<Endian = Endianness>>(
                     (_, index) => match import_of.get(&(index as usize)) {
                         Some(&import) => Target::Import(import),
                         None => {
-                            let sym = dynsym.symbol(SymbolIndex(index as usize)).map_err(|e| e.to_string())?;
+                            let sym = dynsym.symbol(SymbolIndex(index as usize)).map_err(said)?;
                             Target::Address(sym.st_value(endian).into().wrapping_add(addend as u64))
                         }
                     },
@@ -301,7 +336,7 @@ fn relocations<E: FileHeader<Endian = Endianness>>(
                 out.push(Relocation { offset: r.r_offset(endian).into(), kind, target });
             }
         }
-        if let Some(relrs) = s.relr(endian, data).map_err(|e| e.to_string())? {
+        if let Some(relrs) = s.relr(endian, data).map_err(said)? {
             // A packed relative relocation keeps its addend in the word it relocates.
             for offset in relrs {
                 let offset: u64 = offset.into();
@@ -335,7 +370,7 @@ fn needed<E: FileHeader<Endian = Endianness>>(
     endian: Endianness,
     data: &[u8],
 ) -> Result<Vec<String>, String> {
-    let table = file.elf_dynamic_table().map_err(|e| e.to_string())?;
+    let table = file.elf_dynamic_table().map_err(said)?;
     if !table.is_empty() {
         return Ok(table
             .iter()
@@ -352,7 +387,8 @@ fn needed<E: FileHeader<Endian = Endianness>>(
     let Some(strtab) = tag(elf::DT_STRTAB) else { return Ok(Vec::new()) };
     // The string table's address, as a file offset through the segment that loads it.
     let Some(base) = segments.iter().filter(|p| p.p_type(endian) == elf::PT_LOAD).find_map(|p| {
-        let (vaddr, size, offset): (u64, u64, u64) = (p.p_vaddr(endian).into(), p.p_filesz(endian).into(), p.p_offset(endian).into());
+        let (vaddr, size, offset): (u64, u64, u64) =
+            (p.p_vaddr(endian).into(), p.p_filesz(endian).into(), p.p_offset(endian).into());
         (strtab >= vaddr && strtab - vaddr < size).then(|| offset + (strtab - vaddr))
     }) else {
         return Ok(Vec::new());

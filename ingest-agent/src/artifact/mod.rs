@@ -17,6 +17,7 @@ mod error;
 mod libc;
 mod lines;
 mod names;
+mod registers;
 mod uses;
 mod x86;
 
@@ -71,27 +72,35 @@ pub struct FunctionUse {
     /// `["__strchrnul", "strchrnul"]`, `["__memcpy_chk"]` (an import), and glibc's ifunc
     /// variants (`__strspn_sse42`) where a static glibc carries them.
     pub aliases: Vec<String>,
-    /// Its call sites: direct calls and tail jumps, calls through its PLT stub or GOT slot.
-    /// A function's calls to itself and between its own variants are not counted.
+    /// Its call sites: direct calls and tail jumps, calls through its PLT stub, its GOT slot, or
+    /// a register its address was loaded into. A function's calls to itself and between its own
+    /// variants are not counted. The libc's own calls are (see [`Caller::in_libc`]).
     pub call_sites: u32,
     /// Whether its address is taken (a table of function pointers, a callback), apart from calls.
+    /// The libc taking its own functions' addresses (glibc's list of its ifunc variants) does not
+    /// count. A load of its GOT slot that the decoder cannot follow to a call (spilled to the
+    /// stack and reloaded to call) reads as taken: rare, and only in unoptimised code.
     pub referenced: bool,
     /// The functions that call it, most call sites first, then by name.
     pub callers: Vec<Caller>,
 }
 
-/// A function that calls a catalogue function.
-#[derive(Debug, Clone, PartialEq)]
+/// A function that calls a catalogue function (as `exposure --format json` writes it too).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Caller {
     /// Its name, demangled; `unknown` where no symbol covers the call (a stripped artifact).
     pub name: String,
     /// Its call sites of the function.
     pub sites: u32,
     /// `file:line` of its first call site (lowest address), from the DWARF line tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Whether the caller is itself the libc's (musl's `strtok` calling `strspn`): one of its
-    /// names is a catalogue function's, a Zig `c.*`/`compiler_rt.*` alias, glibc's `__GI_*` or
-    /// `__libc_*` or an ifunc variant, or its source file lies in a libc's sources.
+    /// names is a catalogue function's, a Zig `c.*`/`compiler_rt.*` alias, or a name C reserves
+    /// to the implementation (a leading underscore: `__copy_tls`, `_dl_map_object`, glibc's ifunc
+    /// variants; not C++'s or Rust's mangled names), or its source file lies in a libc's
+    /// sources. A libc's static helper with a plain name and no DWARF (musl's `printf_core` in a
+    /// musl-gcc build) reads as the program's.
     pub in_libc: bool,
 }
 
@@ -125,7 +134,7 @@ pub fn scan(path: &Path, functions: &[&str]) -> Result<Artifact, ArtifactError> 
     Ok(Artifact {
         name: path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),
         digest,
-        arch: arch(image.machine),
+        arch: arch(image.machine, image.bits64),
         linkage,
         libc: libc::identify(&image),
         symbols: image.symtab || (linkage == Linkage::Dynamic && image.dynsym),
@@ -148,15 +157,16 @@ fn read<'data>(path: &Path, bytes: &'data [u8]) -> Result<elf::Image<'data>, Art
     elf::read(bytes).map_err(|what| ArtifactError::Malformed { path: path.to_path_buf(), what })
 }
 
-/// The name of an ELF machine, as `uname -m` spells it where it has one.
-fn arch(machine: object::elf::Machine) -> String {
+/// The name of an ELF machine of either class, as `uname -m` spells it where it has one.
+fn arch(machine: object::elf::Machine, bits64: bool) -> String {
     use object::elf::*;
     let name = match machine {
         EM_X86_64 => "x86_64",
         EM_AARCH64 => "aarch64",
         EM_386 => "x86",
         EM_ARM => "arm",
-        EM_RISCV => "riscv64",
+        EM_RISCV if bits64 => "riscv64",
+        EM_RISCV => "riscv32",
         EM_PPC64 => "ppc64",
         EM_PPC => "ppc",
         EM_S390 => "s390x",

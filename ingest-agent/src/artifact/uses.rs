@@ -4,15 +4,16 @@
 
 use super::elf::{Function, Image};
 use super::lines::DebugSections;
-use super::names::{catalogue_name, demangle, is_libc_internal, underscored, unversioned, zig_alias};
+use super::names::{catalogue_name, demangle, is_libc_internal, is_zig_libc, underscored, unversioned, zig_alias};
 use super::x86::{Sites, Wanted};
 use super::{Caller, FunctionUse};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 /// The catalogue functions an artifact carries or imports.
 pub struct Present<'f> {
     /// Each body or import that is a catalogue function: its catalogue name and its names.
-    pub found: Vec<Found<'f>>,
+    pub found: Vec<FoundBody<'f>>,
     /// What the decoder looks for, by index in `found`.
     pub wanted: Wanted,
     /// The catalogue name of each function (by its index in [`Image::functions`]) that has one.
@@ -20,8 +21,10 @@ pub struct Present<'f> {
 }
 
 /// One catalogue function's body in the artifact, or its import.
-pub struct Found<'f> {
+pub struct FoundBody<'f> {
+    /// Its catalogue name.
     pub function: &'f str,
+    /// Every name it carries: the symbols at its address, or the import's name.
     pub aliases: Vec<String>,
 }
 
@@ -36,9 +39,9 @@ pub fn present<'f>(image: &Image<'_>, functions: &[&'f str]) -> Present<'f> {
     // A bare `__name` alias stands for `name` only where no other body carries `name`.
     let beside: Vec<&str> = named.values().copied().collect();
     for (i, f) in image.functions.iter().enumerate() {
-        if !named.contains_key(&i) {
+        if let Entry::Vacant(unnamed) = named.entry(i) {
             if let Some(name) = f.names.iter().find_map(|n| underscored(n.text, functions, &beside)) {
-                named.insert(i, name);
+                unnamed.insert(name);
             }
         }
     }
@@ -49,12 +52,12 @@ pub fn present<'f>(image: &Image<'_>, functions: &[&'f str]) -> Present<'f> {
     for (&i, &function) in by_address {
         let f = &image.functions[i];
         wanted.at.insert(f.address, found.len());
-        found.push(Found { function, aliases: f.names.iter().map(|n| n.text.to_string()).collect() });
+        found.push(FoundBody { function, aliases: f.names.iter().map(|n| n.text.to_string()).collect() });
     }
     let imported: Vec<&str> = image.imports.iter().filter_map(|i| catalogue_name(i.name, functions)).collect();
     for (index, import) in image.imports.iter().enumerate() {
-        let Some(function) = catalogue_name(import.name, functions)
-            .or_else(|| underscored(import.name, functions, &imported))
+        let Some(function) =
+            catalogue_name(import.name, functions).or_else(|| underscored(import.name, functions, &imported))
         else {
             continue;
         };
@@ -62,7 +65,7 @@ pub fn present<'f>(image: &Image<'_>, functions: &[&'f str]) -> Present<'f> {
         if import.address != 0 {
             wanted.at.insert(import.address, found.len());
         }
-        found.push(Found { function, aliases: vec![unversioned(import.name).to_string()] });
+        found.push(FoundBody { function, aliases: vec![unversioned(import.name).to_string()] });
     }
     Present { found, wanted, named }
 }
@@ -74,7 +77,7 @@ fn strongest<'f>(f: &Function<'_>, functions: &[&'f str]) -> Option<&'f str> {
         .iter()
         .filter_map(|n| {
             let function = catalogue_name(n.text, functions)?;
-            let rank = if zig_alias(n.text).is_some() && n.text.starts_with("c.") {
+            let rank = if is_zig_libc(n.text) {
                 0
             } else if n.global {
                 1
@@ -89,7 +92,7 @@ fn strongest<'f>(f: &Function<'_>, functions: &[&'f str]) -> Option<&'f str> {
 
 /// What one catalogue function gathers across its bodies and imports.
 #[derive(Default)]
-struct Tally {
+struct UseTally {
     aliases: Vec<String>,
     call_sites: u32,
     referenced: bool,
@@ -107,7 +110,7 @@ pub fn tally(
     sites: &Sites,
     decoded: bool,
 ) -> (Vec<FunctionUse>, Vec<String>) {
-    let mut tallies: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut tallies: BTreeMap<&str, UseTally> = BTreeMap::new();
     for found in &present.found {
         let tally = tallies.entry(found.function).or_default();
         tally.aliases.extend(found.aliases.iter().cloned());
@@ -130,13 +133,15 @@ pub fn tally(
     // The libc taking its own functions' addresses (glibc's list of ifunc variants) is plumbing,
     // not a table of the program's.
     for &(f, site) in &sites.references {
-        if site.is_none_or(|site| outside(f, site).is_some_and(|c| !c.is_some_and(|c| named_in_libc(image, c, functions)))) {
+        if site
+            .is_none_or(|site| outside(f, site).is_some_and(|c| !c.is_some_and(|c| named_in_libc(image, c, functions))))
+        {
             tallies.entry(present.found[f].function).or_default().referenced = true;
         }
     }
 
-    let debug = DebugSections::of(image);
-    let lines = if sites.calls.is_empty() { None } else { Some(debug.lines()) };
+    let debug = (!sites.calls.is_empty()).then(|| DebugSections::of(image));
+    let lines = debug.as_ref().map(DebugSections::lines);
     let mut uses = Vec::new();
     let mut unused = Vec::new();
     for (function, mut tally) in tallies {
@@ -153,7 +158,8 @@ pub fn tally(
                 let location = lines.as_ref().and_then(|l| l.location(first));
                 let in_libc = caller.is_some_and(|c| named_in_libc(image, c, functions))
                     || location.as_deref().is_some_and(in_libc_sources);
-                let name = caller.map_or_else(|| "unknown".to_string(), |c| demangle(display_name(&image.functions[c])));
+                let name =
+                    caller.map_or_else(|| "unknown".to_string(), |c| demangle(display_name(&image.functions[c])));
                 Caller { name, sites, location, in_libc }
             })
             .collect();

@@ -3,17 +3,16 @@
 //! A call site is a `call` or a `jmp`/`jcc` (a tail call) whose target is a function looked for,
 //! directly (`call rel32`), through its PLT stub (`.plt`, `.plt.sec` after `endbr64`, `.plt.got`,
 //! and static glibc's stubs for its ifuncs), or through its GOT slot (`call [rip+slot]`, as
-//! `-fno-plt` builds call), or through a register it was loaded into (`mov rax, [rip+slot]` then
-//! `call rax`, as unoptimised Rust calls `memcpy`). A reference is its address taken: `lea reg,
-//! [rip+f]`, a load of its GOT slot, an immediate equal to its address in a fixed-address
-//! executable, whose register no call goes through, or a word of data pointing at it (a
-//! relocation, or in a fixed-address executable the word itself).
-//!
-//! Registers are followed within one function only, from a load to the next write of the
-//! register, a call that may overwrite it, or a `ret`.
+//! `-fno-plt` builds call), or through a register it was loaded into (see `registers`). A
+//! reference is its address taken: `lea reg, [rip+f]`, a load of its GOT slot, or an immediate
+//! equal to its address in a fixed-address executable, where the register is passed on rather
+//! than called; or a word of data pointing at it (a relocation, or in a fixed-address executable
+//! the word itself).
 
 use super::elf::{Image, RelocationKind, Target};
-use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
+pub use super::registers::Sites;
+use super::registers::{FunctionCode, Registers};
+use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind};
 use std::collections::HashMap;
 
 /// What the decoder looks for: each function of interest, by its index among them.
@@ -34,16 +33,6 @@ impl Wanted {
     }
 }
 
-/// Where the code calls and references the functions looked for.
-#[derive(Default)]
-pub struct Sites {
-    /// Each call site: (the function's index, the address of the calling instruction).
-    pub calls: Vec<(usize, u64)>,
-    /// Each reference: (the function's index, the instruction taking its address; none for a
-    /// word of data).
-    pub references: Vec<(usize, Option<u64>)>,
-}
-
 /// Decodes `image`'s executable sections and says where they call and reference what `wanted`
 /// names.
 pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
@@ -62,7 +51,7 @@ pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
     }
     if image.fixed {
         for s in image.sections.iter().filter(|s| s.name.starts_with(".got")) {
-            for at in (s.address..s.address + s.bytes.len() as u64).step_by(8) {
+            for at in (s.address..s.address.saturating_add(s.bytes.len() as u64)).step_by(8) {
                 if let Some(&f) = s.word(at).and_then(|w| wanted.at.get(&w)) {
                     slots.entry(at).or_insert(f);
                 }
@@ -98,129 +87,81 @@ pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
     }
     let entry = |address: u64| wanted.at.get(&address).or_else(|| stubs.get(&address)).copied();
     let starts: Vec<u64> = image.functions.iter().map(|f| f.address).collect();
+    let mut registers = Registers::default();
     for s in rest {
         let mut decoder = Decoder::with_ip(64, s.bytes, s.address, DecoderOptions::NONE);
-        let mut held = Held::default();
         let mut next = starts.partition_point(|&a| a <= s.address);
+        // Where the function being decoded starts: registers are followed within it.
+        let mut start = s.address;
         while decoder.can_decode() {
             decoder.decode_out(&mut instr);
             let ip = instr.ip();
-            // What a register holds does not pass from one function to the next.
-            if starts.get(next).is_some_and(|&start| ip >= start) {
-                held.forget_all(&mut sites);
+            if starts.get(next).is_some_and(|&boundary| ip >= boundary) {
+                registers.finish(&FunctionCode { bytes: s.bytes, base: s.address, start, end: ip }, &mut sites);
                 next = starts.partition_point(|&a| a <= ip);
+                start = ip;
             }
             if instr.is_call_near() || instr.is_jmp_short_or_near() || instr.is_jcc_short_or_near() {
                 if let Some(f) = entry(instr.near_branch_target()) {
                     sites.calls.push((f, ip));
                 }
                 if instr.is_call_near() {
-                    held.forget_volatile(&mut sites);
+                    registers.call_made(&mut sites);
                 }
                 continue;
             }
             if instr.is_call_near_indirect() || instr.is_jmp_near_indirect() {
                 if instr.op0_kind() == OpKind::Register {
-                    held.call(instr.op0_register(), ip, &mut sites);
+                    registers.call(instr.op0_register(), ip, &mut sites);
                 } else if instr.is_ip_rel_memory_operand() {
                     if let Some(&f) = slots.get(&instr.ip_rel_memory_address()) {
                         sites.calls.push((f, ip));
                     }
                 }
                 if instr.is_call_near_indirect() {
-                    held.forget_volatile(&mut sites);
+                    registers.call_made(&mut sites);
                 }
                 continue;
             }
-            if instr.mnemonic() == Mnemonic::Ret {
-                held.forget_all(&mut sites);
+            let mnemonic = instr.mnemonic();
+            if mnemonic == Mnemonic::Ret {
+                registers.returned(&mut sites);
                 continue;
             }
-            // An address loaded into a register is a reference, unless the register is called.
             let loaded = if instr.is_ip_rel_memory_operand() {
                 let address = instr.ip_rel_memory_address();
-                match instr.mnemonic() {
+                match mnemonic {
                     Mnemonic::Lea => entry(address),
                     Mnemonic::Mov => slots.get(&address).copied(),
                     _ => None,
                 }
-            } else if image.fixed && matches!(instr.mnemonic(), Mnemonic::Mov | Mnemonic::Push) {
+            } else if image.fixed && matches!(mnemonic, Mnemonic::Mov | Mnemonic::Push) {
                 immediate(&instr).and_then(entry)
             } else {
                 None
             };
-            let written = instr.op_count() > 0
-                && instr.op0_kind() == OpKind::Register
-                && !matches!(instr.mnemonic(), Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Push);
-            match (loaded, written) {
-                (Some(f), true) => held.load(instr.op0_register(), f, ip, &mut sites),
-                (Some(f), false) => sites.references.push((f, Some(ip))),
-                (None, true) => held.forget(instr.op0_register(), &mut sites),
-                (None, false) => {}
-            }
-        }
-        held.forget_all(&mut sites);
-    }
-    sites
-}
-
-/// The wanted functions' addresses the general registers hold, as code loads one (`mov rax,
-/// [rip+memcpy@GOT]`, `lea rbx, [rip+f]`) to call it (`call rax`), often more than once.
-#[derive(Default)]
-struct Held {
-    /// By register number (`rax` 0 to `r15` 15): the function, where it was loaded, and whether a
-    /// call went through it.
-    registers: [Option<(usize, u64, bool)>; 16],
-}
-
-impl Held {
-    fn index(register: Register) -> Option<usize> {
-        let full = register.full_register() as usize;
-        full.checked_sub(Register::RAX as usize).filter(|&i| i < 16)
-    }
-
-    fn load(&mut self, register: Register, f: usize, ip: u64, sites: &mut Sites) {
-        self.forget(register, sites);
-        if let Some(i) = Self::index(register) {
-            self.registers[i] = Some((f, ip, false));
-        } else {
-            sites.references.push((f, Some(ip)));
-        }
-    }
-
-    fn call(&mut self, register: Register, ip: u64, sites: &mut Sites) {
-        if let Some(Some((f, _, called))) = Self::index(register).map(|i| &mut self.registers[i]) {
-            sites.calls.push((*f, ip));
-            *called = true;
-        }
-    }
-
-    /// The register is overwritten: an address it held and nothing called was a reference.
-    fn forget(&mut self, register: Register, sites: &mut Sites) {
-        if let Some((f, ip, called)) = Self::index(register).and_then(|i| self.registers[i].take()) {
-            if !called {
-                sites.references.push((f, Some(ip)));
-            }
-        }
-    }
-
-    /// A call may overwrite the registers the System V ABI does not preserve.
-    fn forget_volatile(&mut self, sites: &mut Sites) {
-        use Register::*;
-        for r in [RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11] {
-            self.forget(r, sites);
-        }
-    }
-
-    fn forget_all(&mut self, sites: &mut Sites) {
-        for i in 0..16 {
-            if let Some((f, ip, called)) = self.registers[i].take() {
-                if !called {
-                    sites.references.push((f, Some(ip)));
+            if registers.holding() {
+                let first_read = if mnemonic == Mnemonic::Push { 0 } else { 1 };
+                for i in first_read..instr.op_count() {
+                    if instr.op_kind(i) == OpKind::Register {
+                        registers.read(instr.op_register(i));
+                    }
                 }
             }
+            let register = (instr.op_count() > 0 && instr.op0_kind() == OpKind::Register)
+                .then(|| instr.op0_register())
+                .filter(|_| !matches!(mnemonic, Mnemonic::Cmp | Mnemonic::Test | Mnemonic::Push));
+            match (register, loaded) {
+                (Some(r), Some(f)) => registers.load(r, f, ip, &mut sites),
+                (Some(r), None) => registers.write(r, &mut sites),
+                (None, Some(f)) => sites.references.push((f, Some(ip))),
+                (None, None) => {}
+            }
         }
+        let end = s.address.saturating_add(s.bytes.len() as u64);
+        registers.finish(&FunctionCode { bytes: s.bytes, base: s.address, start, end }, &mut sites);
     }
+    sites
 }
 
 /// The immediate of a `mov`/`push` wide enough to be an address.

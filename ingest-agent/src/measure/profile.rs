@@ -13,6 +13,7 @@
 //! and version, so a good version's profile and a bad one's compare like for like, and small
 //! enough that a quadratic version profiles in seconds.
 
+use crate::artifact::demangle;
 use crate::builds::workloads::Workload;
 use crate::measure::meter;
 use slopewatch_core::profile::{Caller, Profile, ProfiledFunction, COVERED, MAX_CALLERS, MAX_FUNCTIONS};
@@ -254,21 +255,6 @@ fn compressed(table: &mut HashMap<String, String>, value: &str) -> String {
         }
         None => value.to_string(),
     }
-}
-
-/// A name callgrind left mangled, demangled: Rust first, then C++; any other as it is.
-fn demangle(name: &str) -> String {
-    if let Ok(d) = rustc_demangle::try_demangle(name) {
-        return format!("{d:#}");
-    }
-    if name.starts_with("_Z") {
-        if let Ok(s) = cpp_demangle::Symbol::new(name) {
-            if let Ok(d) = s.demangle(&cpp_demangle::DemangleOptions::default()) {
-                return d;
-            }
-        }
-    }
-    name.to_string()
 }
 
 #[cfg(test)]

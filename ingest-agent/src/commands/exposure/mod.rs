@@ -75,7 +75,7 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
             scans.push(scan);
             continue;
         };
-        let wanted: BTreeSet<String> = a.uses.iter().map(|u| u.function.clone()).collect();
+        let wanted: BTreeSet<String> = a.uses.iter().flat_map(verdicts::names_of).collect();
         judges[j].ensure(&wanted, &root, reader.as_ref(), args.remeasure, m)?;
         judge(&mut scan, a, &judges[j], &accepted, today);
         scans.push(scan);
@@ -249,7 +249,7 @@ fn judge(scan: &mut Scan, a: &Artifact, judge: &ToolchainVerdicts, accepted: &Su
             judge.label()
         ));
     }
-    scan.functions = a.uses.iter().map(|u| reached(u, judge.verdict(&u.function), accepted, today)).collect();
+    scan.functions = a.uses.iter().map(|u| reached(u, judge.verdict(u), accepted, today)).collect();
     scan.functions.sort_by(|x, y| x.rank().cmp(&y.rank()).then_with(|| x.function.cmp(&y.function)));
     scan.status = if scan.functions.iter().any(Reached::fails) {
         Status::Exposed
@@ -292,16 +292,7 @@ fn reached(u: &FunctionUse, verdict: Option<FunctionVerdict>, accepted: &Suppres
         verdict,
         call_sites: u.call_sites,
         referenced: u.referenced,
-        callers: u
-            .callers
-            .iter()
-            .map(|c| report::Caller {
-                name: c.name.clone(),
-                sites: c.sites,
-                location: c.location.clone(),
-                in_libc: c.in_libc,
-            })
-            .collect(),
+        callers: u.callers.clone(),
         accepted: ok,
         expired,
     }

@@ -3,6 +3,7 @@
 //! toolchain breaks and nobody accepted, then the accepted ones, the unsure, the held and the
 //! ones the libc does not provide.
 
+use crate::artifact::Caller;
 use serde::Serialize;
 use slopewatch_core::exposure::{Breakage, Linkage};
 
@@ -83,16 +84,6 @@ pub(super) struct Verdict {
     pub breach: Option<Breakage>,
     /// For people: "O(n) against its contract of O(1) (contract.strspn.set)", "held".
     pub words: String,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct Caller {
-    pub name: String,
-    pub sites: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<String>,
-    /// The caller is itself a function of the libc (strtok calling strspn).
-    pub in_libc: bool,
 }
 
 #[derive(Debug, Serialize)]

@@ -4,7 +4,7 @@
 //! that scanning many artifacts measures the catalogue once.
 
 use super::super::plan::measure_gated;
-use crate::artifact::{self, LibcFound};
+use crate::artifact::{self, FunctionUse, LibcFound};
 use crate::builds::cache::BuildCache;
 use crate::builds::contracts::catalogue;
 use crate::builds::toolchain::{self, DetectedToolchain};
@@ -15,7 +15,7 @@ use crate::output::contracts::Cell;
 use crate::server::client::{path_segment, Answer, Client};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use slopewatch_core::exposure::{ContractVerdicts, FunctionVerdict, ProbeState, ProbeVerdict};
+use slopewatch_core::exposure::{Breakage, ContractVerdicts, FunctionVerdict, ProbeState, ProbeVerdict};
 use slopewatch_core::verdict::Limits;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -132,10 +132,12 @@ impl ToolchainVerdicts {
         Ok(())
     }
 
-    /// What the toolchain does to `function`; None when the catalogue has no probe of it.
-    pub(super) fn verdict(&self, function: &str) -> Option<FunctionVerdict> {
+    /// What the toolchain does to the function `u` reaches: the worst verdict of its catalogue
+    /// name and of every alias that is a catalogue name too (one body of Zig's serves `strtol`,
+    /// `strtoll` and `strtoimax`); None when the catalogue has no probe of any.
+    pub(super) fn verdict(&self, u: &FunctionUse) -> Option<FunctionVerdict> {
         let probes: Vec<ProbeVerdict> = self.probes.values().cloned().collect();
-        FunctionVerdict::of(function, &probes, guarded)
+        names_of(u).iter().filter_map(|f| FunctionVerdict::of(f, &probes, guarded)).min_by_key(severity)
     }
 
     /// Takes the verdicts among `from` of the probes `wanted`, noting `source` when any is taken.
@@ -151,6 +153,27 @@ impl ToolchainVerdicts {
 
     fn cache_path(&self, root: &Path) -> PathBuf {
         root.join("exposure").join(format!("{}.json", &self.tc.fingerprint[..16]))
+    }
+}
+
+/// The catalogue names `u` goes by: its own, and those of its aliases that the catalogue probes.
+pub(super) fn names_of(u: &FunctionUse) -> Vec<String> {
+    let mut names = vec![u.function.clone()];
+    for a in &u.aliases {
+        if !names.contains(a) && catalogue().iter().any(|p| &p.function == a) {
+            names.push(a.clone());
+        }
+    }
+    names
+}
+
+/// How bad a verdict is, worst first: a break (by its kind), unsure, held, not provided.
+fn severity(v: &FunctionVerdict) -> (u8, Option<Breakage>) {
+    match v {
+        FunctionVerdict::Breaks { breach, .. } => (0, Some(*breach)),
+        FunctionVerdict::Unsure => (1, None),
+        FunctionVerdict::Held => (2, None),
+        FunctionVerdict::NotProvided => (3, None),
     }
 }
 

@@ -128,7 +128,8 @@ impl Reached {
             .take(most)
             .map(|c| {
                 let libc = if c.in_libc { ", in the libc" } else { "" };
-                match &c.location {
+                // The file's name is enough beside its function's; the JSON keeps the path.
+                match c.location.as_deref().map(|at| at.rsplit('/').next().unwrap_or(at)) {
                     Some(at) => format!("{} ({}, {at}{libc})", c.name, c.sites),
                     None => format!("{} ({}{libc})", c.name, c.sites),
                 }

@@ -244,7 +244,18 @@ impl Client {
         mut on_retry: impl FnMut(u32, &str, Duration),
     ) -> Outcome<ExposureAccepted> {
         let url = format!("{}/api/v1/exposures", self.server);
-        self.deliver_with_retries(&url, body, &mut on_retry)
+        match self.deliver_with_retries(&url, body, &mut on_retry) {
+            // The route itself is missing: a server of a release before scans.
+            Outcome::Rejected { status: Some(404), message } => Outcome::Rejected {
+                status: Some(404),
+                message: format!(
+                    "{} does not take exposure scans (a release before them: {message}); upgrade the server, \
+                     the scan is kept in the spool's rejected/ folder",
+                    self.server
+                ),
+            },
+            outcome => outcome,
+        }
     }
 
     fn deliver_with_retries<T: serde::de::DeserializeOwned>(

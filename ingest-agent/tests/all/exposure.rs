@@ -238,3 +238,40 @@ fn a_rust_binary_is_judged_by_the_libc_it_carries_zig_s_through_cargo_zigbuild_r
     assert_eq!(status, Some(0), "musl's strspn holds: {said}");
     assert!(function(&answer, "strspn")["callers"].to_string().contains("count_blanks"), "{a:#}");
 }
+
+#[test]
+fn a_scan_the_server_cannot_take_now_waits_in_the_spool_and_is_delivered_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = build(&["gcc"], &[], dir.path(), "worker");
+    let spool = dir.path().join("spool");
+    let submit = |server: &str| {
+        run(agent()
+            .arg("exposure")
+            .arg(&binary)
+            .args(["--toolchain", "gcc-glibc=gcc", "--measure", "instructions", "--submit", "--token", "t"])
+            .args(["--server", server, "--attempts", "1", "--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .arg("--spool-dir")
+            .arg(&spool))
+    };
+    // Down: the scan is judged all the same, and kept.
+    let out = submit(&unreachable_server());
+    assert_eq!(out.status.code(), Some(75), "{}", text(&out));
+    assert_eq!(spooled(&spool.join("exposures")).len(), 1, "{}", text(&out));
+
+    // A server of a release before scans: refused, said so, never read as "exposed".
+    let not_found = r#"{"error":{"code":"not_found","message":"no such route"}}"#.to_string();
+    let (old, _) = listener(vec![(404, not_found.clone()), (404, not_found)]);
+    let out = submit(&old);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("does not take exposure scans"), "{}", text(&out));
+
+    // Back up: a flush delivers the waiting scan once.
+    let Some((_server, url, token)) = real_server(dir.path(), &[]) else { return };
+    let flush = || run(agent().args(["flush", "--server", &url, "--token", &token, "--spool-dir"]).arg(&spool));
+    let out = flush();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(text(&out).matches("scan of worker stored").count(), 1, "{}", text(&out));
+    assert!(spooled(&spool.join("exposures")).is_empty());
+    assert!(!text(&flush()).contains("scan of"), "nothing is sent twice");
+}

@@ -102,7 +102,12 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         let spool = args.spool.open()?;
         for (scan, a) in scans.iter().zip(&artifacts) {
             if let Some(submission) = submission(scan, a) {
-                exit = exit.worst(deliver_exposure(&client, &spool, &submission)?);
+                // A scan the server refused must not read as exposed (1): it is an error (2).
+                let delivered = match deliver_exposure(&client, &spool, &submission)? {
+                    ExitStatus::Failed => ExitStatus::BadInput,
+                    other => other,
+                };
+                exit = exit.worst(delivered);
             }
         }
     }

@@ -18,6 +18,7 @@ use crate::rules::replay::{
 };
 use crate::rules::timeline::Entry;
 use crate::store::{NewMember, NewRegression, Tx};
+use crate::views::exposures;
 use crate::webhooks;
 use crate::webhooks::events::{self, Named, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange, OPENED};
@@ -25,6 +26,9 @@ use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::wire::{Contract, Metric, SizeUnit};
 use std::collections::HashMap;
 use time::OffsetDateTime;
+
+/// Most artifacts a regression's webhook names; its page names up to a hundred.
+const ARTIFACTS_ANNOUNCED: i64 = 20;
 
 /// A version whose summaries a pass just wrote.
 pub(super) struct Judged<'a> {
@@ -390,6 +394,13 @@ impl<'j> Writer<'_, '_, 'j> {
         for w in &mut event.workloads {
             w.where_cost_went = went.iter().find(|s| s.workload == w.name).map(|s| s.sentence());
         }
+        let functions = exposures::functions_named(
+            event.workloads.iter().map(|w| w.name.as_str()),
+            went.iter().map(|w| w.shift.function.as_str()),
+        );
+        let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+        let rows = self.tx.artifacts_reaching(lineage, &names, ARTIFACTS_ANNOUNCED).await?;
+        event.artifacts = exposures::reaches(lineage, rows).into_iter().map(|r| r.sentence).collect();
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 //! artifact, never every scan of it.
 
 use super::db::{sql, Exec};
-use super::{decode_json, Store};
+use super::{decode_json, Store, Tx};
 use crate::model::ScannedArtifact;
 use slopewatch_core::exposure::{Breakage, ExposedFunction, ExposureSubmission, Linkage};
 use std::collections::{BTreeSet, HashMap};
@@ -214,35 +214,60 @@ impl Store {
         functions: &[&str],
         limit: i64,
     ) -> Result<Vec<StoredReach>, sqlx::Error> {
-        if functions.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut q = sql("SELECT s.artifact, s.digest, s.version, s.scanned_at, f.function, f.breach, f.call_sites,
-                f.referenced, f.callers, f.accepted
-             FROM exposure_latest l JOIN exposure_scans s ON s.scan_id = l.scan_id
-             JOIN exposure_functions f ON f.scan_id = l.scan_id
-             WHERE l.lineage = ");
-        q.push_bind(lineage).push(" AND f.function IN ").push_tuple(functions.iter().copied());
-        q.push(" AND NOT EXISTS (SELECT 1 FROM exposure_latest n WHERE n.lineage = l.lineage AND n.artifact = l.artifact AND ");
-        q.push(later("n", "l")).push(") ORDER BY s.artifact, f.function LIMIT ").push_bind(limit);
-        let rows: Vec<ReachRecord> = self.all(&q).await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(StoredReach {
-                    breach: r.breach.as_deref().map(breach).transpose()?,
-                    call_sites: r.call_sites.map(call_sites).transpose()?,
-                    referenced: r.referenced.unwrap_or(false),
-                    callers: r.callers.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
-                    artifact: r.artifact,
-                    digest: r.digest,
-                    version: r.version,
-                    scanned_at: r.scanned_at,
-                    function: r.function,
-                    accepted: r.accepted,
-                })
-            })
-            .collect()
+        let mut conn = self.pool.acquire().await?;
+        artifacts_reaching(conn.exec(), lineage, functions, limit).await
     }
+}
+
+impl Tx<'_> {
+    /// `Store::artifacts_reaching`, within the transaction (a regression it is opening, whose
+    /// webhook names them).
+    pub async fn artifacts_reaching(
+        &mut self,
+        lineage: &str,
+        functions: &[&str],
+        limit: i64,
+    ) -> Result<Vec<StoredReach>, sqlx::Error> {
+        artifacts_reaching(self.exec(), lineage, functions, limit).await
+    }
+}
+
+async fn artifacts_reaching(
+    exec: Exec<'_>,
+    lineage: &str,
+    functions: &[&str],
+    limit: i64,
+) -> Result<Vec<StoredReach>, sqlx::Error> {
+    if functions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = sql("SELECT s.artifact, s.digest, s.version, s.scanned_at, f.function, f.breach, f.call_sites,
+            f.referenced, f.callers, f.accepted
+         FROM exposure_latest l JOIN exposure_scans s ON s.scan_id = l.scan_id
+         JOIN exposure_functions f ON f.scan_id = l.scan_id
+         WHERE l.lineage = ");
+    q.push_bind(lineage).push(" AND f.function IN ").push_tuple(functions.iter().copied());
+    q.push(
+        " AND NOT EXISTS (SELECT 1 FROM exposure_latest n WHERE n.lineage = l.lineage AND n.artifact = l.artifact AND ",
+    );
+    q.push(later("n", "l")).push(") ORDER BY s.artifact, f.function LIMIT ").push_bind(limit);
+    let rows: Vec<ReachRecord> = exec.all(&q).await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(StoredReach {
+                breach: r.breach.as_deref().map(breach).transpose()?,
+                call_sites: r.call_sites.map(call_sites).transpose()?,
+                referenced: r.referenced.unwrap_or(false),
+                callers: r.callers.as_deref().map(decode_json).transpose()?.unwrap_or_default(),
+                artifact: r.artifact,
+                digest: r.digest,
+                version: r.version,
+                scanned_at: r.scanned_at,
+                function: r.function,
+                accepted: r.accepted,
+            })
+        })
+        .collect()
 }
 
 /// The exposed functions of each of `scans`, in no particular order.

@@ -176,9 +176,17 @@ pub fn markdown(artifacts: &[ScannedArtifact], text: impl Fn(&str) -> String) ->
 /// The functions a regression names: those of its contract probes (`contract.FUNCTION.AXIS`) and
 /// those its cost went to, each once, in order.
 pub fn regression_functions(workloads: &[RegressionWorkload], cost_went: &[WhereCostWent]) -> Vec<String> {
-    let probes = workloads.iter().filter_map(|w| w.workload.strip_prefix(CONTRACT_PREFIX)?.split('.').next());
-    let shifted = cost_went.iter().map(|w| w.shift.function.as_str());
-    let mut functions: Vec<String> = probes.chain(shifted).filter(|f| !f.is_empty()).map(str::to_string).collect();
+    functions_named(workloads.iter().map(|w| w.workload.as_str()), cost_went.iter().map(|w| w.shift.function.as_str()))
+}
+
+/// The functions of the contract probes among `workloads` and the functions `cost_went_to`, each
+/// once, in order: what a regression names, however it is held.
+pub fn functions_named<'a>(
+    workloads: impl Iterator<Item = &'a str>,
+    cost_went_to: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let probes = workloads.filter_map(|w| w.strip_prefix(CONTRACT_PREFIX)?.split('.').next());
+    let mut functions: Vec<String> = probes.chain(cost_went_to).filter(|f| !f.is_empty()).map(str::to_string).collect();
     functions.sort();
     functions.dedup();
     functions

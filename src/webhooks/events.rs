@@ -178,6 +178,7 @@ fn announce<'n>(
         links: scene.links(regression_id),
         changes,
         attribution: None,
+        artifacts: Vec::new(),
     }
 }
 
@@ -237,6 +238,7 @@ pub fn resolved<'c>(
         links: scene.links(regression_id),
         changes: Vec::new(),
         attribution: None,
+        artifacts: Vec::new(),
     }
 }
 

@@ -54,6 +54,12 @@ pub struct Event {
     /// (docs/alerts.md, "Attribution"); absent when no control is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attribution: Option<crate::model::control::ControlCheck>,
+    /// The stored artifacts whose latest scan reaches a function the regression names (its
+    /// contract probes' functions, or where its cost went), each in a sentence: "api-server
+    /// reaches strspn (4 call sites: jsonTranslateTextToBlob, …), scanned at 0.16.0"
+    /// (docs/exposure.md); on `regression.opened` and `finding.opened` only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
 }
 
 /// One field of a regression that moved, from what, to what.
@@ -289,6 +295,9 @@ impl Body for Event {
         if let Some(a) = &self.attribution {
             lines.push(format!(":scales: {}", slack_escape(&format::sentence(&a.sentence))));
         }
+        if !self.artifacts.is_empty() {
+            lines.push(format!(":package: Artifacts that reach it: {}", slack_escape(&self.artifacts.join("; "))));
+        }
         let what = if matches!(self.event, FINDING_OPENED | FINDING_RESOLVED) { "finding" } else { "regression" };
         lines.push(format!("<{}|Open the {what}>", slack_escape(&self.links.regression)));
         lines.join("\n")
@@ -336,6 +345,7 @@ mod tests {
             links: EventLinks { regression: "https://sw.example/regressions/3".into() },
             changes: Vec::new(),
             attribution: None,
+            artifacts: Vec::new(),
         }
     }
 

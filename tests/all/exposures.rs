@@ -7,10 +7,12 @@
 
 use crate::builders::{measurements, run_of};
 use crate::helpers::chromium::{output_dir, Chromium};
+use crate::helpers::webhooks::{config, Receiver};
 use crate::helpers::{on_both_backends, Backend, TestApp, TestDb};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
+use slopewatch::config::WebhookFormat;
 use slopewatch_core::exposure::{Breakage, ContractVerdicts, FunctionVerdict, ProbeState};
 use slopewatch_core::wire::FailureKind;
 
@@ -385,6 +387,32 @@ async fn chromium_shows_the_artifacts_scanned_at_a_version_and_the_regression_na
     assert!(section.contains("sw-artifact-accepted") && section.contains("sw-artifact-clean"), "{section}");
     assert!(regression_dom.contains("id=\"artifacts\">Artifacts that reach it"), "{regression_dom}");
     assert!(regression_dom.contains("api-server&lt;script&gt;x&lt;/script&gt; reaches strspn"), "{regression_dom}");
+}
+
+#[tokio::test]
+async fn the_webhook_of_an_opened_regression_names_the_artifacts_that_reach_it() {
+    on_both_backends(|db| async move {
+        let formats = [WebhookFormat::Json, WebhookFormat::Slack];
+        let app = TestApp::with_config(db, config(&Receiver::reserve(), &formats)).await;
+        // Scanned before the regression opens: at 0.15.2, where strspn held.
+        let worker = scan("zig-cc-musl", "0.15.2", "worker", 0, vec![], &["memcpy", "strspn"]);
+        let unrelated = scan("zig-cc-musl", "0.15.2", "cli-tool", 0, vec![], &["memcpy"]);
+        for s in [worker, unrelated] {
+            assert_eq!(submit(&app, &s).await.0, StatusCode::CREATED);
+        }
+        seed_versions(&app).await;
+        let bodies = app.db.texts("SELECT body FROM deliveries").await;
+        let events: Vec<Value> = bodies.iter().map(|b| serde_json::from_str(b).unwrap()).collect();
+        let opened = events.iter().find(|e| e["event"] == "regression.opened");
+        let opened = opened.unwrap_or_else(|| panic!("no regression.opened: {bodies:?}"));
+        let artifacts = opened["artifacts"].as_array().unwrap_or_else(|| panic!("{opened:#}"));
+        assert_eq!(artifacts.len(), 1, "only the artifact reaching strspn: {artifacts:?}");
+        assert_eq!(artifacts[0], "worker reaches strspn, scanned at 0.15.2", "{opened:#}");
+        let slack = events.iter().filter_map(|e| e["text"].as_str()).find(|t| t.contains("Slope regression"));
+        let slack = slack.unwrap_or_else(|| panic!("no Slack message: {bodies:?}"));
+        assert!(slack.contains(":package: Artifacts that reach it: worker reaches strspn"), "{slack}");
+    })
+    .await;
 }
 
 /// End to end with the real agent: Zig 0.16.0's catalogue run for strspn stored, a program built

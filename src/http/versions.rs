@@ -153,8 +153,7 @@ pub(super) async fn load(
         .chain(&controls)
         .map(|v| LineageVersion::new(&v.lineage, &v.version))
         .collect();
-    let (read, mut artifacts) = tokio::try_join!(Read::of(state, &columns, &at), scanned(state, lineage, version))?;
-    crate::views::exposures::worst_first(&mut artifacts);
+    let (read, artifacts) = tokio::try_join!(Read::of(state, &columns, &at), scanned(state, lineage, version))?;
     let controls = controls
         .into_iter()
         .map(|c| ControlLine {
@@ -180,8 +179,11 @@ pub(super) async fn load(
 }
 
 /// The latest scan of each artifact judged by `version` of `lineage`.
-async fn scanned(state: &AppState, lineage: &str, version: &str) -> Result<Vec<ScannedArtifact>, Error> {
-    Ok(state.store.version_exposures(lineage, version, ARTIFACTS_SHOWN).await?)
+/// The latest scan of each artifact judged by `lineage` `version`, worst first.
+pub(super) async fn scanned(state: &AppState, lineage: &str, version: &str) -> Result<Vec<ScannedArtifact>, Error> {
+    let mut artifacts = state.store.version_exposures(lineage, version, ARTIFACTS_SHOWN).await?;
+    crate::views::exposures::worst_first(&mut artifacts);
+    Ok(artifacts)
 }
 
 /// The toolchain version a `/compare` side names (`LINEAGE@VERSION`), read the way the store has

@@ -390,6 +390,27 @@ async fn chromium_shows_the_artifacts_scanned_at_a_version_and_the_regression_na
 }
 
 #[tokio::test]
+async fn a_version_no_run_reported_but_scanned_against_has_a_page_of_its_scans() {
+    on_both_backends(|db| async move {
+        let app = TestApp::new(db).await;
+        let ahead = scan("zig-cc-musl", "0.17.0", HOSTILE, 0, vec![strspn(None)], &["strspn"]);
+        let (status, answer) = submit(&app, &ahead).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        let url = answer["url"].as_str().unwrap().split('#').next().unwrap().to_string();
+        let (status, page) = app.get(&url).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let page = page.as_str().unwrap();
+        assert!(page.contains("No run of zig-cc-musl 0.17.0 has reported"), "{page}");
+        assert!(page.contains("<code>strspn</code>") && page.contains(HOSTILE_HTML), "{page}");
+        assert!(!page.contains("<script>x"), "escaped: {page}");
+        for missing in ["/toolchains/zig-cc-musl/9.9.9", "/api/v1/toolchains/zig-cc-musl/0.17.0"] {
+            assert_eq!(app.get(missing).await.0, StatusCode::NOT_FOUND, "{missing}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn the_webhook_of_an_opened_regression_names_the_artifacts_that_reach_it() {
     on_both_backends(|db| async move {
         let formats = [WebhookFormat::Json, WebhookFormat::Slack];

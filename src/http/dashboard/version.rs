@@ -125,6 +125,17 @@ struct VersionPage {
     next: Option<(String, String)>,
     /// The latest scan of each artifact judged by this version, worst first.
     artifacts: Vec<ArtifactView>,
+    scanned_lineage: String,
+    scanned_version: String,
+}
+
+/// A version no run has reported, but that artifacts were scanned against: the page lists them.
+#[derive(askama::Template)]
+#[template(path = "dashboard/version_scanned.html")]
+struct ScannedOnlyPage {
+    artifacts: Vec<ArtifactView>,
+    scanned_lineage: String,
+    scanned_version: String,
 }
 
 pub(super) async fn page(
@@ -140,7 +151,23 @@ pub(super) async fn page(
             return Err(Error::BadRequest(format!("format is html or md, not {shown:?}")).into());
         }
     };
-    let view = versions::load(&state, &lineage, &version, q.against.as_deref()).await?;
+    let view = match versions::load(&state, &lineage, &version, q.against.as_deref()).await {
+        Ok(view) => view,
+        // Not reported, but scanned against: the page of its scans, so a scan's link leads somewhere.
+        Err(Error::NotFound(why)) if !markdown => {
+            let artifacts = versions::scanned(&state, &lineage, &version).await?;
+            if artifacts.is_empty() {
+                return Err(Error::NotFound(why).into());
+            }
+            let page = ScannedOnlyPage {
+                artifacts: artifacts.iter().map(ArtifactView::new).collect(),
+                scanned_lineage: lineage,
+                scanned_version: version,
+            };
+            return Ok(render(StatusCode::OK, &page));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let asked = view.changes.before.as_ref().map(|b| b.version.as_str()).filter(|_| view.against_asked);
     if markdown {
         let name: String = format!("{lineage}-{version}")
@@ -182,6 +209,8 @@ pub(super) async fn page(
         previous: previous.map(link),
         next: next.map(link),
         artifacts: view.artifacts.iter().map(ArtifactView::new).collect(),
+        scanned_lineage: at.lineage.clone(),
+        scanned_version: at.version.clone(),
         view,
     };
     Ok(render(StatusCode::OK, &page))

@@ -67,13 +67,16 @@ pub async fn identify(store: &Store, secret: &str) -> Result<Option<TokenRow>, s
 
 /// Checks `secret` against the store and the scope needed.
 pub async fn verify(store: &Store, secret: &str, needs: Scope) -> Result<Result<TokenRow, Denied>, sqlx::Error> {
-    let Some(row) = identify(store, secret).await? else {
-        return Ok(Err(Denied::Unauthenticated));
-    };
+    Ok(judge(identify(store, secret).await?, needs))
+}
+
+/// Whether the token a secret identified (`None`: none) may do what needs `needs`.
+pub fn judge(token: Option<TokenRow>, needs: Scope) -> Result<TokenRow, Denied> {
+    let row = token.ok_or(Denied::Unauthenticated)?;
     if !row.scope.0.allows(needs) {
-        return Ok(Err(Denied::Forbidden { has: row.scope.0, needs }));
+        return Err(Denied::Forbidden { has: row.scope.0, needs });
     }
-    Ok(Ok(row))
+    Ok(row)
 }
 
 #[cfg(test)]

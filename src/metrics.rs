@@ -30,6 +30,46 @@ struct Requests {
     latency: BTreeMap<String, Histogram>,
 }
 
+/// Why the server turned a request away before it was done with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The body is over its route's limit, as declared or as it arrived (413).
+    BodyTooLarge,
+    /// The body arrived slower than the server's minimum rate (408).
+    BodyTooSlow,
+    /// One client address had as many requests without a token in progress as it may (503).
+    AnonymousCap,
+    /// Requests without a token held all the request slots they may take (503).
+    AnonymousShare,
+    /// Every request slot was taken (503).
+    Busy,
+    /// The request ran past the request timeout (503).
+    RequestTimeout,
+}
+
+impl Refusal {
+    pub const ALL: [Refusal; 6] = [
+        Refusal::BodyTooLarge,
+        Refusal::BodyTooSlow,
+        Refusal::AnonymousCap,
+        Refusal::AnonymousShare,
+        Refusal::Busy,
+        Refusal::RequestTimeout,
+    ];
+
+    /// The `reason` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::BodyTooLarge => "body_too_large",
+            Refusal::BodyTooSlow => "body_too_slow",
+            Refusal::AnonymousCap => "anonymous_cap",
+            Refusal::AnonymousShare => "anonymous_share",
+            Refusal::Busy => "busy",
+            Refusal::RequestTimeout => "request_timeout",
+        }
+    }
+}
+
 /// Every metric the server keeps.
 #[derive(Default)]
 pub struct Metrics {
@@ -39,6 +79,8 @@ pub struct Metrics {
     runs_repeated: AtomicU64,
     exposure_scans: AtomicU64,
     rejections: Mutex<BTreeMap<&'static str, u64>>,
+    /// Requests turned away by the server's limits, by `Refusal` (in `Refusal::ALL`'s order).
+    refusals: [AtomicU64; Refusal::ALL.len()],
     webhook_delivered: AtomicU64,
     webhook_failed: AtomicU64,
     webhook_gave_up: AtomicU64,
@@ -109,6 +151,16 @@ impl Metrics {
     /// A refused submission, by the error's stable code (e.g. `invalid_field`, `unauthorized`).
     pub fn record_rejection(&self, reason: &'static str) {
         *self.rejections.lock().unwrap_or_else(|e| e.into_inner()).entry(reason).or_default() += 1;
+    }
+
+    /// A request turned away by one of the server's limits.
+    pub fn record_refusal(&self, why: Refusal) {
+        self.refusals[why as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Requests turned away for `why` so far.
+    pub fn refused(&self, why: Refusal) -> u64 {
+        self.refusals[why as usize].load(Ordering::Relaxed)
     }
 
     /// One webhook delivery attempt, by what became of the delivery.
@@ -188,6 +240,15 @@ impl Metrics {
         out.push_str("# TYPE slopewatch_ingest_rejections_total counter\n");
         for (reason, n) in &*self.rejections.lock().unwrap_or_else(|e| e.into_inner()) {
             let _ = writeln!(out, "slopewatch_ingest_rejections_total{{reason=\"{reason}\"}} {n}");
+        }
+        out.push_str(
+            "# HELP slopewatch_requests_refused_total Requests the server's limits turned away, by reason: \
+             body_too_large, body_too_slow, anonymous_cap, anonymous_share, busy, request_timeout.\n",
+        );
+        out.push_str("# TYPE slopewatch_requests_refused_total counter\n");
+        for why in Refusal::ALL {
+            let _ =
+                writeln!(out, "slopewatch_requests_refused_total{{reason=\"{}\"}} {}", why.as_str(), self.refused(why));
         }
         out.push_str(
             "# HELP slopewatch_webhook_attempts_total Webhook delivery attempts by outcome: delivered; failed, \
@@ -312,6 +373,8 @@ mod tests {
         m.record_summary_claims(7);
         m.record_deliveries_claimed(2);
         m.record_retention_pass(4);
+        m.record_refusal(Refusal::AnonymousCap);
+        m.record_refusal(Refusal::AnonymousCap);
         let text = m.render(&Gauges {
             pool: (4, 3),
             outbox_pending: Some(5),
@@ -343,6 +406,15 @@ mod tests {
         assert!(text.contains("slopewatch_webhook_deliveries_claimed_total 2"));
         assert!(text.contains("slopewatch_retention_passes_total 1"));
         assert!(text.contains("slopewatch_retention_runs_pruned_total 4"));
+        assert!(text.contains("slopewatch_requests_refused_total{reason=\"anonymous_cap\"} 2"), "{text}");
+        assert!(text.contains("slopewatch_requests_refused_total{reason=\"body_too_slow\"} 0"), "every reason shows");
+    }
+
+    #[test]
+    fn refusals_are_in_their_own_order() {
+        for (i, why) in Refusal::ALL.into_iter().enumerate() {
+            assert_eq!(why as usize, i, "{}", why.as_str());
+        }
     }
 
     #[test]

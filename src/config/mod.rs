@@ -28,6 +28,12 @@ pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 60;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// Requests handled at once.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
+/// Seconds a request body has before it must keep up with the minimum rate.
+pub const DEFAULT_BODY_READ_TIMEOUT_SECS: u64 = 5;
+/// Bytes a second a request body must average once its read timeout has passed.
+pub const DEFAULT_BODY_MIN_RATE: u64 = 16 * 1024;
+/// Requests without a token or session one client address may have in progress at once.
+pub const DEFAULT_ANONYMOUS_REQUESTS_PER_CLIENT: usize = 16;
 /// Seconds between two retention passes.
 pub const DEFAULT_RETENTION_EVERY_SECS: u64 = 3600;
 
@@ -102,6 +108,24 @@ pub struct ServeArgs {
     #[arg(long, env = "SLOPEWATCH_MAX_CONCURRENT_REQUESTS", default_value_t = DEFAULT_MAX_CONCURRENT_REQUESTS,
           value_parser = at_least_one)]
     pub max_concurrent_requests: usize,
+    /// Seconds a request body has before it must average `--body-min-rate`; overrides `[limits]
+    /// body_read_timeout_secs`. A body of n bytes must be in within this plus n over the rate.
+    #[arg(long, env = "SLOPEWATCH_BODY_READ_TIMEOUT_SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_read_timeout_secs: Option<u64>,
+    /// Bytes a second a request body must average once its read timeout has passed (16384 by
+    /// default); a slower one is cut and answered 408. Overrides `[limits] body_min_rate`.
+    #[arg(long, env = "SLOPEWATCH_BODY_MIN_RATE", value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_min_rate: Option<u64>,
+    /// Requests without a valid token or session that one client address may have in progress
+    /// (16 by default); one more is answered 503 with `Retry-After`. Overrides `[limits]
+    /// anonymous_requests_per_client`.
+    #[arg(long, env = "SLOPEWATCH_ANONYMOUS_REQUESTS_PER_CLIENT", value_parser = at_least_one)]
+    pub anonymous_requests_per_client: Option<usize>,
+    /// Request slots that only requests with a valid token or session may take (a quarter of
+    /// `--max-concurrent-requests` by default), so agents keep room whatever anonymous clients do.
+    /// Overrides `[limits] reserved_requests`.
+    #[arg(long, env = "SLOPEWATCH_RESERVED_REQUESTS")]
+    pub reserved_requests: Option<usize>,
 }
 
 fn at_least_one(s: &str) -> Result<usize, String> {
@@ -122,6 +146,14 @@ pub struct Limits {
     pub max_connections: usize,
     /// Requests handled at once.
     pub max_concurrent_requests: usize,
+    /// Time a request body has before it must keep up with `body_min_rate`.
+    pub body_read_timeout: Duration,
+    /// Bytes a second a body must average once `body_read_timeout` has passed.
+    pub body_min_rate: u64,
+    /// Requests without a valid token or session one client address may have in progress.
+    pub anonymous_per_client: usize,
+    /// Of `max_concurrent_requests`, the slots only requests with a valid token or session may take.
+    pub reserved_requests: usize,
 }
 
 impl Default for Limits {
@@ -131,7 +163,61 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            body_read_timeout: Duration::from_secs(DEFAULT_BODY_READ_TIMEOUT_SECS),
+            body_min_rate: DEFAULT_BODY_MIN_RATE,
+            anonymous_per_client: DEFAULT_ANONYMOUS_REQUESTS_PER_CLIENT,
+            reserved_requests: DEFAULT_MAX_CONCURRENT_REQUESTS / 4,
         }
+    }
+}
+
+/// `[limits]` as written in the config file: what request bodies and clients without a token
+/// may take. The flags of the same names override each.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    pub body_read_timeout_secs: Option<u64>,
+    pub body_min_rate: Option<u64>,
+    pub anonymous_requests_per_client: Option<usize>,
+    pub reserved_requests: Option<usize>,
+}
+
+impl Limits {
+    /// The limits of the flags, each new one taken from `[limits]` where no flag gives it.
+    fn from_args(args: &ServeArgs, file: &LimitsSection) -> anyhow::Result<Limits> {
+        let positive = |v: Option<u64>, key: &str| match v {
+            Some(0) => anyhow::bail!("[limits] {key} must be at least 1"),
+            _ => Ok(v),
+        };
+        let body_read_timeout_secs = args
+            .body_read_timeout_secs
+            .or(positive(file.body_read_timeout_secs, "body_read_timeout_secs")?)
+            .unwrap_or(DEFAULT_BODY_READ_TIMEOUT_SECS);
+        let body_min_rate =
+            args.body_min_rate.or(positive(file.body_min_rate, "body_min_rate")?).unwrap_or(DEFAULT_BODY_MIN_RATE);
+        let anonymous_per_client = match args.anonymous_requests_per_client.or(file.anonymous_requests_per_client) {
+            Some(0) => anyhow::bail!("[limits] anonymous_requests_per_client must be at least 1"),
+            given => given.unwrap_or(DEFAULT_ANONYMOUS_REQUESTS_PER_CLIENT),
+        };
+        let max_concurrent_requests = args.max_concurrent_requests;
+        let reserved_requests =
+            args.reserved_requests.or(file.reserved_requests).unwrap_or(max_concurrent_requests / 4);
+        if reserved_requests >= max_concurrent_requests {
+            anyhow::bail!(
+                "reserved_requests ({reserved_requests}) must be below max_concurrent_requests \
+                 ({max_concurrent_requests}): requests without a token need at least one slot"
+            );
+        }
+        Ok(Limits {
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
+            request_timeout: Duration::from_secs(args.request_timeout_secs),
+            max_connections: args.max_connections,
+            max_concurrent_requests,
+            body_read_timeout: Duration::from_secs(body_read_timeout_secs),
+            body_min_rate,
+            anonymous_per_client,
+            reserved_requests,
+        })
     }
 }
 
@@ -183,6 +269,8 @@ pub struct FileConfig {
     pub retention: RetentionSection,
     #[serde(default)]
     pub control: ControlSection,
+    #[serde(default)]
+    pub limits: LimitsSection,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -205,6 +293,11 @@ pub struct RetentionSection {
 }
 
 impl FileConfig {
+    /// The file at `path`, or an empty one without a path.
+    fn read(path: Option<&Path>) -> anyhow::Result<FileConfig> {
+        path.map_or_else(|| Ok(FileConfig::default()), FileConfig::load)
+    }
+
     pub fn load(path: &Path) -> anyhow::Result<FileConfig> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
@@ -253,32 +346,30 @@ impl Default for Config {
 
 impl Config {
     pub fn from_args(args: &ServeArgs) -> anyhow::Result<Config> {
-        let mut file = Config::from_file(args.config.as_deref())?;
+        let file = FileConfig::read(args.config.as_deref())?;
+        let limits = Limits::from_args(args, &file.limits)?;
+        let mut config = Config::from_sections(file)?;
         if let Some(key) = &args.session_key {
-            file.auth.session_key = Some(SessionKey::new(key, "SLOPEWATCH_SESSION_KEY")?);
+            config.auth.session_key = Some(SessionKey::new(key, "SLOPEWATCH_SESSION_KEY")?);
         } else if let Some(path) = &args.session_key_file {
-            file.auth.session_key = Some(SessionKey::read(path)?);
+            config.auth.session_key = Some(SessionKey::read(path)?);
         }
         Ok(Config {
             body_limit: args.body_limit,
-            retain_samples_days: args.retain_samples_days.or(file.retain_samples_days),
-            trusted_proxies: args.trusted_proxies.clone().unwrap_or(file.trusted_proxies),
-            limits: Limits {
-                header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
-                request_timeout: Duration::from_secs(args.request_timeout_secs),
-                max_connections: args.max_connections,
-                max_concurrent_requests: args.max_concurrent_requests,
-            },
-            ..file
+            retain_samples_days: args.retain_samples_days.or(config.retain_samples_days),
+            trusted_proxies: args.trusted_proxies.clone().unwrap_or(config.trusted_proxies),
+            limits,
+            ..config
         })
     }
 
     /// The settings of a config file alone (none without one), with defaults for the rest.
     pub fn from_file(path: Option<&Path>) -> anyhow::Result<Config> {
-        let file = match path {
-            Some(path) => FileConfig::load(path)?,
-            None => FileConfig::default(),
-        };
+        Config::from_sections(FileConfig::read(path)?)
+    }
+
+    /// The file's settings but `[limits]`, which only `serve` reads, with its flags.
+    fn from_sections(file: FileConfig) -> anyhow::Result<Config> {
         if file.retention.samples_days == Some(0) {
             anyhow::bail!("[retention] samples_days must be at least 1");
         }
@@ -383,5 +474,25 @@ mod tests {
         let flag = config(&["--trusted-proxies", "127.0.0.1"], file).unwrap().trusted_proxies;
         assert_eq!(flag.client(ip("10.1.1.1"), ["192.0.2.1"]), ip("10.1.1.1"));
         assert!(config(&[], "[server]\ntrusted_proxies = [\"proxy\"]\n").is_err());
+    }
+
+    #[test]
+    fn body_pace_and_anonymous_limits_come_from_the_file_and_the_flags_override_them() {
+        let defaults = config(&[], "").unwrap().limits;
+        assert_eq!(defaults, Limits::default());
+        assert_eq!(defaults.reserved_requests, 64, "a quarter of the 256 request slots");
+        let file = "[limits]\nbody_read_timeout_secs = 3\nbody_min_rate = 1000\nanonymous_requests_per_client = 4\n";
+        let limits = config(&[], file).unwrap().limits;
+        assert_eq!(limits.body_read_timeout, Duration::from_secs(3));
+        assert_eq!((limits.body_min_rate, limits.anonymous_per_client), (1000, 4));
+        let flags = ["--body-min-rate", "50", "--anonymous-requests-per-client", "2", "--max-concurrent-requests", "8"];
+        let limits = config(&flags, file).unwrap().limits;
+        assert_eq!((limits.body_min_rate, limits.anonymous_per_client), (50, 2));
+        assert_eq!(limits.body_read_timeout, Duration::from_secs(3), "the file's, where no flag gives it");
+        assert_eq!(limits.reserved_requests, 2, "a quarter of the slots the flag gives");
+        assert!(config(&["--reserved-requests", "8", "--max-concurrent-requests", "8"], "").is_err());
+        assert!(config(&[], "[limits]\nbody_min_rate = 0\n").is_err());
+        assert!(config(&[], "[limits]\nanonymous_requests_per_client = 0\n").is_err());
+        assert!(config(&[], "[limits]\nbody_rate = 10\n").is_err(), "a misspelt key is refused");
     }
 }

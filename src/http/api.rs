@@ -2,6 +2,7 @@
 //! entry in the OpenAPI document, and registering it with `routes!` is what serves it.
 
 use super::auth::Ingestor;
+use super::bodies::Cut;
 use super::error::ErrorBody;
 use super::extract::AppQuery;
 use super::{AppState, Error};
@@ -63,6 +64,7 @@ fn slope_of(f: FitReceipt) -> WorkloadSlope {
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 403, description = "The token's scope cannot submit runs", body = ErrorBody),
         (status = 409, description = "The run id was already submitted with different content", body = ErrorBody),
+        (status = 408, description = "The body arrived slower than the server's minimum rate (`body_too_slow`)", body = ErrorBody),
         (status = 413, description = "The body is over the server's limit", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
         (status = 422, description = "Invalid content: `field` names the path, `reason` the rule", body = ErrorBody),
@@ -88,7 +90,7 @@ async fn submit_run(
     result
 }
 
-/// A request's body, which must be `application/json` and within the server's body limit.
+/// A request's body, which must be `application/json` and within its route's body limit.
 pub(super) async fn read_json_body(state: &AppState, request: Request) -> Result<Bytes, Error> {
     let is_json = request
         .headers()
@@ -99,9 +101,10 @@ pub(super) async fn read_json_body(state: &AppState, request: Request) -> Result
     if !is_json {
         return Err(Error::UnsupportedMediaType);
     }
-    Bytes::from_request(request, state).await.map_err(|rejection| match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => Error::PayloadTooLarge(state.config.body_limit),
-        _ => Error::BadRequest(rejection.body_text()),
+    // The route's size and pace are enforced as the body arrives (`bodies`): a cut says which.
+    Bytes::from_request(request, state).await.map_err(|rejection| match Cut::behind(&rejection) {
+        Some(cut) => cut.into(),
+        None => Error::BadRequest(rejection.body_text()),
     })
 }
 

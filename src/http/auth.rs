@@ -1,5 +1,6 @@
-//! Bearer tokens: reading them from `Authorization`, and the extractors that let only ingest
-//! tokens submit runs, and ingest or editor tokens record bisections.
+//! Bearer tokens: reading them from `Authorization`, looking them up once per request
+//! (`Identified`), and the extractors that let only ingest tokens submit runs, and ingest or
+//! editor tokens record bisections.
 
 use super::{AppState, Error};
 use crate::auth::{self, Denied};
@@ -7,7 +8,7 @@ use crate::store::{Scope, TokenRow};
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use axum::http::HeaderMap;
+use axum::http::{Extensions, HeaderMap};
 
 /// A request carrying a token that may submit runs.
 pub struct Ingestor(#[allow(dead_code)] pub TokenRow);
@@ -44,9 +45,27 @@ pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
+/// The stored token a request's bearer header named, as the request limits looked it up (`None`:
+/// no such token), so that the read gate and the handlers do not ask the store again.
+#[derive(Clone)]
+pub(super) struct Identified(pub(super) Option<TokenRow>);
+
+/// The stored token `secret`, the request's bearer token, names: as already identified, or from
+/// the store.
+pub(super) async fn token_of(
+    state: &AppState,
+    secret: &str,
+    extensions: &Extensions,
+) -> Result<Option<TokenRow>, sqlx::Error> {
+    match extensions.get::<Identified>() {
+        Some(Identified(token)) => Ok(token.clone()),
+        None => auth::identify(&state.store, secret).await,
+    }
+}
+
 async fn require(parts: &Parts, state: &AppState, needs: Scope) -> Result<TokenRow, Error> {
     let secret = bearer(&parts.headers).ok_or(Error::Unauthorized)?;
-    match auth::verify(&state.store, secret, needs).await? {
+    match auth::judge(token_of(state, secret, &parts.extensions).await?, needs) {
         Ok(token) => Ok(token),
         Err(Denied::Unauthenticated) => Err(Error::Unauthorized),
         Err(Denied::Forbidden { has, needs }) => Err(Error::Forbidden { has: has.as_str(), needs: needs.as_str() }),

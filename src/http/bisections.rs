@@ -46,6 +46,7 @@ pub(super) fn api_router() -> OpenApiRouter<AppState> {
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 404, description = "No such regression", body = ErrorBody),
         (status = 409, description = "The bisection id was already submitted with different content", body = ErrorBody),
+        (status = 408, description = "The body arrived slower than the server's minimum rate (`body_too_slow`)", body = ErrorBody),
         (status = 413, description = "The body is over the server's limit", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
         (status = 422, description = "Invalid content, or a lineage other than the regression's: `field` names the path, `reason` the rule", body = ErrorBody),

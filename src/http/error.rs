@@ -23,6 +23,9 @@ pub enum Error {
     Conflict(String),
     #[error("request body is larger than the limit of {0} bytes")]
     PayloadTooLarge(usize),
+    /// The body arrived slower than the server's minimum rate; the message says how slow.
+    #[error("{0}")]
+    BodyTooSlow(String),
     #[error("request body must be JSON: send `Content-Type: application/json`")]
     UnsupportedMediaType,
     #[error("{0}")]
@@ -74,6 +77,7 @@ impl Error {
             Error::NotFound(_) => StatusCode::NOT_FOUND,
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::BodyTooSlow(_) => StatusCode::REQUEST_TIMEOUT,
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::BadRequest(_) => StatusCode::BAD_REQUEST,
             Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -89,6 +93,7 @@ impl Error {
             Error::NotFound(_) => "not_found",
             Error::Conflict(_) => "conflict",
             Error::PayloadTooLarge(_) => "payload_too_large",
+            Error::BodyTooSlow(_) => "body_too_slow",
             Error::UnsupportedMediaType => "unsupported_media_type",
             Error::BadRequest(_) => "bad_request",
             Error::Invalid(_) => "invalid_field",

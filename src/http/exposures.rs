@@ -14,7 +14,6 @@ use crate::model::{ArtifactReach, RegressionDetail};
 use crate::views::contracts::ContractsView;
 use crate::views::exposures;
 use axum::extract::{Request, State};
-use axum::http::header::CONTENT_LENGTH;
 use axum::http::StatusCode;
 use axum::Json;
 use slopewatch_core::answers::ExposureAccepted;
@@ -22,11 +21,6 @@ use slopewatch_core::exposure::{ContractVerdicts, ExposureSubmission};
 use slopewatch_core::lineage::LineageVersion;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-/// The largest scan body accepted: a scan at every limit of its format (128 exposed functions
-/// with 16 callers each, 512 functions reached) of names as long as real symbols run stays well
-/// under it. The server's own body limit applies too, when it is lower.
-pub const MAX_EXPOSURE_BODY: usize = 512 * 1024;
 
 /// Most artifacts a regression names.
 const REACHES_SHOWN: i64 = 100;
@@ -54,6 +48,7 @@ pub(super) fn api_router() -> OpenApiRouter<AppState> {
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 403, description = "The token's scope cannot submit scans", body = ErrorBody),
         (status = 409, description = "The scan id was already submitted with different content", body = ErrorBody),
+        (status = 408, description = "The body arrived slower than the server's minimum rate (`body_too_slow`)", body = ErrorBody),
         (status = 413, description = "The body is over 512 KiB, or the server's limit", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
         (status = 422, description = "Invalid content: `field` names the path, `reason` the rule", body = ErrorBody),
@@ -67,15 +62,8 @@ async fn submit_exposure(
 ) -> Result<(StatusCode, Json<ExposureAccepted>), Error> {
     // As for runs, the token is checked from the headers before the body is read.
     token?;
-    let limit = MAX_EXPOSURE_BODY.min(state.config.body_limit);
-    let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(Error::PayloadTooLarge(limit));
-    }
+    // Its body limit, 512 KiB, is the route's own (`bodies::EXPOSURE_LIMIT`).
     let body = read_json_body(&state, request).await?;
-    if body.len() > limit {
-        return Err(Error::PayloadTooLarge(limit));
-    }
     let scan = ExposureSubmission::from_json(&body).map_err(Error::Invalid)?;
     let status = match state.intake.record_exposure(&scan).await? {
         ExposureOutcome::Created => StatusCode::CREATED,

@@ -3,11 +3,13 @@
 //! a page; `ClientAddr`, the address a request comes from; and `measure`, the metric a query asks
 //! for.
 
+use super::bodies::Cut;
 use super::pages::PageError;
 use super::{AppState, Error};
 use axum::extract::rejection::{FormRejection, PathRejection, QueryRejection};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;
+use axum::http::{Extensions, HeaderMap};
 use slopewatch_core::wire::Metric;
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -35,9 +37,13 @@ impl From<QueryRejection> for Error {
     }
 }
 
+// A body cut for its size or pace (`bodies::Cut`) answers 413 or 408 as it does on every route.
 impl From<FormRejection> for Error {
     fn from(rejection: FormRejection) -> Self {
-        Error::BadRequest(rejection.body_text())
+        match Cut::behind(&rejection) {
+            Some(cut) => cut.into(),
+            None => Error::BadRequest(rejection.body_text()),
+        }
     }
 }
 
@@ -105,8 +111,15 @@ impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = Infallible;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Infallible> {
-        let forwarded = parts.headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
-        Ok(ClientAddr(state.config.trusted_proxies.client(peer(parts), forwarded)))
+        Ok(ClientAddr::of(state, &parts.extensions, &parts.headers))
+    }
+}
+
+impl ClientAddr {
+    /// The client of a request with these extensions (connection info) and headers.
+    pub fn of(state: &AppState, extensions: &Extensions, headers: &HeaderMap) -> ClientAddr {
+        let forwarded = headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok());
+        ClientAddr(state.config.trusted_proxies.client(peer_of(extensions), forwarded))
     }
 }
 
@@ -134,7 +147,11 @@ impl FromRequestParts<AppState> for Https {
 
 /// The peer a request came from; `0.0.0.0` without connection info (in tests).
 pub fn peer(parts: &Parts) -> IpAddr {
-    parts.extensions.get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(a)| a.ip())
+    peer_of(&parts.extensions)
+}
+
+fn peer_of(extensions: &Extensions) -> IpAddr {
+    extensions.get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |ConnectInfo(a)| a.ip())
 }
 
 #[cfg(test)]

@@ -1,28 +1,52 @@
-//! What one request may take: a place among the requests handled at once, and time. Beyond
-//! either, the answer is 503 with `Retry-After`, which agents retry.
+//! What one request may take: a body of its route's size and pace (`bodies`), a place among the
+//! requests handled at once, and time. Requests with a valid token or a signed-in session may take
+//! any place; those without may take all but `reserved_requests` of them, and one client address
+//! at most `anonymous_per_client` at once, counted from the moment its request arrives. Beyond any
+//! of these the answer is 503 with `Retry-After`, which agents retry.
 
-use super::Error;
-use crate::config::Limits;
-use axum::extract::{Request, State};
+use super::auth::{bearer, Identified};
+use super::bodies::{self, Pace};
+use super::extract::ClientAddr;
+use super::pages::PageError;
+use super::session::{self, Checked};
+use super::throttle::ClientShare;
+use super::{AppState, Error};
+use crate::metrics::Refusal;
+use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The places and the deadline shared by every request to one app.
+/// The places, shares and deadlines shared by every request to one app.
 #[derive(Clone)]
 pub(super) struct RequestLimits {
+    state: AppState,
+    /// Every request slot.
     places: Arc<Semaphore>,
-    timeout: Duration,
+    /// The slots requests without a token or session may take: all but the reserved ones.
+    anonymous: Arc<Semaphore>,
+    clients: Arc<ClientShare>,
+    pace: Pace,
 }
 
 impl RequestLimits {
-    pub(super) fn new(limits: &Limits) -> RequestLimits {
+    pub(super) fn new(state: AppState) -> RequestLimits {
+        let limits = &state.config.limits;
+        let anonymous = limits.max_concurrent_requests.saturating_sub(limits.reserved_requests).max(1);
         RequestLimits {
             places: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
-            timeout: limits.request_timeout,
+            anonymous: Arc::new(Semaphore::new(anonymous)),
+            clients: Arc::new(ClientShare::new(limits.anonymous_per_client)),
+            pace: Pace::new(limits),
+            state,
         }
+    }
+
+    /// Counts a refusal and answers it: 503 with `Retry-After` in the JSON error format.
+    fn busy(&self, why: Refusal, message: &str) -> Response {
+        self.state.metrics.record_refusal(why);
+        Error::Busy(message.into()).into_response()
     }
 }
 
@@ -30,24 +54,101 @@ impl RequestLimits {
 /// readiness (`/readyz`) takes a place like any request, and a full server is not ready.
 const ALWAYS_ANSWERED: &str = "/healthz";
 
+const FULL: &str = "the server is handling as many requests as it may; retry shortly";
+
 pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, next: Next) -> Response {
-    let _place = if req.uri().path() == ALWAYS_ANSWERED {
-        None
-    } else {
-        match limits.places.clone().try_acquire_owned() {
-            Ok(place) => Some(place),
-            Err(_) => {
-                return Error::Busy("the server is handling as many requests as it may; retry shortly".into())
-                    .into_response()
-            }
+    if req.uri().path() == ALWAYS_ANSWERED {
+        return next.run(req).await;
+    }
+    let state = &limits.state;
+    let api = req.uri().path().starts_with("/api/");
+    let answer = |e: Error| if api { e.into_response() } else { PageError::from(e).into_response() };
+    let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string());
+    let rule = bodies::rule(req.method(), route.as_deref(), state.config.body_limit);
+    if bodies::declared(req.headers()).is_some_and(|n| n > rule.limit as u64) {
+        state.metrics.record_refusal(Refusal::BodyTooLarge);
+        return answer(Error::PayloadTooLarge(rule.limit));
+    }
+    let mut req = bodies::watch(req, rule.limit, limits.pace, state.metrics.clone());
+
+    // A request that carries a credential takes a place as if it were valid while it is checked,
+    // so checking costs no more than the places allow; an invalid one is then anonymous.
+    let mut known = None;
+    if bearer(req.headers()).is_some() || session::carries_cookie(req.headers()) {
+        let Ok(place) = limits.places.clone().try_acquire_owned() else { return limits.busy(Refusal::Busy, FULL) };
+        if identify(state, &mut req).await {
+            known = Some(place);
+        }
+    }
+    let _share = match known {
+        Some(_) => None,
+        None => {
+            let ClientAddr(client) = ClientAddr::of(state, req.extensions(), req.headers());
+            let Some(share) = limits.clients.take(client) else {
+                return limits.busy(
+                    Refusal::AnonymousCap,
+                    "your address has as many requests without a token in progress as it may; retry shortly",
+                );
+            };
+            Some(share)
         }
     };
-    match tokio::time::timeout(limits.timeout, next.run(req)).await {
+    // Read before an anonymous request takes a slot: a client sending its form slowly holds its
+    // own share and a connection, nothing others need.
+    if rule.read_first {
+        req = match bodies::read_whole(req).await {
+            Ok(req) => req,
+            Err(e) => return answer(e),
+        };
+    }
+    let _places: (OwnedSemaphorePermit, Option<OwnedSemaphorePermit>) = match known {
+        Some(place) => (place, None),
+        None => {
+            let Ok(anonymous) = limits.anonymous.clone().try_acquire_owned() else {
+                return limits.busy(Refusal::AnonymousShare, FULL);
+            };
+            let Ok(place) = limits.places.clone().try_acquire_owned() else {
+                return limits.busy(Refusal::Busy, FULL);
+            };
+            (place, Some(anonymous))
+        }
+    };
+    let timeout = state.config.limits.request_timeout;
+    match tokio::time::timeout(timeout, next.run(req)).await {
         Ok(response) => response,
         Err(_) => {
-            let secs = limits.timeout.as_secs_f64();
+            let secs = timeout.as_secs_f64();
             tracing::warn!(timeout_s = secs, "request cut off at the request timeout");
+            state.metrics.record_refusal(Refusal::RequestTimeout);
             Error::Busy(format!("the request took longer than the server's limit of {secs} s; retry")).into_response()
+        }
+    }
+}
+
+/// Whether the request carries a valid token or a signed-in session; either found is kept in the
+/// request for the read gate and the handlers. A store that cannot answer leaves it anonymous.
+async fn identify(state: &AppState, req: &mut Request) -> bool {
+    if let Some(secret) = bearer(req.headers()) {
+        match crate::auth::identify(&state.store, secret).await {
+            Ok(token) => {
+                let valid = token.is_some();
+                req.extensions_mut().insert(Identified(token));
+                if valid {
+                    return true;
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "cannot check a token for the request limits"),
+        }
+    }
+    match session::current(state, req.headers()).await {
+        Ok(found) => {
+            let valid = found.is_some();
+            req.extensions_mut().insert(Checked(found));
+            valid
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot check a session for the request limits");
+            false
         }
     }
 }

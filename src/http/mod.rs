@@ -4,6 +4,7 @@
 mod api;
 mod auth;
 mod bisections;
+mod bodies;
 mod capabilities;
 mod dashboard;
 mod deliveries;
@@ -101,7 +102,6 @@ async fn hsts(State(state): State<AppState>, req: Request<Body>, next: Next) -> 
 
 /// The whole application as a router, ready to serve or to call in tests with `oneshot`.
 pub fn app(state: AppState) -> Router {
-    let body_limit = state.config.body_limit;
     let (documented, _) = openapi::routes().split_for_parts();
     Router::new()
         .merge(documented)
@@ -111,9 +111,10 @@ pub fn app(state: AppState) -> Router {
         .merge(login::router())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(middleware::from_fn_with_state(state.clone(), read_gate::require_login))
-        .layer(DefaultBodyLimit::max(body_limit))
+        // Each route's body limit and pace are the request limits' (`bodies`), not axum's default.
+        .layer(DefaultBodyLimit::disable())
         .layer(CompressionLayer::new())
-        .layer(middleware::from_fn_with_state(limits::RequestLimits::new(&state.config.limits), limits::limit))
+        .layer(middleware::from_fn_with_state(limits::RequestLimits::new(state.clone()), limits::limit))
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(middleware::from_fn_with_state(state.clone(), hsts))
         .layer(

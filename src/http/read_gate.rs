@@ -3,7 +3,7 @@
 //! OpenAPI document and `/metrics` (request counts by route pattern, no names) stay open, and so
 //! does run ingest, which checks its own token.
 
-use super::auth::bearer;
+use super::auth::{bearer, token_of};
 use super::pages::{self, PageError};
 use super::session::{self, Checked};
 use super::{AppState, Error};
@@ -26,14 +26,14 @@ pub(super) async fn require_login(State(state): State<AppState>, mut req: Reques
     }
     let api = req.uri().path().starts_with("/api/");
     if let Some(secret) = bearer(req.headers()) {
-        return match crate::auth::identify(&state.store, secret).await {
+        return match token_of(&state, secret, req.extensions()).await {
             Ok(Some(_)) => next.run(req).await,
             Ok(None) => Error::Unauthorized.into_response(),
             Err(e) if api => Error::from(e).into_response(),
             Err(e) => PageError::from(e).into_response(),
         };
     }
-    match session::current(&state, req.headers()).await {
+    match session::of_request(&state, req.headers(), req.extensions()).await {
         Ok(Some(found)) => {
             req.extensions_mut().insert(Checked(Some(found)));
             next.run(req).await

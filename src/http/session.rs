@@ -41,7 +41,8 @@ pub struct Session {
     id_hash: String,
 }
 
-/// A request's session as the read gate found it, so handlers need not look it up again.
+/// A request's session as the request limits or the read gate found it, so handlers need not look
+/// it up again.
 #[derive(Clone)]
 pub struct Checked(pub Option<Session>);
 
@@ -83,6 +84,11 @@ fn secure(https: Https) -> &'static str {
     } else {
         ""
     }
+}
+
+/// Whether the request carries a session cookie at all, valid or not.
+pub fn carries_cookie(headers: &HeaderMap) -> bool {
+    cookie(headers, SESSION_COOKIE).is_some()
 }
 
 /// The session of a request, if its cookie is valid, the session has not ended and its token
@@ -225,9 +231,18 @@ impl FromRequestParts<AppState> for Reader {
 }
 
 async fn session_of(parts: &Parts, state: &AppState) -> Result<Option<Session>, Response> {
-    match parts.extensions.get::<Checked>() {
+    of_request(state, &parts.headers, &parts.extensions).await.map_err(unavailable)
+}
+
+/// The session of a request with these headers: as already checked (`Checked`), or from the store.
+pub async fn of_request(
+    state: &AppState,
+    headers: &HeaderMap,
+    extensions: &axum::http::Extensions,
+) -> Result<Option<Session>, sqlx::Error> {
+    match extensions.get::<Checked>() {
         Some(Checked(session)) => Ok(session.clone()),
-        None => current(state, &parts.headers).await.map_err(unavailable),
+        None => current(state, headers).await,
     }
 }
 

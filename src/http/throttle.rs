@@ -1,10 +1,11 @@
-//! Failed logins counted per client address, in this process's memory: past the limit within the
-//! window an address is refused (429) without its token being checked, until its oldest failure
-//! leaves the window. Each replica counts on its own.
+//! What one client address may do, counted in this process's memory (each replica counts on its
+//! own): failed logins, past whose limit within the window an address is refused (429) without its
+//! token being checked until its oldest failure leaves the window; and requests without a token in
+//! progress at once (`ClientShare`).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Failed logins an address may make within [`WINDOW`].
@@ -20,6 +21,7 @@ pub struct LoginThrottle {
     failures: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
 }
 
+/// The address counted for `addr`: itself, or for IPv6 its /64.
 fn bucket(addr: IpAddr) -> IpAddr {
     match addr {
         IpAddr::V4(_) => addr,
@@ -63,6 +65,49 @@ impl LoginThrottle {
     }
 }
 
+/// Requests in progress per client address, each at most `cap` at once (IPv6 per /64).
+pub struct ClientShare {
+    cap: usize,
+    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+/// One request's place in its address's share, given back when dropped.
+pub struct ClientPlace {
+    addr: IpAddr,
+    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl ClientShare {
+    pub fn new(cap: usize) -> ClientShare {
+        ClientShare { cap, held: Arc::default() }
+    }
+
+    /// A place for one more request from `addr`; `None` when it has `cap` in progress.
+    pub fn take(&self, addr: IpAddr) -> Option<ClientPlace> {
+        let addr = bucket(addr);
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let n = held.entry(addr).or_default();
+        if *n >= self.cap {
+            return None;
+        }
+        *n += 1;
+        Some(ClientPlace { addr, held: self.held.clone() })
+    }
+}
+
+impl Drop for ClientPlace {
+    fn drop(&mut self) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        // An address with nothing in progress is forgotten, so the map holds only current clients.
+        if let Some(n) = held.get_mut(&self.addr) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.addr);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +137,21 @@ mod tests {
         }
         assert!(throttle.check("2001:db8::ffff:1".parse().unwrap(), now).is_err());
         assert!(throttle.check("2001:db8:0:1::1".parse().unwrap(), now).is_ok());
+    }
+
+    #[test]
+    fn an_address_holds_at_most_its_share_and_gets_it_back_as_requests_end() {
+        let share = ClientShare::new(2);
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let (first, second) = (share.take(a).unwrap(), share.take(a).unwrap());
+        assert!(share.take(a).is_none(), "a third from one address");
+        assert!(share.take("192.0.2.2".parse().unwrap()).is_some(), "another address has its own share");
+        let _v6 =
+            [share.take("2001:db8::1".parse().unwrap()).unwrap(), share.take("2001:db8::2".parse().unwrap()).unwrap()];
+        assert!(share.take("2001:db8::3".parse().unwrap()).is_none(), "one /64 is one client");
+        drop(first);
+        assert!(share.take(a).is_some(), "a finished request gives its place back");
+        drop(second);
+        assert!(share.held.lock().unwrap().len() == 1, "only the /64 still holds places");
     }
 }

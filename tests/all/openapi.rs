@@ -579,6 +579,22 @@ async fn real_answers_fit_their_documented_schemas() {
         let bisect_uri = "/api/v1/regressions/1/bisections";
         exercise(&limited, &doc, &mut seen, bisect, post_to(bisect_uri, Some(&token), "application/json", large)).await;
 
+        // A body that stops arriving needs a server with a short read timeout.
+        let mut hasty = Config::default();
+        hasty.limits.body_read_timeout = std::time::Duration::from_millis(100);
+        let hasty = TestApp::with_config(TestDb::new(Backend::Sqlite).await, hasty).await;
+        let token = hasty.ingest_token.clone();
+        for (path, uri) in [(runs, runs), (exposures, exposures), (bisect, bisect_uri)] {
+            let first = futures_util::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b"{"))]);
+            let stalled = Body::from_stream(futures_util::StreamExt::chain(first, futures_util::stream::pending()));
+            let req = Request::post(uri)
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {token}"))
+                .body(stalled)
+                .unwrap();
+            exercise(&hasty, &doc, &mut seen, path, req).await;
+        }
+
         // Every read without a session or a token, where the server requires a login to read.
         let mut private = Config::default();
         private.auth.require_login_to_read = true;

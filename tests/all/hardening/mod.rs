@@ -2,22 +2,29 @@
 //! and idle connections are cut off, connections and requests beyond the caps answer 503, an
 //! unauthenticated upload is refused before its body is read, compare parameters cost a constant
 //! number of queries, metrics labels stay a fixed set, and every answer carries the headers that
-//! keep pages from being framed, sniffed or made to run injected script.
+//! keep pages from being framed, sniffed or made to run injected script. `bodies`: each route's
+//! body limit and pace; `clients`: the share of one client address without a token; `flood`: slow
+//! anonymous uploads from 300 addresses while an agent submits runs.
 //!
-//! Traffic goes to 127.0.0.1 only, each test sends a bounded number of bytes and requests, and
+//! Traffic goes to 127.0.0.0/8 only, each test sends a bounded number of bytes and requests, and
 //! no test asserts how long anything took: a cut-off shows as the connection closing before the
 //! client has sent everything it would have.
+
+mod bodies;
+mod clients;
+mod flood;
 
 use crate::builders::RunShape;
 use crate::helpers::process::{create_token as cli_token, free_addr, Server};
 use crate::helpers::{on_both_backends, Backend, TestApp, TestDb};
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tower::ServiceExt;
 
 /// How long the client waits for the server between two bytes it sends.
@@ -77,11 +84,69 @@ async fn closed_while_idle(stream: &mut TcpStream, polls: usize) -> bool {
 
 /// One request on a fresh connection; answers the status line and the rest of the answer.
 async fn request(addr: &str, raw: &str) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
+    request_from(Ipv4Addr::LOCALHOST, addr, raw).await
+}
+
+/// A connection to `addr` from the loopback address `from` (any of 127.0.0.0/8), so that one test
+/// can be several clients.
+async fn connect_from(from: Ipv4Addr, addr: &str) -> TcpStream {
+    try_connect_from(from, addr.parse().unwrap()).await.unwrap()
+}
+
+/// `connect_from`, for a caller that counts a connection the server refused.
+async fn try_connect_from(from: Ipv4Addr, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    assert!(from.is_loopback(), "tests stay on loopback");
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::from((from, 0)))?;
+    socket.connect(addr).await
+}
+
+/// One request on a fresh connection from `from`; answers what the server sent until it closed.
+async fn request_from(from: Ipv4Addr, addr: &str, raw: &str) -> String {
+    let mut stream = connect_from(from, addr).await;
     stream.write_all(raw.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer)).await;
     String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// What the server answered on `stream` within 30 s, read until it closed or a whole answer of
+/// `Content-Length` came; the client sends nothing more meanwhile.
+async fn answer_on(stream: &mut TcpStream) -> String {
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while let Ok(Ok(n @ 1..)) = tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+        answer.extend_from_slice(&buf[..n]);
+        if is_whole(&answer) {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The count `/metrics` shows for one refusal reason.
+pub(super) async fn refused(addr: &str, reason: &str) -> u64 {
+    let metrics = request(addr, "GET /metrics HTTP/1.1\r\nHost: sw\r\nConnection: close\r\n\r\n").await;
+    let series = format!("slopewatch_requests_refused_total{{reason=\"{reason}\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&series))
+        .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Whether `answer` holds a head and as many body bytes as its `Content-Length` says.
+fn is_whole(answer: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(answer);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else { return false };
+    let length = head.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok()).flatten()
+    });
+    length.is_some_and(|n| body.len() >= n)
 }
 
 fn get_close(path: &str) -> String {

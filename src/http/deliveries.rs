@@ -4,7 +4,7 @@
 
 use super::extract::{AppForm, OnPage};
 use super::pages::{render, PageResult};
-use super::session::{csrf_refused, CsrfForm, Editor, Reader, Session};
+use super::session::{csrf_refused, CsrfForm, Editor, Session};
 use super::{AppState, Error};
 use crate::format;
 use crate::model::DeliveryDetail;
@@ -50,6 +50,7 @@ pub(super) struct DeliveryView {
     tries: Vec<AttemptView>,
 }
 
+/// `d` as a signed-in reader sees it; [`DeliveryView::for_anyone`] cuts what only they may see.
 pub(super) fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
     let del = &d.delivery;
     DeliveryView {
@@ -83,6 +84,23 @@ pub(super) fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
     }
 }
 
+impl DeliveryView {
+    /// The view for a reader who is not signed in (where reading is open to all): its event,
+    /// target name, status and times, without the target's error or answer, which may quote the
+    /// target's addresses and internals.
+    pub(super) fn for_anyone(mut self) -> DeliveryView {
+        if !self.last_error.is_empty() || !self.last_answer.is_empty() {
+            self.last_error = "log in to see the error".into();
+        }
+        self.last_answer.clear();
+        for t in &mut self.tries {
+            t.error.clear();
+            t.answer.clear();
+        }
+        self
+    }
+}
+
 #[derive(Template)]
 #[template(path = "deliveries.html")]
 struct DeliveriesPage {
@@ -94,8 +112,10 @@ struct DeliveriesPage {
     editor: Option<Session>,
 }
 
-/// `GET /deliveries`.
-async fn page(State(state): State<AppState>, Reader(editor): Reader) -> PageResult {
+/// `GET /deliveries`: for a signed-in session only, even where reading is open to all, since a
+/// target's error answers may quote its addresses and internals; without one, the login.
+async fn page(State(state): State<AppState>, Editor(session): Editor) -> PageResult {
+    let editor = Some(session);
     let outbox = state.store.deliveries(100).await?;
     let page = DeliveriesPage {
         pending: outbox.pending.iter().map(delivery_view).collect(),

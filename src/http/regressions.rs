@@ -334,7 +334,12 @@ async fn detail(
             })
             .collect(),
         artifacts: d.artifacts.clone(),
-        deliveries: d.deliveries.iter().map(delivery_view).collect(),
+        deliveries: d
+            .deliveries
+            .iter()
+            .map(delivery_view)
+            .map(|v| if session.is_some() { v } else { v.for_anyone() })
+            .collect(),
         notes: d
             .notes
             .iter()

@@ -100,7 +100,22 @@ async fn a_404_a_410_and_a_301_are_tried_three_times_then_refused_with_the_statu
         }
         assert!(elsewhere.seen().is_empty(), "the redirect is not followed");
 
-        let page = get(&a.app, "/deliveries", "").await;
+        // Open reading does not open the outbox: a target's answers may quote its internals.
+        let anonymous = get(&a.app, "/deliveries", "").await;
+        assert_eq!(anonymous.status, StatusCode::SEE_OTHER, "{}", anonymous.text);
+        assert!(
+            anonymous.location.as_deref().is_some_and(|l| l.starts_with("/login?next=")),
+            "{:?}",
+            anonymous.location
+        );
+        let id = a.app.db.store.deliveries(1).await.unwrap().refused[0].delivery.regression_id;
+        let regression = get(&a.app, &format!("/regressions/{id}"), "").await;
+        assert!(regression.text.contains("log in to see the error"), "{}", regression.text);
+        assert!(!regression.text.contains("no such hook"), "no answer shown to anyone: {}", regression.text);
+        let session = cookie_pair(&login(&a.app, &a.app.editor_token.clone()).await, "sw_session").unwrap();
+        let signed_in = get(&a.app, &format!("/regressions/{id}"), &session).await;
+        assert!(!signed_in.text.contains("log in to see the error"), "{}", signed_in.text);
+        let page = get(&a.app, "/deliveries", &session).await;
         assert_eq!(page.status, StatusCode::OK);
         let refused =
             &page.text[page.text.find("<h2>Refused</h2>").unwrap()..page.text.find("<h2>Recent</h2>").unwrap()];
@@ -188,6 +203,7 @@ async fn an_editor_resends_a_refused_delivery_which_is_delivered_once_under_the_
         receiver.status.store(200, Ordering::SeqCst);
 
         let anonymous = get(&a.app, "/deliveries", "").await;
+        assert_eq!(anonymous.status, StatusCode::SEE_OTHER, "the outbox needs a login");
         assert!(!anonymous.text.contains(&resend_uri), "no resend form without a login");
         let without_session = post_form(&a.app, &resend_uri, "", &[("csrf", "x")]).await;
         assert_eq!(without_session.status, StatusCode::UNAUTHORIZED);

@@ -257,7 +257,11 @@ async fn detail(
                 (None, true) => "failed".into(),
                 (None, false) => String::new(),
             },
-            detail: w.failure.as_ref().map(|f| f.detail.clone()).unwrap_or_default(),
+            detail: w
+                .failure
+                .as_ref()
+                .map(|f| crate::views::detail_for(&f.detail, session.is_some()))
+                .unwrap_or_default(),
             class_step: w.class_step().unwrap_or_else(|| "–".into()),
             source_changed: w.source_changed,
             contract_break: w.contract_break.clone().unwrap_or_default(),

@@ -91,6 +91,20 @@ pub fn failed_in(f: &VersionFailures) -> String {
     }
 }
 
+/// A failure's detail as a reader sees it on a page: whole for a signed-in reader; for anyone
+/// else (where reading is open to all) its first line, and how many more a login shows, since the
+/// rest (a compiler's output, a crash's report) may quote build paths and host names.
+pub fn detail_for(detail: &str, signed_in: bool) -> String {
+    let mut lines = detail.trim_end().lines();
+    let first = lines.next().unwrap_or_default();
+    let more = lines.count();
+    match (signed_in, more) {
+        (true, _) | (false, 0) => detail.to_string(),
+        (false, 1) => format!("{first}\n… 1 more line: log in to see it"),
+        (false, n) => format!("{first}\n… {n} more lines: log in to see them"),
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -195,5 +209,14 @@ pub(crate) mod tests {
         assert_eq!(Band::of(1.3), Band::Watch);
         assert_eq!(Band::of(1.5), Band::Watch);
         assert_eq!(Band::of(1.51), Band::Regression);
+    }
+
+    #[test]
+    fn a_reader_who_is_not_signed_in_sees_a_failure_s_first_line() {
+        let detail = "crashed at 4 KiB\n/home/ci/build/x.c:3: note\n/home/ci/build/y.c:9: more";
+        assert_eq!(detail_for(detail, true), detail);
+        assert_eq!(detail_for(detail, false), "crashed at 4 KiB\n… 2 more lines: log in to see them");
+        assert_eq!(detail_for("one line\n", false), "one line\n");
+        assert_eq!(detail_for("a\nb", false), "a\n… 1 more line: log in to see it");
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::format;
 use crate::http::pages::{render, PageResult};
+use crate::http::session::Reader;
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};
@@ -112,9 +113,12 @@ impl RunPage {
     }
 }
 
-pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>) -> PageResult {
+pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>, Reader(session): Reader) -> PageResult {
     let run_id = Uuid::parse_str(&id).map_err(|_| Error::BadRequest(format!("{id:?} is not a run id (a UUID)")))?;
     let mut run = state.store.run(run_id).await?.ok_or_else(|| Error::NotFound(format!("no run {run_id}")))?;
+    for f in run.workloads.iter_mut().filter_map(|w| w.failure.as_mut()) {
+        f.detail = crate::views::detail_for(&f.detail, session.is_some());
+    }
     let min_sizes = state.config.alerts.rules.min_sizes;
     fill_in_run(&mut run, min_sizes);
     let names: Vec<&str> = run.workloads.iter().map(|w| w.name.as_str()).collect();

@@ -6,6 +6,7 @@ use super::{asked_measure, chart, csv_line, csv_number, csv_response, query_valu
 use crate::charts;
 use crate::format;
 use crate::http::pages::{render, PageResult};
+use crate::http::session::Reader;
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::model::{RegressionRow, RegressionStatus};
@@ -136,6 +137,7 @@ pub(super) async fn page(
     State(state): State<AppState>,
     Path((workload, lineage)): Path<(String, String)>,
     RawQuery(query): RawQuery,
+    Reader(session): Reader,
 ) -> PageResult {
     let asked = query_values(query.as_deref(), "v");
     let (series, available) = load(&state, &workload, &lineage, query.as_deref()).await?;
@@ -150,8 +152,12 @@ pub(super) async fn page(
     let shares = crate::profiles::shares_across(&versions, &profiles);
     let loglog = series.loglog(&asked);
     let shown: Vec<String> = loglog.lines.iter().map(|l| l.label.clone()).collect();
+    let mut rows = series.rows();
+    for f in rows.iter_mut().filter_map(|r| r.failures.as_mut()) {
+        f.detail = crate::views::detail_for(&f.detail, session.is_some());
+    }
     let page = SeriesPage {
-        rows: series.rows(),
+        rows,
         shared_size: series.shared_size(),
         marked: series.first_over_threshold().map(|i| series.versions[i].version.clone()),
         class_change: series.class_change(),

@@ -5,6 +5,7 @@
 
 use crate::builders::run_of;
 use crate::helpers::chromium::Chromium;
+use crate::helpers::forms::{cookie_pair, get, login};
 use crate::helpers::{on_both_backends, Backend, TestApp, TestDb};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -243,7 +244,13 @@ async fn a_hostile_failure_detail_is_escaped_on_run_series_and_regression_pages(
         assert_eq!(members[0].reason, "failure");
         for uri in [format!("/runs/{id}"), "/series/strtol/musl-gcc".into(), format!("/regressions/{}", regression.id)]
         {
-            assert_escaped(&uri, &html(&app, &uri).await);
+            let anonymous = html(&app, &uri).await;
+            assert_escaped(&uri, &anonymous);
+            assert!(anonymous.contains("2 more lines: log in to see them") && !anonymous.contains("bold"), "{uri}");
+            let session = cookie_pair(&login(&app, &app.editor_token.clone()).await, "sw_session").unwrap();
+            let signed_in = get(&app, &uri, &session).await.text;
+            assert_escaped(&uri, &signed_in);
+            assert!(signed_in.contains("&#60;b&#62;bold&#60;/b&#62;"), "a signed-in reader sees it whole: {uri}");
         }
         let (_, csv) = page(&app, "/series/strtol/musl-gcc/data.csv").await;
         assert!(csv.contains("\"strtol.c:7:1: error: <script>"), "CSV quotes the detail whole: {csv}");
@@ -260,7 +267,12 @@ async fn a_hostile_failure_detail_runs_no_script_in_a_real_browser() {
     let test = TestApp::new(db).await;
     submit(&test, &run_of("musl-gcc", "1.2.4", "build-01", vec![workload("strtol", 5, None)])).await;
     // The page's script, if it ran, would leave its mark in the DOM.
-    let detail = format!("{HOSTILE}\n<script>document.body.setAttribute('data-pwned','1')</script>");
+    // On one line, as a reader who is not signed in sees only a detail's first line; the line after
+    // it, with a build path, is for signed-in readers.
+    let detail = format!(
+        "{} <script>document.body.setAttribute('data-pwned','1')</script>\n/home/ci/build/strtol.c: in function",
+        HOSTILE.replace('\n', " ")
+    );
     let bad = vec![workload("strtol", 0, Some(wrong_result(&detail)))];
     let id = submit(&test, &run_of("musl-gcc", "1.2.5", "build-01", bad)).await;
     test.intake.summarize_pending().await.unwrap();
@@ -273,6 +285,7 @@ async fn a_hostile_failure_detail_runs_no_script_in_a_real_browser() {
         assert!(dom.contains("setAttribute('data-pwned','1')"), "{path}: the script is shown as text");
         assert!(!dom.contains("<img src=\"x\"") && !dom.contains("<b>bold</b>"), "{path}: markup became elements");
         assert!(dom.contains("✗"), "{path} shows the failure");
+        assert!(!dom.contains("/home/ci/build") && dom.contains("1 more line: log in to see it"), "{path}: {dom}");
     }
 }
 

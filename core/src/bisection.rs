@@ -7,6 +7,7 @@
 use crate::complexity::Class;
 use crate::wire::{check_name, check_text, err, FieldError, Host};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -148,6 +149,22 @@ impl BisectionSubmission {
         Ok(b)
     }
 
+    /// Names what the bisection found, its id and timings aside (`bisection_id`, `started_at`,
+    /// `seconds`, each step's `seconds` and `run_id`): the same search repeated, or resent under a
+    /// new id, has the same key, and the server stores it once per regression.
+    pub fn content_key(&self) -> String {
+        let mut content = self.clone();
+        content.bisection_id = Uuid::nil();
+        content.started_at = OffsetDateTime::UNIX_EPOCH;
+        content.seconds = 0.0;
+        for step in &mut content.steps {
+            step.seconds = 0.0;
+            step.run_id = None;
+        }
+        let canonical = serde_json::to_vec(&content).expect("a submission always serializes");
+        format!("sha256:{}", hex::encode(Sha256::digest(canonical)))
+    }
+
     /// Checks every rule the server enforces, so the agent can refuse to send a bad record.
     pub fn validate(&self) -> Result<(), FieldError> {
         check_name("agent_version", &self.agent_version)?;
@@ -266,6 +283,24 @@ mod tests {
         let b = found();
         let json = serde_json::to_vec(&b).unwrap();
         assert_eq!(BisectionSubmission::from_json(&json).unwrap(), b);
+    }
+
+    #[test]
+    fn the_content_key_ignores_ids_and_timings_and_nothing_else() {
+        let b = found();
+        let mut again = found();
+        again.bisection_id = Uuid::from_u128(7);
+        again.started_at = OffsetDateTime::UNIX_EPOCH + time::Duration::days(3);
+        again.seconds = 99.0;
+        again.steps[0].seconds = 8.0;
+        again.steps[1].run_id = Some(Uuid::from_u128(9));
+        assert_eq!(again.content_key(), b.content_key());
+        let mut other = found();
+        other.steps[2].slope = Some(1.02);
+        assert_ne!(other.content_key(), b.content_key(), "a measured slope is content");
+        other = found();
+        other.host.name = "build-02".into();
+        assert_ne!(other.content_key(), b.content_key(), "so is the host");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Bearer tokens: reading them from `Authorization`, looking them up once per request
-//! (`Identified`), and the extractors that let only ingest tokens submit runs, and ingest or
-//! editor tokens record bisections.
+//! (`Identified`), and the extractors that let ingest and bisect tokens submit runs, and bisect
+//! or editor tokens (and, deprecated, ingest tokens) record bisections.
 
 use super::{AppState, Error};
 use crate::auth::{self, Denied};
@@ -21,18 +21,26 @@ impl FromRequestParts<AppState> for Ingestor {
     }
 }
 
-/// A request carrying a token that may record a bisection: an ingest token, as the agent that
-/// bisected has, or an editor's.
-pub struct BisectionSubmitter(#[allow(dead_code)] pub TokenRow);
+/// A request carrying a token that may record a bisection: a bisect token, as the agent that
+/// bisected has, an editor's, or an ingest token, which may until the release after the one that
+/// brought the bisect scope (`deprecated`).
+pub struct BisectionSubmitter {
+    pub token: TokenRow,
+    /// An ingest token: accepted for now, with a warning in the answer and the log.
+    pub deprecated: bool,
+}
 
 impl FromRequestParts<AppState> for BisectionSubmitter {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        match require(parts, state, Scope::Ingest).await {
-            Err(Error::Forbidden { .. }) => require(parts, state, Scope::Editor).await.map(BisectionSubmitter),
-            other => other.map(BisectionSubmitter),
-        }
+        let token = identified(parts, state).await?.ok_or(Error::Unauthorized)?;
+        // Every scope may, for now; a scope added later says here whether it may.
+        let deprecated = match token.scope.0 {
+            Scope::Bisect | Scope::Editor | Scope::Admin => false,
+            Scope::Ingest => true,
+        };
+        Ok(BisectionSubmitter { token, deprecated })
     }
 }
 
@@ -63,9 +71,14 @@ pub(super) async fn token_of(
     }
 }
 
-async fn require(parts: &Parts, state: &AppState, needs: Scope) -> Result<TokenRow, Error> {
+/// The stored token the request's bearer header names, whatever its scope (`None`: no such token).
+async fn identified(parts: &Parts, state: &AppState) -> Result<Option<TokenRow>, Error> {
     let secret = bearer(&parts.headers).ok_or(Error::Unauthorized)?;
-    match auth::judge(token_of(state, secret, &parts.extensions).await?, needs) {
+    Ok(token_of(state, secret, &parts.extensions).await?)
+}
+
+async fn require(parts: &Parts, state: &AppState, needs: Scope) -> Result<TokenRow, Error> {
+    match auth::judge(identified(parts, state).await?, needs) {
         Ok(token) => Ok(token),
         Err(Denied::Unauthenticated) => Err(Error::Unauthorized),
         Err(Denied::Forbidden { has, needs }) => Err(Error::Forbidden { has: has.as_str(), needs: needs.as_str() }),

@@ -6,6 +6,7 @@ use super::api::read_json_body;
 use super::auth::BisectionSubmitter;
 use super::error::ErrorBody;
 use super::extract::RegressionId;
+use super::throttle::{BISECTIONS_PER_TOKEN, BISECTION_WINDOW};
 use super::{AppState, Error};
 use crate::config::Rules;
 use crate::format;
@@ -19,6 +20,7 @@ use serde::Serialize;
 use slopewatch_core::answers::BisectionAccepted;
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::Measure;
+use std::time::Instant;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -32,7 +34,10 @@ pub(super) fn api_router() -> OpenApiRouter<AppState> {
 ///
 /// The bisection and its steps are stored in one transaction, or not at all, and announced by the
 /// `regression.bisected` webhook. Resubmitting a bisection id with the same content stores and
-/// sends nothing and answers 200.
+/// sends nothing and answers 200; so does a new id whose content, ids and timings aside, equals a
+/// bisection the regression holds, answering that one's id. Needs a `bisect`, `editor` or `admin`
+/// token; an `ingest` token is accepted for this release with a `warning` in the answer. Each
+/// token may submit 30 bisections in 10 minutes.
 #[utoipa::path(
     post,
     path = "/api/v1/regressions/{id}/bisections",
@@ -46,6 +51,7 @@ pub(super) fn api_router() -> OpenApiRouter<AppState> {
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 404, description = "No such regression", body = ErrorBody),
         (status = 409, description = "The bisection id was already submitted with different content", body = ErrorBody),
+        (status = 429, description = "The token submitted its 30 bisections of the last 10 minutes; `Retry-After` says when the next is taken", body = ErrorBody),
         (status = 408, description = "The body arrived slower than the server's minimum rate (`body_too_slow`)", body = ErrorBody),
         (status = 413, description = "The body is over the server's limit", body = ErrorBody),
         (status = 415, description = "The body is not `application/json`", body = ErrorBody),
@@ -55,17 +61,35 @@ pub(super) fn api_router() -> OpenApiRouter<AppState> {
 )]
 async fn submit_bisection(
     State(state): State<AppState>,
-    token: Result<BisectionSubmitter, Error>,
+    submitter: Result<BisectionSubmitter, Error>,
     RegressionId(id): RegressionId,
     request: Request,
 ) -> Result<(StatusCode, Json<BisectionAccepted>), Error> {
-    // As for runs, the token is checked before the body is read.
-    token?;
+    // As for runs, the token is checked before the body is read; so is its quota, which only a
+    // valid token spends.
+    let BisectionSubmitter { token, deprecated } = submitter?;
+    if let Err(wait) = state.bisection_quota.take(token.id, Instant::now()) {
+        let retry_after = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        return Err(Error::TooManyRequests {
+            message: format!(
+                "token {:?} submitted {BISECTIONS_PER_TOKEN} bisections in the last {} minutes, its limit; \
+                 try again in {retry_after} s",
+                token.name,
+                BISECTION_WINDOW.as_secs() / 60
+            ),
+            retry_after,
+        });
+    }
+    let warning = deprecated.then(|| {
+        tracing::warn!(token = %token.name, regression = id,
+            "an ingest token recorded a bisection; a later release refuses it: give the agent a bisect token");
+        INGEST_DEPRECATED.to_string()
+    });
     let body = read_json_body(&state, request).await?;
     let b = BisectionSubmission::from_json(&body).map_err(Error::Invalid)?;
-    let status = match state.intake.record_bisection(id, &b).await? {
-        BisectionOutcome::Created => StatusCode::CREATED,
-        BisectionOutcome::Existing => StatusCode::OK,
+    let (status, bisection_id) = match state.intake.record_bisection(id, &b).await? {
+        BisectionOutcome::Created => (StatusCode::CREATED, b.bisection_id),
+        BisectionOutcome::Existing(stored) => (StatusCode::OK, stored),
         BisectionOutcome::Conflict => {
             return Err(Error::Conflict(format!(
                 "bisection {} was already submitted with different content",
@@ -79,9 +103,14 @@ async fn submit_bisection(
         tracing::info!(bisection_id = %b.bisection_id, regression = id, outcome = b.outcome.as_str(),
             steps = b.steps.len(), "bisection stored");
     }
-    let url = format!("{}#{}", crate::links::regression(id), anchor(&b.bisection_id));
-    Ok((status, Json(BisectionAccepted { bisection_id: b.bisection_id, regression_id: id, url })))
+    let url = format!("{}#{}", crate::links::regression(id), anchor(&bisection_id));
+    Ok((status, Json(BisectionAccepted { bisection_id, regression_id: id, url, warning })))
 }
+
+/// What an ingest token recording a bisection is told, for as long as it still may.
+const INGEST_DEPRECATED: &str = "ingest tokens may record bisections only until the next release: \
+    create a token of scope bisect (`slopewatch token create --name NAME --scope bisect`), which submits runs too, \
+    and give it to the agent that bisects";
 
 /// The id of a bisection's section on its regression's page.
 fn anchor(id: &Uuid) -> String {

@@ -40,6 +40,9 @@ pub enum Error {
     /// The server is at one of its limits (connections, requests at once, the request timeout).
     #[error("{0}")]
     Busy(String),
+    /// The caller is past its own limit (`message` says which) for `retry_after` more seconds.
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after: u64 },
     #[error("internal error")]
     Database(#[source] sqlx::Error),
     #[error("internal error")]
@@ -81,6 +84,7 @@ impl Error {
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::BadRequest(_) => StatusCode::BAD_REQUEST,
             Error::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Error::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::Unavailable(_) | Error::Busy(_) | Error::Storage(..) => StatusCode::SERVICE_UNAVAILABLE,
             Error::Database(_) | Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -97,6 +101,7 @@ impl Error {
             Error::UnsupportedMediaType => "unsupported_media_type",
             Error::BadRequest(_) => "bad_request",
             Error::Invalid(_) => "invalid_field",
+            Error::TooManyRequests { .. } => "too_many_requests",
             Error::Unavailable(_) | Error::Busy(_) => "unavailable",
             Error::Storage(fault, _) => fault.code(),
             Error::Database(_) | Error::Internal(_) => "internal",
@@ -131,6 +136,7 @@ impl IntoResponse for Error {
             // The moment passes quickly: a request or a connection ends every few milliseconds.
             Error::Busy(_) => Some(1),
             Error::Storage(fault, _) => Some(fault.retry_after_secs()),
+            Error::TooManyRequests { retry_after, .. } => Some(*retry_after),
             _ => None,
         };
         if let Some(secs) = retry_after {

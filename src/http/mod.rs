@@ -66,6 +66,8 @@ pub struct AppState {
     pub session_key: SessionKey,
     /// Failed logins per client address, in this process's memory.
     pub login_throttle: Arc<throttle::LoginThrottle>,
+    /// Bisections submitted per token id, in this process's memory.
+    pub bisection_quota: Arc<throttle::WindowCount<i64>>,
 }
 
 impl AppState {
@@ -74,7 +76,10 @@ impl AppState {
         let metrics = Arc::new(Metrics::default());
         let intake = Intake::new(store.clone(), &config, metrics.clone());
         let session_key = config.auth.session_key.clone().unwrap_or_else(SessionKey::generate);
-        AppState { store, intake, config: Arc::new(config), metrics, session_key, login_throttle: Arc::default() }
+        let bisection_quota =
+            Arc::new(throttle::WindowCount::new(throttle::BISECTIONS_PER_TOKEN, throttle::BISECTION_WINDOW));
+        let config = Arc::new(config);
+        AppState { store, intake, config, metrics, session_key, login_throttle: Arc::default(), bisection_quota }
     }
 }
 

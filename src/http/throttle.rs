@@ -1,9 +1,11 @@
-//! What one client address may do, counted in this process's memory (each replica counts on its
-//! own): failed logins, past whose limit within the window an address is refused (429) without its
-//! token being checked until its oldest failure leaves the window; and requests without a token in
-//! progress at once (`ClientShare`).
+//! What one client may do, counted in this process's memory (each replica counts on its own):
+//! failed logins per address, past whose limit within the window an address is refused (429)
+//! without its token being checked until its oldest failure leaves the window; bisections recorded
+//! per token, past whose limit a token is refused (429) until its oldest one leaves the window
+//! (both `WindowCount`); and requests without a token in progress at once (`ClientShare`).
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,13 +14,90 @@ use std::time::{Duration, Instant};
 pub const MAX_FAILURES: usize = 10;
 /// How long a failed login counts against its address.
 pub const WINDOW: Duration = Duration::from_secs(300);
-/// Past this many addresses, those without a failure in the window are forgotten.
+/// Bisections one token may submit within [`BISECTION_WINDOW`]: far more than an agent bisecting
+/// on a build host makes (each one builds and measures several toolchains), few enough that a
+/// leaked token cannot flood the webhooks.
+pub const BISECTIONS_PER_TOKEN: usize = 30;
+/// How long a submitted bisection counts against its token.
+pub const BISECTION_WINDOW: Duration = Duration::from_secs(600);
+/// Past this many keys, those without an event in the window are forgotten.
 const TIDY_ABOVE: usize = 4096;
 
+/// Events per key within a sliding window, each key at most `max` of them: the one mechanism
+/// behind failed logins per address and bisections per token.
+pub struct WindowCount<K> {
+    max: usize,
+    window: Duration,
+    events: Mutex<HashMap<K, VecDeque<Instant>>>,
+}
+
+impl<K: Hash + Eq> WindowCount<K> {
+    pub fn new(max: usize, window: Duration) -> WindowCount<K> {
+        WindowCount { max, window, events: Mutex::default() }
+    }
+
+    /// `Err(wait)` when `key` has had `max` events within the window and must wait that long.
+    pub fn check(&self, key: &K, now: Instant) -> Result<(), Duration> {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        match events.get_mut(key) {
+            Some(times) => self.wait(times, now),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts an event of `key`.
+    pub fn record(&self, key: K, now: Instant) {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        self.push(&mut events, key, now);
+    }
+
+    /// Counts an event of `key` unless it is at its limit: then `Err(wait)`, and nothing is
+    /// counted. One lock for both, so that requests at once cannot all pass the check.
+    pub fn take(&self, key: K, now: Instant) -> Result<(), Duration> {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(times) = events.get_mut(&key) {
+            self.wait(times, now)?;
+        }
+        self.push(&mut events, key, now);
+        Ok(())
+    }
+
+    /// Forgets `key`'s events.
+    pub fn forget(&self, key: &K) {
+        self.events.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+    }
+
+    fn wait(&self, times: &mut VecDeque<Instant>, now: Instant) -> Result<(), Duration> {
+        while times.front().is_some_and(|t| now.duration_since(*t) >= self.window) {
+            times.pop_front();
+        }
+        match times.front() {
+            Some(oldest) if times.len() >= self.max => Err(self.window - now.duration_since(*oldest)),
+            _ => Ok(()),
+        }
+    }
+
+    fn push(&self, events: &mut HashMap<K, VecDeque<Instant>>, key: K, now: Instant) {
+        if events.len() > TIDY_ABOVE {
+            events.retain(|_, times| times.back().is_some_and(|t| now.duration_since(*t) < self.window));
+        }
+        let times = events.entry(key).or_default();
+        times.push_back(now);
+        if times.len() > self.max {
+            times.pop_front();
+        }
+    }
+}
+
 /// Failed logins per address (IPv6 per /64: one host commonly holds the whole network).
-#[derive(Default)]
 pub struct LoginThrottle {
-    failures: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
+    failures: WindowCount<IpAddr>,
+}
+
+impl Default for LoginThrottle {
+    fn default() -> LoginThrottle {
+        LoginThrottle { failures: WindowCount::new(MAX_FAILURES, WINDOW) }
+    }
 }
 
 /// The address counted for `addr`: itself, or for IPv6 its /64.
@@ -35,33 +114,17 @@ fn bucket(addr: IpAddr) -> IpAddr {
 impl LoginThrottle {
     /// `Err(wait)` when `addr` has failed too often lately and must wait that long.
     pub fn check(&self, addr: IpAddr, now: Instant) -> Result<(), Duration> {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(times) = failures.get_mut(&bucket(addr)) else { return Ok(()) };
-        while times.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
-            times.pop_front();
-        }
-        match times.front() {
-            Some(oldest) if times.len() >= MAX_FAILURES => Err(WINDOW - now.duration_since(*oldest)),
-            _ => Ok(()),
-        }
+        self.failures.check(&bucket(addr), now)
     }
 
     /// Records a failed login from `addr`.
     pub fn failed(&self, addr: IpAddr, now: Instant) {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        if failures.len() > TIDY_ABOVE {
-            failures.retain(|_, times| times.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
-        }
-        let times = failures.entry(bucket(addr)).or_default();
-        times.push_back(now);
-        if times.len() > MAX_FAILURES {
-            times.pop_front();
-        }
+        self.failures.record(bucket(addr), now);
     }
 
     /// Forgets `addr`'s failures once it logs in.
     pub fn succeeded(&self, addr: IpAddr) {
-        self.failures.lock().unwrap_or_else(|e| e.into_inner()).remove(&bucket(addr));
+        self.failures.forget(&bucket(addr));
     }
 }
 
@@ -137,6 +200,21 @@ mod tests {
         }
         assert!(throttle.check("2001:db8::ffff:1".parse().unwrap(), now).is_err());
         assert!(throttle.check("2001:db8:0:1::1".parse().unwrap(), now).is_ok());
+    }
+
+    #[test]
+    fn a_token_takes_its_quota_then_waits_for_its_oldest_to_leave_the_window() {
+        let quota = WindowCount::new(3, Duration::from_secs(60));
+        let start = Instant::now();
+        for i in 0..3 {
+            assert!(quota.take(1_i64, start + Duration::from_secs(i)).is_ok());
+        }
+        let refused = start + Duration::from_secs(10);
+        assert_eq!(quota.take(1, refused), Err(Duration::from_secs(50)));
+        assert_eq!(quota.take(1, refused), Err(Duration::from_secs(50)), "a refusal is not counted");
+        assert!(quota.take(2, refused).is_ok(), "another token has its own quota");
+        assert!(quota.take(1, start + Duration::from_secs(60)).is_ok(), "the first has left the window");
+        assert!(quota.take(1, start + Duration::from_secs(60)).is_err());
     }
 
     #[test]

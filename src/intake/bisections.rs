@@ -1,6 +1,6 @@
 //! Recording a bisection an agent sent on its regression: checked against the regression, stored
-//! with its steps once whatever the retries, and announced by `regression.bisected` in the same
-//! transaction.
+//! with its steps once whatever the retries (and once whatever its id, when the regression holds
+//! one of the same content), and announced by `regression.bisected` in the same transaction.
 
 use super::Intake;
 use crate::model::Bisection;
@@ -10,14 +10,16 @@ use sha2::{Digest, Sha256};
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::wire::FieldError;
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 /// What became of a submitted bisection.
 #[derive(Debug)]
 pub enum BisectionOutcome {
     /// Stored now, and announced.
     Created,
-    /// Already stored with the same content on the same regression; nothing was written.
-    Existing,
+    /// Already stored with the same content on the same regression, under this id or another
+    /// (the one stored, given here); nothing was written.
+    Existing(Uuid),
     /// The id is taken by a different record.
     Conflict,
     /// There is no such regression.
@@ -55,15 +57,16 @@ impl Intake {
             self.settings.public_url.as_deref(),
         );
         let deliveries = webhooks::deliveries(std::slice::from_ref(&event), &self.settings.alerts.webhooks);
-        Ok(match self.store.insert_bisection(regression_id, b, &hash, now, &deliveries).await? {
+        Ok(match self.store.insert_bisection(regression_id, b, &hash, &b.content_key(), now, &deliveries).await? {
             BisectionWrite::Stored => BisectionOutcome::Created,
             BisectionWrite::AlreadyThere { regression_id: stored, content_hash } => {
                 if stored == regression_id && content_hash == hash {
-                    BisectionOutcome::Existing
+                    BisectionOutcome::Existing(b.bisection_id)
                 } else {
                     BisectionOutcome::Conflict
                 }
             }
+            BisectionWrite::SameContent { bisection_id } => BisectionOutcome::Existing(bisection_id),
         })
     }
 }

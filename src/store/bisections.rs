@@ -43,6 +43,9 @@ pub enum BisectionWrite {
     /// Its id was already stored, on this regression and with this content hash; nothing was
     /// written.
     AlreadyThere { regression_id: i64, content_hash: String },
+    /// Its id is new, but the regression already holds a bisection of the same content key, this
+    /// one; nothing was written.
+    SameContent { bisection_id: Uuid },
 }
 
 #[derive(sqlx::FromRow)]
@@ -125,28 +128,30 @@ impl Store {
     }
 
     /// Stores a validated bisection on a regression, with its steps and `deliveries`, unless its id
-    /// is already stored: then nothing is written, and the stored record's regression and content
-    /// hash are answered for the caller to compare.
+    /// is already stored (then the stored record's regression and content hash are answered for
+    /// the caller to compare), or the regression holds one of the same `content_key` (then its
+    /// id is answered); in either case nothing is written.
     pub async fn insert_bisection(
         &self,
         regression_id: i64,
         b: &BisectionSubmission,
         content_hash: &str,
+        content_key: &str,
         received_at: OffsetDateTime,
         deliveries: &[NewDelivery<'_>],
     ) -> Result<BisectionWrite, sqlx::Error> {
         let mut tx = self.begin_writing().await?;
         let workloads = serde_json::to_string(&b.workloads).expect("names serialize");
-        let q = sql(
-            "INSERT INTO bisections (id, regression_id, content_hash, agent_version, started_at, received_at, seconds,
-                host_name, host_cpu, host_kernel, host_arch, lineage, workloads, max_slope, max_class, good, bad,
-                candidates, outcome, first_bad, last_good)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
-             ON CONFLICT (id) DO NOTHING",
-        )
+        let q = sql("INSERT INTO bisections (id, regression_id, content_hash, content_key, agent_version, started_at,
+                received_at, seconds, host_name, host_cpu, host_kernel, host_arch, lineage, workloads, max_slope,
+                max_class, good, bad, candidates, outcome, first_bad, last_good)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+                $22)
+             ON CONFLICT DO NOTHING")
         .bind(b.bisection_id)
         .bind(regression_id)
         .bind(content_hash)
+        .bind(content_key)
         .bind(&b.agent_version)
         .bind(b.started_at)
         .bind(received_at)
@@ -165,13 +170,21 @@ impl Store {
         .bind(b.outcome.as_str())
         .bind(b.first_bad.as_deref())
         .bind(b.last_good.as_deref());
+        // Nothing inserted: the id is taken (checked first, so that a retry of a record is told
+        // from another under its id), or the regression holds the same content (a unique index).
         if tx.exec().execute(&q).await? == 0 {
             let q = sql("SELECT regression_id, content_hash FROM bisections WHERE id = $1").bind(b.bisection_id);
-            let stored: StoredKey = tx.exec().optional(&q).await?.ok_or(sqlx::Error::RowNotFound)?;
-            return Ok(BisectionWrite::AlreadyThere {
-                regression_id: stored.regression_id,
-                content_hash: stored.content_hash,
-            });
+            if let Some(stored) = tx.exec().optional::<StoredKey>(&q).await? {
+                return Ok(BisectionWrite::AlreadyThere {
+                    regression_id: stored.regression_id,
+                    content_hash: stored.content_hash,
+                });
+            }
+            let q = sql("SELECT id FROM bisections WHERE regression_id = $1 AND content_key = $2")
+                .bind(regression_id)
+                .bind(content_key);
+            let bisection_id: Uuid = tx.exec().value(&q).await?.ok_or(sqlx::Error::RowNotFound)?;
+            return Ok(BisectionWrite::SameContent { bisection_id });
         }
         if !b.steps.is_empty() {
             let mut q =

@@ -6,12 +6,15 @@ use serde::Serialize;
 use std::fmt;
 use time::OffsetDateTime;
 
-/// What a token allows. Machine tokens submit runs; people's tokens edit and administer.
+/// What a token allows. Machine tokens submit runs, or bisect (which submits runs too); people's
+/// tokens edit and administer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Submit runs.
     Ingest,
+    /// Record bisections, and submit runs: a bisection submits the runs it measured (`--submit`).
+    Bisect,
     /// Edit regressions, notes and links.
     Editor,
     /// Everything an editor may do, administration, and submitting runs.
@@ -22,6 +25,7 @@ impl Scope {
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Ingest => "ingest",
+            Scope::Bisect => "bisect",
             Scope::Editor => "editor",
             Scope::Admin => "admin",
         }
@@ -30,6 +34,7 @@ impl Scope {
     pub fn parse(s: &str) -> Option<Scope> {
         Some(match s {
             "ingest" => Scope::Ingest,
+            "bisect" => Scope::Bisect,
             "editor" => Scope::Editor,
             "admin" => Scope::Admin,
             _ => return None,
@@ -39,7 +44,8 @@ impl Scope {
     /// Whether a token of this scope may do what `needed` guards.
     pub fn allows(self, needed: Scope) -> bool {
         match needed {
-            Scope::Ingest => matches!(self, Scope::Ingest | Scope::Admin),
+            Scope::Ingest => matches!(self, Scope::Ingest | Scope::Bisect | Scope::Admin),
+            Scope::Bisect => matches!(self, Scope::Bisect | Scope::Admin),
             Scope::Editor => matches!(self, Scope::Editor | Scope::Admin),
             Scope::Admin => self == Scope::Admin,
         }

@@ -247,7 +247,8 @@ async fn apply(
             };
             let received_at = utc(record.received_at);
             // As for runs, no webhook: the store the history comes from announced it.
-            Ok(match store.insert_bisection(id, &b, &record.content_hash, received_at, &[]).await? {
+            let key = b.content_key();
+            Ok(match store.insert_bisection(id, &b, &record.content_hash, &key, received_at, &[]).await? {
                 BisectionWrite::Stored => {
                     summary.bisections_imported += 1;
                     Ok(())
@@ -260,6 +261,11 @@ async fn apply(
                 }
                 BisectionWrite::AlreadyThere { .. } => {
                     Err(format!("bisection {} is already stored with different content", b.bisection_id))
+                }
+                // The same search, stored under another id: the same bisection.
+                BisectionWrite::SameContent { .. } => {
+                    summary.bisections_skipped += 1;
+                    Ok(())
                 }
             })
         }

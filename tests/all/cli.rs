@@ -34,6 +34,11 @@ fn tokens_are_shown_once_and_listed_without_their_secret() {
     assert!(listed.contains("build-01") && listed.contains("ingest") && listed.contains("never"), "{listed}");
     assert!(!listed.contains(&secret[3..]), "the list must never show the token");
 
+    let bisector = slopewatch(&["token", "create", "--name", "bisector-01", "--scope", "bisect"], &db);
+    assert!(bisector.status.success(), "{}", stderr(&bisector));
+    let listed = stdout(&slopewatch(&["token", "list"], &db));
+    assert!(listed.lines().any(|l| l.contains("bisector-01") && l.contains("bisect")), "{listed}");
+
     assert!(slopewatch(&["token", "revoke", "build-01"], &db).status.success());
     assert!(!stdout(&slopewatch(&["token", "list"], &db)).contains("build-01"));
     let gone = slopewatch(&["token", "revoke", "build-01"], &db);

@@ -3,6 +3,7 @@
 
 use crate::helpers::{Backend, TestApp, TestDb};
 use serde_json::Value;
+use slopewatch::store::Scope;
 use std::borrow::Cow;
 
 /// Doubles whose decimal forms need all 17 digits, or an exponent, to read back exactly.
@@ -706,5 +707,75 @@ fn id_literal(backend: Backend, id: &str) -> String {
     match backend {
         Backend::Postgres => format!("'{id}'"),
         Backend::Sqlite => format!("X'{}'", id.replace('-', "")),
+    }
+}
+
+/// The token secret of seeded token `n`: well formed, so the store can find it by its prefix.
+fn seeded_secret(n: u32) -> String {
+    format!("sw_{n:064x}")
+}
+
+/// Tokens and a session as a store at migration 0028 holds them: three tokens, the third revoked,
+/// and a session of the second, the editor.
+macro_rules! seed_tokens_0028 {
+    ($pool:expr) => {{
+        let pool = $pool;
+        let now = time::OffsetDateTime::now_utc();
+        for (n, name, scope) in [(1, "agent-01", "ingest"), (2, "alice", "editor"), (3, "retired", "admin")] {
+            let secret = seeded_secret(n);
+            sqlx::query("INSERT INTO tokens (name, scope, prefix, hash, created_at) VALUES ($1, $2, $3, $4, $5)")
+                .bind(name)
+                .bind(scope)
+                .bind(&secret[3..15])
+                .bind(slopewatch::auth::hash(&secret))
+                .bind(now)
+                .execute(pool)
+                .await
+                .unwrap();
+        }
+        sqlx::query("DELETE FROM tokens WHERE name = 'retired'").execute(pool).await.unwrap();
+        sqlx::query(
+            "INSERT INTO sessions (id_hash, token_id, created_at, expires_at) VALUES ('alice-session', 2, $1, $2)",
+        )
+        .bind(now)
+        .bind(now.unix_timestamp() + 3600)
+        .execute(pool)
+        .await
+        .unwrap();
+    }};
+}
+
+#[tokio::test]
+async fn tokens_and_sessions_survive_the_upgrade_that_adds_the_bisect_scope() {
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at!(db, 28, seed_tokens_0028);
+        slopewatch::intake::migrate(&db.store).await.unwrap();
+        if backend == Backend::Sqlite {
+            assert!(
+                db.texts("SELECT \"table\" FROM pragma_foreign_key_check").await.is_empty(),
+                "every reference kept"
+            );
+        }
+        let session = db.store.session_token("alice-session").await.unwrap().expect("the session survives");
+        assert_eq!((session.id, session.name.as_str(), session.scope.0), (2, "alice", Scope::Editor));
+        let agent = slopewatch::auth::identify(&db.store, &seeded_secret(1)).await.unwrap().expect("the token works");
+        assert_eq!((agent.id, agent.scope.0), (1, Scope::Ingest));
+        assert!(slopewatch::auth::identify(&db.store, &seeded_secret(3)).await.unwrap().is_none());
+
+        assert!(db.store.create_token("bisector", Scope::Bisect, "0123456789ab", "new-hash").await.unwrap());
+        let tokens = db.store.list_tokens().await.unwrap();
+        let ids: Vec<(i64, &str, Scope)> = tokens.iter().map(|t| (t.id, t.name.as_str(), t.scope.0)).collect();
+        assert_eq!(
+            ids,
+            [(1, "agent-01", Scope::Ingest), (2, "alice", Scope::Editor), (4, "bisector", Scope::Bisect)],
+            "a bisect token is taken, under an id the revoked token never had"
+        );
+        let index = match backend {
+            Backend::Postgres => "SELECT indexname FROM pg_indexes WHERE indexname = 'tokens_by_prefix'",
+            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'tokens_by_prefix'",
+        };
+        assert_eq!(db.texts(index).await.len(), 1, "tokens are still found by prefix through the index");
     }
 }

@@ -65,6 +65,10 @@ pub struct BisectionAccepted {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub url: String,
+    /// What the caller should change, though the bisection was accepted: today, that an ingest
+    /// token recorded it, which a later release refuses. Absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// The answer to an exposure scan that is stored, now or before.

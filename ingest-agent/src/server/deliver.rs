@@ -95,7 +95,16 @@ pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<Ex
                     eprintln!("bisection {id}: attempt {attempt} failed ({why}); retrying in {wait:.1?}")
                 });
             settle(spool, path, "bisection", outcome, |answer: BisectionAccepted| {
-                println!("bisection {id} recorded on regression {regression}{}", at(&answer.url));
+                // The regression may already hold the same search under another id: that one is answered.
+                let same = if answer.bisection_id == id {
+                    String::new()
+                } else {
+                    format!(" as bisection {}, already stored with the same content", answer.bisection_id)
+                };
+                println!("bisection {id} recorded on regression {regression}{same}{}", at(&answer.url));
+                if let Some(warning) = &answer.warning {
+                    eprintln!("warning: the server says: {warning}");
+                }
             })
         }
         Holds::Exposures => {

@@ -270,12 +270,15 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
     assert!(String::from_utf8_lossy(&down.stdout).contains(&format!("first bad: {}", v[FIRST_BAD])), "{}", text(&down));
     assert_eq!(walk(&dir.path().join("spool/bisections")).len(), 1, "{}", text(&down));
 
-    // The next flush delivers it, once; a second flush has nothing to send.
-    for _ in 0..2 {
+    // The next flush delivers it, once; a second flush has nothing to send. The ingest token
+    // still records it, and the agent passes on the server's warning that it will not for long.
+    for flush in 0..2 {
         let flushed = run(agent()
             .args(["flush", "--server", &url, "--token", &token, "--spool-dir"])
             .arg(dir.path().join("spool")));
         assert_eq!(flushed.status.code(), Some(0), "{}", text(&flushed));
+        let warned = String::from_utf8_lossy(&flushed.stderr).contains("warning: the server says: ingest tokens");
+        assert_eq!(warned, flush == 0, "{}", text(&flushed));
     }
     assert!(walk(&dir.path().join("spool/bisections")).iter().all(|p| p.to_string_lossy().contains("rejected")));
     let stored = get_json(&format!("{url}/api/v1/regressions/{id}"));
@@ -287,7 +290,10 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
     assert!(steps.len() <= 8, "{b}");
     assert!(steps.iter().any(|s| s["version"] == v[BROKEN] && s["verdict"] == "skipped"), "{b}");
 
-    // Taken from the regression: lineage, range and workloads; each candidate sent as a run.
+    // Taken from the regression: lineage, range and workloads; each candidate sent as a run, with
+    // a bisect token, which submits runs as well as the bisection.
+    let db = format!("sqlite://{}", dir.path().join("server.db").display());
+    let token = token_of_scope(&server_binary().unwrap(), &db, "bisector", "bisect");
     let direct = run(agent()
         .args([
             "bisect",
@@ -310,6 +316,7 @@ fn a_bisection_of_a_stored_regression_is_spooled_while_the_server_is_down_then_r
         .arg("--spool-dir")
         .arg(dir.path().join("spool")));
     assert_eq!(direct.status.code(), Some(0), "{}", text(&direct));
+    assert!(!String::from_utf8_lossy(&direct.stderr).contains("warning: the server says"), "{}", text(&direct));
     assert!(
         String::from_utf8_lossy(&direct.stdout).contains(&format!("first bad: {}", v[FIRST_BAD])),
         "{}",

@@ -20,7 +20,7 @@ const FIRST_BAD: &str = "0.16.0-dev.1234+abc";
 
 /// A found bisection of the seeded regression: seven steps, measured ends first, one skipped with
 /// markup in its note; the good end's step names `run_id`.
-fn bisection(id: Uuid, run_id: Uuid) -> Value {
+pub(super) fn bisection(id: Uuid, run_id: Uuid) -> Value {
     let step = |version: &str, verdict: &str, slope: Option<f64>, seconds: f64| {
         json!({"version": version, "verdict": verdict, "slope": slope, "workload": slope.map(|_| "workload-0"),
                "seconds": seconds})
@@ -81,13 +81,18 @@ async fn post(
     app.send(req.body(Body::from(body)).unwrap()).await
 }
 
-async fn submit(app: &TestApp, regression: i64, token: &str, body: &Value) -> (StatusCode, Value) {
+pub(super) async fn submit(app: &TestApp, regression: i64, token: &str, body: &Value) -> (StatusCode, Value) {
     let path = format!("/api/v1/regressions/{regression}/bisections");
     post(app, &path, Some(token), "application/json", serde_json::to_vec(body).unwrap()).await
 }
 
+/// A token of scope `bisect`, named `test-bisect`, as agents that bisect are given.
+pub(super) async fn bisect_token(app: &TestApp) -> String {
+    crate::helpers::create_token(&app.db.store, "test-bisect", slopewatch::store::Scope::Bisect).await
+}
+
 /// A run of the regression's good version under a known id, for a step to link to.
-async fn stored_run(app: &TestApp) -> Uuid {
+pub(super) async fn stored_run(app: &TestApp) -> Uuid {
     let id = Uuid::new_v4();
     let mut run = crate::builders::RunShape::new("zig-cc-musl", "0.15.0").workloads(3).sizes(8).samples(5).json();
     run["run_id"] = json!(id);
@@ -104,6 +109,7 @@ fn public(config: Config) -> Config {
 async fn a_bisection_is_stored_once_retries_answer_200_and_other_content_under_its_id_409() {
     on_both_backends(|db| async move {
         let app = TestApp::with_config(db, public(Config::default())).await;
+        let bisector = bisect_token(&app).await;
         let id = seed_regression(&app).await;
         let run_id = stored_run(&app).await;
         let b = bisection(Uuid::new_v4(), run_id);
@@ -118,10 +124,10 @@ async fn a_bisection_is_stored_once_retries_answer_200_and_other_content_under_i
             let (status, body) = post(&app, &path, token, "application/json", bytes.clone()).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}: {body}");
         }
-        let (status, _) = post(&app, &path, Some(&app.ingest_token), "text/plain", bytes.clone()).await;
+        let (status, _) = post(&app, &path, Some(&bisector), "text/plain", bytes.clone()).await;
         assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 
-        let (status, created) = submit(&app, id, &app.ingest_token, &b).await;
+        let (status, created) = submit(&app, id, &bisector, &b).await;
         assert_eq!(status, StatusCode::CREATED, "{created}");
         let bisection_id = b["bisection_id"].as_str().unwrap();
         assert_eq!(
@@ -130,26 +136,28 @@ async fn a_bisection_is_stored_once_retries_answer_200_and_other_content_under_i
                    "url": format!("/regressions/{id}#bisection-{bisection_id}")})
         );
         for _ in 0..2 {
-            let (status, again) = submit(&app, id, &app.ingest_token, &b).await;
+            let (status, again) = submit(&app, id, &bisector, &b).await;
             assert_eq!((status, &again), (StatusCode::OK, &created), "a retry stores nothing and answers the same");
         }
         let mut changed = b.clone();
         changed["seconds"] = json!(42.0);
-        let (status, body) = submit(&app, id, &app.ingest_token, &changed).await;
+        let (status, body) = submit(&app, id, &bisector, &changed).await;
         assert_eq!(status, StatusCode::CONFLICT, "{body}");
 
-        let (status, body) = submit(&app, id, &app.editor_token, &bisection(Uuid::new_v4(), run_id)).await;
+        let mut by_hand = bisection(Uuid::new_v4(), run_id);
+        by_hand["host"]["name"] = json!("laptop-3");
+        let (status, body) = submit(&app, id, &app.editor_token, &by_hand).await;
         assert_eq!(status, StatusCode::CREATED, "an editor's token records bisections too: {body}");
 
-        let (status, body) = submit(&app, id + 1000, &app.ingest_token, &bisection(Uuid::new_v4(), run_id)).await;
+        let (status, body) = submit(&app, id + 1000, &bisector, &bisection(Uuid::new_v4(), run_id)).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
         let mut other = bisection(Uuid::new_v4(), run_id);
         other["lineage"] = json!("gcc-glibc");
-        let (status, body) = submit(&app, id, &app.ingest_token, &other).await;
+        let (status, body) = submit(&app, id, &bisector, &other).await;
         assert_eq!((status, body["error"]["field"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("lineage")));
         let mut broken = bisection(Uuid::new_v4(), run_id);
         broken["steps"][1]["slope"] = Value::Null;
-        let (status, body) = submit(&app, id, &app.ingest_token, &broken).await;
+        let (status, body) = submit(&app, id, &bisector, &broken).await;
         assert_eq!(
             (status, body["error"]["field"].as_str()),
             (StatusCode::UNPROCESSABLE_ENTITY, Some("steps[1].slope")),
@@ -192,9 +200,10 @@ async fn a_bisection_is_stored_once_retries_answer_200_and_other_content_under_i
 #[tokio::test]
 async fn the_page_shows_the_bisection_its_steps_and_the_command_in_a_browser() {
     let app = TestApp::new(TestDb::new(crate::helpers::Backend::Sqlite).await).await;
+    let bisector = bisect_token(&app).await;
     let id = seed_regression(&app).await;
     let run_id = stored_run(&app).await;
-    let (status, body) = submit(&app, id, &app.ingest_token, &bisection(Uuid::new_v4(), run_id)).await;
+    let (status, body) = submit(&app, id, &bisector, &bisection(Uuid::new_v4(), run_id)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 
     let base = crate::helpers::serve(app.router.clone()).await;
@@ -238,11 +247,12 @@ async fn the_page_shows_the_bisection_its_steps_and_the_command_in_a_browser() {
 async fn the_markdown_postmortem_has_a_bisection_section() {
     on_both_backends(|db| async move {
         let app = TestApp::new(db).await;
+        let bisector = bisect_token(&app).await;
         let id = seed_regression(&app).await;
         let before = get(&app, &format!("/regressions/{id}/postmortem.md"), "").await.text;
         assert!(!before.contains("## Bisection"), "{before}");
         let run_id = stored_run(&app).await;
-        let (status, body) = submit(&app, id, &app.ingest_token, &bisection(Uuid::new_v4(), run_id)).await;
+        let (status, body) = submit(&app, id, &bisector, &bisection(Uuid::new_v4(), run_id)).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
 
         let md = get(&app, &format!("/regressions/{id}/postmortem.md"), "").await.text;
@@ -267,18 +277,19 @@ async fn regression_bisected_is_delivered_once_signed_in_both_formats_despite_re
         let config = public(crate::helpers::webhooks::config(&receiver, &[WebhookFormat::Json, WebhookFormat::Slack]));
         let settings = config.alerts.clone();
         let app = TestApp::with_config(db, config).await;
+        let bisector = bisect_token(&app).await;
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(slopewatch::webhooks::sender::run(app.db.store.clone(), settings, app.metrics.clone(), stopped));
 
         let id = seed_regression(&app).await;
         let b = bisection(Uuid::new_v4(), Uuid::new_v4());
         for expected in [StatusCode::CREATED, StatusCode::OK, StatusCode::OK] {
-            assert_eq!(submit(&app, id, &app.ingest_token, &b).await.0, expected);
+            assert_eq!(submit(&app, id, &bisector, &b).await.0, expected);
         }
         let bisected =
             || receiver.delivered().into_iter().filter(|r| r.event == "regression.bisected").collect::<Vec<_>>();
         wait_for(Duration::from_secs(20), "regression.bisected to both targets", || bisected().len() >= 2).await;
-        assert_eq!(submit(&app, id, &app.ingest_token, &b).await.0, StatusCode::OK, "a retry after delivery");
+        assert_eq!(submit(&app, id, &bisector, &b).await.0, StatusCode::OK, "a retry after delivery");
         tokio::time::sleep(Duration::from_millis(600)).await;
         let seen = bisected();
         assert_eq!(seen.len(), 2, "once per target: {seen:?}");

@@ -272,8 +272,13 @@ pub fn start_server_with(bin: &Path, addr: &str, db: &str, args: &[&str]) -> Ser
 
 /// Creates an ingest token in the store at `db` with the server's own command.
 pub fn ingest_token(bin: &Path, db: &str) -> String {
+    token_of_scope(bin, db, "agent-test", "ingest")
+}
+
+/// Creates a token named `name` of `scope` in the store at `db` with the server's own command.
+pub fn token_of_scope(bin: &Path, db: &str, name: &str, scope: &str) -> String {
     let out = Command::new(bin)
-        .args(["token", "create", "--name", "agent-test", "--scope", "ingest", "--database-url", db])
+        .args(["token", "create", "--name", name, "--scope", scope, "--database-url", db])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -46,8 +46,10 @@ impl Server {
         env: &[(&str, &str)],
     ) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_slopewatch"));
+        // The line that says it listens is always logged: it tells this server from another test's
+        // that took the same port first.
         cmd.args(["serve", "--bind", addr, "--database-url", database_url, "--log-format", "json"])
-            .env("RUST_LOG", filter)
+            .env("RUST_LOG", format!("{filter},slopewatch::cli=info"))
             .envs(env.iter().copied())
             .env_remove("SLOPEWATCH_CONFIG")
             .stdin(Stdio::null());
@@ -55,20 +57,27 @@ impl Server {
             cmd.arg("--config").arg(config);
         }
         let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        let logged_before = out.metadata().map_or(0, |m| m.len() as usize);
         cmd.stdout(out.try_clone().unwrap()).stderr(out);
         let child = cmd.spawn().unwrap();
         let mut server = Server { child, addr: addr.to_string(), log: log.to_path_buf() };
-        server.wait_until_up();
+        server.wait_until_up(logged_before);
         server
     }
 
-    fn wait_until_up(&mut self) {
+    /// Waits until this server says it listens (in what it logged after `logged_before` bytes)
+    /// and its address answers: a connection alone could reach another test's server that took
+    /// the port first, while this one fails to bind.
+    fn wait_until_up(&mut self, logged_before: usize) {
         let deadline = Instant::now() + Duration::from_secs(60);
+        let listening = format!("listening on http://{}", self.addr);
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("the server exited with {status}: {}", std::fs::read_to_string(&self.log).unwrap_or_default());
             }
-            if std::net::TcpStream::connect(&self.addr).is_ok() {
+            let logged = std::fs::read(&self.log).unwrap_or_default();
+            let said = logged.get(logged_before..).is_some_and(|new| String::from_utf8_lossy(new).contains(&listening));
+            if said && std::net::TcpStream::connect(&self.addr).is_ok() {
                 return;
             }
             assert!(Instant::now() < deadline, "the server did not start: {}", self.log.display());

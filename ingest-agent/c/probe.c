@@ -9,8 +9,17 @@
 int main(void) {
 #if defined(__GLIBC__)
     printf("libc=glibc\nlibc_version=%s\n", gnu_get_libc_version());
-#elif defined(__linux__)
-    /* musl defines no version macro on purpose; its loader prints the version when run. */
+#elif defined(__KLIBC__)
+    printf("libc=klibc\n");
+#elif defined(__dietlibc__)
+    printf("libc=dietlibc\n");
+#elif defined(__UCLIBC__)
+    printf("libc=uclibc\n");
+#elif defined(__BIONIC__)
+    printf("libc=bionic\n");
+#elif defined(__linux__) && defined(__DEFINED_size_t)
+    /* musl defines no version macro on purpose (its loader prints the version when run), but its
+     * bits/alltypes.h marks each type it has defined, which no other libc does. */
     printf("libc=musl\n");
 #else
     printf("libc=unknown\n");

@@ -102,6 +102,7 @@ static int sw_perf_open(void) {
     attr.flags = (1u << 0) | (1u << 5) | (1u << 6);
     return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 #else
+    errno = ENOSYS; /* a libc without syscall() (klibc) */
     return -1;
 #endif
 }
@@ -110,11 +111,32 @@ static int sw_perf_open(void) {
 #define SW_PERF_ENABLE _IO('$', 0)
 #define SW_PERF_DISABLE _IO('$', 1)
 
-static long long sw_now_ns(clockid_t clock) {
+#if defined(_POSIX_TIMERS) && _POSIX_TIMERS > 0
+typedef clockid_t sw_clock_id;
+#define SW_CLOCK_WALL CLOCK_MONOTONIC
+#define SW_CLOCK_CPU CLOCK_THREAD_CPUTIME_ID
+static long long sw_now_ns(sw_clock_id clock) {
     struct timespec ts;
     clock_gettime(clock, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+#else
+/*
+ * A libc without clock_gettime (klibc): wall time from gettimeofday, to the microsecond, and no
+ * CPU clock. Each result's meta says "clock":"gettimeofday", so the run tells which it used.
+ */
+#include <sys/time.h>
+#define SW_CLOCK_FALLBACK "gettimeofday"
+typedef int sw_clock_id;
+#define SW_CLOCK_WALL 0
+#define SW_CLOCK_CPU (-1)
+static long long sw_now_ns(sw_clock_id clock) {
+    struct timeval tv;
+    (void)clock;
+    gettimeofday(&tv, NULL);
+    return (long long)tv.tv_sec * 1000000000LL + (long long)tv.tv_usec * 1000LL;
+}
+#endif
 
 /* SIZE and REPETITIONS as text, checked; exits with the usage error otherwise. */
 static void sw_parse(const char *size_text, const char *reps_text, long long *size, long *reps) {
@@ -129,14 +151,16 @@ static void sw_parse(const char *size_text, const char *reps_text, long long *si
     }
 }
 
-static int sw_measure(long long size, long reps, const char *measure, clockid_t clock, int perf);
+static int sw_measure(long long size, long reps, const char *measure, sw_clock_id clock, int perf);
 
 int main(int argc, char **argv) {
     const char *measure = getenv("SLOPEWATCH_MEASURE");
     if (!measure) measure = "wall";
-    clockid_t clock = CLOCK_MONOTONIC;
-    if (strcmp(measure, "cpu") == 0) clock = CLOCK_THREAD_CPUTIME_ID;
-    else if (strcmp(measure, "wall") && strcmp(measure, "instructions") && strcmp(measure, "valgrind"))
+    sw_clock_id clock = SW_CLOCK_WALL;
+    if (strcmp(measure, "cpu") == 0) {
+        clock = SW_CLOCK_CPU;
+        if (clock == (sw_clock_id)-1) sw_fail("cpu cannot be measured here: this libc has no clock_gettime");
+    } else if (strcmp(measure, "wall") && strcmp(measure, "instructions") && strcmp(measure, "valgrind"))
         sw_fail("SLOPEWATCH_MEASURE must be wall, cpu, instructions or valgrind");
     int perf = strcmp(measure, "valgrind") ? sw_perf_open() : -1;
     if (perf < 0 && strcmp(measure, "instructions") == 0) {
@@ -166,9 +190,12 @@ int main(int argc, char **argv) {
 
 /* Sets the workload up at SIZE, runs it REPS times (after a warm-up, but under Valgrind) and
  * prints the JSON line; a non-zero exit status where the workload failed. */
-static int sw_measure(long long size, long reps, const char *measure, clockid_t clock, int perf) {
+static int sw_measure(long long size, long reps, const char *measure, sw_clock_id clock, int perf) {
     sw_meta_count = 0;
     if (sw_setup(size) != 0) sw_fail("workload set-up failed");
+#ifdef SW_CLOCK_FALLBACK
+    sw_meta("clock", SW_CLOCK_FALLBACK);
+#endif
 
     static long long samples[SW_MAX_REPS];
     static unsigned long long instructions[SW_MAX_REPS];

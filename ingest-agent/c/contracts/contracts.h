@@ -26,8 +26,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/*
+ * A header this libc lacks (klibc has neither of these) is left out: the agent tries each header
+ * and each function's declaration first and defines SW_NO_HEADER_h (SW_NO_STRINGS_H) for a
+ * missing header, SW_NO_DECL_NAME for a function its header does not declare. The probes that
+ * need either are left out, their entries stay NULL, and main.c reports them not provided.
+ */
+#ifndef SW_NO_STRINGS_H
 #include <strings.h>
+#endif
+#ifndef SW_NO_WCHAR_H
 #include <wchar.h>
+#endif
 
 struct sw_probe {
     int (*setup)(long long size); /* once, untimed: 0 on success */

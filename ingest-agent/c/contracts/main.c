@@ -9,16 +9,17 @@
 #include <signal.h>
 #include <sys/mman.h>
 
-/* A probe whose code is missing leaves its entry NULL: the agent names it at build time. */
+/* A probe left out (its header or its function's declaration missing) leaves its entry NULL. */
 #define PROBE(id, ...) extern const struct sw_probe sw_probe_##id __attribute__((weak));
 #include "catalogue.def"
 #undef PROBE
 
 static const struct {
     const char *name;
+    const char *function;
     const struct sw_probe *probe;
 } sw_catalogue[] = {
-#define PROBE(id, function, axis, ...) {"contract." function "." axis, &sw_probe_##id},
+#define PROBE(id, function, axis, ...) {"contract." function "." axis, function, &sw_probe_##id},
 #include "catalogue.def"
 #undef PROBE
 };
@@ -47,12 +48,14 @@ int sw_setup(long long size) {
         fprintf(stderr, "SLOPEWATCH_PROBE must name the probe to run\n");
         return -1;
     }
-    for (size_t i = 0; i < sizeof sw_catalogue / sizeof sw_catalogue[0]; i++)
-        if (strcmp(sw_catalogue[i].name, name) == 0) sw_chosen = sw_catalogue[i].probe;
-    if (!sw_chosen) {
+    size_t i = 0, n = sizeof sw_catalogue / sizeof sw_catalogue[0];
+    while (i < n && strcmp(sw_catalogue[i].name, name) != 0) i++;
+    if (i == n) {
         fprintf(stderr, "no probe %s in this catalogue\n", name);
         return -1;
     }
+    sw_require(sw_catalogue[i].probe != NULL, sw_catalogue[i].function);
+    sw_chosen = sw_catalogue[i].probe;
     if (size < SW_SMALLEST) {
         fprintf(stderr, "%s needs a size of %d at least\n", name, SW_SMALLEST);
         return -1;

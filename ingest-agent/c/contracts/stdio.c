@@ -48,6 +48,7 @@ static int took_precision(void) {
     return ok;
 }
 
+#ifndef SW_NO_DECL_sscanf
 /* sscanf, remaining: "%d" of a 5-digit number, then the rest of the buffer grows. */
 static long long sscanf_remaining_run(void) {
     long long hits = 0;
@@ -60,7 +61,9 @@ static long long sscanf_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_sscanf_remaining = {integers, NULL, sscanf_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_sscanf
 /* sscanf, remaining_width: "%4s", whose width bounds the field, then the rest of the buffer grows. */
 static long long sscanf_remaining_width_run(void) {
     long long hits = 0;
@@ -73,7 +76,9 @@ static long long sscanf_remaining_width_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_sscanf_remaining_width = {integers, NULL, sscanf_remaining_width_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_sscanf
 /*
  * sscanf, tokens: "%d%n" over the whole buffer, resuming at the count consumed, as tokenizers
  * do; one pass of the loop per repetition, whose cost should grow as the buffer does.
@@ -92,7 +97,9 @@ static long long sscanf_tokens_run(void) {
 /* Every whole token of `integers`: the blanks after them convert nothing. */
 static long long sscanf_tokens_expected(void) { return text_size / TOKEN; }
 const struct sw_probe sw_probe_sscanf_tokens = {integers, NULL, sscanf_tokens_run, sscanf_tokens_expected};
+#endif
 
+#ifndef SW_NO_DECL_snprintf
 /* snprintf, remaining: "%.4s" of a guarded array with no terminator, which grows after the 4. */
 static long long snprintf_remaining_run(void) {
     long long hits = 0;
@@ -104,6 +111,7 @@ static long long snprintf_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_snprintf_remaining = {guarded, NULL, snprintf_remaining_run, calls};
+#endif
 
 /* snprintf, output: "%s" of a string that fills the destination, both growing. */
 static int snprintf_output_setup(long long size) {
@@ -115,6 +123,7 @@ static int snprintf_output_setup(long long size) {
     text_size = size;
     return 0;
 }
+#ifndef SW_NO_DECL_snprintf
 static long long snprintf_output_run(void) {
     long long hits = 0;
     for (int i = 0; i < OUTPUT_CALLS; i++) {
@@ -126,6 +135,7 @@ static long long snprintf_output_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_snprintf_output = {snprintf_output_setup, NULL, snprintf_output_run, output_calls};
+#endif
 
 /* vsnprintf, as a caller's own formatting function reaches it. */
 static int format(char *out, size_t n, const char *fmt, ...) {
@@ -136,6 +146,7 @@ static int format(char *out, size_t n, const char *fmt, ...) {
     return r;
 }
 
+#ifndef SW_NO_DECL_vsnprintf
 /* vsnprintf, remaining: "%.4s" of a guarded array with no terminator, which grows after the 4. */
 static long long vsnprintf_remaining_run(void) {
     long long hits = 0;
@@ -147,7 +158,9 @@ static long long vsnprintf_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_vsnprintf_remaining = {guarded, NULL, vsnprintf_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_sprintf
 /* sprintf, remaining: "%.4s" of a guarded array with no terminator, which grows after the 4. */
 static long long sprintf_remaining_run(void) {
     long long hits = 0;
@@ -159,3 +172,4 @@ static long long sprintf_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_sprintf_remaining = {guarded, NULL, sprintf_remaining_run, calls};
+#endif

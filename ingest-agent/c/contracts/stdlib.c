@@ -28,6 +28,7 @@ static int tokens(long long size, const char *token) {
 static int integers(long long size) { return tokens(size, "12345 "); }
 static int decimals(long long size) { return tokens(size, "1.5 "); }
 
+#ifndef SW_NO_DECL_strtol
 /* strtol, remaining: a 5-digit number, then the rest of the string grows. */
 static long long strtol_remaining_run(void) {
     long long hits = 0;
@@ -40,7 +41,9 @@ static long long strtol_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtol_remaining = {integers, NULL, strtol_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_strtoll
 /* strtoll, remaining: a 5-digit number, then the rest of the string grows. */
 static long long strtoll_remaining_run(void) {
     long long hits = 0;
@@ -53,7 +56,9 @@ static long long strtoll_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtoll_remaining = {integers, NULL, strtoll_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_strtoul
 /* strtoul, remaining: a 5-digit number, then the rest of the string grows. */
 static long long strtoul_remaining_run(void) {
     long long hits = 0;
@@ -66,7 +71,9 @@ static long long strtoul_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtoul_remaining = {integers, NULL, strtoul_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_strtoull
 /* strtoull, remaining: a 5-digit number, then the rest of the string grows. */
 static long long strtoull_remaining_run(void) {
     long long hits = 0;
@@ -79,7 +86,9 @@ static long long strtoull_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtoull_remaining = {integers, NULL, strtoull_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_strtoimax
 /* strtoimax, remaining: a 5-digit number, then the rest of the string grows. */
 static long long strtoimax_remaining_run(void) {
     long long hits = 0;
@@ -92,7 +101,9 @@ static long long strtoimax_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtoimax_remaining = {integers, NULL, strtoimax_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_atoi
 /* atoi, remaining: a 5-digit number, then the rest of the string grows. */
 static long long atoi_remaining_run(void) {
     long long hits = 0;
@@ -104,7 +115,9 @@ static long long atoi_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_atoi_remaining = {integers, NULL, atoi_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_atol
 /* atol, remaining: a 5-digit number, then the rest of the string grows. */
 static long long atol_remaining_run(void) {
     long long hits = 0;
@@ -116,7 +129,9 @@ static long long atol_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_atol_remaining = {integers, NULL, atol_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_atoll
 /* atoll, remaining: a 5-digit number, then the rest of the string grows. */
 static long long atoll_remaining_run(void) {
     long long hits = 0;
@@ -128,7 +143,9 @@ static long long atoll_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_atoll_remaining = {integers, NULL, atoll_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_strtod
 /* strtod, remaining: "1.5", then the rest of the string grows. */
 static long long strtod_remaining_run(void) {
     long long hits = 0;
@@ -141,6 +158,7 @@ static long long strtod_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtod_remaining = {decimals, NULL, strtod_remaining_run, calls};
+#endif
 
 /*
  * strtod, digits: "1." and then `size` - 2 digits "0123456789..." that all belong to the number.
@@ -158,6 +176,7 @@ static int strtod_digits_setup(long long size) {
     text_size = size;
     return 0;
 }
+#ifndef SW_NO_DECL_strtod
 static long long strtod_digits_run(void) {
     long long hits = 0;
     for (int i = 0; i < DIGITS_CALLS; i++) {
@@ -169,7 +188,9 @@ static long long strtod_digits_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtod_digits = {strtod_digits_setup, NULL, strtod_digits_run, digits_calls};
+#endif
 
+#ifndef SW_NO_DECL_strtof
 /* strtof, remaining: "1.5", then the rest of the string grows. */
 static long long strtof_remaining_run(void) {
     long long hits = 0;
@@ -182,7 +203,9 @@ static long long strtof_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtof_remaining = {decimals, NULL, strtof_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_strtold
 /* strtold, remaining: "1.5", then the rest of the string grows. */
 static long long strtold_remaining_run(void) {
     long long hits = 0;
@@ -195,7 +218,9 @@ static long long strtold_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtold_remaining = {decimals, NULL, strtold_remaining_run, calls};
+#endif
 
+#ifndef SW_NO_DECL_atof
 /* atof, remaining: "1.5", then the rest of the string grows. */
 static long long atof_remaining_run(void) {
     long long hits = 0;
@@ -207,3 +232,4 @@ static long long atof_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_atof_remaining = {decimals, NULL, atof_remaining_run, calls};
+#endif

@@ -138,6 +138,7 @@ static int memchr_remaining_setup(long long size) {
     text_size = size;
     return 0;
 }
+#ifndef SW_NO_DECL_memchr
 static long long memchr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -148,7 +149,9 @@ static long long memchr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memchr_remaining = {memchr_remaining_setup, NULL, memchr_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_memchr
 /* memchr, bound: no match within the bound, the array's last byte against an unreadable page. */
 static long long memchr_bound_run(void) {
     long long hits = 0;
@@ -160,11 +163,13 @@ static long long memchr_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memchr_bound = {guarded_text, NULL, memchr_bound_run, bulk_calls};
+#endif
 
 /* ---- memrchr ---- */
 
 /* memrchr, remaining: the match 1 byte before the end, the bytes before it grow. */
 static int memrchr_remaining_setup(long long size) { return match_at(size, size - 2); }
+#ifndef SW_NO_DECL_memrchr
 static long long memrchr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -175,7 +180,9 @@ static long long memrchr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memrchr_remaining = {memrchr_remaining_setup, NULL, memrchr_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_memrchr
 /* memrchr, bound: no match within the bound, the array's last byte against an unreadable page. */
 static long long memrchr_bound_run(void) {
     long long hits = 0;
@@ -187,6 +194,7 @@ static long long memrchr_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memrchr_bound = {guarded_text, NULL, memrchr_bound_run, scan_calls};
+#endif
 
 /* ---- rawmemchr ---- */
 
@@ -200,6 +208,7 @@ static int rawmemchr_distance_setup(long long size) {
     text[bound - 1] = ':';
     return 0;
 }
+#ifndef SW_NO_DECL_rawmemchr
 static long long rawmemchr_distance_run(void) {
     long long hits = 0;
     for (int i = 0; i < BULK_CALLS; i++) {
@@ -210,6 +219,7 @@ static long long rawmemchr_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_rawmemchr_distance = {rawmemchr_distance_setup, NULL, rawmemchr_distance_run, bulk_calls};
+#endif
 
 /* ---- memcmp ---- */
 
@@ -222,6 +232,7 @@ static int memcmp_remaining_setup(long long size) {
     other[1] = 'b';
     return 0;
 }
+#ifndef SW_NO_DECL_memcmp
 static long long memcmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -232,6 +243,7 @@ static long long memcmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memcmp_remaining = {memcmp_remaining_setup, NULL, memcmp_remaining_run, near_calls};
+#endif
 
 /* memcmp, length: equal arrays, both ending against an unreadable page. */
 static int memcmp_length_setup(long long size) {
@@ -239,6 +251,7 @@ static int memcmp_length_setup(long long size) {
     other = guarded_of('x');
     return other ? 0 : -1;
 }
+#ifndef SW_NO_DECL_memcmp
 static long long memcmp_length_run(void) {
     long long hits = 0;
     for (int i = 0; i < SCAN_CALLS; i++) {
@@ -249,9 +262,11 @@ static long long memcmp_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memcmp_length = {memcmp_length_setup, NULL, memcmp_length_run, scan_calls};
+#endif
 
 /* ---- copies and fills of n bytes: each call's last byte is cleared first, then checked ---- */
 
+#ifndef SW_NO_DECL_memcpy
 /* memcpy, length: the bytes copied. */
 static long long memcpy_length_run(void) {
     long long hits = 0;
@@ -264,7 +279,9 @@ static long long memcpy_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memcpy_length = {plain_text, NULL, memcpy_length_run, bulk_calls};
+#endif
 
+#ifndef SW_NO_DECL_mempcpy
 /* mempcpy, length: the bytes copied. */
 static long long mempcpy_length_run(void) {
     long long hits = 0;
@@ -277,7 +294,9 @@ static long long mempcpy_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_mempcpy_length = {plain_text, NULL, mempcpy_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_memmove
 /*
  * memmove, length: the bytes moved one byte up within the same array, which only a backward copy
  * does right. The first byte is marked before each call; it must reach the second, and the byte
@@ -296,7 +315,9 @@ static long long memmove_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memmove_length = {plain_text, NULL, memmove_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_memset
 /* memset, length: the bytes set, to a value that changes from call to call. */
 static long long memset_length_run(void) {
     long long hits = 0;
@@ -309,7 +330,9 @@ static long long memset_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memset_length = {plain_text, NULL, memset_length_run, bulk_calls};
+#endif
 
+#ifndef SW_NO_DECL_explicit_bzero
 /* explicit_bzero, length: the bytes cleared. */
 static long long explicit_bzero_length_run(void) {
     long long hits = 0;
@@ -323,9 +346,11 @@ static long long explicit_bzero_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_explicit_bzero_length = {plain_text, NULL, explicit_bzero_length_run, scan_calls};
+#endif
 
 /* ---- memccpy ---- */
 
+#ifndef SW_NO_DECL_memccpy
 /* memccpy, remaining: the stop byte 1 byte in, the bound (and the bytes behind it) grows. */
 static long long memccpy_remaining_run(void) {
     long long hits = 0;
@@ -338,7 +363,9 @@ static long long memccpy_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memccpy_remaining = {match_near, NULL, memccpy_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_memccpy
 /* memccpy, bound: no stop byte within the bound, the array's last byte against an unreadable page. */
 static long long memccpy_bound_run(void) {
     long long hits = 0;
@@ -351,6 +378,7 @@ static long long memccpy_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memccpy_bound = {guarded_text, NULL, memccpy_bound_run, scan_calls};
+#endif
 
 /* ---- memmem, strstr, strcasestr ---- */
 
@@ -391,6 +419,7 @@ static int far_needle_setup(long long size, char a, char b, int guarded) {
 
 /* memmem, remaining: an 8-byte needle 1 byte in, the haystack after it grows. */
 static int memmem_remaining_setup(long long size) { return near_needle_setup(size, "bcdefghi"); }
+#ifndef SW_NO_DECL_memmem
 static long long memmem_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -401,9 +430,11 @@ static long long memmem_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memmem_remaining = {memmem_remaining_setup, NULL, memmem_remaining_run, near_calls};
+#endif
 
 /* memmem, needle: the needle and the haystack (2n − 1 bytes, against an unreadable page) grow. */
 static int memmem_needle_setup(long long size) { return far_needle_setup(size, 'a', 'b', 1); }
+#ifndef SW_NO_DECL_memmem
 static long long memmem_needle_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEEDLE_CALLS; i++) {
@@ -414,9 +445,11 @@ static long long memmem_needle_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_memmem_needle = {memmem_needle_setup, NULL, memmem_needle_run, needle_calls};
+#endif
 
 /* strstr, remaining: an 8-byte needle 1 byte in, the haystack after it grows. */
 static int strstr_remaining_setup(long long size) { return near_needle_setup(size, "bcdefghi"); }
+#ifndef SW_NO_DECL_strstr
 static long long strstr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -427,9 +460,11 @@ static long long strstr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strstr_remaining = {strstr_remaining_setup, NULL, strstr_remaining_run, near_calls};
+#endif
 
 /* strstr, needle: the needle and the haystack (2n − 1 bytes) grow. */
 static int strstr_needle_setup(long long size) { return far_needle_setup(size, 'a', 'b', 0); }
+#ifndef SW_NO_DECL_strstr
 static long long strstr_needle_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEEDLE_CALLS; i++) {
@@ -440,9 +475,11 @@ static long long strstr_needle_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strstr_needle = {strstr_needle_setup, NULL, strstr_needle_run, needle_calls};
+#endif
 
 /* strcasestr, remaining: an 8-byte needle in upper case 1 byte into a lower-case haystack that grows. */
 static int strcasestr_remaining_setup(long long size) { return near_needle_setup(size, "BCDEFGHI"); }
+#ifndef SW_NO_DECL_strcasestr
 static long long strcasestr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -453,9 +490,11 @@ static long long strcasestr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcasestr_remaining = {strcasestr_remaining_setup, NULL, strcasestr_remaining_run, near_calls};
+#endif
 
 /* strcasestr, needle: an upper-case needle and a lower-case haystack (2n − 1 bytes) grow. */
 static int strcasestr_needle_setup(long long size) { return far_needle_setup(size, 'A', 'B', 0); }
+#ifndef SW_NO_DECL_strcasestr
 static long long strcasestr_needle_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEEDLE_CALLS; i++) {
@@ -466,9 +505,11 @@ static long long strcasestr_needle_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcasestr_needle = {strcasestr_needle_setup, NULL, strcasestr_needle_run, needle_calls};
+#endif
 
 /* ---- strlen, strnlen ---- */
 
+#ifndef SW_NO_DECL_strlen
 /* strlen, length: the string's bytes. */
 static long long strlen_length_run(void) {
     long long hits = 0;
@@ -480,7 +521,9 @@ static long long strlen_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strlen_length = {plain_text, NULL, strlen_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strnlen
 /* strnlen, remaining: the bound 8, the guarded array past it (no terminator) grows. */
 static long long strnlen_remaining_run(void) {
     long long hits = 0;
@@ -492,7 +535,9 @@ static long long strnlen_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strnlen_remaining = {guarded_near, NULL, strnlen_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strnlen
 /* strnlen, bound: no terminator within the bound, the array's last byte against an unreadable page. */
 static long long strnlen_bound_run(void) {
     long long hits = 0;
@@ -504,9 +549,11 @@ static long long strnlen_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strnlen_bound = {guarded_text, NULL, strnlen_bound_run, bulk_calls};
+#endif
 
 /* ---- string copies: the byte where the copy's end should land is spoiled first, then checked ---- */
 
+#ifndef SW_NO_DECL_strcpy
 /* strcpy, length: the string's bytes. */
 static long long strcpy_length_run(void) {
     long long hits = 0;
@@ -519,7 +566,9 @@ static long long strcpy_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcpy_length = {plain_text, NULL, strcpy_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_stpcpy
 /* stpcpy, length: the string's bytes. */
 static long long stpcpy_length_run(void) {
     long long hits = 0;
@@ -532,7 +581,9 @@ static long long stpcpy_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_stpcpy_length = {plain_text, NULL, stpcpy_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strncpy
 /* strncpy, remaining: the bound 8, the guarded source past it (no terminator) grows. */
 static long long strncpy_remaining_run(void) {
     long long hits = 0;
@@ -545,7 +596,9 @@ static long long strncpy_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncpy_remaining = {guarded_near, NULL, strncpy_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strncpy
 /* strncpy, bound: no terminator within the bound, the source's last byte against an unreadable page. */
 static long long strncpy_bound_run(void) {
     long long hits = 0;
@@ -558,7 +611,9 @@ static long long strncpy_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncpy_bound = {guarded_text, NULL, strncpy_bound_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_stpncpy
 /* stpncpy, remaining: the bound 8, the guarded source past it (no terminator) grows. */
 static long long stpncpy_remaining_run(void) {
     long long hits = 0;
@@ -571,7 +626,9 @@ static long long stpncpy_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_stpncpy_remaining = {guarded_near, NULL, stpncpy_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_stpncpy
 /* stpncpy, bound: no terminator within the bound, the source's last byte against an unreadable page. */
 static long long stpncpy_bound_run(void) {
     long long hits = 0;
@@ -584,6 +641,7 @@ static long long stpncpy_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_stpncpy_bound = {guarded_text, NULL, stpncpy_bound_run, scan_calls};
+#endif
 
 /*
  * strlcpy, length: the source grows while the destination holds 8 bytes; strlcpy returns the
@@ -593,6 +651,7 @@ static int strlcpy_length_setup(long long size) {
     SW_REQUIRE(sw_strlcpy);
     return text_of(size, 'x');
 }
+#ifndef SW_NO_DECL_strlcpy
 static long long strlcpy_length_run(void) {
     long long hits = 0;
     for (int i = 0; i < SCAN_CALLS; i++) {
@@ -604,6 +663,7 @@ static long long strlcpy_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strlcpy_length = {strlcpy_length_setup, NULL, strlcpy_length_run, scan_calls};
+#endif
 
 /* strlcpy, size: a 1-byte source, the destination's size grows; unlike strncpy it does not pad. */
 static int strlcpy_size_setup(long long size) {
@@ -612,6 +672,7 @@ static int strlcpy_size_setup(long long size) {
     text[1] = '\0';
     return 0;
 }
+#ifndef SW_NO_DECL_strlcpy
 static long long strlcpy_size_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -623,9 +684,11 @@ static long long strlcpy_size_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strlcpy_size = {strlcpy_size_setup, NULL, strlcpy_size_run, near_calls};
+#endif
 
 /* ---- concatenation: the destination holds "d" again before each call ---- */
 
+#ifndef SW_NO_DECL_strcat
 /* strcat, length: the source appended to a 1-byte string grows. */
 static long long strcat_length_run(void) {
     long long hits = 0;
@@ -639,7 +702,9 @@ static long long strcat_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcat_length = {plain_text, NULL, strcat_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strncat
 /* strncat, remaining: the bound 8, the guarded source past it (no terminator) grows. */
 static long long strncat_remaining_run(void) {
     long long hits = 0;
@@ -653,7 +718,9 @@ static long long strncat_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncat_remaining = {guarded_near, NULL, strncat_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strncat
 /* strncat, bound: no terminator within the bound, the source's last byte against an unreadable page. */
 static long long strncat_bound_run(void) {
     long long hits = 0;
@@ -667,6 +734,7 @@ static long long strncat_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncat_bound = {guarded_text, NULL, strncat_bound_run, scan_calls};
+#endif
 
 /* strlcat, size: "d" and a 1-byte source, the destination's size grows. */
 static int strlcat_size_setup(long long size) {
@@ -675,6 +743,7 @@ static int strlcat_size_setup(long long size) {
     text[1] = '\0';
     return 0;
 }
+#ifndef SW_NO_DECL_strlcat
 static long long strlcat_size_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -687,6 +756,7 @@ static long long strlcat_size_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strlcat_size = {strlcat_size_setup, NULL, strlcat_size_run, near_calls};
+#endif
 
 /*
  * strlcat, bound: a destination with no terminator within its size, its last byte against an
@@ -698,6 +768,7 @@ static int strlcat_bound_setup(long long size) {
     dest = guarded_of('d');
     return dest ? 0 : -1;
 }
+#ifndef SW_NO_DECL_strlcat
 static long long strlcat_bound_run(void) {
     long long hits = 0;
     for (int i = 0; i < BULK_CALLS; i++) {
@@ -708,6 +779,7 @@ static long long strlcat_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strlcat_bound = {strlcat_bound_setup, NULL, strlcat_bound_run, bulk_calls};
+#endif
 
 /* ---- comparisons ---- */
 
@@ -725,6 +797,7 @@ static int pair_setup(long long size, char c, int differ) {
 static int differing_setup(long long size) { return pair_setup(size, 'x', 1); }
 static int equal_setup(long long size) { return pair_setup(size, 'x', 0); }
 
+#ifndef SW_NO_DECL_strcmp
 /* strcmp, remaining: the strings differ 1 byte in, the bytes after grow. */
 static long long strcmp_remaining_run(void) {
     long long hits = 0;
@@ -736,7 +809,9 @@ static long long strcmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcmp_remaining = {differing_setup, NULL, strcmp_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strcmp
 /* strcmp, length: equal strings (two copies, not one pointer twice). */
 static long long strcmp_length_run(void) {
     long long hits = 0;
@@ -748,6 +823,7 @@ static long long strcmp_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcmp_length = {equal_setup, NULL, strcmp_length_run, scan_calls};
+#endif
 
 /* Two equal guarded arrays of 'x' with no terminator. */
 static int guarded_pair_setup(long long size) {
@@ -763,6 +839,7 @@ static int strncmp_remaining_setup(long long size) {
     sw_bound(NEAR_BOUND);
     return 0;
 }
+#ifndef SW_NO_DECL_strncmp
 static long long strncmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -773,7 +850,9 @@ static long long strncmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncmp_remaining = {strncmp_remaining_setup, NULL, strncmp_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strncmp
 /* strncmp, bound: equal arrays with no terminator within the bound, both against an unreadable page. */
 static long long strncmp_bound_run(void) {
     long long hits = 0;
@@ -785,7 +864,9 @@ static long long strncmp_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncmp_bound = {guarded_pair_setup, NULL, strncmp_bound_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strcoll
 /* strcoll, remaining: the strings differ 1 byte in, the bytes after grow (the C locale). */
 static long long strcoll_remaining_run(void) {
     long long hits = 0;
@@ -797,7 +878,9 @@ static long long strcoll_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcoll_remaining = {differing_setup, NULL, strcoll_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strcoll
 /* strcoll, length: equal strings (the C locale). */
 static long long strcoll_length_run(void) {
     long long hits = 0;
@@ -809,7 +892,9 @@ static long long strcoll_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcoll_length = {equal_setup, NULL, strcoll_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strverscmp
 /* strverscmp, remaining: the strings (letters, no digits) differ 1 byte in, the bytes after grow. */
 static long long strverscmp_remaining_run(void) {
     long long hits = 0;
@@ -821,7 +906,9 @@ static long long strverscmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strverscmp_remaining = {differing_setup, NULL, strverscmp_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strverscmp
 /* strverscmp, length: equal strings. */
 static long long strverscmp_length_run(void) {
     long long hits = 0;
@@ -833,7 +920,9 @@ static long long strverscmp_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strverscmp_length = {equal_setup, NULL, strverscmp_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strxfrm
 /* strxfrm, length: the string transformed (the C locale), into a destination large enough. */
 static long long strxfrm_length_run(void) {
     long long hits = 0;
@@ -846,9 +935,11 @@ static long long strxfrm_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strxfrm_length = {plain_text, NULL, strxfrm_length_run, scan_calls};
+#endif
 
 /* ---- strchr, strrchr, strchrnul ---- */
 
+#ifndef SW_NO_DECL_strchr
 /* strchr, remaining: the match 1 byte in, the rest of the string grows. */
 static long long strchr_remaining_run(void) {
     long long hits = 0;
@@ -860,7 +951,9 @@ static long long strchr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strchr_remaining = {match_near, NULL, strchr_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strchr
 /* strchr, distance: the match at the end. */
 static long long strchr_distance_run(void) {
     long long hits = 0;
@@ -872,7 +965,9 @@ static long long strchr_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strchr_distance = {match_far, NULL, strchr_distance_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strrchr
 /* strrchr, length: the only match 1 byte in, the string after it grows; all of it must be read. */
 static long long strrchr_length_run(void) {
     long long hits = 0;
@@ -884,7 +979,9 @@ static long long strrchr_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strrchr_length = {match_near, NULL, strrchr_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strchrnul
 /* strchrnul, remaining: the match 1 byte in, the rest of the string grows. */
 static long long strchrnul_remaining_run(void) {
     long long hits = 0;
@@ -896,7 +993,9 @@ static long long strchrnul_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strchrnul_remaining = {match_near, NULL, strchrnul_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strchrnul
 /* strchrnul, distance: no match, so the answer is the terminator at the end. */
 static long long strchrnul_distance_run(void) {
     long long hits = 0;
@@ -908,6 +1007,7 @@ static long long strchrnul_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strchrnul_distance = {plain_text, NULL, strchrnul_distance_run, scan_calls};
+#endif
 
 /* ---- strspn, strcspn, strpbrk: sets of several bytes, past the one-byte special cases ---- */
 
@@ -917,6 +1017,7 @@ static int strspn_remaining_setup(long long size) {
     text[1] = ':';
     return 0;
 }
+#ifndef SW_NO_DECL_strspn
 static long long strspn_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -927,9 +1028,11 @@ static long long strspn_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strspn_remaining = {strspn_remaining_setup, NULL, strspn_remaining_run, near_calls};
+#endif
 
 /* strspn, distance: the whole string is in the set. */
 static int strspn_distance_setup(long long size) { return text_of(size, 'a'); }
+#ifndef SW_NO_DECL_strspn
 static long long strspn_distance_run(void) {
     long long hits = 0;
     for (int i = 0; i < SCAN_CALLS; i++) {
@@ -940,7 +1043,9 @@ static long long strspn_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strspn_distance = {strspn_distance_setup, NULL, strspn_distance_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strcspn
 /* strcspn, remaining: a byte of the set 1 byte in, the rest of the string grows. */
 static long long strcspn_remaining_run(void) {
     long long hits = 0;
@@ -952,7 +1057,9 @@ static long long strcspn_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcspn_remaining = {match_near, NULL, strcspn_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strcspn
 /* strcspn, distance: no byte of the set, so the span is the whole string. */
 static long long strcspn_distance_run(void) {
     long long hits = 0;
@@ -964,7 +1071,9 @@ static long long strcspn_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcspn_distance = {plain_text, NULL, strcspn_distance_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strpbrk
 /* strpbrk, remaining: a byte of the set 1 byte in, the rest of the string grows. */
 static long long strpbrk_remaining_run(void) {
     long long hits = 0;
@@ -976,7 +1085,9 @@ static long long strpbrk_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strpbrk_remaining = {match_near, NULL, strpbrk_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strpbrk
 /* strpbrk, distance: the one byte of the set at the end. */
 static long long strpbrk_distance_run(void) {
     long long hits = 0;
@@ -988,12 +1099,14 @@ static long long strpbrk_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strpbrk_distance = {match_far, NULL, strpbrk_distance_run, scan_calls};
+#endif
 
 /*
  * ---- strtok, strtok_r, strsep: each call writes a terminator over the delimiter it finds, which
  * is put back after it, so that every call sees the whole string ----
  */
 
+#ifndef SW_NO_DECL_strtok
 /* strtok, remaining: a 1-byte token, a delimiter, then the rest of the string grows. */
 static long long strtok_remaining_run(void) {
     long long hits = 0;
@@ -1006,7 +1119,9 @@ static long long strtok_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtok_remaining = {match_near, NULL, strtok_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strtok
 /* strtok, distance: one token fills the string, its delimiter at the end. */
 static long long strtok_distance_run(void) {
     long long hits = 0;
@@ -1019,7 +1134,9 @@ static long long strtok_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtok_distance = {match_far, NULL, strtok_distance_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_strtok_r
 /* strtok_r, remaining: a 1-byte token, a delimiter, then the rest of the string grows. */
 static long long strtok_r_remaining_run(void) {
     long long hits = 0;
@@ -1032,7 +1149,9 @@ static long long strtok_r_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strtok_r_remaining = {match_near, NULL, strtok_r_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strsep
 /* strsep, remaining: a 1-byte token, a delimiter, then the rest of the string grows. */
 static long long strsep_remaining_run(void) {
     long long hits = 0;
@@ -1046,9 +1165,11 @@ static long long strsep_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strsep_remaining = {match_near, NULL, strsep_remaining_run, near_calls};
+#endif
 
 /* ---- strdup, strndup: each copy is checked, then freed ---- */
 
+#ifndef SW_NO_DECL_strdup
 /* strdup, length: the string's bytes. */
 static long long strdup_length_run(void) {
     long long hits = 0;
@@ -1062,7 +1183,9 @@ static long long strdup_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strdup_length = {plain_text, NULL, strdup_length_run, bulk_calls};
+#endif
 
+#ifndef SW_NO_DECL_strndup
 /* strndup, remaining: the bound 8, the guarded array past it (no terminator) grows. */
 static long long strndup_remaining_run(void) {
     long long hits = 0;
@@ -1076,7 +1199,9 @@ static long long strndup_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strndup_remaining = {guarded_near, NULL, strndup_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strndup
 /* strndup, bound: no terminator within the bound, the array's last byte against an unreadable page. */
 static long long strndup_bound_run(void) {
     long long hits = 0;
@@ -1090,3 +1215,4 @@ static long long strndup_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strndup_bound = {guarded_text, NULL, strndup_bound_run, bulk_calls};
+#endif

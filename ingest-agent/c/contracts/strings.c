@@ -1,5 +1,6 @@
 /* Probes of <strings.h>: see catalogue.def and strings.def. */
 #include "contracts.h"
+#ifndef SW_NO_STRINGS_H
 
 /*
  * Calls per repetition, the same at every size so that the time grows as one call's cost does,
@@ -82,6 +83,7 @@ static int match_far(long long size) { return match_at(size, size - 1); }
 
 /* ---- strcasecmp, strncasecmp ---- */
 
+#ifndef SW_NO_DECL_strcasecmp
 /* strcasecmp, remaining: the strings differ (ignoring case) 1 byte in, the bytes after grow. */
 static long long strcasecmp_remaining_run(void) {
     long long hits = 0;
@@ -93,7 +95,9 @@ static long long strcasecmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcasecmp_remaining = {case_differing, NULL, strcasecmp_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_strcasecmp
 /* strcasecmp, length: strings equal ignoring case. */
 static long long strcasecmp_length_run(void) {
     long long hits = 0;
@@ -105,6 +109,7 @@ static long long strcasecmp_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strcasecmp_length = {case_equal, NULL, strcasecmp_length_run, scan_calls};
+#endif
 
 /*
  * strncasecmp, remaining: the bound 8, the guarded arrays (equal ignoring case, no terminator)
@@ -116,6 +121,7 @@ static int strncasecmp_remaining_setup(long long size) {
     sw_bound(NEAR_BOUND);
     return text && other ? 0 : -1;
 }
+#ifndef SW_NO_DECL_strncasecmp
 static long long strncasecmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -126,6 +132,7 @@ static long long strncasecmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncasecmp_remaining = {strncasecmp_remaining_setup, NULL, strncasecmp_remaining_run, near_calls};
+#endif
 
 /*
  * strncasecmp, bound: arrays equal ignoring case with no terminator within the bound, both against
@@ -136,6 +143,7 @@ static int strncasecmp_bound_setup(long long size) {
     other = guarded_of(size, 'X');
     return text && other ? 0 : -1;
 }
+#ifndef SW_NO_DECL_strncasecmp
 static long long strncasecmp_bound_run(void) {
     long long hits = 0;
     for (int i = 0; i < SCAN_CALLS; i++) {
@@ -146,9 +154,11 @@ static long long strncasecmp_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_strncasecmp_bound = {strncasecmp_bound_setup, NULL, strncasecmp_bound_run, scan_calls};
+#endif
 
 /* ---- index, rindex ---- */
 
+#ifndef SW_NO_DECL_index
 /* index, remaining: the match 1 byte in, the rest of the string grows. */
 static long long index_remaining_run(void) {
     long long hits = 0;
@@ -160,7 +170,9 @@ static long long index_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_index_remaining = {match_near, NULL, index_remaining_run, near_calls};
+#endif
 
+#ifndef SW_NO_DECL_index
 /* index, distance: the match at the end. */
 static long long index_distance_run(void) {
     long long hits = 0;
@@ -172,7 +184,9 @@ static long long index_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_index_distance = {match_far, NULL, index_distance_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_rindex
 /* rindex, length: the only match 1 byte in, the string after it grows; all of it must be read. */
 static long long rindex_length_run(void) {
     long long hits = 0;
@@ -184,6 +198,7 @@ static long long rindex_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_rindex_length = {match_near, NULL, rindex_length_run, scan_calls};
+#endif
 
 /* ---- bcmp ---- */
 
@@ -193,6 +208,7 @@ static int bcmp_remaining_setup(long long size) {
     other = string_of(size, 'x');
     return other ? 0 : -1;
 }
+#ifndef SW_NO_DECL_bcmp
 static long long bcmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < NEAR_CALLS; i++) {
@@ -203,6 +219,7 @@ static long long bcmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_bcmp_remaining = {bcmp_remaining_setup, NULL, bcmp_remaining_run, near_calls};
+#endif
 
 /* bcmp, length: equal arrays, both ending against an unreadable page. */
 static int bcmp_length_setup(long long size) {
@@ -210,6 +227,7 @@ static int bcmp_length_setup(long long size) {
     other = guarded_of(size, 'x');
     return text && other ? 0 : -1;
 }
+#ifndef SW_NO_DECL_bcmp
 static long long bcmp_length_run(void) {
     long long hits = 0;
     for (int i = 0; i < SCAN_CALLS; i++) {
@@ -220,6 +238,7 @@ static long long bcmp_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_bcmp_length = {bcmp_length_setup, NULL, bcmp_length_run, scan_calls};
+#endif
 
 /* ---- bcopy, bzero ---- */
 
@@ -230,6 +249,7 @@ static int buffer_setup(long long size) {
     return text ? 0 : -1;
 }
 
+#ifndef SW_NO_DECL_bcopy
 /*
  * bcopy, length: the bytes moved one byte up within the same array, which only a backward copy
  * does right. The first byte is marked before each call; it must reach the second, and the byte
@@ -249,7 +269,9 @@ static long long bcopy_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_bcopy_length = {buffer_setup, NULL, bcopy_length_run, scan_calls};
+#endif
 
+#ifndef SW_NO_DECL_bzero
 /* bzero, length: the bytes cleared; the last is set again before each call. */
 static long long bzero_length_run(void) {
     long long hits = 0;
@@ -263,3 +285,6 @@ static long long bzero_length_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_bzero_length = {buffer_setup, NULL, bzero_length_run, scan_calls};
+#endif
+
+#endif /* SW_NO_STRINGS_H */

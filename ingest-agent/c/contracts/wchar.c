@@ -1,5 +1,6 @@
 /* Probes of <wchar.h> (and <stdlib.h>'s multibyte conversions): see catalogue.def and wchar.def. */
 #include "contracts.h"
+#ifndef SW_NO_WCHAR_H
 
 /*
  * Calls per repetition, the same at every size: an O(1) probe makes MANY, so that its smallest
@@ -53,6 +54,7 @@ static int wcsnlen_remaining_setup(long long size) {
     sw_bound(NEAR * sizeof(wchar_t));
     return (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wcsnlen
 static long long wcsnlen_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -63,12 +65,14 @@ static long long wcsnlen_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsnlen_remaining = {wcsnlen_remaining_setup, NULL, wcsnlen_remaining_run, many};
+#endif
 
 /* wcsnlen, bound: the bound is the whole guarded array, which holds no terminator. */
 static int wcsnlen_bound_setup(long long size) {
     sw_bound(size * (long long)sizeof(wchar_t));
     return (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wcsnlen
 static long long wcsnlen_bound_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -79,9 +83,11 @@ static long long wcsnlen_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsnlen_bound = {wcsnlen_bound_setup, NULL, wcsnlen_bound_run, few};
+#endif
 
 /* wcschr, remaining: the match 1 in, the rest of the string grows. */
 static int wcschr_remaining_setup(long long size) { return wide_prefixed(size, L"x:"); }
+#ifndef SW_NO_DECL_wcschr
 static long long wcschr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -92,6 +98,7 @@ static long long wcschr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcschr_remaining = {wcschr_remaining_setup, NULL, wcschr_remaining_run, many};
+#endif
 
 /* wcschr, distance: the match is the last character. */
 static int wcschr_distance_setup(long long size) {
@@ -99,6 +106,7 @@ static int wcschr_distance_setup(long long size) {
     text[size - 1] = L':';
     return 0;
 }
+#ifndef SW_NO_DECL_wcschr
 static long long wcschr_distance_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -109,9 +117,11 @@ static long long wcschr_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcschr_distance = {wcschr_distance_setup, NULL, wcschr_distance_run, few};
+#endif
 
 /* wcsrchr, remaining: the only match 1 in; the last occurrence can only be known at the end. */
 static int wcsrchr_remaining_setup(long long size) { return wide_prefixed(size, L"x:"); }
+#ifndef SW_NO_DECL_wcsrchr
 static long long wcsrchr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -122,9 +132,11 @@ static long long wcsrchr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsrchr_remaining = {wcsrchr_remaining_setup, NULL, wcsrchr_remaining_run, few};
+#endif
 
 /* wcsstr, remaining: a 2-character needle 1 in, the rest of the haystack grows. */
 static int wcsstr_remaining_setup(long long size) { return wide_prefixed(size, L"x:;"); }
+#ifndef SW_NO_DECL_wcsstr
 static long long wcsstr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -135,6 +147,7 @@ static long long wcsstr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsstr_remaining = {wcsstr_remaining_setup, NULL, wcsstr_remaining_run, many};
+#endif
 
 /* wcsstr, distance: the 2-character needle ends the haystack. */
 static int wcsstr_distance_setup(long long size) {
@@ -143,6 +156,7 @@ static int wcsstr_distance_setup(long long size) {
     text[size - 1] = L';';
     return 0;
 }
+#ifndef SW_NO_DECL_wcsstr
 static long long wcsstr_distance_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -153,9 +167,11 @@ static long long wcsstr_distance_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsstr_distance = {wcsstr_distance_setup, NULL, wcsstr_distance_run, few};
+#endif
 
 /* wcsspn, remaining: the span ends 1 in, the rest of the string grows. */
 static int wcsspn_remaining_setup(long long size) { return wide_prefixed(size, L"x:"); }
+#ifndef SW_NO_DECL_wcsspn
 static long long wcsspn_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -166,9 +182,11 @@ static long long wcsspn_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsspn_remaining = {wcsspn_remaining_setup, NULL, wcsspn_remaining_run, many};
+#endif
 
 /* wcscspn, remaining: the rejected character 1 in, the rest of the string grows. */
 static int wcscspn_remaining_setup(long long size) { return wide_prefixed(size, L"x:"); }
+#ifndef SW_NO_DECL_wcscspn
 static long long wcscspn_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -179,9 +197,11 @@ static long long wcscspn_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcscspn_remaining = {wcscspn_remaining_setup, NULL, wcscspn_remaining_run, many};
+#endif
 
 /* wcspbrk, remaining: a character of the set 1 in, the rest of the string grows. */
 static int wcspbrk_remaining_setup(long long size) { return wide_prefixed(size, L"x:"); }
+#ifndef SW_NO_DECL_wcspbrk
 static long long wcspbrk_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -192,6 +212,7 @@ static long long wcspbrk_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcspbrk_remaining = {wcspbrk_remaining_setup, NULL, wcspbrk_remaining_run, many};
+#endif
 
 /*
  * wcstok, remaining: a 1-character token ended by the delimiter 1 in, the rest of the string
@@ -199,6 +220,7 @@ const struct sw_probe sw_probe_wcspbrk_remaining = {wcspbrk_remaining_setup, NUL
  * that every call sees the same string.
  */
 static int wcstok_remaining_setup(long long size) { return wide_prefixed(size, L"x:"); }
+#ifndef SW_NO_DECL_wcstok
 static long long wcstok_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -210,6 +232,7 @@ static long long wcstok_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcstok_remaining = {wcstok_remaining_setup, NULL, wcstok_remaining_run, many};
+#endif
 
 /* wcscmp, remaining: the strings differ 1 in, both grow after it. */
 static int wcscmp_remaining_setup(long long size) {
@@ -217,6 +240,7 @@ static int wcscmp_remaining_setup(long long size) {
     other = text;
     return wide_prefixed(size, L"xb");
 }
+#ifndef SW_NO_DECL_wcscmp
 static long long wcscmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -227,6 +251,7 @@ static long long wcscmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcscmp_remaining = {wcscmp_remaining_setup, NULL, wcscmp_remaining_run, many};
+#endif
 
 /* wcsncmp, remaining: guarded arrays with no terminator, differing 1 in, compared up to their size. */
 static int wcsncmp_remaining_setup(long long size) {
@@ -236,6 +261,7 @@ static int wcsncmp_remaining_setup(long long size) {
     text[1] = L'b';
     return 0;
 }
+#ifndef SW_NO_DECL_wcsncmp
 static long long wcsncmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -246,12 +272,14 @@ static long long wcsncmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsncmp_remaining = {wcsncmp_remaining_setup, NULL, wcsncmp_remaining_run, many};
+#endif
 
 /* wcsncmp, bound: equal guarded arrays with no terminator, compared up to their size. */
 static int wcsncmp_bound_setup(long long size) {
     sw_bound(size * (long long)sizeof(wchar_t));
     return (other = wide_guarded(size)) && (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wcsncmp
 static long long wcsncmp_bound_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -262,12 +290,14 @@ static long long wcsncmp_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsncmp_bound = {wcsncmp_bound_setup, NULL, wcsncmp_bound_run, few};
+#endif
 
 /* wcsncpy, remaining: NEAR characters copied from a guarded array with no terminator. */
 static int wcsncpy_remaining_setup(long long size) {
     sw_bound(NEAR * sizeof(wchar_t));
     return (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wcsncpy
 static long long wcsncpy_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -279,6 +309,7 @@ static long long wcsncpy_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsncpy_remaining = {wcsncpy_remaining_setup, NULL, wcsncpy_remaining_run, many};
+#endif
 
 /*
  * wcsncat, remaining: NEAR characters appended to "ab" from a guarded array with no terminator;
@@ -290,6 +321,7 @@ static int wcsncat_remaining_setup(long long size) {
     out[1] = L'b';
     return (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wcsncat
 static long long wcsncat_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -301,6 +333,7 @@ static long long wcsncat_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcsncat_remaining = {wcsncat_remaining_setup, NULL, wcsncat_remaining_run, many};
+#endif
 
 /* wmemchr, remaining: the match 1 in a guarded array searched up to its size. */
 static int wmemchr_remaining_setup(long long size) {
@@ -309,6 +342,7 @@ static int wmemchr_remaining_setup(long long size) {
     text[1] = L':';
     return 0;
 }
+#ifndef SW_NO_DECL_wmemchr
 static long long wmemchr_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -319,12 +353,14 @@ static long long wmemchr_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wmemchr_remaining = {wmemchr_remaining_setup, NULL, wmemchr_remaining_run, many};
+#endif
 
 /* wmemchr, bound: no match in a guarded array searched up to its size. */
 static int wmemchr_bound_setup(long long size) {
     sw_bound(size * (long long)sizeof(wchar_t));
     return (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wmemchr
 static long long wmemchr_bound_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -335,6 +371,7 @@ static long long wmemchr_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wmemchr_bound = {wmemchr_bound_setup, NULL, wmemchr_bound_run, few};
+#endif
 
 /* wmemcmp, remaining: guarded arrays differing 1 in, compared up to their size. */
 static int wmemcmp_remaining_setup(long long size) {
@@ -344,6 +381,7 @@ static int wmemcmp_remaining_setup(long long size) {
     text[1] = L'b';
     return 0;
 }
+#ifndef SW_NO_DECL_wmemcmp
 static long long wmemcmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -354,12 +392,14 @@ static long long wmemcmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wmemcmp_remaining = {wmemcmp_remaining_setup, NULL, wmemcmp_remaining_run, many};
+#endif
 
 /* wmemcmp, bound: equal guarded arrays compared up to their size. */
 static int wmemcmp_bound_setup(long long size) {
     sw_bound(size * (long long)sizeof(wchar_t));
     return (other = wide_guarded(size)) && (text = wide_guarded(size)) ? 0 : -1;
 }
+#ifndef SW_NO_DECL_wmemcmp
 static long long wmemcmp_bound_run(void) {
     long long hits = 0;
     for (int i = 0; i < FEW; i++) {
@@ -370,6 +410,7 @@ static long long wmemcmp_bound_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wmemcmp_bound = {wmemcmp_bound_setup, NULL, wmemcmp_bound_run, few};
+#endif
 
 /*
  * wcscasecmp, remaining: the strings differ 1 in, both grow after it. The case of both
@@ -381,6 +422,7 @@ static int wcscasecmp_remaining_setup(long long size) {
     other = text;
     return wide_prefixed(size, L"XB");
 }
+#ifndef SW_NO_DECL_wcscasecmp
 static long long wcscasecmp_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -391,9 +433,11 @@ static long long wcscasecmp_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcscasecmp_remaining = {wcscasecmp_remaining_setup, NULL, wcscasecmp_remaining_run, many};
+#endif
 
 /* wcstol, remaining: a 5-digit number, then the rest of the string grows. */
 static int wcstol_remaining_setup(long long size) { return wide_prefixed(size, L"12345 "); }
+#ifndef SW_NO_DECL_wcstol
 static long long wcstol_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -405,9 +449,11 @@ static long long wcstol_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcstol_remaining = {wcstol_remaining_setup, NULL, wcstol_remaining_run, many};
+#endif
 
 /* wcstod, remaining: "1.5", then the rest of the string grows. */
 static int wcstod_remaining_setup(long long size) { return wide_prefixed(size, L"1.5 "); }
+#ifndef SW_NO_DECL_wcstod
 static long long wcstod_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -419,9 +465,11 @@ static long long wcstod_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcstod_remaining = {wcstod_remaining_setup, NULL, wcstod_remaining_run, many};
+#endif
 
 /* swscanf, remaining: "%d" of a 5-digit number, then the rest of the string grows. */
 static int swscanf_remaining_setup(long long size) { return wide_prefixed(size, L"12345 "); }
+#ifndef SW_NO_DECL_swscanf
 static long long swscanf_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -433,9 +481,11 @@ static long long swscanf_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_swscanf_remaining = {swscanf_remaining_setup, NULL, swscanf_remaining_run, many};
+#endif
 
 /* wcstombs, remaining: NEAR characters converted, the rest of the wide string grows. */
 static int wcstombs_remaining_setup(long long size) { return (text = wide(size)) ? 0 : -1; }
+#ifndef SW_NO_DECL_wcstombs
 static long long wcstombs_remaining_run(void) {
     long long hits = 0;
     char mb[NEAR];
@@ -448,6 +498,7 @@ static long long wcstombs_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_wcstombs_remaining = {wcstombs_remaining_setup, NULL, wcstombs_remaining_run, many};
+#endif
 
 /* `size` bytes of 'x'; with `terminated`, a terminator after them, else guarded with none. */
 static int narrow(long long size, int terminated) {
@@ -461,6 +512,7 @@ static int narrow(long long size, int terminated) {
 
 /* mbstowcs, remaining: NEAR characters converted, the rest of the multibyte string grows. */
 static int mbstowcs_remaining_setup(long long size) { return narrow(size, 1); }
+#ifndef SW_NO_DECL_mbstowcs
 static long long mbstowcs_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -472,6 +524,7 @@ static long long mbstowcs_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_mbstowcs_remaining = {mbstowcs_remaining_setup, NULL, mbstowcs_remaining_run, many};
+#endif
 
 /*
  * mbrtowc, remaining: one character decoded from a guarded array with no terminator, given the
@@ -481,6 +534,7 @@ static int mbrtowc_remaining_setup(long long size) {
     sw_bound(size);
     return narrow(size, 0);
 }
+#ifndef SW_NO_DECL_mbrtowc
 static long long mbrtowc_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -494,12 +548,14 @@ static long long mbrtowc_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_mbrtowc_remaining = {mbrtowc_remaining_setup, NULL, mbrtowc_remaining_run, many};
+#endif
 
 /* mbrlen, remaining: as mbrtowc's, the length of one character in a guarded array. */
 static int mbrlen_remaining_setup(long long size) {
     sw_bound(size);
     return narrow(size, 0);
 }
+#ifndef SW_NO_DECL_mbrlen
 static long long mbrlen_remaining_run(void) {
     long long hits = 0;
     for (int i = 0; i < MANY; i++) {
@@ -512,3 +568,6 @@ static long long mbrlen_remaining_run(void) {
     return hits;
 }
 const struct sw_probe sw_probe_mbrlen_remaining = {mbrlen_remaining_setup, NULL, mbrlen_remaining_run, many};
+#endif
+
+#endif /* SW_NO_WCHAR_H */

@@ -1,11 +1,11 @@
 //! The build cache: workload binaries built per toolchain, keyed by (toolchain fingerprint, source
 //! hash) and kept between runs.
 
-use crate::builds::contracts;
 use crate::builds::error::BuildError;
 use crate::builds::sources::{HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_H_GZ, SQLITE_RECORDS};
 use crate::builds::toolchain::{CompileError, DetectedToolchain};
 use crate::builds::workloads::{Source, Workload};
+use crate::builds::{contract_gaps, contracts};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -70,7 +70,8 @@ impl BuildCache {
                 for h in headers {
                     write(&src_dir, *h)?;
                 }
-                sources.push(write(&src_dir, ("main.c", main))?);
+                let stub = contract_gaps::builtin_stub(tc, &src_dir, &w.name);
+                sources.push(write(&src_dir, ("main.c", stub.as_deref().unwrap_or(main)))?);
             }
             Source::Sqlite { main, headers } => {
                 write(&src_dir, SQLITE_RECORDS)?;
@@ -95,6 +96,7 @@ impl BuildCache {
                     }
                 }
                 extra.extend(contracts::CFLAGS.iter().map(|f| f.to_string()));
+                extra.extend(contract_gaps::defines(tc, &src_dir));
             }
             Source::Configured { sources: files, include, cflags, libs, .. } => {
                 sources.extend(files.iter().cloned());

@@ -4,6 +4,7 @@
 pub mod build_hash;
 pub mod cache;
 pub mod command;
+pub mod contract_gaps;
 pub mod contracts;
 pub mod discover;
 pub mod error;

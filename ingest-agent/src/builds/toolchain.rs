@@ -193,7 +193,7 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
 
     let libc = match &spec.libc {
         Some(l) => l.clone(),
-        None => describe_libc(&probe, libc_version.as_deref(), zig_version.as_deref()) + &linked_after(spec),
+        None => describe_libc(spec, &probe, libc_version.as_deref(), zig_version.as_deref()) + &linked_after(spec),
     };
     let mut target = explicit_target(&spec.command)
         .or_else(|| run_text(&with_args(&spec.command, &["-dumpmachine"])).ok().map(|t| t.trim().to_string()))
@@ -360,13 +360,28 @@ fn linked_after(spec: &ToolchainSpec) -> String {
         .collect()
 }
 
-fn describe_libc(probe: &LibcProbe, version: Option<&str>, zig_version: Option<&str>) -> String {
-    let version = version.unwrap_or("(unknown version)");
+/// The libc as people read it: `glibc 2.36`, `musl 1.2.5 (zig 0.16.0)`, `klibc` (a libc the probe
+/// names by a macro it defines about itself), or `unknown (/usr/bin/cc)` where none was recognised.
+fn describe_libc(spec: &ToolchainSpec, probe: &LibcProbe, version: Option<&str>, zig_version: Option<&str>) -> String {
+    let known = |v: Option<&str>| v.map_or(String::new(), |v| format!(" {v}"));
     match (probe.libc.as_str(), zig_version) {
-        ("musl", Some(zv)) => format!("musl {version} (zig {zv})"),
-        (libc @ ("glibc" | "musl"), _) => format!("{libc} {version}"),
-        (other, _) => other.to_string(),
+        ("musl", Some(zv)) => format!("musl {} (zig {zv})", version.unwrap_or("(unknown version)")),
+        (libc @ ("glibc" | "musl"), _) => format!("{libc} {}", version.unwrap_or("(unknown version)")),
+        ("" | "unknown", _) => format!("unknown ({})", compiler_path(&spec.command[0])),
+        (other, _) => format!("{other}{}", known(version)),
     }
+}
+
+/// Where a command's compiler lives, for a libc named by nothing but its compiler.
+fn compiler_path(command: &str) -> String {
+    which_on_path(command).map_or_else(|| command.to_string(), |p| p.display().to_string())
+}
+
+fn which_on_path(command: &str) -> Option<std::path::PathBuf> {
+    if command.contains('/') {
+        return Some(Path::new(command).to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(command)).find(|p| p.is_file())
 }
 
 fn musl_loader_version(path: &str) -> Option<String> {
@@ -432,6 +447,17 @@ mod tests {
         assert_eq!(axis("gcc -target x86_64-linux-musl", Family::Gcc, "musl"), VersionFrom::Compiler);
         assert_eq!(axis("clang", Family::Clang, "musl"), VersionFrom::Compiler);
         assert_eq!(axis("zig cc -target x86_64-linux-musl", Family::Zig, "musl"), VersionFrom::Compiler);
+    }
+
+    #[test]
+    fn a_libc_is_named_for_what_it_says_it_is_and_never_for_one_it_is_not() {
+        let spec = |cmd: &str| ToolchainSpec::parse_cli(&format!("t={cmd}")).unwrap();
+        let probe = |libc: &str| LibcProbe { libc: libc.into(), ..LibcProbe::default() };
+        let named = |cmd: &str, libc: &str, v: Option<&str>| describe_libc(&spec(cmd), &probe(libc), v, None);
+        assert_eq!(named("gcc", "glibc", Some("2.36")), "glibc 2.36");
+        assert_eq!(named("klcc", "klibc", None), "klibc");
+        assert_eq!(named("/opt/x/bin/cc -O2", "unknown", None), "unknown (/opt/x/bin/cc)");
+        assert_eq!(named("/opt/x/bin/cc", "", None), "unknown (/opt/x/bin/cc)");
     }
 
     #[test]

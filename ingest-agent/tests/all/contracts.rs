@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Runs `measure` of `workloads` with each toolchain (`NAME=COMMAND`) into `dir`, and returns its
 /// output and the contract table's cells: probe → toolchain → cell.
-fn contracts(dir: &Path, toolchains: &[String], extra: &[&str], workloads: &str) -> (String, Cells) {
+pub(super) fn contracts(dir: &Path, toolchains: &[String], extra: &[&str], workloads: &str) -> (String, Cells) {
     let out_file = dir.join("runs.json");
     let mut cmd = agent();
     cmd.arg("measure").args(["--workloads", workloads, "--reps", "3"]);
@@ -21,7 +21,7 @@ fn contracts(dir: &Path, toolchains: &[String], extra: &[&str], workloads: &str)
     (said.clone(), cells(&said))
 }
 
-type Cells = BTreeMap<String, BTreeMap<String, String>>;
+pub(super) type Cells = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The contract table's cells, read back from what the agent printed: each toolchain's column
 /// starts where its name does in the header.
@@ -50,7 +50,7 @@ fn cells(said: &str) -> Cells {
     cells
 }
 
-fn cell<'a>(cells: &'a Cells, probe: &str, toolchain: &str) -> &'a str {
+pub(super) fn cell<'a>(cells: &'a Cells, probe: &str, toolchain: &str) -> &'a str {
     cells.get(probe).and_then(|c| c.get(toolchain)).map_or("", String::as_str)
 }
 

@@ -20,4 +20,5 @@ mod slopes;
 mod sqlite;
 mod static_musl;
 mod toolchains;
+mod unfamiliar_libcs;
 mod workloads;

@@ -76,8 +76,10 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
     let mut known = None;
     if bearer(req.headers()).is_some() || session::carries_cookie(req.headers()) {
         let Ok(place) = limits.places.clone().try_acquire_owned() else { return limits.busy(Refusal::Busy, FULL) };
-        if identify(state, &mut req).await {
-            known = Some(place);
+        match identify(state, &mut req).await {
+            Ok(true) => known = Some(place),
+            Ok(false) => {}
+            Err(e) => return answer(Error::from(e)),
         }
     }
     let _share = match known {
@@ -126,29 +128,19 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
 }
 
 /// Whether the request carries a valid token or a signed-in session; either found is kept in the
-/// request for the read gate and the handlers. A store that cannot answer leaves it anonymous.
-async fn identify(state: &AppState, req: &mut Request) -> bool {
+/// request for the read gate and the handlers. A store that cannot answer is an error: the
+/// request is answered 503 at once, rather than waiting for the database again in its handler.
+async fn identify(state: &AppState, req: &mut Request) -> Result<bool, sqlx::Error> {
     if let Some(secret) = bearer(req.headers()) {
-        match crate::auth::identify(&state.store, secret).await {
-            Ok(token) => {
-                let valid = token.is_some();
-                req.extensions_mut().insert(Identified(token));
-                if valid {
-                    return true;
-                }
-            }
-            Err(e) => tracing::debug!(error = %e, "cannot check a token for the request limits"),
+        let token = crate::auth::identify(&state.store, secret).await?;
+        let valid = token.is_some();
+        req.extensions_mut().insert(Identified(token));
+        if valid {
+            return Ok(true);
         }
     }
-    match session::current(state, req.headers()).await {
-        Ok(found) => {
-            let valid = found.is_some();
-            req.extensions_mut().insert(Checked(found));
-            valid
-        }
-        Err(e) => {
-            tracing::debug!(error = %e, "cannot check a session for the request limits");
-            false
-        }
-    }
+    let found = session::current(state, req.headers()).await?;
+    let valid = found.is_some();
+    req.extensions_mut().insert(Checked(found));
+    Ok(valid)
 }

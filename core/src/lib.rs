@@ -2,6 +2,7 @@
 //! them, and every figure and decision both work out.
 
 pub mod answers;
+pub mod arch;
 pub mod bisection;
 pub mod complexity;
 pub mod exposure;

@@ -189,7 +189,8 @@ mod tests {
                 "version_axes",
                 "build_hashes",
                 "controls",
-                "profiles"
+                "profiles",
+                "architectures"
             ])
         );
         assert_eq!(serde_json::from_value::<Capabilities>(json).unwrap(), now);

@@ -28,11 +28,14 @@ pub enum Capability {
     Controls,
     /// Where a workload's instructions go at one size (`profile`).
     Profiles,
+    /// Series kept apart per target architecture. No field of its own: a server without it would
+    /// put a run built for aarch64 on its lineage's x86-64 line.
+    Architectures,
 }
 
 impl Capability {
     /// Everything this release accepts: what its server advertises.
-    pub const ALL: [Capability; 8] = [
+    pub const ALL: [Capability; 9] = [
         Capability::Failures,
         Capability::Contracts,
         Capability::SizesOfInterest,
@@ -41,6 +44,7 @@ impl Capability {
         Capability::BuildHashes,
         Capability::Controls,
         Capability::Profiles,
+        Capability::Architectures,
     ];
 
     /// What a server that advertises nothing accepts: the release before capabilities took these
@@ -65,6 +69,7 @@ impl Capability {
             Capability::BuildHashes => "build_hashes",
             Capability::Controls => "controls",
             Capability::Profiles => "profiles",
+            Capability::Architectures => "architectures",
         }
     }
 
@@ -83,6 +88,7 @@ impl Capability {
             Capability::BuildHashes => &["build_hash"],
             Capability::Controls => &["control"],
             Capability::Profiles => &["profile"],
+            Capability::Architectures => &[],
         }
     }
 

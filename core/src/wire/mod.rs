@@ -313,6 +313,7 @@ impl RunSubmission {
         check_name("agent_version", &self.agent_version)?;
         self.host.validate()?;
         check_name("toolchain.name", &self.toolchain.name)?;
+        crate::arch::check_name(&self.toolchain.name, &self.arch()).map_err(|why| err("toolchain.name", why))?;
         check_name("toolchain.version", &self.toolchain.version)?;
         check_text("toolchain.libc", &self.toolchain.libc)?;
         check_text("toolchain.target", &self.toolchain.target)?;
@@ -402,6 +403,18 @@ impl RunSubmission {
     }
 
     /// The run's measure with its counter: what its series are kept apart by.
+    /// The architecture the run's workloads were built for: its target's, else its host's.
+    pub fn arch(&self) -> String {
+        crate::arch::of(&self.toolchain.target, &self.host.arch)
+    }
+
+    /// The lineage the run's series are stored under: its toolchain's name, qualified with the
+    /// architecture when that is not x86-64 (`zig-cc-musl (aarch64)`), so that architectures never
+    /// share a series.
+    pub fn series_lineage(&self) -> String {
+        crate::arch::series_lineage(&self.toolchain.name, &self.arch())
+    }
+
     pub fn metric(&self) -> Metric {
         Metric::of(self.measure, self.counter)
     }

@@ -33,6 +33,9 @@ pub enum Refusal {
     /// The server knows only compiler versions, and the run's version is its libc's: sent without
     /// its axis, it would join a lineage of compiler versions.
     VersionAxis,
+    /// The server keeps one series per lineage whatever the architecture, and the run was built
+    /// for another than x86-64: it would join the x86-64 line.
+    Architecture(String),
     /// Without what `capability` carries, no workload is left; `why` says which were left out.
     NothingLeft { capability: Capability, why: String },
 }
@@ -45,6 +48,9 @@ pub fn shape(run: &RunSubmission, accepts: &Accepts) -> Result<Shaped, Refusal> 
     }
     if !accepts.contains(Capability::VersionAxes) && run.toolchain.version_from != VersionFrom::Compiler {
         return Err(Refusal::VersionAxis);
+    }
+    if !accepts.contains(Capability::Architectures) && run.arch() != crate::arch::DEFAULT {
+        return Err(Refusal::Architecture(run.arch()));
     }
     let mut workloads = run.workloads.clone();
     let mut dropped = Vec::new();
@@ -150,6 +156,10 @@ impl Refusal {
                                      it, or set version_from = \"compiler\" for this toolchain to send the compiler's \
                                      version under this lineage"
                 .to_string(),
+            Refusal::Architecture(arch) => format!(
+                "the server is older than this agent and keeps one series per lineage whatever the architecture: \
+                 this run, built for {arch}, would join the lineage's x86_64 series; upgrade it to store the run"
+            ),
             Refusal::NothingLeft { capability, why } => {
                 let what = capability.as_str().replace('_', " ");
                 format!("the server does not accept {what} (it is older than this agent) and {why}; upgrade it to store the run")
@@ -329,6 +339,16 @@ mod tests {
             "{said}"
         );
         assert!(shape(&run(&full()), &without(Capability::VersionAxes)).is_ok(), "the compiler axis is the default");
+
+        let mut v = sample_json();
+        v["toolchain"]["target"] = json!("aarch64-linux-musl");
+        let a64 = run(&v);
+        let refusal = shape(&a64, &without(Capability::Architectures)).unwrap_err();
+        assert_eq!(refusal, Refusal::Architecture("aarch64".into()));
+        let said = refusal.message("http://old:3000", &a64.run_id);
+        assert!(said.contains("built for aarch64") && said.contains("x86_64 series"), "{said}");
+        assert!(shape(&run(&full()), &without(Capability::Architectures)).is_ok(), "x86-64 is every server's");
+        assert!(shape(&a64, &Accepts::everything()).is_ok());
     }
 
     #[test]
@@ -343,6 +363,7 @@ mod tests {
         let refusals = [
             Refusal::Measure(Metric::InstructionsValgrind),
             Refusal::VersionAxis,
+            Refusal::Architecture("aarch64".into()),
             Refusal::NothingLeft { capability: Capability::SizesOfInterest, why: "x".into() },
         ];
         let said = dropped

@@ -297,7 +297,9 @@ impl PendingRun {
             started_at: run.started_at.to_offset(time::UtcOffset::UTC),
             received_at: arrival.received_at,
             host: run.host.clone(),
-            toolchain: run.toolchain.clone(),
+            // Stored under its series' lineage: an aarch64 build of `zig-cc-musl` is
+            // `zig-cc-musl (aarch64)`, never a point on the x86-64 line.
+            toolchain: Toolchain { name: run.series_lineage(), ..run.toolchain.clone() },
             metric,
             workloads: run.workloads.iter().map(|w| (w.name.clone(), w.size_unit)).collect(),
             sample_count: arrival.pruned.map_or(run.sample_count() as i32, |p| p.count),

@@ -24,6 +24,7 @@ use slopewatch_agent::builds::{error::BuildError, fetch};
 use slopewatch_agent::config;
 use slopewatch_agent::measure::agreement::{self, Answers};
 use slopewatch_agent::measure::judged::Judged;
+use slopewatch_agent::measure::process::Exe;
 use slopewatch_agent::measure::{self, failure, Budget, Watch};
 use slopewatch_agent::output::contracts::Cell;
 use slopewatch_agent::output::table;
@@ -220,11 +221,11 @@ fn worth_again(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> bool {
 
 fn to_verdict(name: &str, binary: &Path, w: &Workload, budget: &Budget, limits: &Limits, watch: &Quiet) -> Timed {
     let began = Instant::now();
-    let mut m = measure::measure(binary, w, budget, limits, Metric::Wall, watch);
+    let mut m = measure::measure(Exe::native(binary), w, budget, limits, Metric::Wall, watch);
     let mut sizes = m.run.measurements.len();
     let remeasured = worth_again(name, &m.run, limits);
     if remeasured {
-        m = measure::measure(binary, w, budget, limits, Metric::Wall, watch);
+        m = measure::measure(Exe::native(binary), w, budget, limits, Metric::Wall, watch);
         sizes += m.run.measurements.len();
     }
     let time = began.elapsed();

@@ -89,7 +89,7 @@ pub(crate) enum Command {
         action: Option<ToolchainsCommand>,
         /// Print the toolchains found on this host, one --toolchain argument per line (what `run`
         /// measures when given none), without probing them.
-        #[arg(long, conflicts_with_all = ["toolchains", "config", "version_from", "link_after"])]
+        #[arg(long, conflicts_with_all = ["toolchains", "config", "version_from", "link_after", "runner"])]
         found: bool,
         #[command(flatten)]
         toolchains: ToolchainArgs,
@@ -196,6 +196,10 @@ pub(crate) struct BisectArgs {
     /// Compile flags for every candidate.
     #[arg(long, default_value = config::DEFAULT_FLAGS, allow_hyphen_values = true)]
     pub(crate) flags: String,
+    /// The command that runs each candidate's binaries, for a target the host cannot run (e.g.
+    /// qemu-aarch64); found by itself where qemu-ARCH is on PATH.
+    #[arg(long, value_name = "COMMAND")]
+    pub(crate) runner: Option<String>,
     /// A config file whose [[workloads]] can be judged too.
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     pub(crate) config: Option<PathBuf>,
@@ -258,7 +262,7 @@ pub(crate) struct ToolchainArgs {
     #[arg(long = "toolchain", value_name = "NAME=COMMAND|zig@VERSION")]
     toolchains: Vec<String>,
     /// A TOML file with [[toolchains]] entries (name, cc, and optional flags, version, libc,
-    /// version_from, link_after) and [[workloads]] entries (name, sources, and optional include,
+    /// version_from, link_after, runner) and [[workloads]] entries (name, sources, and optional include,
     /// cflags, libs, unit, start, max, expect).
     #[arg(long, env = "SLOPEWATCH_CONFIG")]
     config: Option<PathBuf>,
@@ -270,6 +274,11 @@ pub(crate) struct ToolchainArgs {
     /// that comes as an archive (NAME=path/libc-overlay.a), or NAME=-lfoo. Repeatable.
     #[arg(long = "link-after", value_name = "NAME=ARG")]
     link_after: Vec<String>,
+    /// The command that runs a toolchain's binaries, as NAME=COMMAND, for a target the host cannot
+    /// run: NAME=qemu-aarch64, or NAME='qemu-aarch64 -L /usr/aarch64-linux-gnu' for a dynamically
+    /// linked one. Found by itself where qemu-ARCH is on PATH. Repeatable.
+    #[arg(long = "runner", value_name = "NAME=COMMAND")]
+    runner: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -31,6 +31,10 @@ pub struct ToolchainSpec {
     /// Link arguments after the workload's own objects: a libc that comes as an archive (an
     /// overlay of some functions, linked ahead of the system's), or `-lfoo`.
     pub link_after: Vec<String>,
+    /// The command that runs what the toolchain builds, put before each binary: an emulator for
+    /// another architecture (`qemu-aarch64`). Empty: the host runs it, or a runner is found
+    /// (`builds::runner`).
+    pub runner: Vec<String>,
 }
 
 impl ToolchainSpec {
@@ -82,6 +86,7 @@ impl ToolchainSpec {
             libc,
             version_from,
             link_after: Vec::new(),
+            runner: Vec::new(),
         })
     }
 
@@ -182,6 +187,9 @@ struct ToolchainEntry {
     /// Paths relative to the config file's directory.
     #[serde(default)]
     link_after: Vec<String>,
+    /// The command that runs the toolchain's binaries, e.g. `qemu-aarch64`.
+    #[serde(default)]
+    runner: Option<String>,
 }
 
 /// A `[[workloads]]` entry as written, before its files are looked at: the vocabulary of the
@@ -302,7 +310,8 @@ pub fn parse_config(text: &str) -> Result<Config> {
             let flags = t.flags.as_deref().unwrap_or(DEFAULT_FLAGS);
             let spec = ToolchainSpec::new(&t.name, &t.cc, flags, t.version, t.libc, t.version_from)?;
             check_link_after(&spec.name, &t.link_after)?;
-            Ok(ToolchainSpec { link_after: t.link_after, ..spec })
+            let runner = t.runner.as_deref().map(|r| runner_words(&spec.name, r)).transpose()?.unwrap_or_default();
+            Ok(ToolchainSpec { link_after: t.link_after, runner, ..spec })
         })
         .collect::<Result<_>>()?;
     let workloads = file
@@ -349,6 +358,29 @@ pub fn apply_link_after(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> {
         None => bail!("--link-after {arg:?} names no toolchain given with --toolchain or in the config file"),
     }
     Ok(())
+}
+
+/// Applies `--runner NAME=CMD` to the toolchain of that name, whether it came from `--toolchain`
+/// or the config file: CMD runs each binary the toolchain builds.
+pub fn apply_runner(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> {
+    let Some((name, command)) = arg.split_once('=') else {
+        bail!("--runner {arg:?} must look like NAME=COMMAND, e.g. zig-a64=qemu-aarch64");
+    };
+    let runner = runner_words(name.trim(), command)?;
+    match specs.iter_mut().find(|s| s.name == name.trim()) {
+        Some(spec) => spec.runner = runner,
+        None => bail!("--runner {arg:?} names no toolchain given with --toolchain or in the config file"),
+    }
+    Ok(())
+}
+
+/// A runner command as words: not empty.
+fn runner_words(toolchain: &str, command: &str) -> Result<Vec<String>> {
+    let words = split_words(command).with_context(|| format!("toolchain {toolchain}: runner"))?;
+    if words.is_empty() {
+        bail!("toolchain {toolchain}: the runner is empty; leave it out to have the host run the binaries");
+    }
+    Ok(words)
 }
 
 /// A link argument is a flag or a file that is there.
@@ -492,6 +524,25 @@ mod tests {
         assert_eq!(t.name, "zig-cc-musl");
         assert_eq!(t.command, ["zig", "cc", "-target", "x86_64-linux-musl"]);
         assert_eq!(t.flags, ["-O2"]);
+    }
+
+    #[test]
+    fn a_runner_is_read_from_the_config_file_and_the_command_line() {
+        let c = parse_config("[[toolchains]]\nname = \"a64\"\ncc = \"aarch64-linux-gnu-gcc\"\nrunner = \"qemu-aarch64 -L /usr/aarch64-linux-gnu\"\n")
+            .unwrap();
+        assert_eq!(c.toolchains[0].runner, ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]);
+        let mut specs = vec![ToolchainSpec::parse_cli("zig-a64=zig cc -target aarch64-linux-musl").unwrap()];
+        assert!(specs[0].runner.is_empty(), "none unless named");
+        apply_runner(&mut specs, "zig-a64=qemu-aarch64").unwrap();
+        assert_eq!(specs[0].runner, ["qemu-aarch64"]);
+        for (bad, says) in
+            [("qemu-aarch64", "NAME=COMMAND"), ("other=qemu-aarch64", "names no toolchain"), ("zig-a64= ", "empty")]
+        {
+            let e = format!("{:#}", apply_runner(&mut specs, bad).unwrap_err());
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let e = parse_config("[[toolchains]]\nname = \"a\"\ncc = \"gcc\"\nrunner = \"\"\n").unwrap_err();
+        assert!(format!("{e:#}").contains("the runner is empty"), "{e:#}");
     }
 
     #[test]

@@ -254,6 +254,10 @@ fn ci_recipes_use_only_flags_and_variables_the_agent_has() {
         );
         assert!(subcommands.iter().any(|s| s == "run"), "{recipe} records history with `run`: {commands:?}");
         assert!(
+            commands.iter().any(|c| c[0] == "check" && c.iter().any(|w| w.contains("$CROSS_TOOLCHAIN"))),
+            "{recipe} gates a target of another architecture: {commands:?}"
+        );
+        assert!(
             commands.iter().any(|c| c[0] == "exposure" && c.iter().any(|w| w == "--toolchain")),
             "{recipe} scans the release artifact with `exposure --toolchain`: {commands:?}"
         );

@@ -11,6 +11,7 @@ pub mod error;
 pub mod fetch;
 pub mod hash;
 pub mod parallel;
+pub mod runner;
 pub mod sources;
 pub mod template;
 pub mod toolchain;

@@ -1,6 +1,7 @@
 //! Finds out what a configured toolchain really is: compiler family and version, target triple,
 //! and the libc its binaries link (by compiling and running a probe with it), and compiles with it.
 
+use crate::builds::runner::{self, Runner};
 use crate::config::ToolchainSpec;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -29,6 +30,10 @@ pub struct DetectedToolchain {
     /// What `version` is the version of: the compiler's releases or the libc's.
     pub version_from: VersionFrom,
     pub target: String,
+    /// The architecture its binaries are built for, read from the probe it built (`aarch64`).
+    pub arch: String,
+    /// What runs its binaries when the host cannot (an emulator), or the runner it was given.
+    pub runner: Option<Runner>,
     pub libc: String,
     /// Changes whenever the compiler, its flags, its libc or any file named in its command do,
     /// so cached workload binaries are never reused across a toolchain change.
@@ -36,6 +41,19 @@ pub struct DetectedToolchain {
 }
 
 impl DetectedToolchain {
+    /// A command that runs `binary`, built by this toolchain: through its runner, if it has one.
+    pub fn command(&self, binary: &Path) -> Command {
+        match &self.runner {
+            Some(r) => r.command(binary),
+            None => Command::new(binary),
+        }
+    }
+
+    /// Whether its binaries run under an emulator: built for another architecture than the host's.
+    pub fn emulated(&self) -> bool {
+        self.runner.as_ref().is_some_and(Runner::emulates)
+    }
+
     /// The toolchain as the wire format carries it.
     pub fn wire(&self) -> wire::Toolchain {
         wire::Toolchain {
@@ -166,7 +184,10 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
         Some(prefix) => Some(run_text(&with_args(prefix, &["version"]))?.trim().to_string()),
         None => None,
     };
-    let probe = run_probe(spec, scratch)?;
+    let mut target = explicit_target(&spec.command)
+        .or_else(|| run_text(&with_args(&spec.command, &["-dumpmachine"])).ok().map(|t| t.trim().to_string()))
+        .unwrap_or_default();
+    let (probe, arch, runner) = run_probe(spec, scratch, &target)?;
     let libc_version = libc_version(&probe, zig.as_deref()).or_else(|| static_musl_version(spec, &probe, scratch));
     let version_from = spec.version_from.unwrap_or_else(|| default_version_from(spec, family, &probe.libc));
     let version = match (&spec.version, version_from, &zig_version, family) {
@@ -195,16 +216,23 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
         Some(l) => l.clone(),
         None => describe_libc(spec, &probe, libc_version.as_deref(), zig_version.as_deref()) + &linked_after(spec),
     };
-    let mut target = explicit_target(&spec.command)
-        .or_else(|| run_text(&with_args(&spec.command, &["-dumpmachine"])).ok().map(|t| t.trim().to_string()))
-        .unwrap_or_default();
     // musl-gcc wraps the host gcc, which still reports a -gnu triple; the probe knows better.
     if probe.libc == "musl" && target.contains("-gnu") {
         target = target.replace("-gnu", "-musl");
     }
+    // The server keeps series apart by the target's architecture: a target that names none takes
+    // the one the probe was built for.
+    // (`gcc -m32` still says x86_64-linux-gnu).
+    if slopewatch_core::arch::of(&target, "") != arch {
+        target = match target.split_once('-') {
+            Some((_, rest)) => format!("{arch}-{rest}"),
+            None => format!("{arch}-unknown-linux"),
+        };
+    }
 
     let mut h = Sha256::new();
-    for part in spec.command.iter().chain(&spec.flags).chain(&spec.link_after) {
+    let runs_with = runner.iter().flat_map(|r| &r.argv);
+    for part in spec.command.iter().chain(&spec.flags).chain(&spec.link_after).chain(runs_with) {
         h.update(part.as_bytes());
         h.update([0]);
         // A shim object or a wrapper script can change while its path stays the same.
@@ -222,6 +250,8 @@ fn detect_parts(spec: &ToolchainSpec, scratch: &Path) -> Result<DetectedToolchai
         version,
         version_from,
         target,
+        arch,
+        runner,
         libc,
         fingerprint: hex::encode(h.finalize()),
     })
@@ -272,7 +302,9 @@ struct LibcProbe {
     libc_path: Option<String>,
 }
 
-fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<LibcProbe> {
+/// Builds and runs the libc probe; with what it says, the architecture it was built for and what
+/// runs the toolchain's binaries (`runner::resolve`), `target` being the toolchain's triple.
+fn run_probe(spec: &ToolchainSpec, scratch: &Path, target: &str) -> Result<(LibcProbe, String, Option<Runner>)> {
     std::fs::create_dir_all(scratch)?;
     let src = scratch.join("probe.c");
     let bin = scratch.join(format!("probe-{}", spec.name));
@@ -283,11 +315,24 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<LibcProbe> {
         version: String::new(),
         version_from: VersionFrom::Compiler,
         target: String::new(),
+        arch: String::new(),
+        runner: None,
         libc: String::new(),
         fingerprint: String::new(),
     };
     tc.compile(&[src], scratch, &[], &bin).context("cannot build the libc probe")?;
-    let out = run_text(&[bin.display().to_string()]).context("the libc probe did not run")?;
+    let sysroot = run_text(&with_args(&spec.command, &["-print-sysroot"])).ok().map(|s| s.trim().to_string());
+    let sysroot = sysroot.filter(|s| !s.is_empty()).map(PathBuf::from);
+    let runner = runner::resolve(&spec.name, &spec.runner, &bin, target, sysroot.as_deref())?;
+    let arch = runner::needs(&bin)?.arch;
+    let mut argv = vec![bin.display().to_string()];
+    if let Some(r) = &runner {
+        argv = r.wrap(&argv);
+    }
+    let out = run_text_with(&argv, runner.iter().flat_map(|r| r.env.clone())).with_context(|| match &runner {
+        Some(r) => format!("the libc probe did not run under {}", r.describe()),
+        None => "the libc probe did not run".to_string(),
+    })?;
     let mut probe = LibcProbe::default();
     for line in out.lines() {
         match line.split_once('=') {
@@ -297,7 +342,7 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path) -> Result<LibcProbe> {
             _ => {}
         }
     }
-    Ok(probe)
+    Ok((probe, arch, runner))
 }
 
 /// The version of the libc the probe linked, where it can be told: glibc says it; Zig's musl is
@@ -407,7 +452,16 @@ fn with_args(base: &[String], extra: &[&str]) -> Vec<String> {
 
 /// Runs argv and returns stdout, or stderr when stdout is empty (some tools print versions there).
 fn run_text(argv: &[String]) -> Result<String> {
-    let out = Command::new(&argv[0]).args(&argv[1..]).output().with_context(|| format!("cannot run {:?}", argv[0]))?;
+    run_text_with(argv, std::iter::empty())
+}
+
+/// `run_text` with `env` set for the command.
+fn run_text_with(argv: &[String], env: impl Iterator<Item = (String, String)>) -> Result<String> {
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(env)
+        .output()
+        .with_context(|| format!("cannot run {:?}", argv[0]))?;
     if !out.status.success() {
         bail!("`{}` exited with {}: {}", argv.join(" "), out.status, tail(&String::from_utf8_lossy(&out.stderr), 5));
     }

@@ -69,6 +69,7 @@ impl ToolchainArgs {
             config: None,
             version_from: Vec::new(),
             link_after: Vec::new(),
+            runner: Vec::new(),
         }
     }
 
@@ -99,6 +100,9 @@ impl ToolchainArgs {
         }
         for l in &self.link_after {
             config::apply_link_after(&mut specs, l)?;
+        }
+        for r in &self.runner {
+            config::apply_runner(&mut specs, r)?;
         }
         for spec in &specs {
             if let Some(missing) = spec.link_after.iter().find(|a| !a.starts_with('-') && !Path::new(a).is_file()) {

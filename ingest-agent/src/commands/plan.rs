@@ -5,7 +5,7 @@
 use crate::builds::cache::BuildCache;
 use crate::builds::error::BuildError;
 use crate::builds::parallel;
-use crate::builds::toolchain;
+use crate::builds::toolchain::{self, DetectedToolchain};
 use crate::builds::workloads::{self, Workload};
 use crate::cli::MeasureArgs;
 use crate::config::{cache_root, load_config};
@@ -14,6 +14,7 @@ use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::judged::{self, Judged};
 use crate::measure::meter;
+use crate::measure::process::Exe;
 use crate::measure::profile::Profiler;
 use crate::output::progress::{Pace, Plan, Progress};
 use anyhow::{bail, Context, Result};
@@ -37,6 +38,24 @@ pub(super) struct Measurements {
 /// Measures every workload with every toolchain, once each, as `run` and `measure` do.
 pub(super) fn measure_all(args: &MeasureArgs) -> Result<Measurements> {
     measure_gated(args, &Limits::default(), false)
+}
+
+/// `tc`, unless a measure counts instructions and `tc`'s binaries run under an emulator: what
+/// perf or Valgrind would count there is the emulator's work on the host, not the target's
+/// instructions, and no counter of the target's instructions is at hand.
+fn countable(tc: DetectedToolchain, metrics: &[Metric]) -> Result<DetectedToolchain> {
+    if let (true, Some(m)) = (tc.emulated(), metrics.iter().find(|m| m.is_count())) {
+        bail!(
+            "toolchain {}: its {} binaries run under {}, and instructions counted there ({}) would be the \
+             emulator's on this host, not the target's; measure wall or cpu time (--measure wall), whose growth \
+             the emulator keeps",
+            tc.spec.name,
+            tc.arch,
+            tc.runner.as_ref().map_or_else(String::new, |r| r.describe()),
+            m.label()
+        );
+    }
+    Ok(tc)
 }
 
 /// Measures every workload with every toolchain, judged by `limits`; with `remeasure`, a workload
@@ -82,7 +101,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     for (nth_spec, spec) in specs.iter().enumerate() {
         progress.toolchain(nth_spec + 1, &spec.name, None);
         let started_at = time::OffsetDateTime::now_utc();
-        let tc = match toolchain::detect(spec, &root.join("probe")) {
+        let tc = match toolchain::detect(spec, &root.join("probe")).and_then(|tc| countable(tc, &metrics)) {
             Ok(tc) => tc,
             Err(e) => {
                 progress.note(&format!("{e:#}"));
@@ -101,14 +120,24 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
         }
         let prebuilt = parallel::build(&cache, &tc, jobs, build_jobs, &|| progress.built_one());
         progress.note(&format!(
-            "toolchain {}: {} {} ({}), {}, {}",
+            "toolchain {}: {} {} ({}), {}, {}{}",
             tc.spec.name,
             tc.spec.command_line(),
             tc.version,
             tc.version_source(),
             tc.libc,
-            tc.target
+            tc.target,
+            tc.runner.as_ref().map_or(String::new(), |r| format!(", run by {}", r.describe()))
         ));
+        if tc.emulated() {
+            progress.note(&format!(
+                "toolchain {}: {} binaries run under an emulator: growth (slopes, classes) holds, absolute times are \
+                 the emulator's{}",
+                tc.spec.name,
+                tc.arch,
+                if profile_all { "; no profiles are taken (Valgrind runs only the host's binaries)" } else { "" }
+            ));
+        }
         for (nth, &metric) in metrics.iter().enumerate() {
             let label = judged::toolchain_label(&tc.spec.name, metric);
             let mut measured = Vec::new();
@@ -137,7 +166,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                 let (run, results) = match binary {
                     Ok(bin) => {
                         let measure = || {
-                            let m = measure::measure(bin, w, &budget, limits, metric, &progress);
+                            let m = measure::measure(Exe::of(bin, &tc), w, &budget, limits, metric, &progress);
                             if let Some(why) = &m.unmeasurable {
                                 progress.note(&format!(
                                     "{label} {}: not measurable by {}: {why}",
@@ -175,7 +204,8 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                                 }
                                 None => (run, results),
                             };
-                        if run.failure.is_none() && !run.not_provided {
+                        // Valgrind runs only the host's binaries.
+                        if run.failure.is_none() && !run.not_provided && !tc.emulated() {
                             let over = Judged::new(&tc.spec.name, metric, &run, &profiled_over).is_over();
                             let size = budget.start.unwrap_or(w.start);
                             let note = |text: &str| progress.note(text);

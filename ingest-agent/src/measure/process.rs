@@ -2,6 +2,7 @@
 //! repetition, each killed at the size's deadline, and what it printed read and checked.
 
 use crate::builds::command::{CommandWorkload, Printed};
+use crate::builds::runner::Runner;
 use crate::builds::workloads::Workload;
 use crate::measure::session::{Broke, Session};
 use crate::measure::{failure, meter};
@@ -24,10 +25,43 @@ pub trait Watch {
     fn note(&self, msg: &str);
 }
 
+/// A workload's built binary and what runs it: the host, or the toolchain's runner (an emulator
+/// for another architecture).
+#[derive(Debug, Clone, Copy)]
+pub struct Exe<'a> {
+    pub path: &'a Path,
+    pub runner: Option<&'a Runner>,
+}
+
+impl<'a> Exe<'a> {
+    /// `path`, built by `tc`, run as `tc` runs its binaries.
+    pub fn of(path: &'a Path, tc: &'a crate::builds::toolchain::DetectedToolchain) -> Exe<'a> {
+        Exe { path, runner: tc.runner.as_ref() }
+    }
+
+    /// A binary the host runs itself.
+    pub fn native(path: &'a Path) -> Exe<'a> {
+        Exe { path, runner: None }
+    }
+
+    /// A command that runs the binary; its arguments follow.
+    fn command(&self) -> Command {
+        match self.runner {
+            Some(r) => r.command(self.path),
+            None => Command::new(self.path),
+        }
+    }
+
+    /// Whether the binary runs under an emulator.
+    pub fn emulated(&self) -> bool {
+        self.runner.is_some_and(Runner::emulates)
+    }
+}
+
 /// One size of a sweep: the workload's built `binary`, run `reps` times at `size` within
 /// `timeout`, told to `watch`.
 pub(super) struct SizeRun<'a> {
-    pub binary: &'a Path,
+    pub binary: Exe<'a>,
     pub w: &'a Workload,
     pub size: u64,
     pub reps: u32,
@@ -82,7 +116,7 @@ pub(super) fn run_size(at: &SizeRun) -> Result<Output, Box<Failure>> {
 /// The harness binary at the size: one process that warms up, repeats `reps` times and prints its
 /// JSON line.
 fn run_harness(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
-    let mut cmd = Command::new(at.binary);
+    let mut cmd = at.binary.command();
     cmd.arg(at.size.to_string()).arg(at.reps.to_string()).env("SLOPEWATCH_MEASURE", meter::harness_mode(at.metric));
     if at.w.is_probe() {
         cmd.env("SLOPEWATCH_PROBE", &at.w.name);
@@ -101,9 +135,9 @@ static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 fn run_in_session(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(at.size), &why));
     let mut open = SESSION.lock().unwrap_or_else(|e| e.into_inner());
-    if !open.as_ref().is_some_and(|s| s.runs(at.binary)) {
+    if !open.as_ref().is_some_and(|s| s.runs(at.binary.path)) {
         *open = None;
-        *open = Some(Session::start(at.binary).map_err(setup_failed)?);
+        *open = Some(Session::start(at.binary.path).map_err(setup_failed)?);
     }
     let session = open.as_mut().expect("a session was just opened");
     let probe = at.w.is_probe().then_some(at.w.name.as_str());
@@ -159,11 +193,17 @@ fn checked(out: Output, at: &SizeRun) -> Result<Output, Box<Failure>> {
 /// A command workload's program at the size, `at.binary` being what its build made: one warm-up
 /// run, then `reps` timed ones, each timed by the `slopewatch_ns=` it prints or else by its wall
 /// time (start-up included: a fixed cost the fit sees at every size). Every repetition must time
-/// itself the same way and agree on its result.
+/// itself the same way and agree on its result. Under a runner, a command that starts with what
+/// the build made runs it through the runner; any other (a script) finds the runner's command in
+/// `SLOPEWATCH_RUNNER`, to run what the build made with.
 fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
     let (size, reps) = (at.size, at.reps);
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(size), &why));
-    let argv = c.argv(at.binary, size);
+    let mut argv = c.argv(at.binary.path, size);
+    let runner = at.binary.runner.map(|r| r.argv.join(" ")).unwrap_or_default();
+    if let Some(r) = at.binary.runner.filter(|_| Path::new(&argv[0]) == at.binary.path) {
+        argv = r.wrap(&argv);
+    }
     let mut samples = Vec::with_capacity(reps as usize);
     let mut counts = Vec::with_capacity(reps as usize);
     let mut reported = None;
@@ -178,6 +218,10 @@ fn run_command(c: &CommandWorkload, at: &SizeRun, deadline: Instant) -> Result<O
             None => Command::new(&argv[0]),
         };
         cmd.args(&argv[1..]).current_dir(c.dir()).env("SLOPEWATCH_SIZE", size.to_string());
+        cmd.env("SLOPEWATCH_RUNNER", &runner);
+        if let Some(r) = at.binary.runner {
+            cmd.envs(r.env.iter().map(|(k, v)| (k, v)));
+        }
         let done = run_process(cmd, at, deadline)?;
         let printed = Printed::read(&done.stdout).map_err(setup_failed)?;
         if rep == first {

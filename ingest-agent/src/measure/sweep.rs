@@ -20,7 +20,7 @@ use crate::builds::workloads::Workload;
 use crate::measure::budget::{self, Budget};
 use crate::measure::failure;
 use crate::measure::judged::class_worth_widening;
-use crate::measure::process::{run_size, SizeRun, Watch};
+use crate::measure::process::{run_size, Exe, SizeRun, Watch};
 use slopewatch_core::verdict::Limits;
 use slopewatch_core::wire::{self, Failure, FailureKind, Measurement, Metric, WorkloadRun};
 use std::collections::BTreeMap;
@@ -47,6 +47,12 @@ const NS_PER_COUNTED_INSTRUCTION: f64 = 1.0;
 
 /// How many per-size budgets of real time a counted size may take before it is stopped.
 const EXACT_TIMEOUT: u32 = 10;
+
+/// How many per-size budgets of real time a size run under an emulator may take before it is
+/// stopped: QEMU's user mode runs a loop some 5 to 20 times slower, and translates each block of
+/// code the first time it runs. The per-size budget still holds on the emulated times, so an
+/// emulated sweep reaches smaller sizes; its growth is what is compared.
+const EMULATED_TIMEOUT: u32 = 20;
 
 /// Most sizes a sweep adds to name a class it could not tell.
 pub const WIDEN_SIZES: usize = 3;
@@ -76,7 +82,7 @@ pub struct Measured {
 /// needs no large sizes. Valgrind runs a loop some 50 to 500 times slower, and the budgets hold
 /// on the slowed times.
 pub fn measure(
-    binary: &Path,
+    binary: Exe,
     w: &Workload,
     budget: &Budget,
     limits: &Limits,
@@ -107,11 +113,11 @@ pub fn measure(
         .err();
     if broke.as_deref().is_some_and(failure::is_not_provided) {
         let run =
-            WorkloadRun { not_provided: true, ..workload_run(w, Some(binary), Vec::new(), BTreeMap::new(), None) };
+            WorkloadRun { not_provided: true, ..workload_run(w, Some(binary.path), Vec::new(), BTreeMap::new(), None) };
         return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed(), unmeasurable: None };
     }
     if let Some(why) = broke.as_deref().and_then(|f| sweep.unfaithful(f)) {
-        let run = workload_run(w, Some(binary), Vec::new(), BTreeMap::new(), None);
+        let run = workload_run(w, Some(binary.path), Vec::new(), BTreeMap::new(), None);
         return Measured { run, results: BTreeMap::new(), elapsed: sweep.began.elapsed(), unmeasurable: Some(why) };
     }
     let failure = broke.map(|f| *f).or_else(|| {
@@ -129,7 +135,7 @@ pub fn measure(
         })
     });
     Measured {
-        run: workload_run(w, Some(binary), sweep.done.into_values().collect(), sweep.meta, failure),
+        run: workload_run(w, Some(binary.path), sweep.done.into_values().collect(), sweep.meta, failure),
         results: sweep.results,
         elapsed: sweep.began.elapsed(),
         unmeasurable: None,
@@ -138,7 +144,7 @@ pub fn measure(
 
 /// One workload's sweep under way: what it runs and what it has measured.
 struct Sweep<'a> {
-    binary: &'a Path,
+    binary: Exe<'a>,
     w: &'a Workload,
     budget: &'a Budget,
     metric: Metric,
@@ -244,7 +250,11 @@ impl Sweep<'_> {
     /// The size's timeout stays in real time, with room for a slow host.
     fn take(&mut self, size: u64, timeout: Duration) -> Result<f64, Box<Failure>> {
         let reps = self.reps_at(size);
-        let timeout = if self.metric.is_exact() { timeout.max(self.budget.per_size * EXACT_TIMEOUT) } else { timeout };
+        let timeout = match (self.metric.is_exact(), self.binary.emulated()) {
+            (true, _) => timeout.max(self.budget.per_size * EXACT_TIMEOUT),
+            (false, true) => timeout.max(self.budget.per_size * EMULATED_TIMEOUT),
+            (false, false) => timeout,
+        };
         let at =
             SizeRun { binary: self.binary, w: self.w, size, reps, timeout, watch: self.watch, metric: self.metric };
         let out = run_size(&at)?;

@@ -11,13 +11,14 @@ use slopewatch_core::lineage::LineageVersion;
 use std::collections::BTreeMap;
 
 /// Reads a baseline, `NAME@VERSION` (`gcc-glibc@12.2.0`): the lineage and the version of it to
-/// compare against. The name follows the rules of a toolchain's name; the version is one word of
-/// printable characters.
+/// compare against. The name follows the rules of a toolchain's name, with the architecture of a
+/// series other than x86-64's after it (`zig-cc-musl (aarch64)@0.15.2`); the version is one word
+/// of printable characters.
 pub fn parse_spec(s: &str) -> Result<LineageVersion> {
     let Some((lineage, version)) = s.split_once('@') else {
         bail!("baseline {s:?} must look like NAME@VERSION, e.g. gcc-glibc@12.2.0");
     };
-    check_lineage_name(lineage).with_context(|| format!("baseline {s:?}"))?;
+    check_lineage_name(slopewatch_core::arch::split_lineage(lineage).0).with_context(|| format!("baseline {s:?}"))?;
     if version.is_empty() || version.len() > 128 {
         bail!("baseline {s:?}: the version must be 1 to 128 characters");
     }
@@ -113,6 +114,9 @@ mod tests {
     fn a_baseline_is_a_lineage_name_and_a_version() {
         let spec = parse_spec("zig-cc-musl@0.15.2").unwrap();
         assert_eq!((spec.lineage.as_str(), spec.version.as_str()), ("zig-cc-musl", "0.15.2"));
+        let a64 = parse_spec("zig-cc-musl (aarch64)@0.15.2").unwrap();
+        assert_eq!(a64.lineage, "zig-cc-musl (aarch64)");
+        assert!(parse_spec("zig cc (aarch64)@0.15.2").is_err(), "the name's own rules still hold");
         assert_eq!(spec.to_string(), "zig-cc-musl@0.15.2");
         for (bad, why) in [
             ("gcc-glibc", "NAME@VERSION"),

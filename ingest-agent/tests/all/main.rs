@@ -9,6 +9,7 @@ mod costs;
 mod counted;
 mod cpu_and_instructions;
 mod delivery;
+mod emulated;
 mod exposure;
 mod failures;
 mod first_run;

@@ -44,8 +44,12 @@ pub fn bisect(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
             .or_else(|| stored.cloned())
             .with_context(|| format!("give {flag}, or --regression to take it from"))
     };
-    let lineage = pick(&args.lineage, facts.as_ref().map(|f| &f.lineage), "--lineage")?;
-    config::check_lineage_name(&lineage)?;
+    let series = pick(&args.lineage, facts.as_ref().map(|f| &f.lineage), "--lineage")?;
+    // A series of another architecture than x86-64 is stored as `NAME (ARCH)`.
+    let (lineage, arch) = slopewatch_core::arch::split_lineage(&series);
+    config::check_lineage_name(lineage)?;
+    // A plain name read from a regression is x86-64's; given by hand, the candidates tell.
+    let arch = (lineage != series || facts.is_some()).then(|| arch.to_string());
     let good = pick(&args.good, facts.as_ref().map(|f| &f.last_good), "--good")?;
     let bad = pick(&args.bad, facts.as_ref().map(|f| &f.first_bad), "--bad")?;
     let mut catalogue = workloads::builtin();
@@ -77,7 +81,12 @@ pub fn bisect(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     let cache = BuildCache::new(root.join("builds"));
     let plan = BisectPlan {
         metric,
-        lineage,
+        lineage: lineage.to_string(),
+        arch,
+        runner: match &args.runner {
+            Some(r) => config::split_words(r).context("--runner")?,
+            None => Vec::new(),
+        },
         workloads: selected,
         good,
         bad,

@@ -9,6 +9,7 @@ use crate::builds::toolchain;
 use crate::builds::workloads::Workload;
 use crate::config::ToolchainSpec;
 use crate::measure::judged::Judged;
+use crate::measure::process::Exe;
 use crate::measure::{self, Budget};
 use crate::output::progress::{self, Progress};
 use anyhow::{bail, Context, Result};
@@ -16,7 +17,7 @@ use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step, StepVerdict
 use slopewatch_core::complexity::Class;
 use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -45,7 +46,13 @@ struct CandidateOutcome {
 
 /// Everything a bisection needs besides its candidates.
 pub struct BisectPlan<'a> {
+    /// The lineage's name, as the agent configures it (`zig-cc-musl`).
     pub lineage: String,
+    /// The architecture of its series, when known (a regression's, or `--lineage 'NAME (ARCH)'`):
+    /// every candidate must build for it. Unknown, the first candidate judged sets it.
+    pub arch: Option<String>,
+    /// What runs the candidates' binaries, when given (`--runner`).
+    pub runner: Vec<String>,
     pub workloads: Vec<Workload>,
     pub good: String,
     pub bad: String,
@@ -92,6 +99,7 @@ pub fn bisect(
             last_pace: None,
         }),
         steps: Cell::new(0),
+        arch: RefCell::new(plan.arch.clone()),
     };
     let mut steps: Vec<Step> = Vec::new();
     let mut sizes: BTreeMap<String, (u64, u64)> = BTreeMap::new();
@@ -153,6 +161,7 @@ pub fn bisect(
             }
         }
     }
+    let arch = judge.arch.take().unwrap_or_else(|| slopewatch_core::arch::DEFAULT.to_string());
     drop(judge);
     let outcome = outcome.unwrap_or(if hi == lo + 1 { Outcome::Found } else { Outcome::Inconclusive });
     let found = outcome == Outcome::Found;
@@ -162,7 +171,7 @@ pub fn bisect(
         started_at,
         seconds: began.elapsed().as_secs_f64(),
         host: crate::host::detect(),
-        lineage: plan.lineage.clone(),
+        lineage: slopewatch_core::arch::series_lineage(&plan.lineage, &arch),
         workloads: plan.workloads.iter().map(|w| w.name.clone()).collect(),
         max_slope: plan.max_slope,
         max_class: plan.max_class,
@@ -187,6 +196,8 @@ struct Judge<'a> {
     progress: Progress,
     /// Candidates judged so far, for the progress display's counter.
     steps: Cell<usize>,
+    /// The architecture every candidate must build for: the plan's, else the first candidate's.
+    arch: RefCell<Option<String>>,
 }
 
 impl Judge<'_> {
@@ -195,7 +206,7 @@ impl Judge<'_> {
     /// measured once more; still unsure, or a candidate that cannot be built or run, is skipped
     /// with the reason.
     fn judge(&self, i: usize, version: &str, sizes: &BTreeMap<String, (u64, u64)>) -> CandidateOutcome {
-        let Judge { plan, candidates, limits, progress, steps } = self;
+        let Judge { plan, candidates, limits, progress, steps, arch } = self;
         let skipped =
             |note: String| CandidateOutcome { verdict: StepVerdict::Skipped, slope: None, note: Some(note), run: None };
         steps.set(steps.get() + 1);
@@ -205,13 +216,19 @@ impl Judge<'_> {
             Err(e) => return skipped(e),
         };
         let spec = match ToolchainSpec::for_bisect(&plan.lineage, &command, &plan.flags, version) {
-            Ok(s) => s,
+            Ok(s) => ToolchainSpec { runner: plan.runner.clone(), ..s },
             Err(e) => return skipped(format!("{e:#}")),
         };
         let tc = match toolchain::detect(&spec, &plan.scratch) {
             Ok(tc) => tc,
             Err(e) => return skipped(one_line(&format!("{e:#}"))),
         };
+        match arch.borrow_mut().get_or_insert_with(|| tc.arch.clone()) {
+            arch if *arch != tc.arch => {
+                return skipped(format!("it builds for {}, and the series bisected is {arch}'s", tc.arch))
+            }
+            _ => {}
+        }
         let started_at = time::OffsetDateTime::now_utc();
         let mut measured: Vec<WorkloadRun> = Vec::new();
         let mut steepest: Option<(f64, String)> = None;
@@ -231,11 +248,11 @@ impl Judge<'_> {
                 None => plan.budget.clone(),
             };
             let metric = plan.metric;
-            let mut run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
+            let mut run = measure::measure(Exe::of(&bin, &tc), w, &budget, limits, metric, progress).run;
             let mut row = Judged::new(&plan.lineage, metric, &run, limits);
             // Exact counts come out the same a second time.
             if matches!(row.counted(), Some(Decision::Unsure(_))) && !metric.is_exact() {
-                run = measure::measure(&bin, w, &budget, limits, metric, progress).run;
+                run = measure::measure(Exe::of(&bin, &tc), w, &budget, limits, metric, progress).run;
                 row = Judged::new(&plan.lineage, metric, &run, limits);
             }
             progress.workload_done();

@@ -242,7 +242,8 @@ fn unjudged(a: &Artifact, path: &Path) -> Scan {
 /// Judges every function `a` reaches by `judge`'s verdicts and `accepted`, and sets the status.
 fn judge(scan: &mut Scan, a: &Artifact, judge: &ToolchainVerdicts, accepted: &Suppressions, today: time::Date) {
     scan.judged_by = Some(JudgedBy {
-        lineage: judge.tc.spec.name.clone(),
+        // The series its verdicts are stored under: an aarch64 build's are `NAME (aarch64)`.
+        lineage: slopewatch_core::arch::series_lineage(&judge.tc.spec.name, &judge.tc.arch),
         version: judge.tc.version.clone(),
         libc: judge.tc.libc.clone(),
         verdicts_from: judge.sources.iter().cloned().collect(),

@@ -73,7 +73,8 @@ fn print_toolchain(tc: &DetectedToolchain) {
     println!("  flags:       {}", tc.spec.flags.join(" "));
     println!("  family:      {:?}", tc.family);
     println!("  version:     {} ({})", tc.version, tc.version_source());
-    println!("  target:      {} ({})", tc.target, tc.arch);
+    println!("  target:      {}", tc.target);
+    println!("  arch:        {}", tc.arch);
     if let Some(r) = &tc.runner {
         let emulated = if tc.emulated() { "; times are the emulator's: compare growth" } else { "" };
         println!("  runner:      {}{emulated}", r.describe());

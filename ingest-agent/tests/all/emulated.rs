@@ -209,3 +209,31 @@ fn through_a_real_server_the_aarch64_series_is_apart_and_its_regression_names_th
     assert_eq!(finding["kind"], "finding", "{finding}");
     assert_eq!(finding["regression"]["version"], "0.16.0", "{finding}");
 }
+
+#[test]
+fn bisect_runs_aarch64_candidates_under_qemu_and_skips_one_built_for_another_architecture() {
+    let Some((old, new)) = zigs_and_qemu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let a64 = |zig: &Path| format!("{} cc -target aarch64-linux-musl", zig.display());
+    let candidates = dir.path().join("candidates.txt");
+    let lines = [
+        format!("0.15.2={}", a64(&old)),
+        format!("0.15.5={} cc -target x86_64-linux-musl", old.display()),
+        format!("0.15.9={}", a64(&old)),
+        format!("0.16.0={}", a64(&new)),
+    ];
+    std::fs::write(&candidates, lines.join("\n") + "\n").unwrap();
+    let out = run(agent()
+        .args(["bisect", "--workloads", "strchr", "--lineage", "zig (aarch64)", "--max-size", "256K"])
+        .args(["--good", "0.15.2", "--bad", "0.16.0", "--candidates"])
+        .arg(&candidates)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache")));
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("0.15.5") && said.contains("it builds for x86_64, and the series bisected is aarch64's"),
+        "{said}"
+    );
+    assert!(said.contains("first bad: 0.16.0") && said.contains("last good: 0.15.9"), "{said}");
+}

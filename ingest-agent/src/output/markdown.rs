@@ -51,7 +51,10 @@ pub fn render(r: &Report) -> String {
                 VersionFrom::Compiler => "",
                 VersionFrom::Libc => " (the libc's version)",
             };
-            format!("**{}** {}{axis}{libc}", escape(&t.name), escape(&t.version))
+            // Another architecture than x86-64's is a series of its own on the server: say which.
+            let arch = slopewatch_core::arch::of(&t.target, slopewatch_core::arch::DEFAULT);
+            let arch = if arch == slopewatch_core::arch::DEFAULT { String::new() } else { format!(", for {arch}") };
+            format!("**{}** {}{axis}{libc}{arch}", escape(&t.name), escape(&t.version))
         })
         .collect();
     out.push_str(&format!("Toolchains: {}\n\n", toolchains.join("; ")));
@@ -346,6 +349,10 @@ mod tests {
         let md =
             render(&Report { command: "check", toolchains: vec![&musl], rows: &[], limits: &limits, baseline: None });
         assert!(md.contains("**musl-gcc** 1.2.3 (the libc's version), musl 1.2.3"), "{md}");
+        let a64 = Toolchain { target: "aarch64-linux-musl".into(), ..toolchain("zig-a64", "0.16.0", "musl 1.2.5") };
+        let md =
+            render(&Report { command: "check", toolchains: vec![&a64], rows: &[], limits: &limits, baseline: None });
+        assert!(md.contains("**zig-a64** 0.16.0, musl 1.2.5, for aarch64\n"), "{md}");
     }
 
     #[test]

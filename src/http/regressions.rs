@@ -13,7 +13,7 @@ use super::{AppState, Error};
 use crate::charts::{before_after_chart, Failed, VersionLine};
 use crate::format;
 use crate::intake;
-use crate::model::{workload_label, RegressionDetail, RegressionKind, RegressionStatus};
+use crate::model::{workload_label, Architecture, RegressionDetail, RegressionKind, RegressionStatus};
 use crate::views::regression::{edits, markdown, postmortem};
 use askama::Template;
 use axum::extract::State;
@@ -59,6 +59,8 @@ async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
     d.where_cost_went = crate::profiles::of(&state.store, &d.regression, &d.workloads).await?;
     d.artifacts = super::exposures::reaching(state, &d).await?;
+    let r = &d.regression;
+    d.arch = Architecture::of(&r.lineage, &state.store.versions_measured_on(&r.lineage, &r.versions()).await?);
     Ok(d)
 }
 
@@ -189,6 +191,8 @@ struct DetailPage {
     kind: &'static str,
     finding: bool,
     lineage: String,
+    /// The lineage's architecture, and the hosts that measured it under emulation.
+    arch: Architecture,
     version: String,
     previous_version: String,
     fixed_version: String,
@@ -268,10 +272,7 @@ async fn detail(
             cost: w.cost_change().unwrap_or_default(),
         })
         .collect();
-    let versions: Vec<&str> = [r.previous_version.as_deref(), Some(r.version.as_str()), r.fixed_version.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect();
+    let versions = r.versions();
     let charts = d
         .workloads
         .iter()
@@ -305,6 +306,7 @@ async fn detail(
         kind: r.kind().title(),
         finding: r.kind() == RegressionKind::Finding,
         lineage: r.lineage.clone(),
+        arch: d.arch.clone(),
         version: r.version.clone(),
         previous_version: r.previous_version.clone().unwrap_or_else(|| "none measured".into()),
         fixed_version: r.fixed_version.clone().unwrap_or_default(),

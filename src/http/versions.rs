@@ -8,7 +8,7 @@ use super::error::ErrorBody;
 use super::extract::{AppPath, AppQuery};
 use super::{AppState, Error};
 use crate::links;
-use crate::model::{RegressionRow, RegressionWorkload, ScannedArtifact};
+use crate::model::{Architecture, RegressionRow, RegressionWorkload, ScannedArtifact};
 use crate::store::{SlopeRow, VersionChoice, VersionSummary, WorkloadFailures, WorkloadRow};
 use crate::views::{ChangeRow, Changes, ControlLine, VersionAt, VersionRegression, VersionView};
 use axum::extract::State;
@@ -153,7 +153,10 @@ pub(super) async fn load(
         .chain(&controls)
         .map(|v| LineageVersion::new(&v.lineage, &v.version))
         .collect();
-    let (read, artifacts) = tokio::try_join!(Read::of(state, &columns, &at), scanned(state, lineage, version))?;
+    let shown: Vec<&str> = std::iter::once(&at).chain(&before).map(|v| v.version.as_str()).collect();
+    let measured_on = async { state.store.versions_measured_on(lineage, &shown).await.map_err(Error::from) };
+    let (read, artifacts, hosts) =
+        tokio::try_join!(Read::of(state, &columns, &at), scanned(state, lineage, version), measured_on)?;
     let controls = controls
         .into_iter()
         .map(|c| ControlLine {
@@ -175,6 +178,7 @@ pub(super) async fn load(
         controls,
         regressions,
         artifacts,
+        arch: Architecture::of(lineage, &hosts),
     })
 }
 
@@ -228,6 +232,9 @@ pub(super) struct VersionQuery {
 pub struct VersionAnswer {
     lineage: String,
     version: String,
+    /// The lineage's architecture, and the hosts that measured the two versions under emulation.
+    #[serde(flatten)]
+    arch: Architecture,
     /// The version compared against; null for the lineage's first version.
     against: Option<String>,
     /// The lineage's versions that reported, in version order.
@@ -269,6 +276,7 @@ impl VersionAnswer {
             regressions: view.regressions,
             workloads: view.changes.rows,
             artifacts: view.artifacts,
+            arch: view.arch,
             lineage: at.lineage,
             version: at.version,
         }

@@ -1,6 +1,7 @@
 //! The plain values several layers share, the smallest of them here (a version's median per size, a
 //! slope). Data and its naming only: no database access, no rules.
 
+mod arch;
 mod bisection;
 pub mod control;
 mod cost_shift;
@@ -12,6 +13,7 @@ mod regression;
 mod summary;
 mod track;
 
+pub use arch::Architecture;
 pub use bisection::{Bisection, BisectionStep};
 pub use cost_shift::{BrokenContract, WhereCostWent};
 pub use delivery::{AttemptOutcome, DeliveryAttempt, DeliveryDetail, DeliveryRow};

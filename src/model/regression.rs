@@ -143,6 +143,15 @@ impl RegressionRow {
     pub fn kind(&self) -> RegressionKind {
         RegressionKind::of(self.previous_version.as_deref())
     }
+
+    /// The versions it is about, in version order: its last good version (none for a finding),
+    /// its first bad one, and the one that fixed it, if any.
+    pub fn versions(&self) -> Vec<&str> {
+        [self.previous_version.as_deref(), Some(self.version.as_str()), self.fixed_version.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
 }
 
 /// Each regression of `rows` with its workloads among `members`, in the order of `rows`.
@@ -375,6 +384,10 @@ pub struct RegressionDetail {
     /// one its cost went to. Worked out when read; those whose scan found the function broken and
     /// not accepted first.
     pub artifacts: Vec<super::ArtifactReach>,
+    /// The architecture of the lineage, and the hosts that measured its versions here under
+    /// emulation (worked out when read).
+    #[serde(flatten)]
+    pub arch: super::Architecture,
 }
 
 /// A regression as the store holds it, with its workloads, as the alert rules compare it with the

@@ -13,6 +13,7 @@ mod exposures;
 mod failures;
 mod inventory;
 mod lineage;
+mod measured_on;
 mod outbox;
 mod profiles;
 mod regressions;

@@ -7,9 +7,9 @@ use super::db::{sql, Exec, Sql, Tx};
 use super::outbox::deliveries_of;
 use super::{decode_json, Store};
 use crate::model::{
-    with_members, MetricColumn, NewEvent, RegressionDetail, RegressionEvent, RegressionKind, RegressionLink,
-    RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian, Slope, Track,
-    VersionSizes,
+    with_members, Architecture, MetricColumn, NewEvent, RegressionDetail, RegressionEvent, RegressionKind,
+    RegressionLink, RegressionNote, RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, SizeMedian,
+    Slope, Track, VersionSizes,
 };
 use slopewatch_core::predict::step_sentence_in;
 use slopewatch_core::wire::{Contract, Failure, Metric};
@@ -258,6 +258,8 @@ impl Store {
             w.at_size_of_interest = at_size_of_interest(w, &regression, &sizes);
         }
         Ok(Some(RegressionDetail {
+            // Its name says the architecture; the hosts that measured it are added when read.
+            arch: Architecture::of(&regression.lineage, &[]),
             regression,
             workloads,
             events,

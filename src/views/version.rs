@@ -6,7 +6,9 @@
 use super::changes::{ChangeRow, Changes, VersionAt};
 use super::regression::postmortem::{destination, text};
 use crate::links;
-use crate::model::{RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload, ScannedArtifact};
+use crate::model::{
+    Architecture, RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload, ScannedArtifact,
+};
 use serde::Serialize;
 use std::fmt::Write;
 use utoipa::ToSchema;
@@ -83,6 +85,9 @@ pub struct VersionView {
     pub regressions: Vec<VersionRegression>,
     /// The latest scan of each artifact judged by this version, worst first.
     pub artifacts: Vec<ScannedArtifact>,
+    /// The lineage's architecture, and the hosts that measured the versions compared under
+    /// emulation.
+    pub arch: Architecture,
 }
 
 impl VersionView {
@@ -107,7 +112,12 @@ impl VersionView {
     pub fn markdown(&self, public_url: Option<&str>) -> String {
         let at = self.at();
         let url = |path: &str| destination(&links::absolute(public_url, path));
-        let mut md = format!("# {}\n\n{}\n", text(&at.label()), text(&self.changes.headline()));
+        let mut md = format!(
+            "# {}\n\n{}\n\n{}\n",
+            text(&at.label()),
+            text(&self.changes.headline()),
+            text(&self.arch.sentence())
+        );
         for c in &self.controls {
             let _ = write!(md, "\nControl: {} ([all workloads](<{}>))\n", text(&c.headline), url(&c.compare_url));
         }

@@ -18,6 +18,8 @@ pub struct BisectedEvent {
     pub event: &'static str,
     pub regression_id: i64,
     pub lineage: String,
+    /// The architecture the lineage's binaries are built for: `x86_64`, `aarch64`, ….
+    pub arch: String,
     /// The regression's first bad and last good versions.
     pub regressed_version: String,
     pub last_good_version: Option<String>,
@@ -63,6 +65,7 @@ impl BisectedEvent {
             event: BISECTED,
             regression_id: bisection.regression_id,
             lineage: bisection.lineage.clone(),
+            arch: slopewatch_core::arch::split_lineage(&bisection.lineage).1.to_string(),
             regressed_version: regressed_version.to_string(),
             last_good_version: last_good_version.map(str::to_string),
             bisection: BisectionFacts {

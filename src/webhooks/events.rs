@@ -41,6 +41,11 @@ impl Scene<'_> {
         links::absolute(self.public_url, &links::series(workload, self.lineage, metric))
     }
 
+    /// The architecture of the lineage's series.
+    fn arch(&self) -> String {
+        slopewatch_core::arch::split_lineage(self.lineage).1.to_string()
+    }
+
     fn links(&self, regression_id: i64) -> EventLinks {
         EventLinks { regression: links::absolute(self.public_url, &links::regression(regression_id)) }
     }
@@ -169,6 +174,7 @@ fn announce<'n>(
         event,
         regression_id,
         lineage: scene.lineage.to_string(),
+        arch: scene.arch(),
         version: scene.version.to_string(),
         previous_version: last_good.clone(),
         regressed_version: scene.version.to_string(),
@@ -229,6 +235,7 @@ pub fn resolved<'c>(
         event: if last_good.is_none() { FINDING_RESOLVED } else { RESOLVED },
         regression_id,
         lineage: scene.lineage.to_string(),
+        arch: scene.arch(),
         version: scene.version.to_string(),
         previous_version: Some(regressed.clone()),
         regressed_version: regressed,

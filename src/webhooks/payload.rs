@@ -34,7 +34,11 @@ pub const UPDATED: &str = "regression.updated";
 pub struct Event {
     pub event: &'static str,
     pub regression_id: i64,
+    /// The lineage as stored: its name, qualified with its architecture where that is not x86-64
+    /// (`zig-cc-musl (aarch64)`).
     pub lineage: String,
+    /// The architecture the lineage's binaries are built for: `x86_64`, `aarch64`, ….
+    pub arch: String,
     pub version: String,
     pub previous_version: Option<String>,
     /// The version at which the regression appeared.
@@ -315,6 +319,7 @@ mod tests {
             event: OPENED,
             regression_id: 3,
             lineage: "zig-cc-musl".into(),
+            arch: "x86_64".into(),
             version: "0.16.0".into(),
             previous_version: Some("0.15.0".into()),
             regressed_version: "0.16.0".into(),

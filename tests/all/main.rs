@@ -4,6 +4,7 @@
 
 mod alerts;
 mod api;
+mod architectures;
 mod bad_input;
 mod browser;
 mod builders;

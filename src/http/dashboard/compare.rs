@@ -11,9 +11,10 @@ use crate::http::extract::{AppQuery, OnPage};
 use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
+use crate::model::Architecture;
 use crate::store::{VersionChoice, VersionSummary};
 use crate::views::measure::{self, MeasureLink};
-use crate::views::{CompareRow, CompareView};
+use crate::views::{Changes, CompareRow, CompareView};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -160,6 +161,8 @@ struct ComparePage {
     /// B's version page: against A where both are of one lineage.
     version_url: Option<String>,
     same_lineage: bool,
+    /// Each lineage compared and its architecture, once where both sides are of one lineage.
+    arches: Vec<(String, Architecture)>,
 }
 
 impl ComparePage {
@@ -202,6 +205,11 @@ impl ComparePage {
         let view = self.view.as_ref()?;
         let r = view.headline_ratio().filter(|r| r.within_noise)?;
         Some(format!("B over A: {}", r.text(view.metric, view.size_unit)))
+    }
+
+    /// Whether the two sides' lineages are built for different architectures.
+    fn architectures_differ(&self) -> bool {
+        self.arches.windows(2).any(|w| w[0].1.arch != w[1].1.arch)
     }
 
     /// Whether the comparison is by `m`.
@@ -268,7 +276,19 @@ pub(super) async fn page(
         Some(b) => links::version_against(&c.after.lineage, &c.after.version, &b.version),
         None => links::version_page(&c.after.lineage, &c.after.version),
     });
+    let sides = match (&view, &all) {
+        (Some(v), _) => Some([(v.a.lineage.as_str(), v.a.version.as_str()), (&v.b.lineage, &v.b.version)]),
+        (None, Some(Changes { before: Some(a), after: b, .. })) => {
+            Some([(a.lineage.as_str(), a.version.as_str()), (&b.lineage, &b.version)])
+        }
+        _ => None,
+    };
+    let arches = match sides {
+        Some(sides) => architectures(&state, sides).await?,
+        None => Vec::new(),
+    };
     let page = ComparePage {
+        arches,
         workloads,
         choices,
         query: q,
@@ -286,6 +306,19 @@ pub(super) async fn page(
         same_lineage,
     };
     Ok(render(StatusCode::OK, &page))
+}
+
+/// The architecture of each side's lineage (`LINEAGE`, `VERSION`), with the hosts that measured
+/// that version under emulation; one entry where both sides are of one lineage.
+async fn architectures(state: &AppState, [a, b]: [(&str, &str); 2]) -> Result<Vec<(String, Architecture)>, Error> {
+    let sides: Vec<(&str, Vec<&str>)> =
+        if a.0 == b.0 { vec![(a.0, vec![a.1, b.1])] } else { vec![(a.0, vec![a.1]), (b.0, vec![b.1])] };
+    let mut out = Vec::with_capacity(sides.len());
+    for (lineage, versions) in sides {
+        let hosts = state.store.versions_measured_on(lineage, &versions).await?;
+        out.push((lineage.to_string(), Architecture::of(lineage, &hosts)));
+    }
+    Ok(out)
 }
 
 /// Of `available`, the metrics whose series have both of the comparison's versions: those the

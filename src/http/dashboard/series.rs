@@ -9,7 +9,7 @@ use crate::http::pages::{render, PageResult};
 use crate::http::session::Reader;
 use crate::http::{AppState, Error};
 use crate::links;
-use crate::model::{RegressionRow, RegressionStatus};
+use crate::model::{Architecture, RegressionRow, RegressionStatus};
 use crate::store::VersionChoice;
 use crate::views::measure::{self, MeasureLink};
 use crate::views::{self, Band, SeriesView, SizeRatio, VersionRow, ALERT_THRESHOLD};
@@ -65,6 +65,8 @@ struct SeriesPage {
     cost: Option<String>,
     /// Links to the workload's series of the other metrics it was measured by in this lineage.
     measures: Vec<MeasureLink>,
+    /// The architecture of the series, and the hosts that measured it under emulation.
+    arch: Architecture,
 }
 
 /// A regression or finding of the series, as one line links it.
@@ -142,9 +144,10 @@ pub(super) async fn page(
     let asked = query_values(query.as_deref(), "v");
     let (series, available) = load(&state, &workload, &lineage, query.as_deref()).await?;
     let metric = series.metric;
-    let (choices, regressions) = tokio::try_join!(
+    let (choices, regressions, hosts) = tokio::try_join!(
         state.store.workload_versions(&workload, metric),
         state.store.series_regressions(&workload, metric, &lineage),
+        state.store.series_measured_on(&workload, metric, &lineage),
     )?;
     let measures = measure::series_links(&available, metric, |m| links::series(&workload, &lineage, m));
     let versions: Vec<&str> = series.versions.iter().map(|v| v.version.as_str()).collect();
@@ -177,6 +180,7 @@ pub(super) async fn page(
         regressions: regressions.iter().map(RegressionLine::of).collect(),
         cost: series.cost_at_interest(),
         measures,
+        arch: Architecture::of(&series.lineage, &hosts),
         shown,
         series,
     };
@@ -317,6 +321,8 @@ pub(super) async fn json(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, Error> {
     let (series, _) = load(&state, &workload, &lineage, query.as_deref()).await?;
+    let hosts = state.store.series_measured_on(&series.workload, series.metric, &series.lineage).await?;
+    let arch = Architecture::of(&series.lineage, &hosts);
     let versions: Vec<Value> = series
         .rows()
         .into_iter()
@@ -332,6 +338,8 @@ pub(super) async fn json(
         "workload": series.workload,
         "measure": series.metric,
         "lineage": series.lineage,
+        "arch": arch.arch,
+        "emulated_on": arch.emulated_on,
         "size_unit": series.size_unit,
         "alert_threshold": ALERT_THRESHOLD,
         "shared_size": series.shared_size(),

@@ -153,6 +153,7 @@ pub fn export(d: &RegressionDetail) -> String {
     let _ = writeln!(md, "# {} #{}: {} {}\n", kind.title(), r.id, text(&r.lineage), text(&r.version));
     let _ = writeln!(md, "- Status: {status}");
     let _ = writeln!(md, "- Toolchain lineage: {}", text(&r.lineage));
+    let _ = writeln!(md, "- {}", text(&d.arch.sentence()));
     match &r.previous_version {
         Some(good) => {
             let _ = writeln!(md, "- Last good version: {}", text(good));

@@ -41,18 +41,11 @@ pub fn normalize(name: &str) -> Option<&'static str> {
 }
 
 /// The architecture of a toolchain's binaries: the first part of its target triple
-/// (`aarch64-linux-musl`), or the host's when the triple is empty or names none known here. Left
-/// as written, in lower case, when neither is known, so two unknown architectures stay apart.
+/// (`aarch64-linux-musl`), else the host's, else x86-64's: a text that names no architecture known
+/// here (a mistyped or hostile `host.arch`) never becomes a series of its own.
 pub fn of(target: &str, host_arch: &str) -> String {
     let first = target.split('-').next().unwrap_or("");
-    if let Some(a) = normalize(first) {
-        return a.to_string();
-    }
-    match normalize(host_arch) {
-        Some(a) => a.to_string(),
-        None if !host_arch.trim().is_empty() => host_arch.trim().to_ascii_lowercase(),
-        None => DEFAULT.to_string(),
-    }
+    normalize(first).or_else(|| normalize(host_arch)).unwrap_or(DEFAULT).to_string()
 }
 
 /// The lineage a series of `name` built for `arch` is stored under: `name` itself for x86-64,
@@ -107,7 +100,8 @@ mod tests {
         assert_eq!(of("", "aarch64"), "aarch64");
         assert_eq!(of("", "arm64"), "aarch64");
         assert_eq!(of("", ""), "x86_64");
-        assert_eq!(of("weird-thing", "Mystery9"), "mystery9");
+        assert_eq!(of("weird-thing", "Mystery9"), "x86_64", "nothing known: x86-64's series");
+        assert_eq!(of("", "'; DROP TABLE runs; --"), "x86_64");
     }
 
     #[test]

@@ -24,12 +24,12 @@ pub struct Runner {
     /// The architecture the binaries are built for, e.g. `aarch64`.
     pub arch: String,
     /// Where the runner came from.
-    pub found: Found,
+    pub found: RunnerFrom,
 }
 
 /// Where a runner came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
+pub enum RunnerFrom {
     /// Named for the toolchain, in the config file or with `--runner`.
     Given,
     /// The kernel's binfmt handler for the architecture.
@@ -66,9 +66,9 @@ impl Runner {
     /// For people: `qemu-aarch64 (found on PATH)`.
     pub fn describe(&self) -> String {
         let how = match self.found {
-            Found::Given => "as configured",
-            Found::Binfmt => "the kernel's binfmt handler",
-            Found::OnPath => "found on PATH",
+            RunnerFrom::Given => "as configured",
+            RunnerFrom::Binfmt => "the kernel's binfmt handler",
+            RunnerFrom::OnPath => "found on PATH",
         };
         match self.argv.is_empty() {
             true => format!("{} binaries run by {how}", self.arch),
@@ -155,7 +155,7 @@ pub fn resolve(
 ) -> Result<Option<Runner>> {
     let needs = needs(probe)?;
     if !given.is_empty() {
-        return Ok(Some(Runner { argv: given.to_vec(), env: Vec::new(), arch: needs.arch, found: Found::Given }));
+        return Ok(Some(Runner { argv: given.to_vec(), env: Vec::new(), arch: needs.arch, found: RunnerFrom::Given }));
     }
     if host_runs(&needs.arch) {
         return Ok(None);
@@ -175,7 +175,7 @@ pub fn resolve(
     };
     if binfmt_enabled(&needs.arch) {
         let env = libraries.iter().map(|l| ("QEMU_LD_PREFIX".to_string(), l.display().to_string())).collect();
-        return Ok(Some(Runner { argv: Vec::new(), env, arch: needs.arch, found: Found::Binfmt }));
+        return Ok(Some(Runner { argv: Vec::new(), env, arch: needs.arch, found: RunnerFrom::Binfmt }));
     }
     let Some(qemu) = on_path(&needs.arch) else {
         bail!(
@@ -194,7 +194,7 @@ pub fn resolve(
     if let Some(l) = libraries {
         argv.extend(["-L".to_string(), l.display().to_string()]);
     }
-    Ok(Some(Runner { argv, env: Vec::new(), arch: needs.arch, found: Found::OnPath }))
+    Ok(Some(Runner { argv, env: Vec::new(), arch: needs.arch, found: RunnerFrom::OnPath }))
 }
 
 /// Whether the kernel runs binaries of `arch` through a registered, enabled binfmt handler.
@@ -248,7 +248,7 @@ mod tests {
             argv: vec!["qemu-aarch64".into(), "-L".into(), "/usr/aarch64-linux-gnu".into()],
             env: Vec::new(),
             arch: "aarch64".into(),
-            found: Found::OnPath,
+            found: RunnerFrom::OnPath,
         };
         let cmd = r.command(Path::new("/tmp/loop"));
         assert_eq!(cmd.get_program(), "qemu-aarch64");
@@ -259,7 +259,7 @@ mod tests {
             ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", "./loop", "10"]
         );
         assert_eq!(r.describe(), "qemu-aarch64 -L /usr/aarch64-linux-gnu (found on PATH)");
-        let binfmt = Runner { argv: Vec::new(), found: Found::Binfmt, ..r };
+        let binfmt = Runner { argv: Vec::new(), found: RunnerFrom::Binfmt, ..r };
         assert_eq!(binfmt.command(Path::new("/tmp/loop")).get_program(), "/tmp/loop");
     }
 
@@ -270,6 +270,6 @@ mod tests {
         assert_eq!(needs.arch, host_arch());
         assert!(resolve("self", &[], &me, "", None).unwrap().is_none());
         let given = resolve("self", &["taskset".into(), "-c".into(), "0".into()], &me, "", None).unwrap().unwrap();
-        assert_eq!((given.found, given.emulates()), (Found::Given, false));
+        assert_eq!((given.found, given.emulates()), (RunnerFrom::Given, false));
     }
 }

@@ -30,12 +30,12 @@ impl Architecture {
         let target = arch::split_lineage(lineage).1;
         let mut emulated_on = Vec::new();
         let mut partly_native = false;
-        for host in host_archs {
-            let host = arch::normalize(host).map_or_else(|| host.trim().to_ascii_lowercase(), str::to_string);
-            if runs_natively(&host, target) {
+        // A host whose architecture names none known here tells nothing either way.
+        for host in host_archs.iter().filter_map(|h| arch::normalize(h)) {
+            if runs_natively(host, target) {
                 partly_native = true;
-            } else if !host.is_empty() {
-                emulated_on.push(host);
+            } else {
+                emulated_on.push(host.to_string());
             }
         }
         emulated_on.sort_unstable();
@@ -115,5 +115,7 @@ mod tests {
         assert!(Architecture::of("gcc", &hosts(&["x86_64"])).emulated_on.is_empty());
         assert!(Architecture::of("gcc (i386)", &hosts(&["x86_64"])).emulated_on.is_empty());
         assert_eq!(Architecture::of("gcc", &hosts(&["aarch64"])).emulated_on, ["aarch64"]);
+        // A host's text that names no architecture tells nothing, and is never shown as one.
+        assert_eq!(Architecture::of("gcc", &hosts(&["'; DROP TABLE runs; --", ""])).caveat(), None);
     }
 }

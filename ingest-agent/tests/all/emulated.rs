@@ -237,3 +237,24 @@ fn bisect_runs_aarch64_candidates_under_qemu_and_skips_one_built_for_another_arc
     );
     assert!(said.contains("first bad: 0.16.0") && said.contains("last good: 0.15.9"), "{said}");
 }
+
+#[test]
+fn zig_0_16_0s_remaining_probes_break_the_same_under_qemu_as_on_x86_64() {
+    let Some((_, new)) = zigs_and_qemu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let toolchains = [aarch64("a64", &new), format!("x64={} cc -target x86_64-linux-musl", new.display())];
+    let (said, cells) = contracts(dir.path(), &toolchains, &["--max-size", "64K"], "contract.*.remaining");
+    assert!(cells.len() >= 30, "every .remaining probe of the catalogue: {said}");
+    let over = |cell: &str| cell.starts_with("OVER") || cell.starts_with('✗');
+    let mut broken = 0;
+    for (probe, by) in &cells {
+        let (a64, x64) = (by["a64"].as_str(), by["x64"].as_str());
+        // A verdict left unsure on a busy host is no disagreement; held against over is one.
+        let decided = |c: &str| !c.contains("unsure");
+        if decided(a64) && decided(x64) {
+            assert_eq!(over(a64), over(x64), "{probe}: {a64:?} under QEMU, {x64:?} on x86-64\n{said}");
+        }
+        broken += usize::from(over(a64));
+    }
+    assert!(broken >= 15, "the strchr family and its kin are over at 0.16.0 on aarch64 too: {said}");
+}

@@ -12,12 +12,14 @@
 //!   from the DWARF line tables where there are some;
 //! - the libc: see `libc`.
 
+mod aarch64;
 mod elf;
 mod error;
 mod libc;
 mod lines;
 mod names;
 mod registers;
+mod slots;
 mod uses;
 mod x86;
 
@@ -123,9 +125,12 @@ pub fn scan(path: &Path, functions: &[&str]) -> Result<Artifact, ArtifactError> 
     let image = read(path, &bytes)?;
     let linkage =
         if image.interpreter.is_some() || !image.needed.is_empty() { Linkage::Dynamic } else { Linkage::Static };
-    let decoded = image.machine == object::elf::EM_X86_64;
     let present = uses::present(&image, functions);
-    let sites = if decoded { x86::decode(&image, &present.wanted) } else { x86::Sites::default() };
+    let (decoded, sites) = match image.machine {
+        object::elf::EM_X86_64 => (true, x86::decode(&image, &present.wanted)),
+        object::elf::EM_AARCH64 if image.bits64 => (true, aarch64::decode(&image, &present.wanted)),
+        _ => (false, x86::Sites::default()),
+    };
     let (uses, unused) = uses::tally(&image, functions, &present, &sites, decoded);
     let digest = match &image.build_id {
         Some(id) if !id.is_empty() => format!("build-id:{}", hex::encode(id)),

@@ -129,9 +129,14 @@ fn find<'a>(artifact: &'a Artifact, function: &str) -> &'a FunctionUse {
 /// What every build of `SPANS` with symbols and line tables must show: `strspn` called from
 /// `count_spans` at its line, `memcpy` from `copy`, `strlen`'s address taken, `strchr` unused.
 fn assert_spans(artifact: &Artifact, libc: &str, linkage: Linkage) {
+    assert_spans_on(artifact, libc, linkage, "x86_64");
+}
+
+/// `assert_spans` for an artifact built for `arch`.
+fn assert_spans_on(artifact: &Artifact, libc: &str, linkage: Linkage, arch: &str) {
     assert_eq!((artifact.libc.name.as_str(), artifact.linkage), (libc, linkage), "{artifact:#?}");
     assert!(artifact.symbols && artifact.call_sites_decoded);
-    assert_eq!(artifact.arch, "x86_64");
+    assert_eq!(artifact.arch, arch);
     let strspn = find(artifact, "strspn");
     let count_spans = strspn.callers.iter().find(|c| c.name == "count_spans").expect("count_spans calls strspn");
     assert!(count_spans.sites >= 1 && strspn.call_sites >= count_spans.sites, "{strspn:#?}");
@@ -204,11 +209,34 @@ fn zig_0_16_0_carries_its_own_libc_with_c_aliases() {
 }
 
 #[test]
-fn another_architecture_lists_what_is_present_without_call_sites() {
-    let Some(path) = zig_built("0.16.0", "aarch64-linux-musl", &[]) else { return };
+fn aarch64_code_is_read_for_its_calls_direct_through_the_plt_and_through_the_got() {
+    if let Some(path) = zig_built("0.16.0", "aarch64-linux-musl", &[]) {
+        assert_spans_on(&scanned(&path), "zig", Linkage::Static, "aarch64");
+    }
+    let cross = Path::new("aarch64-linux-gnu-gcc");
+    for (name, flags) in [("a64-gcc", &[][..]), ("a64-gcc-no-plt", &["-fno-plt"])] {
+        let Some(path) = built(name, cross, flags) else {
+            eprintln!("no aarch64-linux-gnu-gcc (Debian gcc-aarch64-linux-gnu): skipping {name}");
+            return;
+        };
+        assert_spans_on(&scanned(&path), "glibc", Linkage::Dynamic, "aarch64");
+    }
+    // A static glibc: its ifuncs are called through stubs, and `lengths` holds strlen's stub.
+    let Some(path) = built("a64-gcc-static", cross, &["-static"]) else { return };
     let artifact = scanned(&path);
-    assert_eq!((artifact.arch.as_str(), artifact.call_sites_decoded), ("aarch64", false));
-    assert_eq!(artifact.libc.name, "zig");
+    assert_eq!((artifact.arch.as_str(), artifact.libc.name.as_str()), ("aarch64", "glibc"));
+    let strspn = find(&artifact, "strspn");
+    assert!(strspn.callers.iter().any(|c| c.name == "count_spans" && !c.in_libc), "{strspn:#?}");
+    assert!(find(&artifact, "memcpy").callers.iter().any(|c| c.name == "copy"));
+    assert!(find(&artifact, "strlen").referenced, "strlen's stub is in a table");
+}
+
+#[test]
+fn another_architecture_lists_what_is_present_without_call_sites() {
+    // 32-bit Arm: its code is not read.
+    let Some(path) = zig_built("0.16.0", "arm-linux-musleabihf", &[]) else { return };
+    let artifact = scanned(&path);
+    assert_eq!((artifact.arch.as_str(), artifact.call_sites_decoded), ("arm", false));
     let strspn = find(&artifact, "strspn");
     assert_eq!((strspn.call_sites, strspn.callers.len()), (0, 0));
     assert!(artifact.uses.iter().any(|u| u.function == "strchr"), "present, so listed");

@@ -5,7 +5,8 @@
 use super::elf::{Function, Image};
 use super::lines::DebugSections;
 use super::names::{catalogue_name, demangle, is_libc_internal, is_zig_libc, underscored, unversioned, zig_alias};
-use super::x86::{Sites, Wanted};
+use super::registers::Sites;
+use super::slots::Wanted;
 use super::{Caller, FunctionUse};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};

@@ -9,56 +9,18 @@
 //! than called; or a word of data pointing at it (a relocation, or in a fixed-address executable
 //! the word itself).
 
-use super::elf::{Image, RelocationKind, Target};
+use super::elf::Image;
 pub use super::registers::Sites;
 use super::registers::{FunctionCode, Registers};
+use super::slots::{self, Wanted};
 use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind};
 use std::collections::HashMap;
-
-/// What the decoder looks for: each function of interest, by its index among them.
-pub struct Wanted {
-    /// Addresses whose call is a call of the function: its start (each name's address), and an
-    /// import's canonical PLT address.
-    pub at: HashMap<u64, usize>,
-    /// Imports, by their index in [`Image::imports`].
-    pub imports: HashMap<usize, usize>,
-}
-
-impl Wanted {
-    fn of(&self, target: Target) -> Option<usize> {
-        match target {
-            Target::Address(a) => self.at.get(&a).copied(),
-            Target::Import(i) => self.imports.get(&i).copied(),
-        }
-    }
-}
 
 /// Decodes `image`'s executable sections and says where they call and reference what `wanted`
 /// names.
 pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
     let mut sites = Sites::default();
-    let got = |address: u64| image.sections.iter().any(|s| s.name.starts_with(".got") && s.holds(address));
-    // GOT slots: those the loader fills, and in a fixed-address executable those the linker
-    // filled (a static link's `.got` holds the addresses themselves).
-    let mut slots: HashMap<u64, usize> = HashMap::new();
-    for r in &image.relocations {
-        let Some(f) = wanted.of(r.target) else { continue };
-        if r.kind != RelocationKind::Word || got(r.offset) {
-            slots.insert(r.offset, f);
-        } else {
-            sites.references.push((f, None));
-        }
-    }
-    if image.fixed {
-        for s in image.sections.iter().filter(|s| s.name.starts_with(".got")) {
-            for at in (s.address..s.address.saturating_add(s.bytes.len() as u64)).step_by(8) {
-                if let Some(&f) = s.word(at).and_then(|w| wanted.at.get(&w)) {
-                    slots.entry(at).or_insert(f);
-                }
-            }
-        }
-        data_words(image, wanted, &mut sites);
-    }
+    let slots = slots::of(image, wanted, &mut sites);
 
     // The PLT first, so that calls to its stubs are known when the rest is decoded.
     let (plt, rest): (Vec<_>, Vec<_>) = image
@@ -84,6 +46,9 @@ pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
             }
             endbr = (instr.code() == Code::Endbr64).then(|| instr.ip());
         }
+    }
+    if image.fixed {
+        slots::data_words(image, |word| stubs.get(&word).copied(), &mut sites);
     }
     let entry = |address: u64| wanted.at.get(&address).or_else(|| stubs.get(&address)).copied();
     let starts: Vec<u64> = image.functions.iter().map(|f| f.address).collect();
@@ -170,27 +135,4 @@ fn immediate(instr: &Instruction) -> Option<u64> {
         OpKind::Immediate32 | OpKind::Immediate32to64 | OpKind::Immediate64 => Some(instr.immediate(i)),
         _ => None,
     })
-}
-
-/// The words of a fixed-address executable's data that hold a wanted function's address: a table
-/// of function pointers. The GOT is read as slots instead, and unwind tables hold no pointers.
-fn data_words(image: &Image<'_>, wanted: &Wanted, sites: &mut Sites) {
-    let data = image.sections.iter().filter(|s| {
-        s.flags.contains(object::elf::SHF_ALLOC)
-            && !s.executable()
-            && s.kind == object::elf::SHT_PROGBITS
-            && !s.name.starts_with(".got")
-            && !s.name.starts_with(".eh_frame")
-            && s.name != ".gcc_except_table"
-    });
-    for s in data {
-        let skip = (8 - s.address % 8) % 8;
-        let Some(aligned) = s.bytes.get(skip as usize..) else { continue };
-        for word in aligned.chunks_exact(8) {
-            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            if let Some(&f) = wanted.at.get(&word) {
-                sites.references.push((f, None));
-            }
-        }
-    }
 }

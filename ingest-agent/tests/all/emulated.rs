@@ -258,3 +258,47 @@ fn zig_0_16_0s_remaining_probes_break_the_same_under_qemu_as_on_x86_64() {
     }
     assert!(broken >= 15, "the strchr family and its kin are over at 0.16.0 on aarch64 too: {said}");
 }
+
+/// A program calling `strspn` in a loop, built for aarch64 to be scanned.
+const SPANS: &str = "#include <string.h>\n\
+__attribute__((noinline)) size_t count_spans(const char *s, int n) {\n\
+    size_t t = 0;\n\
+    for (int i = 0; i < n; i++) t += strspn(s + (i & 1), \"abc\");\n\
+    return t;\n\
+}\n\
+int main(int argc, char **argv) { return (int)count_spans(argv[0], argc * 100); }\n";
+
+#[test]
+fn an_aarch64_artifact_is_scanned_and_judged_by_verdicts_measured_under_qemu() {
+    let Some((_, new)) = zigs_and_qemu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spans.c"), SPANS).unwrap();
+    let app = dir.path().join("app");
+    let status = std::process::Command::new(&new)
+        .args(["cc", "-target", "aarch64-linux-musl", "-O2", "-g", "spans.c", "-o"])
+        .arg(&app)
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let scan = |toolchain: &str| {
+        run(agent()
+            .arg("exposure")
+            .arg(&app)
+            .args(["--toolchain", toolchain, "--cache-dir"])
+            .arg(dir.path().join("cache")))
+    };
+    let out = scan(&aarch64("zig-a64", &new));
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "exposed: {said}");
+    assert!(said.contains("app: aarch64 static, zig libc"), "{said}");
+    let strspn = said.lines().find(|l| l.trim_start().starts_with("strspn")).unwrap_or_default();
+    assert!(strspn.contains("count_spans (1, spans.c:4)"), "the call site, decoded from aarch64 code: {said}");
+    assert!(said.contains("judged by zig-a64 (aarch64) 0.16.0"), "{said}");
+
+    // Judged by an x86-64 toolchain's verdicts, it cannot tell, and says why.
+    let out = scan(&format!("zig-x64={} cc -target x86_64-linux-musl", new.display()));
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("it is built for aarch64, and zig-x64 0.16.0 builds for x86_64"), "{said}");
+}

@@ -64,12 +64,14 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
             continue;
         }
         let Some(j) = pick_judge(&mut judges, a, &root, &mut scan.notes) else {
-            let tried: Vec<String> = judges.iter().map(|j| format!("{} ({})", j.label(), j.libc.name)).collect();
+            let tried: Vec<String> =
+                judges.iter().map(|j| format!("{} ({}, {})", j.label(), j.libc.name, j.tc.arch)).collect();
             scan.status = Status::CannotTell;
             scan.cannot_tell = Some(format!(
-                "it carries {} libc, which none of the toolchains here links (tried {}): give --toolchain \
+                "it carries {} libc for {}, which none of the toolchains here links (tried {}): give --toolchain \
                  NAME=COMMAND for one that does",
                 a.libc.name,
+                a.arch,
                 tried.join(", ")
             ));
             scans.push(scan);
@@ -144,7 +146,7 @@ fn cannot_read_calls(a: &Artifact) -> Option<String> {
     }
     if !a.call_sites_decoded {
         return Some(format!(
-            "its calls are decoded on x86-64 only for now, and it is {}; the functions linked in are {}",
+            "its calls are decoded on x86-64 and aarch64 only for now, and it is {}; the functions linked in are {}",
             a.arch,
             a.uses
                 .iter()
@@ -159,7 +161,8 @@ fn cannot_read_calls(a: &Artifact) -> Option<String> {
 
 /// The judge for `a`: the toolchain given, when the libc in `a` is the one its builds carry (or
 /// cannot be named); else a toolchain found on this host that links the libc `a` carries, with a
-/// note saying so. None when no toolchain links it.
+/// note saying so. None when no toolchain links it, or the toolchain given builds for another
+/// architecture: its libc's verdicts say nothing of the artifact's code.
 fn pick_judge(
     judges: &mut Vec<ToolchainVerdicts>,
     a: &Artifact,
@@ -167,6 +170,16 @@ fn pick_judge(
     notes: &mut Vec<String>,
 ) -> Option<usize> {
     let given = &judges[0];
+    let arch = slopewatch_core::arch::normalize(&a.arch).unwrap_or(&a.arch);
+    if arch != given.tc.arch {
+        notes.push(format!(
+            "it is built for {arch}, and {} builds for {}: name the toolchain that built it (a cross toolchain's \
+             verdicts are measured through its runner, e.g. qemu-{arch})",
+            given.label(),
+            given.tc.arch
+        ));
+        return None;
+    }
     if a.libc.name == given.libc.name {
         return Some(0);
     }
@@ -187,7 +200,7 @@ fn pick_judge(
         given.label(),
         given.libc.evidence
     );
-    let found = match judges.iter().position(|j| j.libc.name == a.libc.name) {
+    let found = match judges.iter().position(|j| j.libc.name == a.libc.name && j.tc.arch == arch) {
         Some(i) => Some(i),
         None => {
             let named: Vec<String> = judges.iter().map(|j| j.tc.spec.name.clone()).collect();
@@ -199,7 +212,7 @@ fn pick_judge(
                 }
                 match ToolchainVerdicts::new(ToolchainArgs::one(&arg), root) {
                     Ok(j) => {
-                        let fits = j.libc.name == a.libc.name;
+                        let fits = j.libc.name == a.libc.name && j.tc.arch == arch;
                         judges.push(j);
                         if fits {
                             found = Some(judges.len() - 1);

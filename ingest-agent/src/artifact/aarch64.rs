@@ -96,11 +96,7 @@ enum Held {
 pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
     let mut sites = Sites::default();
     let slots = slots::of(image, wanted, &mut sites);
-    let (plt, rest): (Vec<_>, Vec<_>) = image
-        .sections
-        .iter()
-        .filter(|s| s.executable() && !s.bytes.is_empty())
-        .partition(|s| s.name.starts_with(".plt") || s.name.starts_with(".iplt"));
+    let (plt, rest) = slots::code(image);
     // A PLT stub: the `adrp x16` (or the `bti c` before it) that begins a load of x17 from a
     // wanted function's slot.
     let mut stubs: HashMap<u64, usize> = HashMap::new();

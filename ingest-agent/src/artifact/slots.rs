@@ -1,7 +1,7 @@
 //! What the decoders of every architecture share: the functions looked for, the GOT slots that
 //! hold their addresses, and the words of data that point at them.
 
-use super::elf::{Image, RelocationKind, Target};
+use super::elf::{Image, RelocationKind, Section, Target};
 use super::registers::Sites;
 use std::collections::HashMap;
 
@@ -21,6 +21,16 @@ impl Wanted {
             Target::Import(i) => self.imports.get(&i).copied(),
         }
     }
+}
+
+/// The executable sections of `image` that hold code: its PLTs (`.plt`, `.plt.sec`, `.plt.got`,
+/// `.iplt`), read first so that calls to their stubs are known, and the rest.
+pub fn code<'i, 'data>(image: &'i Image<'data>) -> (Vec<&'i Section<'data>>, Vec<&'i Section<'data>>) {
+    image
+        .sections
+        .iter()
+        .filter(|s| s.executable() && !s.bytes.is_empty())
+        .partition(|s| s.name.starts_with(".plt") || s.name.starts_with(".iplt"))
 }
 
 /// The GOT slots of `image` that hold a wanted function's address, by the slot's address: those

@@ -23,11 +23,7 @@ pub fn decode(image: &Image<'_>, wanted: &Wanted) -> Sites {
     let slots = slots::of(image, wanted, &mut sites);
 
     // The PLT first, so that calls to its stubs are known when the rest is decoded.
-    let (plt, rest): (Vec<_>, Vec<_>) = image
-        .sections
-        .iter()
-        .filter(|s| s.executable() && !s.bytes.is_empty())
-        .partition(|s| s.name.starts_with(".plt") || s.name.starts_with(".iplt"));
+    let (plt, rest) = slots::code(image);
     let mut stubs: HashMap<u64, usize> = HashMap::new();
     let mut instr = Instruction::default();
     for s in plt {

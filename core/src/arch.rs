@@ -48,6 +48,13 @@ pub fn of(target: &str, host_arch: &str) -> String {
     normalize(first).or_else(|| normalize(host_arch)).unwrap_or(DEFAULT).to_string()
 }
 
+/// Whether a host of architecture `host` runs binaries built for `target` on its own processor:
+/// its own, and the 32-bit architecture of the same family (i386 on x86-64, 32-bit Arm on
+/// aarch64), which the agent runs without an emulator. Anything else ran under one.
+pub fn runs_natively(host: &str, target: &str) -> bool {
+    host == target || matches!((host, target), ("x86_64", "i386") | ("aarch64", "arm"))
+}
+
 /// The lineage a series of `name` built for `arch` is stored under: `name` itself for x86-64,
 /// `name (arch)` otherwise. A name already qualified with `arch` is kept as it is, so an exported
 /// run read back lands where it was.
@@ -114,6 +121,14 @@ mod tests {
         // Parentheses that name no architecture are part of the name.
         assert_eq!(split_lineage("gcc (patched)"), ("gcc (patched)", "x86_64"));
         assert_eq!(split_lineage("gcc (ARM64)"), ("gcc (ARM64)", "x86_64"));
+    }
+
+    #[test]
+    fn a_host_runs_its_own_architecture_and_its_32_bit_one_natively() {
+        assert!(runs_natively("x86_64", "x86_64") && runs_natively("x86_64", "i386"));
+        assert!(runs_natively("aarch64", "arm"));
+        assert!(!runs_natively("x86_64", "aarch64") && !runs_natively("aarch64", "x86_64"));
+        assert!(!runs_natively("i386", "x86_64"));
     }
 
     #[test]

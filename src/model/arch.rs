@@ -32,7 +32,7 @@ impl Architecture {
         let mut partly_native = false;
         // A host whose architecture names none known here tells nothing either way.
         for host in host_archs.iter().filter_map(|h| arch::normalize(h)) {
-            if runs_natively(host, target) {
+            if arch::runs_natively(host, target) {
                 partly_native = true;
             } else {
                 emulated_on.push(host.to_string());
@@ -71,12 +71,6 @@ impl Architecture {
             None => format!("{}.", self.line()),
         }
     }
-}
-
-/// Whether a host of architecture `host` runs binaries built for `target` on its own processor:
-/// its own, and 32-bit x86 on x86-64, which every x86-64 processor executes.
-fn runs_natively(host: &str, target: &str) -> bool {
-    host == target || (host == "x86_64" && target == "i386")
 }
 
 #[cfg(test)]

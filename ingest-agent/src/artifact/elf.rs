@@ -13,6 +13,8 @@ pub struct Image<'data> {
     pub machine: elf::Machine,
     /// Whether it is of ELF's 64-bit class.
     pub bits64: bool,
+    /// Whether it is little-endian (`ppc64le`, `mipsel` rather than `ppc64`, `mips`).
+    pub little: bool,
     /// `ET_EXEC`: code and data sit at the addresses the link gave them, so an address written
     /// as a plain number (an immediate, a data word) is an address.
     pub fixed: bool,
@@ -181,6 +183,7 @@ fn read_class<E: FileHeader<Endian = Endianness>>(data: &[u8]) -> Result<Image<'
     Ok(Image {
         machine: header.e_machine(endian),
         bits64: header.is_type_64(),
+        little: header.is_little_endian(),
         fixed: header.e_type(endian) == elf::ET_EXEC,
         interpreter,
         needed: needed(&file, endian, data)?,

@@ -139,7 +139,7 @@ pub fn scan(path: &Path, functions: &[&str]) -> Result<Artifact, ArtifactError> 
     Ok(Artifact {
         name: path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),
         digest,
-        arch: arch(image.machine, image.bits64),
+        arch: arch(image.machine, image.bits64, image.little),
         linkage,
         libc: libc::identify(&image),
         symbols: image.symtab || (linkage == Linkage::Dynamic && image.dynsym),
@@ -162,24 +162,43 @@ fn read<'data>(path: &Path, bytes: &'data [u8]) -> Result<elf::Image<'data>, Art
     elf::read(bytes).map_err(|what| ArtifactError::Malformed { path: path.to_path_buf(), what })
 }
 
-/// The name of an ELF machine of either class, as `uname -m` spells it where it has one.
-fn arch(machine: object::elf::Machine, bits64: bool) -> String {
+/// The architecture an ELF machine of either class runs as, in the spelling of
+/// [`slopewatch_core::arch::normalize`] (that of QEMU's `qemu-ARCH`); `elf-N` for a machine not
+/// named here.
+fn arch(machine: object::elf::Machine, bits64: bool, little: bool) -> String {
+    machine_arch(machine, bits64, little).map_or_else(|| format!("elf-{}", machine.0), str::to_string)
+}
+
+/// [`arch`] for the machines it names.
+fn machine_arch(machine: object::elf::Machine, bits64: bool, little: bool) -> Option<&'static str> {
     use object::elf::*;
-    let name = match machine {
+    Some(match machine {
         EM_X86_64 => "x86_64",
         EM_AARCH64 => "aarch64",
-        EM_386 => "x86",
+        EM_386 => "i386",
         EM_ARM => "arm",
         EM_RISCV if bits64 => "riscv64",
         EM_RISCV => "riscv32",
+        EM_PPC64 if little => "ppc64le",
         EM_PPC64 => "ppc64",
         EM_PPC => "ppc",
         EM_S390 => "s390x",
         EM_LOONGARCH => "loongarch64",
+        EM_MIPS if bits64 && little => "mips64el",
+        EM_MIPS if bits64 => "mips64",
+        EM_MIPS if little => "mipsel",
         EM_MIPS => "mips",
-        other => return format!("elf-{}", other.0),
-    };
-    name.to_string()
+        EM_SPARCV9 => "sparc64",
+        _ => return None,
+    })
+}
+
+/// What a built binary needs to run: the architecture it is built for (`None` for one not named
+/// here) and, when dynamically linked, its program interpreter (`/lib/ld-linux-aarch64.so.1`).
+pub fn target(path: &Path) -> Result<(Option<&'static str>, Option<String>), ArtifactError> {
+    let bytes = error::read_file(path)?;
+    let image = read(path, &bytes)?;
+    Ok((machine_arch(image.machine, image.bits64, image.little), image.interpreter))
 }
 
 #[cfg(test)]

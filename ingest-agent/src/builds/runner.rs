@@ -9,7 +9,6 @@
 //! pointed at the sysroot that holds them (`-L /usr/aarch64-linux-gnu`, Debian's cross packages).
 
 use anyhow::{bail, Context, Result};
-use object::{Object, ObjectSection};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -87,11 +86,9 @@ pub fn host_arch() -> String {
     slopewatch_core::arch::normalize(name).map_or_else(|| rust.to_string(), str::to_string)
 }
 
-/// Whether the host runs binaries of `arch` itself: its own, and the 32-bit architecture its
-/// processor also runs.
+/// Whether the host runs binaries of `arch` itself.
 pub fn host_runs(arch: &str) -> bool {
-    let host = host_arch();
-    arch == host || matches!((host.as_str(), arch), ("x86_64", "i386") | ("aarch64", "arm"))
+    slopewatch_core::arch::runs_natively(&host_arch(), arch)
 }
 
 /// What a built binary needs to run: its architecture and, when dynamically linked, its loader.
@@ -104,41 +101,9 @@ pub struct Needs {
 
 /// Reads what the ELF binary at `path` needs to run.
 pub fn needs(path: &Path) -> Result<Needs> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let file = object::File::parse(&*bytes).with_context(|| format!("{} is not an ELF binary", path.display()))?;
-    let arch = elf_arch(file.architecture(), file.is_little_endian()).with_context(|| {
-        format!("{}: an architecture this agent does not know ({:?})", path.display(), file.architecture())
-    })?;
-    let interpreter = file
-        .section_by_name(".interp")
-        .and_then(|s| s.data().ok())
-        .map(|d| String::from_utf8_lossy(d).trim_end_matches('\0').to_string())
-        .filter(|s| !s.is_empty());
+    let (arch, interpreter) = crate::artifact::target(path)?;
+    let arch = arch.with_context(|| format!("{}: an architecture this agent does not know", path.display()))?;
     Ok(Needs { arch: arch.to_string(), interpreter })
-}
-
-/// The QEMU name of an ELF architecture.
-fn elf_arch(a: object::Architecture, little: bool) -> Option<&'static str> {
-    use object::Architecture as A;
-    Some(match a {
-        A::X86_64 => "x86_64",
-        A::I386 => "i386",
-        A::Aarch64 => "aarch64",
-        A::Arm => "arm",
-        A::Riscv64 => "riscv64",
-        A::Riscv32 => "riscv32",
-        A::PowerPc64 if little => "ppc64le",
-        A::PowerPc64 => "ppc64",
-        A::PowerPc => "ppc",
-        A::S390x => "s390x",
-        A::LoongArch64 => "loongarch64",
-        A::Mips64 if little => "mips64el",
-        A::Mips64 => "mips64",
-        A::Mips if little => "mipsel",
-        A::Mips => "mips",
-        A::Sparc64 => "sparc64",
-        _ => return None,
-    })
 }
 
 /// How the binaries of toolchain `name` are run, judged from the probe it built (`probe`):

@@ -106,7 +106,15 @@ pub fn needs(path: &Path) -> Result<Needs> {
     Ok(Needs { arch: arch.to_string(), interpreter })
 }
 
-/// How the binaries of toolchain `name` are run, judged from the probe it built (`probe`):
+/// A command that runs `binary` through `runner`, or as it is without one; its arguments follow.
+pub fn command(runner: Option<&Runner>, binary: &Path) -> Command {
+    match runner {
+        Some(r) => r.command(binary),
+        None => Command::new(binary),
+    }
+}
+
+/// How the binaries of toolchain `name` are run, judged from what the probe it built `needs`:
 /// by `given` when named; by nothing when the host runs them; else by the architecture's binfmt
 /// handler or `qemu-ARCH` on `PATH`. `triple` is the toolchain's target, for the sysroot of a
 /// dynamically linked binary. An error says what to install or name when nothing can run them;
@@ -114,11 +122,10 @@ pub fn needs(path: &Path) -> Result<Needs> {
 pub fn resolve(
     name: &str,
     given: &[String],
-    probe: &Path,
+    needs: Needs,
     triple: &str,
     sysroot: Option<&Path>,
 ) -> Result<Option<Runner>> {
-    let needs = needs(probe)?;
     if !given.is_empty() {
         return Ok(Some(Runner { argv: given.to_vec(), env: Vec::new(), arch: needs.arch, found: RunnerFrom::Given }));
     }
@@ -233,8 +240,8 @@ mod tests {
         let me = std::env::current_exe().unwrap();
         let needs = needs(&me).unwrap();
         assert_eq!(needs.arch, host_arch());
-        assert!(resolve("self", &[], &me, "", None).unwrap().is_none());
-        let given = resolve("self", &["taskset".into(), "-c".into(), "0".into()], &me, "", None).unwrap().unwrap();
+        assert!(resolve("self", &[], needs.clone(), "", None).unwrap().is_none());
+        let given = resolve("self", &["taskset".into(), "-c".into(), "0".into()], needs, "", None).unwrap().unwrap();
         assert_eq!((given.found, given.emulates()), (RunnerFrom::Given, false));
     }
 }

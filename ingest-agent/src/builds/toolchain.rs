@@ -41,14 +41,6 @@ pub struct DetectedToolchain {
 }
 
 impl DetectedToolchain {
-    /// A command that runs `binary`, built by this toolchain: through its runner, if it has one.
-    pub fn command(&self, binary: &Path) -> Command {
-        match &self.runner {
-            Some(r) => r.command(binary),
-            None => Command::new(binary),
-        }
-    }
-
     /// Whether its binaries run under an emulator: built for another architecture than the host's.
     pub fn emulated(&self) -> bool {
         self.runner.as_ref().is_some_and(Runner::emulates)
@@ -323,13 +315,10 @@ fn run_probe(spec: &ToolchainSpec, scratch: &Path, target: &str) -> Result<(Libc
     tc.compile(&[src], scratch, &[], &bin).context("cannot build the libc probe")?;
     let sysroot = run_text(&with_args(&spec.command, &["-print-sysroot"])).ok().map(|s| s.trim().to_string());
     let sysroot = sysroot.filter(|s| !s.is_empty()).map(PathBuf::from);
-    let runner = runner::resolve(&spec.name, &spec.runner, &bin, target, sysroot.as_deref())?;
-    let arch = runner::needs(&bin)?.arch;
-    let mut argv = vec![bin.display().to_string()];
-    if let Some(r) = &runner {
-        argv = r.wrap(&argv);
-    }
-    let out = run_text_with(&argv, runner.iter().flat_map(|r| r.env.clone())).with_context(|| match &runner {
+    let needs = runner::needs(&bin)?;
+    let arch = needs.arch.clone();
+    let runner = runner::resolve(&spec.name, &spec.runner, needs, target, sysroot.as_deref())?;
+    let out = output_text(runner::command(runner.as_ref(), &bin)).with_context(|| match &runner {
         Some(r) => format!("the libc probe did not run under {}", r.describe()),
         None => "the libc probe did not run".to_string(),
     })?;
@@ -452,16 +441,16 @@ fn with_args(base: &[String], extra: &[&str]) -> Vec<String> {
 
 /// Runs argv and returns stdout, or stderr when stdout is empty (some tools print versions there).
 fn run_text(argv: &[String]) -> Result<String> {
-    run_text_with(argv, std::iter::empty())
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
+    output_text(cmd)
 }
 
-/// `run_text` with `env` set for the command.
-fn run_text_with(argv: &[String], env: impl Iterator<Item = (String, String)>) -> Result<String> {
-    let out = Command::new(&argv[0])
-        .args(&argv[1..])
-        .envs(env)
-        .output()
-        .with_context(|| format!("cannot run {:?}", argv[0]))?;
+/// `run_text` for a command already made.
+fn output_text(mut cmd: Command) -> Result<String> {
+    let argv: Vec<String> =
+        std::iter::once(cmd.get_program()).chain(cmd.get_args()).map(|a| a.to_string_lossy().into_owned()).collect();
+    let out = cmd.output().with_context(|| format!("cannot run {:?}", argv[0]))?;
     if !out.status.success() {
         bail!("`{}` exited with {}: {}", argv.join(" "), out.status, tail(&String::from_utf8_lossy(&out.stderr), 5));
     }

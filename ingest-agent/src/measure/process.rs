@@ -46,10 +46,7 @@ impl<'a> Exe<'a> {
 
     /// A command that runs the binary; its arguments follow.
     fn command(&self) -> Command {
-        match self.runner {
-            Some(r) => r.command(self.path),
-            None => Command::new(self.path),
-        }
+        crate::builds::runner::command(self.runner, self.path)
     }
 
     /// Whether the binary runs under an emulator.

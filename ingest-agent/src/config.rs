@@ -338,10 +338,8 @@ pub fn apply_version_from(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> 
     let Some(axis) = VersionFrom::parse(axis.trim()) else {
         bail!("--version-from {arg:?}: {:?} is neither compiler nor libc", axis.trim());
     };
-    match specs.iter_mut().find(|s| s.name == name.trim()) {
-        Some(spec) => spec.version_from = Some(axis),
-        None => bail!("--version-from {arg:?} names no toolchain given with --toolchain or in the config file"),
-    }
+    let spec = named(specs, name, "--version-from", arg)?;
+    spec.version_from = Some(axis);
     Ok(())
 }
 
@@ -353,10 +351,8 @@ pub fn apply_link_after(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> {
     };
     let link = link.trim().to_string();
     check_link_after(name.trim(), std::slice::from_ref(&link))?;
-    match specs.iter_mut().find(|s| s.name == name.trim()) {
-        Some(spec) => spec.link_after.push(link),
-        None => bail!("--link-after {arg:?} names no toolchain given with --toolchain or in the config file"),
-    }
+    let spec = named(specs, name, "--link-after", arg)?;
+    spec.link_after.push(link);
     Ok(())
 }
 
@@ -367,11 +363,18 @@ pub fn apply_runner(specs: &mut [ToolchainSpec], arg: &str) -> Result<()> {
         bail!("--runner {arg:?} must look like NAME=COMMAND, e.g. zig-a64=qemu-aarch64");
     };
     let runner = runner_words(name.trim(), command)?;
-    match specs.iter_mut().find(|s| s.name == name.trim()) {
-        Some(spec) => spec.runner = runner,
-        None => bail!("--runner {arg:?} names no toolchain given with --toolchain or in the config file"),
-    }
+    let spec = named(specs, name, "--runner", arg)?;
+    spec.runner = runner;
     Ok(())
+}
+
+/// The toolchain `name` (as a flag's `NAME=` gives it) among `specs`; an error naming `flag` and
+/// its `arg` where none is.
+fn named<'s>(specs: &'s mut [ToolchainSpec], name: &str, flag: &str, arg: &str) -> Result<&'s mut ToolchainSpec> {
+    match specs.iter_mut().find(|s| s.name == name.trim()) {
+        Some(spec) => Ok(spec),
+        None => bail!("{flag} {arg:?} names no toolchain given with --toolchain or in the config file"),
+    }
 }
 
 /// A runner command as words: not empty.

@@ -41,6 +41,12 @@ pub struct DetectedToolchain {
 }
 
 impl DetectedToolchain {
+    /// The lineage its series are stored under on a server: its name, qualified with its
+    /// architecture where that is not x86-64 (`zig-cc-musl (aarch64)`).
+    pub fn series_lineage(&self) -> String {
+        slopewatch_core::arch::series_lineage(&self.spec.name, &self.arch)
+    }
+
     /// Whether its binaries run under an emulator: built for another architecture than the host's.
     pub fn emulated(&self) -> bool {
         self.runner.as_ref().is_some_and(Runner::emulates)

@@ -256,7 +256,7 @@ fn unjudged(a: &Artifact, path: &Path) -> Scan {
 fn judge(scan: &mut Scan, a: &Artifact, judge: &ToolchainVerdicts, accepted: &Suppressions, today: time::Date) {
     scan.judged_by = Some(JudgedBy {
         // The series its verdicts are stored under: an aarch64 build's are `NAME (aarch64)`.
-        lineage: slopewatch_core::arch::series_lineage(&judge.tc.spec.name, &judge.tc.arch),
+        lineage: judge.tc.series_lineage(),
         version: judge.tc.version.clone(),
         libc: judge.tc.libc.clone(),
         verdicts_from: judge.sources.iter().cloned().collect(),

@@ -235,7 +235,7 @@ fn write_cache(path: &Path, cached: &Cached) {
 /// none (no catalogue run of that version, or a server of a release before scans).
 fn read_server(client: &Client, tc: &DetectedToolchain) -> Result<Option<ContractVerdicts>> {
     let server = client.server();
-    let lineage = slopewatch_core::arch::series_lineage(&tc.spec.name, &tc.arch);
+    let lineage = tc.series_lineage();
     let path = format!("/api/v1/toolchains/{}/{}/contracts", path_segment(&lineage), path_segment(&tc.version));
     let Answer { status, body } =
         client.get(&path, &[]).with_context(|| format!("cannot read the verdicts from {server}"))?;

@@ -185,20 +185,23 @@ pub struct LimitsSection {
 impl Limits {
     /// The limits of the flags, each new one taken from `[limits]` where no flag gives it.
     fn from_args(args: &ServeArgs, file: &LimitsSection) -> anyhow::Result<Limits> {
-        let positive = |v: Option<u64>, key: &str| match v {
-            Some(0) => anyhow::bail!("[limits] {key} must be at least 1"),
-            _ => Ok(v),
-        };
+        // The flags refuse 0 as they are read; the file's keys are refused here.
+        fn positive<T: Copy + PartialEq + From<u8>>(v: Option<T>, key: &str) -> anyhow::Result<Option<T>> {
+            match v {
+                Some(n) if n == T::from(0) => anyhow::bail!("[limits] {key} must be at least 1"),
+                _ => Ok(v),
+            }
+        }
         let body_read_timeout_secs = args
             .body_read_timeout_secs
             .or(positive(file.body_read_timeout_secs, "body_read_timeout_secs")?)
             .unwrap_or(DEFAULT_BODY_READ_TIMEOUT_SECS);
         let body_min_rate =
             args.body_min_rate.or(positive(file.body_min_rate, "body_min_rate")?).unwrap_or(DEFAULT_BODY_MIN_RATE);
-        let anonymous_per_client = match args.anonymous_requests_per_client.or(file.anonymous_requests_per_client) {
-            Some(0) => anyhow::bail!("[limits] anonymous_requests_per_client must be at least 1"),
-            given => given.unwrap_or(DEFAULT_ANONYMOUS_REQUESTS_PER_CLIENT),
-        };
+        let anonymous_per_client = args
+            .anonymous_requests_per_client
+            .or(positive(file.anonymous_requests_per_client, "anonymous_requests_per_client")?)
+            .unwrap_or(DEFAULT_ANONYMOUS_REQUESTS_PER_CLIENT);
         let max_concurrent_requests = args.max_concurrent_requests;
         let reserved_requests =
             args.reserved_requests.or(file.reserved_requests).unwrap_or(max_concurrent_requests / 4);

@@ -3,15 +3,18 @@
 //! median and fastest of a few scans, the megabytes read per second, and what was found; the
 //! target is under 2 s for a 20 MB binary, printed beside, never asserted.
 //!
-//! `cargo bench -p slopewatch-agent --bench artifact -- [ARTIFACT] [--rounds N] [--show FUNCTION]…`
+//! `cargo bench -p slopewatch-agent --bench artifact -- [ARTIFACT] [--rounds N] [--show FUNCTION]…
+//! [--prints FILE]`
 //!
-//! `--show` prints a function's callers with their lines.
+//! `--show` prints a function's callers with their lines. `--prints` searches the code for the
+//! fingerprints of a toolchain's libc as well, as a scan of a stripped artifact does: FILE is
+//! one the agent keeps under its cache (`fingerprints/FINGERPRINT.json`).
 //!
 //! Without an artifact: the largest of the workspace's built server and agent binaries (release,
 //! then debug) and this bench's own binary, which is always there.
 
 use slopewatch_agent::artifact;
-use slopewatch_agent::builds::contracts;
+use slopewatch_agent::builds::{contracts, fingerprints};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -22,10 +25,12 @@ fn main() {
     let mut artifact_path = None;
     let mut rounds = 5;
     let mut show = Vec::new();
+    let mut prints_path = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--show" => show.push(args.next().expect("--show needs a function")),
+            "--prints" => prints_path = Some(PathBuf::from(args.next().expect("--prints needs a file"))),
             "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).expect("--rounds needs a number"),
             // cargo bench passes --bench to every bench binary.
             "--bench" => {}
@@ -34,15 +39,18 @@ fn main() {
     }
     let path = artifact_path.unwrap_or_else(largest_binary);
     let size = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).len();
-    let mut functions: Vec<&str> = contracts::catalogue().iter().map(|p| p.function.as_str()).collect();
-    functions.sort_unstable();
-    functions.dedup();
+    let functions = contracts::functions();
+    let prints = match &prints_path {
+        Some(p) => fingerprints::read(p).unwrap_or_else(|e| panic!("{e:#}")),
+        None => Vec::new(),
+    };
+    let naming = artifact::Naming { prints: &prints, symbols: None };
 
     let mut times = Vec::new();
     let mut found = None;
     for _ in 0..rounds.max(1) {
         let start = Instant::now();
-        let scanned = artifact::scan(&path, &functions).unwrap_or_else(|e| panic!("{e}"));
+        let scanned = artifact::scan(&path, &functions, naming).unwrap_or_else(|e| panic!("{e}"));
         times.push(start.elapsed());
         found = Some(scanned);
     }
@@ -78,6 +86,13 @@ fn main() {
         secs(median) / (TARGET_SECONDS_PER_20_MB * megabytes / 20.0)
     );
     println!("identify     {:.3} s (libc only)", secs(identify));
+    if prints_path.is_some() {
+        println!(
+            "fingerprints {} searched for, {} catalogue functions recognised by code",
+            prints.len(),
+            found.by_code.len()
+        );
+    }
     println!(
         "found        {} catalogue functions used, {} present unused, {sites} call sites, {callers} callers ({located} with a line)",
         found.uses.len(),

@@ -279,6 +279,9 @@ pub(crate) struct ToolchainArgs {
     /// linked one. Found by itself where qemu-ARCH is on PATH. Repeatable.
     #[arg(long = "runner", value_name = "NAME=COMMAND")]
     runner: Vec<String>,
+    /// Only the toolchain of this name among those given: one of several, measured alone.
+    #[arg(skip)]
+    only: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

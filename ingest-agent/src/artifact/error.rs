@@ -27,6 +27,9 @@ pub enum ArtifactError {
     /// `kind` says what it is ("a relocatable object (.o)", "an ar archive (a static library .a)").
     #[error("{} is {kind}, not an executable or shared object: scan what the link produced", path.display())]
     NotExecutable { path: PathBuf, kind: String },
+    /// The file given for the artifact's symbols cannot serve: another build, or no symbols.
+    #[error("the symbols of {}: {what}", path.display())]
+    Symbols { path: PathBuf, what: String },
 }
 
 /// The bytes of the file at `path`, when it is no larger than [`MAX_ARTIFACT_BYTES`].

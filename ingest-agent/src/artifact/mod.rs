@@ -15,16 +15,24 @@
 mod aarch64;
 mod elf;
 mod error;
+mod fingerprint;
+mod frames;
 mod libc;
 mod lines;
+mod mask;
 mod names;
+mod naming;
+mod recognise;
 mod registers;
 mod slots;
 mod uses;
 mod x86;
 
 pub use error::{ArtifactError, MAX_ARTIFACT_BYTES};
+pub use fingerprint::{merge_modes as merge_fingerprint_modes, Fingerprint};
 pub use names::demangle;
+pub use naming::{CodeMatch, Naming};
+pub use recognise::{How, MIN_FIXED};
 
 use sha2::{Digest, Sha256};
 use slopewatch_core::exposure::Linkage;
@@ -50,6 +58,8 @@ pub struct Artifact {
     /// table naming its imports. False for a stripped static artifact: which libc functions it
     /// carries cannot then be told, and `uses` and `unused` are empty.
     pub symbols: bool,
+    /// The catalogue functions recognised by their code, named or not by its symbols.
+    pub by_code: Vec<CodeMatch>,
     /// Whether its code was decoded for call sites: on x86-64 only. Where not, every catalogue
     /// function present is listed in `uses` with no call sites, since whether it is called
     /// cannot be told, and `unused` is empty.
@@ -85,6 +95,21 @@ pub struct FunctionUse {
     pub referenced: bool,
     /// The functions that call it, most call sites first, then by name.
     pub callers: Vec<Caller>,
+    /// How the artifact told it: its symbols, its imports, or its code.
+    pub found_by: FoundBy,
+}
+
+/// How a scan found a catalogue function in an artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FoundBy {
+    /// A symbol at its address names it (the artifact's own, or the `--symbols` file's).
+    #[default]
+    Symbol,
+    /// The artifact imports it from a shared library.
+    Import,
+    /// Its body matches the fingerprint of the toolchain's build of it.
+    Code,
 }
 
 /// A function that calls a catalogue function (as `exposure --format json` writes it too).
@@ -119,19 +144,37 @@ pub struct LibcFound {
 }
 
 /// Reads the artifact at `path` and finds the uses of `functions` (catalogue names such as
-/// "strspn", "memcpy", "strchrnul").
-pub fn scan(path: &Path, functions: &[&str]) -> Result<Artifact, ArtifactError> {
+/// "strspn", "memcpy", "strchrnul"), naming what its own symbols do not by `naming`.
+pub fn scan(path: &Path, functions: &[&str], naming: Naming<'_>) -> Result<Artifact, ArtifactError> {
     let bytes = error::read_file(path)?;
-    let image = read(path, &bytes)?;
+    let twin_bytes = naming.symbols.map(error::read_file).transpose()?;
+    let mut image = read(path, &bytes)?;
+    if let (Some(twin), Some(twin_path)) = (&twin_bytes, naming.symbols) {
+        let twin = read(twin_path, twin)?;
+        naming::take_symbols(&mut image, twin)
+            .map_err(|what| ArtifactError::Symbols { path: twin_path.to_path_buf(), what })?;
+    }
     let linkage =
         if image.interpreter.is_some() || !image.needed.is_empty() { Linkage::Dynamic } else { Linkage::Static };
+    let symbols = image.symtab || (linkage == Linkage::Dynamic && image.dynsym);
+    let libc = libc::identify(&image);
+    let by_code = naming::recognise(&mut image, naming.prints);
     let present = uses::present(&image, functions);
     let (decoded, sites) = match image.machine {
         object::elf::EM_X86_64 => (true, x86::decode(&image, &present.wanted)),
         object::elf::EM_AARCH64 if image.bits64 => (true, aarch64::decode(&image, &present.wanted)),
         _ => (false, x86::Sites::default()),
     };
-    let (uses, unused) = uses::tally(&image, functions, &present, &sites, decoded);
+    let (mut uses, unused) = uses::tally(&image, functions, &present, &sites, decoded);
+    for u in &mut uses {
+        u.found_by = if u.aliases.iter().any(|a| image.imports.iter().any(|i| names::unversioned(i.name) == a)) {
+            FoundBy::Import
+        } else if !symbols && by_code.iter().any(|m| m.function == u.function) {
+            FoundBy::Code
+        } else {
+            FoundBy::Symbol
+        };
+    }
     let digest = match &image.build_id {
         Some(id) if !id.is_empty() => format!("build-id:{}", hex::encode(id)),
         _ => format!("sha256:{}", hex::encode(Sha256::digest(&bytes))),
@@ -141,12 +184,28 @@ pub fn scan(path: &Path, functions: &[&str]) -> Result<Artifact, ArtifactError> 
         digest,
         arch: arch(image.machine, image.bits64, image.little),
         linkage,
-        libc: libc::identify(&image),
-        symbols: image.symtab || (linkage == Linkage::Dynamic && image.dynsym),
+        libc,
+        symbols,
         call_sites_decoded: decoded,
+        by_code,
         uses,
         unused,
     })
+}
+
+/// The catalogue functions of `prints` recognised by their code in the artifact at `path`,
+/// whether or not its symbols name them: which toolchain's libc it carries.
+pub fn recognised(path: &Path, prints: &[Fingerprint]) -> Result<Vec<CodeMatch>, ArtifactError> {
+    let bytes = error::read_file(path)?;
+    let mut image = read(path, &bytes)?;
+    Ok(naming::recognise(&mut image, prints))
+}
+
+/// The fingerprints of the catalogue functions among `functions` in the build at `path` (static,
+/// with its symbols), made with the optimisation flag `mode`.
+pub fn fingerprints(path: &Path, functions: &[&str], mode: &str) -> Result<Vec<Fingerprint>, ArtifactError> {
+    let bytes = error::read_file(path)?;
+    Ok(fingerprint::take(&read(path, &bytes)?, functions, mode))
 }
 
 /// The libc of the artifact at `path`, without looking at its code: to compare an artifact's

@@ -159,8 +159,14 @@ pub fn tally(
                 let location = lines.as_ref().and_then(|l| l.location(first));
                 let in_libc = caller.is_some_and(|c| named_in_libc(image, c, functions))
                     || location.as_deref().is_some_and(in_libc_sources);
-                let name =
-                    caller.map_or_else(|| "unknown".to_string(), |c| demangle(display_name(&image.functions[c])));
+                let name = caller.map_or_else(
+                    || "unknown".to_string(),
+                    |c| match display_name(&image.functions[c]) {
+                        // A function only the unwind tables know: by its address.
+                        "" => format!("{:#x}", image.functions[c].address),
+                        name => demangle(name),
+                    },
+                );
                 Caller { name, sites, location, in_libc }
             })
             .collect();
@@ -171,6 +177,7 @@ pub fn tally(
             call_sites: tally.call_sites,
             referenced: tally.referenced,
             callers,
+            found_by: super::FoundBy::Symbol,
         });
     }
     (uses, unused)
@@ -193,7 +200,7 @@ fn display_name<'data>(f: &Function<'data>) -> &'data str {
             let underscores = n.text.len() - n.text.trim_start_matches('_').len();
             (zig_alias(n.text).is_some(), !n.global, underscores, n.text.len(), n.text)
         })
-        .map_or("unknown", |n| n.text)
+        .map_or("", |n| n.text)
 }
 
 /// Whether the function at `index` in [`Image::functions`] is the libc's by one of its names: a

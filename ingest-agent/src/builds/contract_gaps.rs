@@ -41,6 +41,25 @@ pub fn defines(tc: &DetectedToolchain, dir: &Path) -> Vec<String> {
     flags
 }
 
+/// The functions of the catalogue this toolchain's libc declares and defines, with the header
+/// of each, as `defines` finds them: what a program may name. `dir` is a scratch directory.
+pub fn provided(tc: &DetectedToolchain, dir: &Path) -> Vec<(&'static str, &'static str)> {
+    let optional = contracts::optional_symbols();
+    let left_out = defines(tc, dir);
+    let mut functions: Vec<(&'static str, &'static str)> = contracts::catalogue()
+        .iter()
+        .filter(|p| !optional.contains(&p.function.as_str()))
+        .filter(|p| {
+            let header = format!("-DSW_NO_{}", p.header.replace('.', "_").to_uppercase());
+            !left_out.iter().any(|d| *d == header || *d == format!("-DSW_NO_DECL_{}", p.function))
+        })
+        .map(|p| (p.header.as_str(), p.function.as_str()))
+        .collect();
+    functions.sort_unstable();
+    functions.dedup();
+    functions
+}
+
 /// Whether a program including `headers` and taking each function's address compiles and links.
 fn links(tc: &DetectedToolchain, dir: &Path, name: &str, headers: &[&str], functions: &[(&str, &str)]) -> bool {
     let mut text = String::from("#define _GNU_SOURCE 1\n");

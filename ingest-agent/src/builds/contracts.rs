@@ -72,6 +72,14 @@ impl Probe {
     }
 }
 
+/// Every function the catalogue probes, each once, sorted.
+pub fn functions() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = catalogue().iter().map(|p| p.function.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// Every probe, in the order of the `.def` files.
 pub fn catalogue() -> &'static [Probe] {
     static CATALOGUE: OnceLock<Vec<Probe>> = OnceLock::new();

@@ -9,6 +9,7 @@ pub mod contracts;
 pub mod discover;
 pub mod error;
 pub mod fetch;
+pub mod fingerprints;
 pub mod hash;
 pub mod parallel;
 pub mod runner;

@@ -22,9 +22,19 @@ pub(crate) struct ExposureArgs {
     /// entry expires.
     #[arg(long, value_name = "FILE")]
     pub(crate) suppressions: Option<PathBuf>,
-    /// The report's format: text for a terminal, markdown for a pull request, json for machines.
+    /// A file with the symbols of the artifact's code, for a stripped artifact: its unstripped
+    /// twin, or a separate debug file (objcopy --only-keep-debug). Its names (and file:line, where
+    /// it has debug information) name the callers. With one artifact only.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) symbols: Option<PathBuf>,
+    /// The report's format: text for a terminal, markdown for a pull request, json for machines,
+    /// sarif for code scanning (GitHub's).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
+    /// Where SARIF locations are made relative to: the checkout's root, so that code scanning
+    /// links a call to its file; default the current directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) source_root: PathBuf,
     /// Measure the catalogue's verdicts here even where the cache or --server holds them.
     #[arg(long)]
     pub(crate) remeasure: bool,
@@ -50,4 +60,5 @@ pub(crate) enum ReportFormat {
     Text,
     Markdown,
     Json,
+    Sarif,
 }

@@ -70,7 +70,13 @@ impl ToolchainArgs {
             version_from: Vec::new(),
             link_after: Vec::new(),
             runner: Vec::new(),
+            only: None,
         }
+    }
+
+    /// The same toolchains narrowed to the one named `name`.
+    pub(crate) fn only(&self, name: &str) -> ToolchainArgs {
+        ToolchainArgs { only: Some(name.to_string()), ..self.clone() }
     }
 
     /// The toolchains given, Zig releases of `zig@VERSION` fetched into `cache` first.
@@ -110,6 +116,9 @@ impl ToolchainArgs {
             }
         }
         config::check_unique(&specs)?;
+        if let Some(only) = &self.only {
+            specs.retain(|s| &s.name == only);
+        }
         Ok(specs)
     }
 

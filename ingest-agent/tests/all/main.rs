@@ -16,6 +16,7 @@ mod first_run;
 mod helpers;
 mod import;
 mod profiles;
+mod sarif;
 mod size_of_interest;
 mod slopes;
 mod sqlite;

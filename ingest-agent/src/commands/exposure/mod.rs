@@ -5,11 +5,13 @@
 //! written for a terminal, a pull request or a machine (`report`), and stored with `--submit`.
 
 mod accept;
+mod owner;
 mod report;
+mod sarif;
 mod verdicts;
 
-use crate::artifact::{self, Artifact, FunctionUse};
-use crate::builds::contracts::catalogue;
+use crate::artifact::{self, Artifact, FunctionUse, LibcFound, Naming};
+use crate::builds::contracts;
 use crate::builds::discover;
 use crate::cli::{ExposureArgs, ReportFormat, ToolchainArgs};
 use crate::config::cache_root;
@@ -41,29 +43,66 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         Some(path) => Suppressions::load(path)?,
         None => Suppressions::default(),
     };
-    let names: Vec<&str> = functions_of_catalogue();
-    let artifacts = args
+    let names: Vec<&str> = contracts::functions();
+    if args.symbols.is_some() && args.artifacts.len() > 1 {
+        bail!(
+            "--symbols gives the symbols of one artifact, and {} are given: scan them one at a time",
+            args.artifacts.len()
+        );
+    }
+    let naming = Naming { prints: &[], symbols: args.symbols.as_deref() };
+    let mut artifacts = args
         .artifacts
         .iter()
-        .map(|p| artifact::scan(p, &names).map_err(anyhow::Error::from))
+        .map(|p| artifact::scan(p, &names, naming).map_err(anyhow::Error::from))
         .collect::<Result<Vec<Artifact>>>()?;
     let root = cache_root(m.cache_dir.clone())?;
     let reader = match &args.server {
         Some(server) => Some(Client::reader(server, args.token.token()?.as_deref())?),
         None => None,
     };
-    let mut judges = vec![ToolchainVerdicts::new(m.toolchains.clone(), &root)?];
+    let mut judges = ToolchainVerdicts::all(&m.toolchains, &root)?;
+    let given = judges.len();
     let today = time::OffsetDateTime::now_utc().date();
     let mut scans = Vec::new();
-    for (a, path) in artifacts.iter().zip(&args.artifacts) {
+    for (a, path) in artifacts.iter_mut().zip(&args.artifacts) {
+        // The libc's code tells whose it is where the symbols cannot: a stripped static artifact,
+        // or any static one when several toolchains could have built it.
+        let mut owner = None;
+        let mut notes = Vec::new();
+        if a.linkage == Linkage::Static && a.call_sites_decoded && (!a.symbols || given > 1) {
+            if let Some(o) = owner::by_code(&mut judges, a, path, &root, !a.symbols)? {
+                let prints = judges[o.judge].prints(&root)?;
+                *a = artifact::scan(path, &names, Naming { prints, symbols: args.symbols.as_deref() })?;
+                if !a.symbols {
+                    a.libc = LibcFound { name: judges[o.judge].libc.name.clone(), evidence: o.evidence };
+                } else {
+                    notes.push(o.evidence);
+                }
+                if o.judge >= given {
+                    notes.push(format!(
+                        "its libc's code is {}'s, not {}'s: judged by the code",
+                        judges[o.judge].label(),
+                        judges[0].label()
+                    ));
+                }
+                owner = Some(o.judge);
+            }
+        }
+        let a = &*a;
         let mut scan = unjudged(a, path);
-        if let Some(why) = cannot_read_calls(a) {
+        scan.notes = notes;
+        if let Some(why) = cannot_read_calls(a, &judges) {
             scan.status = Status::CannotTell;
             scan.cannot_tell = Some(why);
             scans.push(scan);
             continue;
         }
-        let Some(j) = pick_judge(&mut judges, a, &root, &mut scan.notes) else {
+        let picked = match owner {
+            Some(o) => Some(o),
+            None => pick_judge(&mut judges, a, &root, &mut scan.notes),
+        };
+        let Some(j) = picked else {
             let tried: Vec<String> =
                 judges.iter().map(|j| format!("{} ({}, {})", j.label(), j.libc.name, j.tc.arch)).collect();
             scan.status = Status::CannotTell;
@@ -87,6 +126,7 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         ReportFormat::Text => report::text(&scans),
         ReportFormat::Markdown => report::markdown(&scans),
         ReportFormat::Json => report::json(&scans, status),
+        ReportFormat::Sarif => sarif::sarif(&scans, &args.source_root),
     };
     // A closed stdout (`| head`) must not change the verdict.
     std::io::stdout().write_all(written.as_bytes()).ok();
@@ -126,23 +166,19 @@ fn rank(s: Status) -> u8 {
     }
 }
 
-/// Every function the catalogue probes, each once.
-fn functions_of_catalogue() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = catalogue().iter().map(|p| p.function.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-}
-
-/// Why the calls of `a` cannot be read, with the way out; None when they can.
-fn cannot_read_calls(a: &Artifact) -> Option<String> {
-    if !a.symbols && a.linkage == Linkage::Static {
-        return Some(
-            "it is a static binary without a symbol table, so the libc's functions in it have no names. Keep the \
-             symbols in the artifact you scan (the stripped copy can still ship): drop -s / -Wl,--strip-all from \
-             the link, or for Rust set `strip = \"none\"` (or \"debuginfo\") under [profile.release] in Cargo.toml"
-                .into(),
-        );
+/// Why the calls of `a` cannot be read, with the way out; None when they can. `judges` are the
+/// toolchains whose libc code was looked for.
+fn cannot_read_calls(a: &Artifact, judges: &[ToolchainVerdicts]) -> Option<String> {
+    if !a.symbols && a.linkage == Linkage::Static && a.by_code.is_empty() {
+        let tried: Vec<String> = judges.iter().map(ToolchainVerdicts::label).collect();
+        return Some(format!(
+            "it is a static binary without a symbol table, and the code of none of the toolchains here ({}) is in \
+             it, so the libc's functions in it cannot be named. Name the toolchain that built it (--toolchain \
+             NAME=COMMAND), give its symbols (--symbols FILE: the unstripped build, or its debug file), or keep \
+             the symbols in the artifact you scan: drop -s / -Wl,--strip-all from the link, or for Rust set \
+             `strip = \"none\"` (or \"debuginfo\") under [profile.release] in Cargo.toml",
+            tried.join(", ")
+        ));
     }
     if !a.call_sites_decoded {
         return Some(format!(

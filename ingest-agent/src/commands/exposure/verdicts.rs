@@ -4,9 +4,10 @@
 //! that scanning many artifacts measures the catalogue once.
 
 use super::super::plan::measure_gated;
-use crate::artifact::{self, FunctionUse, LibcFound};
+use crate::artifact::{self, Fingerprint, FunctionUse, LibcFound};
 use crate::builds::cache::BuildCache;
 use crate::builds::contracts::catalogue;
+use crate::builds::fingerprints;
 use crate::builds::toolchain::{self, DetectedToolchain};
 use crate::builds::workloads;
 use crate::cli::{MeasureArgs, ToolchainArgs};
@@ -32,6 +33,8 @@ pub(super) struct ToolchainVerdicts {
     /// Where the verdicts came from, for the report: "measured here", "the agent's cache", a
     /// server.
     pub(super) sources: BTreeSet<String>,
+    /// The fingerprints of its libc's functions, once asked for.
+    prints: Option<Vec<Fingerprint>>,
 }
 
 /// The agent's cache of one toolchain's verdicts, by its fingerprint.
@@ -43,18 +46,18 @@ struct Cached {
 }
 
 impl ToolchainVerdicts {
+    /// Every toolchain `toolchains` names, each detected with its catalogue built.
+    pub(super) fn all(toolchains: &ToolchainArgs, root: &Path) -> Result<Vec<ToolchainVerdicts>> {
+        let specs = toolchains.specs(root)?;
+        specs.iter().map(|spec| ToolchainVerdicts::new(toolchains.only(&spec.name), root)).collect()
+    }
+
     /// Detects the toolchain `toolchains` names (exactly one), builds the catalogue with it (or
     /// finds it built) and identifies the libc that build carries.
     pub(super) fn new(toolchains: ToolchainArgs, root: &Path) -> Result<ToolchainVerdicts> {
         let specs = toolchains.specs(root)?;
         let [spec] = specs.as_slice() else {
-            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            bail!(
-                "exposure judges by the one toolchain that built the artifacts; {} are given ({}): give one \
-                 --toolchain NAME=COMMAND, or a --config with one [[toolchains]] entry",
-                specs.len(),
-                names.join(", ")
-            );
+            bail!("exactly one toolchain was to be named, and {} are", specs.len());
         };
         let tc = toolchain::detect(spec, &root.join("probe"))?;
         let probe = workloads::probes().into_iter().next().context("the catalogue has no probe")?;
@@ -63,7 +66,15 @@ impl ToolchainVerdicts {
             .map_err(|e| anyhow::anyhow!("toolchain {} cannot build the catalogue: {e}", tc.spec.name))?;
         let libc = artifact::identify_libc(&binary)
             .with_context(|| format!("cannot read the catalogue built by {}", tc.spec.name))?;
-        Ok(ToolchainVerdicts { toolchains, tc, libc, probes: BTreeMap::new(), sources: BTreeSet::new() })
+        Ok(ToolchainVerdicts { toolchains, tc, libc, probes: BTreeMap::new(), sources: BTreeSet::new(), prints: None })
+    }
+
+    /// The fingerprints of its libc's functions, built (or read from the cache) when first asked.
+    pub(super) fn prints(&mut self, root: &Path) -> Result<&[Fingerprint]> {
+        if self.prints.is_none() {
+            self.prints = Some(fingerprints::of(&self.tc, root)?);
+        }
+        Ok(self.prints.as_deref().unwrap_or_default())
     }
 
     /// The lineage and version, as the server keeps them: `zig-cc-musl 0.16.0`.

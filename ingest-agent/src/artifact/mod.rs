@@ -201,6 +201,42 @@ pub fn recognised(path: &Path, prints: &[Fingerprint]) -> Result<Vec<CodeMatch>,
     Ok(naming::recognise(&mut image, prints))
 }
 
+/// What names the code of a stripped program by address: its functions as its symbols, the
+/// fingerprints `prints` and its unwind tables give them, for a profile whose functions have no
+/// names.
+pub struct CodeNames {
+    /// Whether the addresses are the ones it runs at (`ET_EXEC`); else a loader moved it.
+    pub fixed: bool,
+    /// Each function: its start, its end and its name; none for one only the unwind tables know.
+    pub functions: Vec<(u64, u64, Option<String>)>,
+}
+
+impl CodeNames {
+    /// The function whose code holds `address`: its start, end and name.
+    pub fn at(&self, address: u64) -> Option<&(u64, u64, Option<String>)> {
+        let i = self.functions.partition_point(|f| f.0 <= address).checked_sub(1)?;
+        let f = &self.functions[i];
+        (address < f.1).then_some(f)
+    }
+}
+
+/// The [`CodeNames`] of the program at `path`, naming its libc functions by `prints`.
+pub fn code_names(path: &Path, prints: &[Fingerprint]) -> Result<CodeNames, ArtifactError> {
+    let bytes = error::read_file(path)?;
+    let mut image = read(path, &bytes)?;
+    naming::recognise(&mut image, prints);
+    let functions = image
+        .functions
+        .iter()
+        .filter(|f| f.size > 0)
+        .map(|f| {
+            let name = uses::display_name(f);
+            (f.address, f.address + f.size, (!name.is_empty()).then(|| demangle(name)))
+        })
+        .collect();
+    Ok(CodeNames { fixed: image.fixed, functions })
+}
+
 /// The fingerprints of the catalogue functions among `functions` in the build at `path` (static,
 /// with its symbols), made with the optimisation flag `mode`.
 pub fn fingerprints(path: &Path, functions: &[&str], mode: &str) -> Result<Vec<Fingerprint>, ArtifactError> {

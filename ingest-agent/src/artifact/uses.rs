@@ -193,7 +193,7 @@ fn caller_of(image: &Image<'_>, site: u64) -> Option<usize> {
 
 /// The name people know a function by: not a Zig alias, a global before a local, the fewest
 /// leading underscores, the shortest.
-fn display_name<'data>(f: &Function<'data>) -> &'data str {
+pub fn display_name<'data>(f: &Function<'data>) -> &'data str {
     f.names
         .iter()
         .min_by_key(|n| {

@@ -21,6 +21,7 @@ mod size_of_interest;
 mod slopes;
 mod sqlite;
 mod static_musl;
+mod stripped;
 mod toolchains;
 mod unfamiliar_libcs;
 mod workloads;

@@ -348,6 +348,7 @@ fn reached(u: &FunctionUse, verdict: Option<FunctionVerdict>, accepted: &Suppres
         call_sites: u.call_sites,
         referenced: u.referenced,
         callers: u.callers.clone(),
+        found_by: u.found_by,
         accepted: ok,
         expired,
     }

@@ -3,7 +3,7 @@
 //! toolchain breaks and nobody accepted, then the accepted ones, the unsure, the held and the
 //! ones the libc does not provide.
 
-use crate::artifact::Caller;
+use crate::artifact::{Caller, FoundBy};
 use serde::Serialize;
 use slopewatch_core::exposure::{Breakage, Linkage};
 
@@ -69,6 +69,8 @@ pub(super) struct Reached {
     pub call_sites: u32,
     pub referenced: bool,
     pub callers: Vec<Caller>,
+    /// How the artifact told it: by a symbol, an import, or its code.
+    pub found_by: FoundBy,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted: Option<AcceptedUntil>,
     /// An acceptance that has expired: the function fails the scan again.
@@ -162,6 +164,14 @@ impl Scan {
         )
     }
 
+    /// The functions recognised by their code, where no symbol names them; none when all are
+    /// named.
+    fn by_code(&self) -> Option<String> {
+        let names: Vec<&str> =
+            self.functions.iter().filter(|f| f.found_by == FoundBy::Code).map(|f| f.function.as_str()).collect();
+        (!names.is_empty()).then(|| format!("recognised by their code, no symbol naming them: {}", names.join(", ")))
+    }
+
     /// The last line: what the scan says of the artifact.
     fn summary(&self) -> String {
         let failing: Vec<&str> = self.functions.iter().filter(|f| f.fails()).map(|f| f.function.as_str()).collect();
@@ -201,6 +211,9 @@ pub(super) fn text(scans: &[Scan]) -> String {
                 out.push('\n');
             }
         }
+        if let Some(line) = s.by_code() {
+            out.push_str(&format!("  {line}\n"));
+        }
         if !s.unused.is_empty() {
             out.push_str(&format!("  linked in but never called: {}\n", s.unused.join(", ")));
         }
@@ -230,6 +243,9 @@ pub(super) fn markdown(scans: &[Scan]) -> String {
                 ));
             }
             out.push('\n');
+        }
+        if let Some(line) = s.by_code() {
+            out.push_str(&format!("{}\n\n", md(&line)));
         }
         if !s.unused.is_empty() {
             out.push_str(&format!("Linked in but never called: {}\n\n", md(&s.unused.join(", "))));

@@ -288,6 +288,7 @@ mod tests {
             call_sites: callers.iter().map(|c| c.sites).sum(),
             referenced: false,
             callers,
+            found_by: crate::artifact::FoundBy::Symbol,
             accepted: None,
             expired: None,
         }

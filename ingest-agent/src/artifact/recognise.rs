@@ -70,18 +70,23 @@ pub fn recognise(image: &Image<'_>, prints: &[Fingerprint]) -> Vec<Recognised> {
     let mut alone: Vec<(usize, u64)> =
         matches.iter().filter(|(_, at)| at.len() == 1).map(|(&b, at)| (b, at[0])).collect();
     alone.sort_by_key(|&(b, at)| (std::cmp::Reverse(bodies[b].print.fixed()), at));
-    let mut claimed: Vec<(u64, u64, usize)> = Vec::new();
+    // (start, end, fixed bytes, function) of each place taken.
+    let mut claimed: Vec<(u64, u64, usize, &str)> = Vec::new();
     for (b, at) in alone {
-        let end = at + bodies[b].print.bytes.len() as u64;
-        let fixed = bodies[b].print.fixed();
-        match claimed.iter().find(|&&(s, e, _)| at < e && s < end) {
-            // A body of the same strength at the same place under other names: neither is sure.
-            Some(&(s, _, f)) if s == at && f == fixed => {
-                found.retain(|r| r.address != at);
+        let print = bodies[b].print;
+        let end = at + print.bytes.len() as u64;
+        match claimed.iter().find(|&&(s, e, _, _)| at < e && s < end) {
+            // The same function's body of another mode, the same from its start: one function.
+            Some(&(s, _, _, f)) if s == at && f == print.function => {
+                if let Some(r) = found.iter_mut().find(|r| r.address == at) {
+                    r.prints.extend(&bodies[b].prints);
+                }
             }
+            // Another function's body as strong at the same place: neither is sure.
+            Some(&(s, _, fixed, _)) if s == at && fixed == print.fixed() => found.retain(|r| r.address != at),
             Some(_) => {}
             None => {
-                claimed.push((at, end, fixed));
+                claimed.push((at, end, print.fixed(), &print.function));
                 found.push(Recognised {
                     address: at,
                     size: end - at,
@@ -102,9 +107,8 @@ fn through_calls(image: &Image<'_>, bodies: &[Body<'_>], found: &mut Vec<Recogni
     while next < found.len() {
         let caller = found[next].clone();
         next += 1;
-        let print = bodies.iter().find(|b| b.prints == caller.prints).map(|b| b.print);
-        let Some(print) = print else { continue };
-        for (offset, callee) in &print.calls {
+        let callers = bodies.iter().filter(|b| b.prints.iter().any(|p| caller.prints.contains(p)));
+        for (print, (offset, callee)) in callers.flat_map(|b| b.print.calls.iter().map(move |c| (b.print, c))) {
             let site = caller.address + u64::from(*offset);
             let Some(target) = code_at(image, site).and_then(|code| mask::call_target(image, code, site)) else {
                 continue;
@@ -267,6 +271,28 @@ mod tests {
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!((r[0].address, r[0].prints.as_slice(), &r[0].how), (0x1100, &[0][..], &How::Unique));
         assert_eq!((r[1].address, &r[1].how), (0x1800, &How::CalledFrom("strspn".into())), "not its twin at 0x1900");
+    }
+
+    #[test]
+    fn bodies_of_one_function_in_two_modes_matching_at_one_place_are_one_function() {
+        let mut all = prints();
+        let mut other_mode = all[0].clone();
+        other_mode.modes = vec!["-O0".into()];
+        other_mode.mask[0] = 0; // masked differently, still the same bytes where both are fixed
+        all.push(other_mode);
+        let code = code(&[0x100]);
+        let mut image = crate::artifact::tests::empty_image(object::elf::EM_X86_64);
+        image.sections.push(Section {
+            name: ".text",
+            address: 0x1000,
+            bytes: &code,
+            kind: object::elf::SHT_PROGBITS,
+            flags: object::elf::SHF_ALLOC.with(object::elf::SHF_EXECINSTR),
+        });
+        let r = recognise(&image, &all);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[0].address, r[0].prints.len()), (0x1100, 2), "{r:?}");
+        assert_eq!(r[1].how, How::CalledFrom("strspn".into()));
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub struct Masked {
     pub len: usize,
     /// Per byte, the bits that stay put in another link.
     pub mask: Vec<u8>,
-    /// The calls and jumps that leave the body: (offset of the instruction, target address).
+    /// The calls and jumps that leave the body, and on x86-64 the addresses it loads with a
+    /// RIP-relative `lea` (an ifunc resolver's variants): (offset of the instruction, target).
     pub calls: Vec<(u32, u64)>,
 }
 
@@ -32,12 +33,17 @@ pub fn body(image: &Image<'_>, body: &[u8], address: u64, padded: bool) -> Optio
 }
 
 /// The target of the call or jump at `address` in `code` (the artifact's bytes from there), when
-/// it is a direct one: how a short function is found through a recognised one that calls it.
+/// it is a direct one, or on x86-64 the address a RIP-relative `lea` there loads: how a short
+/// function is found through a recognised one that calls it, and an ifunc's resolver through the
+/// variants it returns.
 pub fn call_target(image: &Image<'_>, code: &[u8], address: u64) -> Option<u64> {
     match image.machine {
         object::elf::EM_X86_64 => {
             let mut decoder = Decoder::with_ip(64, code, address, DecoderOptions::NONE);
             let instr = decoder.decode();
+            if instr.mnemonic() == Mnemonic::Lea && instr.is_ip_rel_memory_operand() {
+                return Some(instr.ip_rel_memory_address());
+            }
             (instr.is_call_near() || instr.is_jmp_short_or_near()).then(|| instr.near_branch_target())
         }
         object::elf::EM_AARCH64 => {
@@ -89,6 +95,12 @@ fn x86(image: &Image<'_>, body: &[u8], address: u64, padded: bool) -> Masked {
             let absolute = instr.memory_base() == Register::None && range.contains(&instr.memory_displacement64());
             if instr.is_ip_rel_memory_operand() || absolute {
                 clear(offsets.displacement_offset(), offsets.displacement_size());
+            }
+            if instr.mnemonic() == Mnemonic::Lea && instr.is_ip_rel_memory_operand() {
+                let target = instr.ip_rel_memory_address();
+                if !(address..end).contains(&target) {
+                    calls.push((at as u32, target));
+                }
             }
         }
         if offsets.has_immediate() && offsets.immediate_size() >= 4 {
@@ -188,7 +200,7 @@ mod tests {
         assert_eq!(m.mask[..5], [0xff, 0, 0, 0, 0], "the call's target moves");
         assert_eq!(m.mask[5..12], [0xff, 0xff, 0xff, 0, 0, 0, 0], "the RIP-relative displacement moves");
         assert!(m.mask[12..].iter().all(|&b| b == 0xff), "a constant and a jump within the body stay");
-        assert_eq!(m.calls, [(0, 0x40_0015)]);
+        assert_eq!(m.calls, [(0, 0x40_0015), (5, 0x40_100c)], "the call, and the address the lea loads");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! The search reads each executable byte once: every body has an anchor, its first run of
 //! [`ANCHOR`] fixed bytes, looked up by the 8 bytes at each position.
 
-use super::elf::Image;
+use super::elf::{Image, RelocationKind, Target};
 use super::fingerprint::Fingerprint;
 use super::mask;
 use std::collections::HashMap;
@@ -43,6 +43,9 @@ pub enum How {
     /// It is the target of a call, at a known offset, in the body of this recognised function
     /// (its catalogue name).
     CalledFrom(String),
+    /// It is an ifunc's resolver (the target of an `IRELATIVE` relocation) whose body matches and
+    /// loads the addresses of that function's recognised variants.
+    Resolver,
 }
 
 /// One body, as fingerprints of possibly several modes or names share it.
@@ -97,8 +100,58 @@ pub fn recognise(image: &Image<'_>, prints: &[Fingerprint]) -> Vec<Recognised> {
         }
     }
     through_calls(image, &bodies, &mut found);
+    resolvers(image, &bodies, &mut found);
     found.sort_by_key(|r| r.address);
     found
+}
+
+/// Adds the resolvers of ifuncs (a static glibc's `strspn` chooses among `__strspn_sse42` and
+/// others): a resolver is too short and too alike its neighbours to be told by its body, but it is
+/// the target of an `IRELATIVE` relocation, and the variants it loads are recognised.
+fn resolvers(image: &Image<'_>, bodies: &[Body<'_>], found: &mut Vec<Recognised>) {
+    let targets: Vec<u64> = image
+        .relocations
+        .iter()
+        .filter(|r| r.kind == RelocationKind::Resolved)
+        .filter_map(|r| match r.target {
+            Target::Address(a) => Some(a),
+            Target::Import(_) => None,
+        })
+        .collect();
+    for at in targets {
+        if found.iter().any(|r| r.address == at) {
+            continue;
+        }
+        let Some(code) = code_at(image, at) else { continue };
+        let named_at = |address: u64| {
+            found
+                .iter()
+                .find(|r| r.address == address)
+                .and_then(|r| bodies.iter().find(|b| b.prints.contains(&r.prints[0])))
+        };
+        let fits: Vec<&Body<'_>> = bodies
+            .iter()
+            .filter(|b| !b.print.calls.is_empty() && b.print.matches(code))
+            .filter(|b| {
+                b.print.calls.iter().all(|(offset, callee)| {
+                    let site = at + u64::from(*offset);
+                    let target = code_at(image, site).and_then(|c| mask::call_target(image, c, site));
+                    target.and_then(named_at).is_some_and(|t| &t.print.function == callee)
+                })
+            })
+            .collect();
+        let mut functions: Vec<&str> = fits.iter().map(|b| b.print.function.as_str()).collect();
+        functions.dedup();
+        if let ([only], Some(b)) = (functions.as_slice(), fits.iter().max_by_key(|b| b.print.fixed())) {
+            debug_assert_eq!(*only, b.print.function);
+            found.push(Recognised {
+                address: at,
+                size: b.print.bytes.len() as u64,
+                prints: b.prints.clone(),
+                how: How::Resolver,
+            });
+        }
+    }
 }
 
 /// Adds the functions the recognised ones call, where the callee's body matches at the target.

@@ -40,6 +40,21 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// Another program linking the same libc functions, laid out differently: where fingerprints of
+/// the libc are taken from, as the agent takes them from a program of its own.
+const OTHER: &str = r#"#include <stdlib.h>
+#include <string.h>
+
+volatile int sink;
+void *volatile table[] = { (void *)strspn, (void *)memcpy, (void *)strlen, (void *)strchr, (void *)malloc };
+
+int main(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        sink += (int)strlen(argv[i]) * 3 + 1;
+    return sink == 0 && table[0] == 0;
+}
+"#;
+
 /// The lines of `SPANS` its calls are on.
 const STRSPN_LINE: &str = "spans.c:10";
 const MEMCPY_LINE: &str = "spans.c:16";
@@ -52,6 +67,7 @@ fn dir() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = TempDir::new().unwrap();
         std::fs::write(dir.path().join("spans.c"), SPANS).unwrap();
+        std::fs::write(dir.path().join("other.c"), OTHER).unwrap();
         dir
     })
     .path()
@@ -60,6 +76,11 @@ fn dir() -> &'static Path {
 /// `SPANS` built by `compiler` with `flags` into `name`, once per test binary; none where the
 /// compiler is missing or refuses (as `gcc -static` does without glibc's static libraries).
 fn built(name: &str, compiler: &Path, flags: &[&str]) -> Option<PathBuf> {
+    built_from("spans.c", name, compiler, flags)
+}
+
+/// The C file `source` of this test binary's directory built as [`built`] builds `SPANS`.
+fn built_from(source: &str, name: &str, compiler: &Path, flags: &[&str]) -> Option<PathBuf> {
     static BUILT: OnceLock<Mutex<HashMap<String, Option<PathBuf>>>> = OnceLock::new();
     // Held across the build: two tests asking for one program wait for one build.
     let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
@@ -69,7 +90,7 @@ fn built(name: &str, compiler: &Path, flags: &[&str]) -> Option<PathBuf> {
             let out = dir().join(name);
             let status = Command::new(compiler)
                 .args(flags)
-                .args(["-O2", "-g", "spans.c", "-Wl,-u,strchr", "-o"])
+                .args(["-O2", "-g", source, "-Wl,-u,strchr", "-o"])
                 .arg(&out)
                 .current_dir(dir())
                 .stderr(Stdio::null())
@@ -407,4 +428,48 @@ pub(super) fn empty_image<'a>(machine: object::elf::Machine) -> elf::Image<'a> {
         relocations: Vec::new(),
         comment: Vec::new(),
     }
+}
+
+/// Fingerprints taken from `OTHER` built by `compiler` recognise the libc's functions in `SPANS`
+/// built by it and stripped: strspn by its code, called from `count_spans` (given by its address).
+fn recognised_in_stripped(tag: &str, compiler: &Path, flags: &[&str], arch: &str) -> Option<Artifact> {
+    let source = built_from("other.c", &format!("{tag}-other"), compiler, flags)?;
+    let prints = fingerprints(&source, CATALOGUE, "-O2").unwrap();
+    assert!(prints.iter().any(|p| p.function == "strspn"), "{tag}: {prints:?}");
+    let unstripped = built(&format!("{tag}-spans"), compiler, flags)?;
+    let stripped = dir().join(format!("{tag}-stripped"));
+    // The host's strip reads x86-64 only; the cross binutils read aarch64.
+    let strip = if arch == "x86_64" { "strip" } else { "aarch64-linux-gnu-strip" };
+    let status = Command::new(strip).arg("-o").arg(&stripped).arg(&unstripped).status();
+    if !status.is_ok_and(|s| s.success()) {
+        eprintln!("{strip} did not strip {tag}: skipping it");
+        return None;
+    }
+    let artifact = scan(&stripped, CATALOGUE, Naming { prints: &prints, symbols: None }).unwrap();
+    assert_eq!((artifact.symbols, artifact.arch.as_str()), (false, arch), "{tag}");
+    let strspn = find(&artifact, "strspn");
+    assert_eq!(strspn.found_by, FoundBy::Code, "{tag}: {strspn:?}");
+    assert!(strspn.call_sites >= 1, "{tag}: {strspn:?}");
+    Some(artifact)
+}
+
+#[test]
+fn a_stripped_static_build_is_read_by_fingerprints_of_another_program_of_its_toolchain() {
+    if let Some(zig) = zig("0.16.0") {
+        for (target, arch) in [("x86_64-linux-musl", "x86_64"), ("aarch64-linux-musl", "aarch64")] {
+            let flags = ["cc", "-target", target];
+            let Some(a) = recognised_in_stripped(&format!("zig16-{arch}"), &zig, &flags, arch) else { continue };
+            let callers: Vec<&str> = find(&a, "strspn").callers.iter().map(|c| c.name.as_str()).collect();
+            assert!(callers.iter().any(|c| c.starts_with("0x")), "{arch}: {callers:?}");
+        }
+    }
+    if which_compiler("musl-gcc") {
+        recognised_in_stripped("musl", Path::new("musl-gcc"), &["-static"], "x86_64");
+    }
+    // glibc's strspn is an ifunc: its resolver is recognised, and the calls go through its stub.
+    recognised_in_stripped("glibc-static", Path::new("gcc"), &["-static"], "x86_64");
+}
+
+fn which_compiler(name: &str) -> bool {
+    Command::new(name).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }

@@ -58,6 +58,9 @@ pub struct Artifact {
     /// table naming its imports. False for a stripped static artifact: which libc functions it
     /// carries cannot then be told, and `uses` and `unused` are empty.
     pub symbols: bool,
+    /// The file its names came from where its own symbol table has none: `--symbols`, or the
+    /// debug file its `.gnu_debuglink` names.
+    pub symbols_from: Option<std::path::PathBuf>,
     /// The catalogue functions recognised by their code, named or not by its symbols.
     pub by_code: Vec<CodeMatch>,
     /// Whether its code was decoded for call sites: on x86-64 only. Where not, every catalogue
@@ -147,9 +150,15 @@ pub struct LibcFound {
 /// "strspn", "memcpy", "strchrnul"), naming what its own symbols do not by `naming`.
 pub fn scan(path: &Path, functions: &[&str], naming: Naming<'_>) -> Result<Artifact, ArtifactError> {
     let bytes = error::read_file(path)?;
-    let twin_bytes = naming.symbols.map(error::read_file).transpose()?;
     let mut image = read(path, &bytes)?;
-    if let (Some(twin), Some(twin_path)) = (&twin_bytes, naming.symbols) {
+    // A stripped artifact may name its split debug file; --symbols names one outright.
+    let symbols_from = match naming.symbols {
+        Some(file) => Some(file.to_path_buf()),
+        None if !image.symtab => naming::debug_link(&image, path),
+        None => None,
+    };
+    let twin_bytes = symbols_from.as_deref().map(error::read_file).transpose()?;
+    if let (Some(twin), Some(twin_path)) = (&twin_bytes, symbols_from.as_deref()) {
         let twin = read(twin_path, twin)?;
         naming::take_symbols(&mut image, twin)
             .map_err(|what| ArtifactError::Symbols { path: twin_path.to_path_buf(), what })?;
@@ -187,6 +196,7 @@ pub fn scan(path: &Path, functions: &[&str], naming: Naming<'_>) -> Result<Artif
         libc,
         symbols,
         call_sites_decoded: decoded,
+        symbols_from,
         by_code,
         uses,
         unused,

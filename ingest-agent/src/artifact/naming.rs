@@ -60,6 +60,27 @@ pub fn take_symbols<'d>(image: &mut Image<'d>, twin: Image<'d>) -> Result<(), St
     Ok(())
 }
 
+/// The separate debug file the `.gnu_debuglink` of `image` (the artifact at `path`) names, where
+/// it lies where debuggers look for it (beside the artifact, in `.debug/` there, or under
+/// `/usr/lib/debug/` with the artifact's directory) and its CRC-32 is the one the link records.
+pub fn debug_link(image: &Image<'_>, path: &Path) -> Option<std::path::PathBuf> {
+    let link = image.sections.iter().find(|s| s.name == ".gnu_debuglink")?.bytes;
+    let end = link.iter().position(|&b| b == 0)?;
+    let name = std::str::from_utf8(&link[..end]).ok().filter(|n| !n.is_empty() && !n.contains('/'))?;
+    let crc_at = (end + 4) & !3;
+    let crc = u32::from_le_bytes(link.get(crc_at..crc_at + 4)?.try_into().ok()?);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let absolute = std::fs::canonicalize(dir).ok();
+    let mut places = vec![dir.join(name), dir.join(".debug").join(name)];
+    if let Some(d) = absolute.as_deref().and_then(|d| d.strip_prefix("/").ok()) {
+        places.push(Path::new("/usr/lib/debug").join(d).join(name));
+    }
+    places
+        .into_iter()
+        .filter(|p| p.as_path() != path)
+        .find(|p| std::fs::read(p).is_ok_and(|bytes| crc32fast::hash(&bytes) == crc))
+}
+
 /// Recognises the functions of `prints` in `image`, and names those no symbol names: each as
 /// its fingerprint's symbols. Where the artifact keeps no symbol table, the functions its unwind
 /// tables describe and nothing names are added without names, so that a call from one is given

@@ -92,7 +92,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let mut answers = Vec::new();
     let profile_all =
         args.profile || args.toolchains.config_file().map(load_config).transpose()?.is_some_and(|c| c.profile);
-    let mut profiler = Profiler::new(profile_all);
+    let mut profiler = Profiler::new(profile_all, &root);
     // What is over, and so profiled: the gate's limits, or the default slope limit where none is set.
     let profiled_over = match (limits.max_slope, limits.max_class) {
         (None, None) => Limits { max_slope: Some(slopewatch_core::verdict::DEFAULT_MAX_SLOPE), ..*limits },
@@ -209,7 +209,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                             let over = Judged::new(&tc.spec.name, metric, &run, &profiled_over).is_over();
                             let size = budget.start.unwrap_or(w.start);
                             let note = |text: &str| progress.note(text);
-                            run.profile = profiler.of(&tc.spec.name, bin, w, size, over, &note);
+                            run.profile = profiler.of(&tc, bin, w, size, over, &note);
                         }
                         (run, results)
                     }

@@ -194,3 +194,57 @@ fn a_command_workload_is_profiled_as_its_process_and_its_regression_names_strchr
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_stripped_programs_regression_names_strspn_by_its_fingerprint() {
+    let Some(toolchains) = zig_toolchains().filter(|_| which("valgrind").is_some()) else {
+        eprintln!("note: Zig 0.15.2 and 0.16.0, or valgrind, are missing; skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Counted, with the class rule beside the slope's, as for the tokenizer above.
+    let server_config = dir.path().join("server.toml");
+    std::fs::write(&server_config, "[alerts]\nrule = \"either\"\n").unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &["--config", server_config.to_str().unwrap()]) else {
+        return;
+    };
+    std::fs::copy(fixture("stripped_strspn.c"), dir.path().join("words.c")).unwrap();
+    for (i, toolchain) in toolchains.iter().enumerate() {
+        let cc = toolchain.split_once('=').unwrap().1;
+        let config = dir.path().join(format!("agent-{i}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[[toolchains]]\nname = \"zig-words\"\ncc = \"{cc}\"\n\n[[workloads]]\nname = \"words\"\n\
+                 build = \"{{cc}} -O2 -s -o {{out}} words.c\"\ncommand = \"{{out}} {{size}}\"\nsources = [\"words.c\"]\n\
+                 unit = \"bytes\"\nstart = 4096\nmax = 32768\n"
+            ),
+        )
+        .unwrap();
+        let out = run(agent()
+            .args(["run", "--workloads", "words", "--profile", "--measure", "instructions", "--counter", "valgrind"])
+            .args(["--server", &url, "--token", &token])
+            .arg("--config")
+            .arg(&config)
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .arg("--spool-dir")
+            .arg(dir.path().join("spool")));
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{cc}: {}", text(&out));
+    }
+    let began = std::time::Instant::now();
+    loop {
+        let list = get_json(&url, "/api/v1/regressions");
+        let id = list["regressions"].as_array().unwrap().iter().find_map(|r| r["regression"]["id"].as_i64());
+        if let Some(id) = id {
+            let detail = get_json(&url, &format!("/api/v1/regressions/{id}"));
+            let went = &detail["where_cost_went"][0];
+            assert_eq!(detail["regression"]["version"], "0.16.0", "{detail}");
+            assert_eq!((&went["workload"], &went["good_version"]), (&"words".into(), &"0.15.2".into()), "{detail}");
+            assert_eq!(went["shift"]["function"], "strspn", "named by its code, not an address: {went}");
+            return;
+        }
+        assert!(began.elapsed() < std::time::Duration::from_secs(30), "no regression: {list}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

@@ -81,6 +81,22 @@ fn stripped_zig_builds_are_judged_by_their_libc_s_code_and_the_twin_names_the_ca
     let location = count_blanks.and_then(|c| c["location"].as_str()).unwrap_or_else(|| panic!("{strspn:#}"));
     assert!(location.contains("exposed.c:"), "{location}");
 
+    // A separate debug file, named by the .gnu_debuglink of the shipped binary, found by itself.
+    let split = dir.path().join("split");
+    std::fs::create_dir_all(split.join(".debug")).unwrap();
+    let (debug, linked) = (split.join(".debug/tokenizer.debug"), split.join("tokenizer"));
+    let objcopy = |args: &[&std::ffi::OsStr]| {
+        let out = run(Command::new("objcopy").args(args));
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    objcopy(&["--only-keep-debug".as_ref(), twin.as_os_str(), debug.as_os_str()]);
+    let add_link = format!("--add-gnu-debuglink={}", debug.display());
+    objcopy(&[add_link.as_ref(), shipped.as_os_str(), linked.as_os_str()]);
+    let (status, answer, said) = scan(&linked, &tc16, &cache, &[]);
+    assert_eq!(status, Some(1), "{said}");
+    assert!(artifact(&answer)["notes"].to_string().contains(".gnu_debuglink"), "{answer:#}");
+    assert!(callers(function(&answer, "strspn")).contains(&"count_blanks".to_string()), "{answer:#}");
+
     // A file of another build is refused, not trusted.
     let other = build(&cc(&zig15, &target), &[], dir.path(), "other-build");
     let out = run(agent()

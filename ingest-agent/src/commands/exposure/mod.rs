@@ -91,6 +91,10 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         }
         let a = &*a;
         let mut scan = unjudged(a, path);
+        if let Some(file) = &a.symbols_from {
+            let how = if args.symbols.is_some() { "--symbols" } else { "the debug file its .gnu_debuglink names" };
+            notes.insert(0, format!("its names and lines are read from {} ({how})", file.display()));
+        }
         scan.notes = notes;
         if let Some(why) = cannot_read_calls(a, &judges) {
             scan.status = Status::CannotTell;

@@ -39,10 +39,8 @@ fn modes(tc: &DetectedToolchain) -> &'static [&'static str] {
 pub fn of(tc: &DetectedToolchain, root: &Path) -> Result<Vec<Fingerprint>> {
     let catalogue = contracts::functions();
     let path = cache_path(tc, root);
-    if let Some(cached) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<CachedPrints>(&b).ok()) {
-        if cached.format == FORMAT && cached.catalogue.iter().map(String::as_str).eq(catalogue.iter().copied()) {
-            return Ok(cached.prints);
-        }
+    if let Ok(prints) = read(&path) {
+        return Ok(prints);
     }
     let dir = root.join("fingerprints");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -61,22 +59,33 @@ pub fn of(tc: &DetectedToolchain, root: &Path) -> Result<Vec<Fingerprint>> {
         prints.extend(artifact::fingerprints(&out, &catalogue, mode)?);
     }
     let prints = artifact::merge_fingerprint_modes(prints);
-    let cached = CachedPrints { format: FORMAT, catalogue: catalogue.iter().map(|f| f.to_string()).collect(), prints };
-    // A cache that cannot be written costs the next scan a build, nothing else.
+    write(&path, &prints);
+    Ok(prints)
+}
+
+/// Keeps `prints` in the cache file at `path`. A cache that cannot be written costs the next scan
+/// a build, nothing else.
+pub fn write(path: &Path, prints: &[Fingerprint]) {
+    let catalogue = contracts::functions().iter().map(|f| f.to_string()).collect();
+    let cached = CachedPrints { format: FORMAT, catalogue, prints: prints.to_vec() };
     if let Ok(text) = serde_json::to_vec(&cached) {
         let tmp = path.with_extension("json.tmp");
         if std::fs::write(&tmp, text).is_ok() {
-            std::fs::rename(&tmp, &path).ok();
+            std::fs::rename(&tmp, path).ok();
         }
     }
-    Ok(cached.prints)
 }
 
-/// The fingerprints kept in the cache file at `path`.
+/// The fingerprints kept in the cache file at `path`, where it is one of this format, taken for
+/// this catalogue.
 pub fn read(path: &Path) -> Result<Vec<Fingerprint>> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let cached: CachedPrints =
         serde_json::from_slice(&bytes).with_context(|| format!("{} is not a file of fingerprints", path.display()))?;
+    let catalogue = contracts::functions();
+    if cached.format != FORMAT || !cached.catalogue.iter().map(String::as_str).eq(catalogue.iter().copied()) {
+        anyhow::bail!("{} holds fingerprints of another format or catalogue", path.display());
+    }
     Ok(cached.prints)
 }
 

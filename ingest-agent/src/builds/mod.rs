@@ -13,6 +13,7 @@ pub mod fingerprints;
 pub mod hash;
 pub mod parallel;
 pub mod runner;
+pub mod rust_musl;
 pub mod sources;
 pub mod template;
 pub mod toolchain;

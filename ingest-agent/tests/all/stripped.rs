@@ -3,7 +3,8 @@
 //! toolchain's own fingerprints (exposed at 0.16.0, clean at 0.15.2); musl-gcc's static build
 //! the same; a stripped dynamic gcc build by its imports; its unstripped twin names the callers;
 //! a Rust release built by cargo-zigbuild with a default profile (no symbol table) is judged by
-//! the Zig that linked it, and given both Zig releases the scan says whose libc it carries; a
+//! the Zig that linked it, and given both Zig releases the scan says whose libc it carries; plain
+//! cargo's stripped build by Rust's bundled musl, judged by musl-gcc; a
 //! static binary with no libc code of any toolchain here cannot be told.
 
 use crate::exposure::{build, cargo_build, function, scan};
@@ -184,4 +185,18 @@ fn a_rust_release_built_by_cargo_zigbuild_is_judged_by_the_zig_whose_libc_it_car
         let evidence = a["libc"]["evidence"].as_str().unwrap();
         assert!(evidence.contains(&format!("match zig-{version} {version}'s build")), "{evidence}");
     }
+
+    // Plain cargo links Rust's own bundled musl, stripped here: recognised from that musl's code.
+    if which("musl-gcc").is_none() {
+        eprintln!("note: musl-gcc is not installed: Rust's bundled musl has no judge here; that case is skipped");
+        return;
+    }
+    let stripped = [("CARGO_PROFILE_RELEASE_DEBUG", "false"), ("CARGO_PROFILE_RELEASE_STRIP", "true")];
+    let plain = cargo_build(dir.path(), Path::new("cargo"), &["build"], None, &stripped);
+    let (status, answer, said) = scan(&plain, &tc16, &cache, &[]);
+    assert_eq!(status, Some(0), "musl's strspn holds: {said}");
+    let a = artifact(&answer);
+    assert!(a["libc"]["evidence"].as_str().unwrap().contains("match Rust's bundled musl"), "{a:#}");
+    assert_eq!(a["judged_by"]["lineage"], "musl-gcc", "{a:#}");
+    assert_eq!(function(&answer, "strspn")["found_by"], "code", "{a:#}");
 }

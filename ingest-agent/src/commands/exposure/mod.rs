@@ -72,18 +72,26 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         let mut notes = Vec::new();
         if a.linkage == Linkage::Static && a.call_sites_decoded && (!a.symbols || given > 1) {
             if let Some(o) = owner::by_code(&mut judges, a, path, &root, !a.symbols)? {
-                let prints = judges[o.judge].prints(&root)?;
-                *a = artifact::scan(path, &names, Naming { prints, symbols: args.symbols.as_deref() })?;
+                *a = artifact::scan(path, &names, Naming { prints: &o.prints, symbols: args.symbols.as_deref() })?;
                 if !a.symbols {
                     a.libc = LibcFound { name: judges[o.judge].libc.name.clone(), evidence: o.evidence };
                 } else {
                     notes.push(o.evidence);
                 }
-                if o.judge >= given {
+                if let Some(note) = o.note {
+                    notes.push(note);
+                } else if o.judge >= given {
                     notes.push(format!(
                         "its libc's code is {}'s, not {}'s: judged by the code",
                         judges[o.judge].label(),
                         judges[0].label()
+                    ));
+                }
+                if !a.symbols {
+                    notes.push(format!(
+                        "the scan sees the {} catalogue functions recognised by their code; a libc function inlined \
+                         into its caller, or one whose body is too short to tell apart, is not seen",
+                        a.by_code.len()
                     ));
                 }
                 owner = Some(o.judge);

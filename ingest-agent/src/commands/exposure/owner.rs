@@ -5,8 +5,8 @@
 //! 0.15.2 and 0.16.0 both link "musl" by name, but not the same code).
 
 use super::verdicts::ToolchainVerdicts;
-use crate::artifact::{self, Artifact};
-use crate::builds::discover;
+use crate::artifact::{self, Artifact, Fingerprint};
+use crate::builds::{discover, rust_musl};
 use crate::cli::ToolchainArgs;
 use anyhow::Result;
 use std::collections::BTreeSet;
@@ -14,23 +14,44 @@ use std::path::Path;
 
 /// The toolchain whose libc code an artifact carries.
 pub(super) struct Owner {
-    /// Its index among the judges.
+    /// The judge of its verdicts, by its index among the judges.
     pub judge: usize,
     /// What told it, for people: how many functions match its build and the others'.
     pub evidence: String,
+    /// What a reader should know of the judge, where the code is not its own.
+    pub note: Option<String>,
+    /// The fingerprints that matched best: the artifact is read with them.
+    pub prints: Vec<Fingerprint>,
 }
 
-/// What one toolchain's fingerprints found in the artifact.
+/// Where fingerprints came from.
+enum Source {
+    /// A judge's toolchain, by its index.
+    Judge(usize),
+    /// Rust's bundled musl, which no toolchain here builds with: its label and fingerprints.
+    Bundled(String, Vec<Fingerprint>),
+}
+
+/// What one source's fingerprints found in the artifact.
 struct Matched {
-    judge: usize,
+    source: Source,
     functions: BTreeSet<String>,
     modes: BTreeSet<String>,
 }
 
-/// The judge among `judges` (of the artifact's architecture) whose fingerprints match the most
-/// catalogue functions in `a`, at `path`; where none matches any and `host` is set, the
-/// toolchains found on this host are tried too (and added to `judges`). None when no toolchain's
-/// code is there.
+impl Matched {
+    fn label(&self, judges: &[ToolchainVerdicts]) -> String {
+        match &self.source {
+            Source::Judge(j) => format!("{}'s build", judges[*j].label()),
+            Source::Bundled(label, _) => label.clone(),
+        }
+    }
+}
+
+/// The source whose fingerprints match the most catalogue functions in `a` (at `path`) among the
+/// judges of its architecture; where none matches any and `host` is set, among every toolchain
+/// found on this host too (added to `judges`) and Rust's bundled musl. Rust's musl is judged by a
+/// toolchain here that links musl. None when no code of any is there, or nothing here can judge it.
 pub(super) fn by_code(
     judges: &mut Vec<ToolchainVerdicts>,
     a: &Artifact,
@@ -42,7 +63,8 @@ pub(super) fn by_code(
     let mut tallies = Vec::new();
     for j in 0..judges.len() {
         if judges[j].tc.arch == arch {
-            tallies.push(tally(judges, j, path, root)?);
+            let prints = fingerprints_of(judges, j, root);
+            tallies.push(matched(Source::Judge(j), &prints, path)?);
         }
     }
     if host && tallies.iter().all(|t| t.functions.is_empty()) {
@@ -56,52 +78,79 @@ pub(super) fn by_code(
                 Ok(j) if j.tc.arch == arch => {
                     judges.push(j);
                     let last = judges.len() - 1;
-                    let t = tally(judges, last, path, root)?;
-                    let found = !t.functions.is_empty();
-                    tallies.push(t);
-                    if found {
-                        break;
-                    }
+                    let prints = fingerprints_of(judges, last, root);
+                    tallies.push(matched(Source::Judge(last), &prints, path)?);
                 }
                 Ok(_) => {}
                 Err(e) => eprintln!("note: {arg} cannot judge: {e:#}"),
             }
         }
+        if arch == "x86_64" {
+            match rust_musl::bundled(root) {
+                Ok(Some(b)) => {
+                    let t = matched(Source::Bundled(b.label, Vec::new()), &b.prints, path)?;
+                    tallies.push(Matched { source: Source::Bundled(t.label(judges), b.prints), ..t });
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("note: Rust's bundled musl cannot be fingerprinted: {e:#}"),
+            }
+        }
     }
-    // The most functions; on a tie, the toolchain named first.
+    // The most functions; on a tie, the source tried first.
     let Some(best) = tallies
         .iter()
-        .filter(|t| !t.functions.is_empty())
-        .max_by_key(|t| (t.functions.len(), std::cmp::Reverse(t.judge)))
+        .enumerate()
+        .filter(|(_, t)| !t.functions.is_empty())
+        .max_by_key(|(i, t)| (t.functions.len(), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
     else {
         return Ok(None);
     };
     let all: BTreeSet<&String> = tallies.iter().flat_map(|t| &t.functions).collect();
-    let modes: Vec<&str> = best.modes.iter().map(String::as_str).collect();
+    let t = &tallies[best];
+    let modes: Vec<&str> = t.modes.iter().map(String::as_str).collect();
     let mut evidence = format!(
-        "its code: {} of the {} catalogue functions recognised match {}'s build ({})",
-        best.functions.len(),
+        "its code: {} of the {} catalogue functions recognised match {} ({})",
+        t.functions.len(),
         all.len(),
-        judges[best.judge].label(),
+        t.label(judges),
         modes.join(", ")
     );
-    for t in tallies.iter().filter(|t| t.judge != best.judge) {
-        evidence.push_str(&format!("; {} match {}'s", t.functions.len(), judges[t.judge].label()));
+    for (_, other) in tallies.iter().enumerate().filter(|(i, _)| *i != best) {
+        evidence.push_str(&format!("; {} match {}", other.functions.len(), other.label(judges)));
     }
-    Ok(Some(Owner { judge: best.judge, evidence }))
-}
-
-/// What the fingerprints of `judges[j]` recognise at `path`. A toolchain that cannot build the
-/// program its fingerprints come from recognises nothing, and says why.
-fn tally(judges: &mut [ToolchainVerdicts], j: usize, path: &Path, root: &Path) -> Result<Matched> {
-    let mut t = Matched { judge: j, functions: BTreeSet::new(), modes: BTreeSet::new() };
-    let prints = match judges[j].prints(root) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("note: {} cannot recognise code: {e:#}", judges[j].label());
-            return Ok(t);
+    let (judge, note, prints) = match &t.source {
+        Source::Judge(j) => (*j, None, fingerprints_of(judges, *j, root)),
+        Source::Bundled(label, prints) => {
+            let Some(j) = judges.iter().position(|j| j.libc.name == "musl" && j.tc.arch == arch) else {
+                eprintln!("note: its libc is {label}, and no toolchain here links musl to judge it");
+                return Ok(None);
+            };
+            let note = format!(
+                "its libc is {label}, which no toolchain here builds with: judged by {}, which links musl",
+                judges[j].label()
+            );
+            (j, Some(note), prints.clone())
         }
     };
+    Ok(Some(Owner { judge, evidence, note, prints }))
+}
+
+/// The fingerprints of `judges[j]`; none, said once, where its toolchain cannot build the program
+/// they come from.
+fn fingerprints_of(judges: &mut [ToolchainVerdicts], j: usize, root: &Path) -> Vec<Fingerprint> {
+    match judges[j].prints(root) {
+        Ok(p) => p.to_vec(),
+        Err(e) => {
+            eprintln!("note: {} cannot recognise code: {e:#}", judges[j].label());
+            Vec::new()
+        }
+    }
+}
+
+/// What `prints` recognise at `path`, for `source`.
+fn matched(source: Source, prints: &[Fingerprint], path: &Path) -> Result<Matched> {
+    let mut t = Matched { source, functions: BTreeSet::new(), modes: BTreeSet::new() };
     for m in artifact::recognised(path, prints)? {
         t.functions.insert(m.function);
         t.modes.extend(m.modes);

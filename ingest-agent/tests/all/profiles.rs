@@ -140,59 +140,12 @@ fn a_command_workload_is_profiled_as_its_process_and_its_regression_names_strchr
         eprintln!("note: Zig 0.15.2 and 0.16.0, or valgrind, are missing; skipped");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    // Counted, as a whole process: a command's time has its process's start in it, and on a busy
-    // machine the few milliseconds its small sizes take are mostly noise; counts are exact. The
-    // class rule beside the slope's judges the growth the start flattens at the smallest sizes.
-    let server_config = dir.path().join("server.toml");
-    std::fs::write(&server_config, "[alerts]\nrule = \"either\"\n").unwrap();
-    let Some((_server, url, token)) = real_server(dir.path(), &["--config", server_config.to_str().unwrap()]) else {
+    let Some(detail) = regression_of_command(&toolchains, "zig-tokens", "tokens", TOKENIZER, "{cc} {cflags}") else {
         return;
     };
-    std::fs::write(dir.path().join("tokens.c"), TOKENIZER).unwrap();
-    for (i, toolchain) in toolchains.iter().enumerate() {
-        let cc = toolchain.split_once('=').unwrap().1;
-        let config = dir.path().join(format!("agent-{i}.toml"));
-        std::fs::write(
-            &config,
-            format!(
-                "[[toolchains]]\nname = \"zig-tokens\"\ncc = \"{cc}\"\n\n[[workloads]]\nname = \"tokens\"\n\
-                 build = \"{{cc}} {{cflags}} -o {{out}} tokens.c\"\ncommand = \"{{out}} {{size}}\"\nsources = [\"tokens.c\"]\n\
-                 unit = \"bytes\"\nstart = 4096\nmax = 32768\n"
-            ),
-        )
-        .unwrap();
-        let out = run(agent()
-            .args(["run", "--workloads", "tokens", "--profile", "--measure", "instructions", "--counter", "valgrind"])
-            .args(["--server", &url, "--token", &token])
-            .arg("--config")
-            .arg(&config)
-            .arg("--cache-dir")
-            .arg(dir.path().join("cache"))
-            .arg("--spool-dir")
-            .arg(dir.path().join("spool")));
-        assert!(out.status.code().is_some_and(|c| c <= 1), "{cc}: {}", text(&out));
-    }
-    let began = std::time::Instant::now();
-    loop {
-        let list = get_json(&url, "/api/v1/regressions");
-        let id = list["regressions"].as_array().unwrap().iter().find_map(|r| r["regression"]["id"].as_i64());
-        if let Some(id) = id {
-            let detail = get_json(&url, &format!("/api/v1/regressions/{id}"));
-            let went = &detail["where_cost_went"][0];
-            assert_eq!(detail["regression"]["version"], "0.16.0", "{detail}");
-            assert_eq!((&went["workload"], &went["good_version"]), (&"tokens".into(), &"0.15.2".into()), "{detail}");
-            assert_eq!(went["shift"]["function"], "strchr", "through the process tree: {went}");
-            return;
-        }
-        if began.elapsed() > std::time::Duration::from_secs(30) {
-            let version = ureq::get(format!("{url}/api/v1/toolchains/zig-tokens/0.16.0"))
-                .call()
-                .map(|mut r| r.body_mut().read_to_string());
-            panic!("no regression: {list}\n{version:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    let went = &detail["where_cost_went"][0];
+    assert_eq!((&went["workload"], &went["good_version"]), (&"tokens".into(), &"0.15.2".into()), "{detail}");
+    assert_eq!(went["shift"]["function"], "strchr", "through the process tree: {went}");
 }
 
 #[test]
@@ -201,28 +154,48 @@ fn a_stripped_programs_regression_names_strspn_by_its_fingerprint() {
         eprintln!("note: Zig 0.15.2 and 0.16.0, or valgrind, are missing; skipped");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    // Counted, with the class rule beside the slope's, as for the tokenizer above.
-    let server_config = dir.path().join("server.toml");
-    std::fs::write(&server_config, "[alerts]\nrule = \"either\"\n").unwrap();
-    let Some((_server, url, token)) = real_server(dir.path(), &["--config", server_config.to_str().unwrap()]) else {
+    let source = std::fs::read_to_string(fixture("stripped_strspn.c")).unwrap();
+    let Some(detail) = regression_of_command(&toolchains, "zig-words", "words", &source, "{cc} -O2 -s") else {
         return;
     };
-    std::fs::copy(fixture("stripped_strspn.c"), dir.path().join("words.c")).unwrap();
+    let went = &detail["where_cost_went"][0];
+    assert_eq!((&went["workload"], &went["good_version"]), (&"words".into(), &"0.15.2".into()), "{detail}");
+    assert_eq!(went["shift"]["function"], "strspn", "named by its code, not an address: {went}");
+}
+
+/// The regression a real server opens at Zig 0.16.0 for the command workload `workload`, the C
+/// program `source` built by `compile` (`{cc} -O2 -s`, then `-o {out}`) and run on `{size}` bytes,
+/// measured with each of `toolchains` as the lineage `lineage`: counted, profiled and submitted.
+/// Counted, as a whole process: a command's time has its process's start in it, and on a busy
+/// machine the few milliseconds its small sizes take are mostly noise; counts are exact. The class
+/// rule beside the slope's judges the growth the start flattens at the smallest sizes.
+/// None, with a note, where the server binary is not built.
+fn regression_of_command(
+    toolchains: &[String],
+    lineage: &str,
+    workload: &str,
+    source: &str,
+    compile: &str,
+) -> Option<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let server_config = dir.path().join("server.toml");
+    std::fs::write(&server_config, "[alerts]\nrule = \"either\"\n").unwrap();
+    let (_server, url, token) = real_server(dir.path(), &["--config", server_config.to_str().unwrap()])?;
+    std::fs::write(dir.path().join(format!("{workload}.c")), source).unwrap();
     for (i, toolchain) in toolchains.iter().enumerate() {
         let cc = toolchain.split_once('=').unwrap().1;
         let config = dir.path().join(format!("agent-{i}.toml"));
         std::fs::write(
             &config,
             format!(
-                "[[toolchains]]\nname = \"zig-words\"\ncc = \"{cc}\"\n\n[[workloads]]\nname = \"words\"\n\
-                 build = \"{{cc}} -O2 -s -o {{out}} words.c\"\ncommand = \"{{out}} {{size}}\"\nsources = [\"words.c\"]\n\
+                "[[toolchains]]\nname = \"{lineage}\"\ncc = \"{cc}\"\n\n[[workloads]]\nname = \"{workload}\"\n\
+                 build = \"{compile} -o {{out}} {workload}.c\"\ncommand = \"{{out}} {{size}}\"\nsources = [\"{workload}.c\"]\n\
                  unit = \"bytes\"\nstart = 4096\nmax = 32768\n"
             ),
         )
         .unwrap();
         let out = run(agent()
-            .args(["run", "--workloads", "words", "--profile", "--measure", "instructions", "--counter", "valgrind"])
+            .args(["run", "--workloads", workload, "--profile", "--measure", "instructions", "--counter", "valgrind"])
             .args(["--server", &url, "--token", &token])
             .arg("--config")
             .arg(&config)
@@ -238,13 +211,15 @@ fn a_stripped_programs_regression_names_strspn_by_its_fingerprint() {
         let id = list["regressions"].as_array().unwrap().iter().find_map(|r| r["regression"]["id"].as_i64());
         if let Some(id) = id {
             let detail = get_json(&url, &format!("/api/v1/regressions/{id}"));
-            let went = &detail["where_cost_went"][0];
             assert_eq!(detail["regression"]["version"], "0.16.0", "{detail}");
-            assert_eq!((&went["workload"], &went["good_version"]), (&"words".into(), &"0.15.2".into()), "{detail}");
-            assert_eq!(went["shift"]["function"], "strspn", "named by its code, not an address: {went}");
-            return;
+            return Some(detail);
         }
-        assert!(began.elapsed() < std::time::Duration::from_secs(30), "no regression: {list}");
+        if began.elapsed() > std::time::Duration::from_secs(30) {
+            let version = ureq::get(format!("{url}/api/v1/toolchains/{lineage}/0.16.0"))
+                .call()
+                .map(|mut r| r.body_mut().read_to_string());
+            panic!("no regression: {list}\n{version:?}");
+        }
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }

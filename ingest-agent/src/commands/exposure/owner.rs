@@ -25,7 +25,7 @@ pub(super) struct Owner {
 }
 
 /// Where fingerprints came from.
-enum Source {
+enum PrintSource {
     /// A judge's toolchain, by its index.
     Judge(usize),
     /// Rust's bundled musl, which no toolchain here builds with: its label and fingerprints.
@@ -34,7 +34,7 @@ enum Source {
 
 /// What one source's fingerprints found in the artifact.
 struct Matched {
-    source: Source,
+    source: PrintSource,
     functions: BTreeSet<String>,
     modes: BTreeSet<String>,
 }
@@ -42,8 +42,8 @@ struct Matched {
 impl Matched {
     fn label(&self, judges: &[ToolchainVerdicts]) -> String {
         match &self.source {
-            Source::Judge(j) => format!("{}'s build", judges[*j].label()),
-            Source::Bundled(label, _) => label.clone(),
+            PrintSource::Judge(j) => format!("{}'s build", judges[*j].label()),
+            PrintSource::Bundled(label, _) => label.clone(),
         }
     }
 }
@@ -64,7 +64,7 @@ pub(super) fn by_code(
     for j in 0..judges.len() {
         if judges[j].tc.arch == arch {
             let prints = fingerprints_of(judges, j, root);
-            tallies.push(matched(Source::Judge(j), &prints, path)?);
+            tallies.push(matched(PrintSource::Judge(j), &prints, path)?);
         }
     }
     if host && tallies.iter().all(|t| t.functions.is_empty()) {
@@ -79,7 +79,7 @@ pub(super) fn by_code(
                     judges.push(j);
                     let last = judges.len() - 1;
                     let prints = fingerprints_of(judges, last, root);
-                    tallies.push(matched(Source::Judge(last), &prints, path)?);
+                    tallies.push(matched(PrintSource::Judge(last), &prints, path)?);
                 }
                 Ok(_) => {}
                 Err(e) => eprintln!("note: {arg} cannot judge: {e:#}"),
@@ -88,8 +88,8 @@ pub(super) fn by_code(
         if arch == "x86_64" {
             match rust_musl::bundled(root) {
                 Ok(Some(b)) => {
-                    let t = matched(Source::Bundled(b.label, Vec::new()), &b.prints, path)?;
-                    tallies.push(Matched { source: Source::Bundled(t.label(judges), b.prints), ..t });
+                    let t = matched(PrintSource::Bundled(b.label, Vec::new()), &b.prints, path)?;
+                    tallies.push(Matched { source: PrintSource::Bundled(t.label(judges), b.prints), ..t });
                 }
                 Ok(None) => {}
                 Err(e) => eprintln!("note: Rust's bundled musl cannot be fingerprinted: {e:#}"),
@@ -120,8 +120,8 @@ pub(super) fn by_code(
         evidence.push_str(&format!("; {} match {}", other.functions.len(), other.label(judges)));
     }
     let (judge, note, prints) = match &t.source {
-        Source::Judge(j) => (*j, None, fingerprints_of(judges, *j, root)),
-        Source::Bundled(label, prints) => {
+        PrintSource::Judge(j) => (*j, None, fingerprints_of(judges, *j, root)),
+        PrintSource::Bundled(label, prints) => {
             let Some(j) = judges.iter().position(|j| j.libc.name == "musl" && j.tc.arch == arch) else {
                 eprintln!("note: its libc is {label}, and no toolchain here links musl to judge it");
                 return Ok(None);
@@ -149,7 +149,7 @@ fn fingerprints_of(judges: &mut [ToolchainVerdicts], j: usize, root: &Path) -> V
 }
 
 /// What `prints` recognise at `path`, for `source`.
-fn matched(source: Source, prints: &[Fingerprint], path: &Path) -> Result<Matched> {
+fn matched(source: PrintSource, prints: &[Fingerprint], path: &Path) -> Result<Matched> {
     let mut t = Matched { source, functions: BTreeSet::new(), modes: BTreeSet::new() };
     for m in artifact::recognised(path, prints)? {
         t.functions.insert(m.function);

@@ -1,5 +1,5 @@
 //! The contract catalogue's time to a verdict: every probe swept with the agent's own sweep
-//! (`measure::measure`, the default budget and limits) and confirmed as `plan.rs` confirms it (a
+//! (`measure::measure`, the default budget and limits) and confirmed as `measure/engine.rs` confirms it (a
 //! probe unsure or over its contract is measured once more, the second measurement kept), per
 //! toolchain, with the catalogue binary built first and its build timed apart. Prints the verdict
 //! time beside the targets, the counts of held / over / crashed / wrong / unsure / not
@@ -206,7 +206,7 @@ impl Cpu {
     }
 }
 
-/// Whether `plan.rs` would measure `run` once more under `check`: unsure, or (under a contract)
+/// Whether `measure/engine.rs` would measure `run` once more under `check`: unsure, or (under a contract)
 /// over it, and neither failed nor not provided.
 fn worth_again(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> bool {
     if run.failure.is_some() || run.not_provided {
@@ -318,7 +318,7 @@ fn measure_round(p: &Prepared, probes: &[Workload], budget: &Budget, watch: &Qui
     Round { probes: timed, catalogue, builtins, builtins_time: began.elapsed(), others }
 }
 
-/// The toolchains' results compared, as `plan.rs` compares them: a toolchain whose probe answers
+/// The toolchains' results compared, as `measure/engine.rs` compares them: a toolchain whose probe answers
 /// otherwise than the others' gets a `wrong_result`.
 fn cross_check(rounds: &mut [(&str, &mut Round)]) {
     let answers: Vec<Answers> = rounds

@@ -2,11 +2,13 @@
 //! sizes on the libc that toolchain links, fits the growth slope and delivers runs to the server.
 
 pub mod artifact;
+pub mod bisect;
 pub mod builds;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod exposure;
 pub mod host;
 pub mod import;
 pub mod measure;

@@ -1,10 +1,11 @@
 //! What the options mean: the budget, limits and retry policy they set, the token, client and
 //! spool they name, and the toolchains and workloads they give.
 
-use super::{GateArgs, ReportArgs, RetryArgs, ServerArgs, SpoolArgs, SweepArgs, TokenArgs, ToolchainArgs};
+use super::{GateArgs, MeasureArgs, ReportArgs, RetryArgs, ServerArgs, SpoolArgs, SweepArgs, TokenArgs, ToolchainArgs};
 use crate::builds::workloads::{self, Workload};
 use crate::config::{self, user_dir, ToolchainSpec};
-use crate::measure::Budget;
+use crate::measure::engine::MeasurePlan;
+use crate::measure::{meter, Budget};
 use crate::server::client::{Client, RetryPolicy};
 use crate::server::spool::Spool;
 use anyhow::{bail, Context, Result};
@@ -36,6 +37,60 @@ impl SweepArgs {
         measures.retain(|m| seen.insert(*m));
         let counter = self.counter.or_else(|| file.and_then(|f| f.counter));
         Ok((measures, counter))
+    }
+}
+
+impl MeasureArgs {
+    /// What these flags ask to measure: the toolchains (Zig releases fetched first), the
+    /// workloads, the budget, the measures with their counter, profiles and build jobs.
+    pub(crate) fn plan(&self) -> Result<MeasurePlan> {
+        let root = config::cache_root(self.cache_dir.clone())?;
+        let specs = self.toolchains.specs(&root)?;
+        let workloads = self.selected()?;
+        if let (Some(s), Some(m)) = (self.start_size, self.sweep.max_size) {
+            if s > m {
+                bail!("--start-size {s} is larger than --max-size {m}");
+            }
+        }
+        let (measures, counter) = self.sweep.measures(self.toolchains.config_file())?;
+        let commands = workloads.iter().any(|w| w.command().is_some());
+        let metrics = measures.into_iter().map(|m| meter::resolve(m, counter, commands)).collect::<Result<Vec<_>>>()?;
+        let profile_all = self.profile
+            || self.toolchains.config_file().map(config::load_config).transpose()?.is_some_and(|c| c.profile);
+        Ok(MeasurePlan {
+            budget: self.sweep.budget(self.start_size),
+            build_jobs: self.build_jobs(),
+            control: self.control.clone(),
+            root,
+            specs,
+            workloads,
+            metrics,
+            profile_all,
+        })
+    }
+
+    /// The workloads asked for: the built-in ones, the contract probes, the config file's and
+    /// those of `--workload-file`, narrowed to `--workloads`.
+    pub(crate) fn selected(&self) -> Result<Vec<Workload>> {
+        let mut catalogue = workloads::builtin();
+        catalogue.extend(workloads::probes());
+        catalogue.extend(self.toolchains.workloads()?);
+        for f in &self.workload_files {
+            let w = workloads::load_custom(f)?;
+            if catalogue.iter().any(|c| c.name == w.name) {
+                bail!("workload {} from {} has the name of another workload", w.name, f.display());
+            }
+            catalogue.push(w);
+        }
+        workloads::select(catalogue, self.workloads.as_deref())
+    }
+
+    /// How many workloads to build at once: `--build-jobs`, else one per CPU.
+    pub(crate) fn build_jobs(&self) -> usize {
+        match self.build_jobs {
+            Some(n) => usize::from(n),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
     }
 }
 

@@ -2,7 +2,6 @@
 //! later `run`, `measure` or `check` measures at once, and builds can run where measuring would be
 //! disturbed (beside other builds, or in a step of their own).
 
-use super::plan::{build_jobs, selected};
 use crate::builds::cache::BuildCache;
 use crate::builds::error::one_line;
 use crate::builds::parallel;
@@ -11,7 +10,7 @@ use crate::builds::workloads::Workload;
 use crate::cli::MeasureArgs;
 use crate::config::cache_root;
 use crate::exit::ExitStatus;
-use crate::output::progress::{Plan, Progress};
+use crate::measure::progress::{Plan, Progress};
 use anyhow::Result;
 use slopewatch_core::format;
 use std::time::{Duration, Instant};
@@ -21,9 +20,9 @@ use std::time::{Duration, Instant};
 pub fn build(args: &MeasureArgs) -> Result<ExitStatus> {
     let root = cache_root(args.cache_dir.clone())?;
     let specs = args.toolchains.specs(&root)?;
-    let selected = selected(args)?;
+    let selected = args.selected()?;
     let cache = BuildCache::new(root.join("builds"));
-    let jobs = build_jobs(args);
+    let jobs = args.build_jobs();
     let progress =
         Progress::new(Plan { toolchains: specs.len(), workloads: 0, per_workload: Duration::ZERO, last_pace: None });
     let mut failed = 0;

@@ -1,4 +1,4 @@
-//! The commands, one file each (`run`, `measure` and `check` share one; `exposure` and `bisect` have folders), and `main`: parse the
+//! The commands, one file each (`run`, `measure` and `check` share one), and `main`: parse the
 //! command line, run the command, exit with its status.
 
 mod bisect;
@@ -7,7 +7,6 @@ mod exposure;
 mod flush;
 mod import;
 mod init_workload;
-mod plan;
 mod run;
 mod submit;
 mod toolchains;

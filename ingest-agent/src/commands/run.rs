@@ -1,9 +1,9 @@
 //! `run`, `measure` and `check`: measure every workload with every toolchain, print the table,
 //! and send the runs, write them to a file, or judge them as the CI gate.
 
-use super::plan::{measure_all, measure_gated, Measurements};
 use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
 use crate::exit::ExitStatus;
+use crate::measure::engine::{measure_all, measure_gated, Measurements};
 use crate::measure::judged::{judge_all, Judged};
 use crate::output::{contracts, control, costs, markdown, table};
 use crate::server::baseline;
@@ -21,7 +21,7 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let client = server.client()?;
     let spool = spool.open()?;
     let flushed = deliver::flush(&client, &spool)?;
-    let mut measured = measure_all(measure)?;
+    let mut measured = measure_all(&measure.plan()?)?;
     let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
     let rows = judged(&mut measured, &limits);
     print_rows(&rows, &mut *report.terminal());
@@ -32,7 +32,7 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
 
 /// `measure`: measures, prints the table and writes the runs to `out`.
 pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
-    let mut measured = measure_all(measure)?;
+    let mut measured = measure_all(&measure.plan()?)?;
     let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
     print_rows(&judged(&mut measured, &limits), &mut std::io::stdout());
     write_runs(out, &measured.runs)?;
@@ -45,7 +45,7 @@ pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
 /// With `--control`, each workload over a limit is also attributed by that lineage's rows.
 pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
     let control = measure.control.as_deref();
-    let mut measured = measure_gated(measure, limits, true)?;
+    let mut measured = measure_gated(&measure.plan()?, limits, true)?;
     let mut rows = judged(&mut measured, limits);
     for r in &mut rows {
         r.remeasured = measured.remeasured.get(&(r.label(), r.workload.clone())).cloned();

@@ -3,11 +3,13 @@
 pub mod agreement;
 pub mod beside;
 pub mod budget;
+pub mod engine;
 pub mod failure;
 pub mod judged;
 pub mod meter;
 pub mod process;
 pub mod profile;
+pub mod progress;
 mod session;
 pub mod sweep;
 

@@ -5,5 +5,4 @@ pub mod contracts;
 pub mod control;
 pub mod costs;
 pub mod markdown;
-pub mod progress;
 pub mod table;

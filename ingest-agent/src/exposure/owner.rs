@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// The toolchain whose libc code an artifact carries.
-pub(super) struct Owner {
+pub(crate) struct Owner {
     /// The judge of its verdicts, by its index among the judges.
     pub judge: usize,
     /// What told it, for people: how many functions match its build and the others'.
@@ -52,7 +52,7 @@ impl Matched {
 /// judges of its architecture; where none matches any and `host` is set, among every toolchain
 /// found on this host too (added to `judges`) and Rust's bundled musl. Rust's musl is judged by a
 /// toolchain here that links musl. None when no code of any is there, or nothing here can judge it.
-pub(super) fn by_code(
+pub(crate) fn by_code(
     judges: &mut Vec<ToolchainVerdicts>,
     a: &Artifact,
     path: &Path,

@@ -1,9 +1,9 @@
 //! `bisect`: from "this version is quadratic, that one was not" to the first bad toolchain build,
 //! printed, and recorded on the regression when one is named.
 
-mod candidates;
-mod search;
-
+use crate::bisect::candidates::{read_candidates, read_versions, Candidates};
+use crate::bisect::search::{self, BisectPlan};
+use crate::bisect::{step_line, summary};
 use crate::builds::cache::BuildCache;
 use crate::builds::workloads;
 use crate::cli::BisectArgs;
@@ -15,9 +15,7 @@ use crate::server::deliver::{self, deliver_runs};
 use crate::server::regression;
 use crate::server::spool::Spool;
 use anyhow::{bail, Context, Result};
-use candidates::{read_candidates, read_versions, Candidates};
-use search::BisectPlan;
-use slopewatch_core::bisection::{BisectionSubmission, Outcome, Step};
+use slopewatch_core::bisection::Outcome;
 
 /// `bisect`: works out the range (from the flags, or the stored regression), bisects it, prints
 /// each step and where the growth starts, and records the answer on the regression.
@@ -124,32 +122,4 @@ pub fn bisect(args: &BisectArgs, spool: &Spool) -> Result<ExitStatus> {
     }
     let found = record.outcome == Outcome::Found;
     Ok(status.worst(ExitStatus::failed_if(!found)))
-}
-
-/// One step as a line: `3  0.16.0-dev.15  bad   k 1.98 (strchr)  2.1 s`.
-pub fn step_line(n: usize, s: &Step) -> String {
-    let slope = match (&s.slope, &s.workload) {
-        (Some(k), Some(w)) => format!("k {k:.2} ({w})"),
-        _ => String::new(),
-    };
-    let note = s.note.as_deref().map(|n| format!("  {n}")).unwrap_or_default();
-    format!("{n:>3}  {:<24} {:<7} {slope:<22} {:>6.1} s{note}", s.version, s.verdict.as_str(), s.seconds)
-}
-
-/// The last line: where the growth starts, or why the range could not be searched.
-pub fn summary(b: &BisectionSubmission) -> String {
-    let measured = b.steps.len();
-    match b.outcome {
-        Outcome::Found => format!(
-            "first bad: {}, last good: {}, measured {measured} of {} candidates",
-            b.first_bad.as_deref().unwrap_or("?"),
-            b.last_good.as_deref().unwrap_or("?"),
-            b.candidates
-        ),
-        Outcome::GoodIsBad => format!("the good end {} measured bad: nothing to search", b.good),
-        Outcome::BadIsGood => format!("the bad end {} measured good: nothing to search", b.bad),
-        Outcome::Inconclusive => {
-            format!("inconclusive: the candidates left between a good and a bad one were all skipped (measured {measured} of {})", b.candidates)
-        }
-    }
 }

@@ -3,7 +3,6 @@
 //! catalogue run, else measured here (the probes of the functions asked for only) and cached, so
 //! that scanning many artifacts measures the catalogue once.
 
-use super::super::plan::measure_gated;
 use crate::artifact::{self, Fingerprint, FunctionUse, LibcFound};
 use crate::builds::cache::BuildCache;
 use crate::builds::contracts::catalogue;
@@ -11,6 +10,7 @@ use crate::builds::fingerprints;
 use crate::builds::toolchain::{self, DetectedToolchain};
 use crate::builds::workloads;
 use crate::cli::{MeasureArgs, ToolchainArgs};
+use crate::measure::engine::measure_gated;
 use crate::measure::judged::judge_all;
 use crate::output::contracts::Cell;
 use crate::server::client::{path_segment, Answer, Client};
@@ -23,16 +23,16 @@ use std::path::{Path, PathBuf};
 
 /// A toolchain artifacts are judged by: detected, the libc its own build carries, and the
 /// verdicts of the probes asked for so far.
-pub(super) struct ToolchainVerdicts {
+pub(crate) struct ToolchainVerdicts {
     /// The flags that name it, for measuring.
     toolchains: ToolchainArgs,
-    pub(super) tc: DetectedToolchain,
+    pub(crate) tc: DetectedToolchain,
     /// The libc of a binary it built (the catalogue's), as an artifact's is identified.
-    pub(super) libc: LibcFound,
+    pub(crate) libc: LibcFound,
     probes: BTreeMap<String, ProbeVerdict>,
     /// Where the verdicts came from, for the report: "measured here", "the agent's cache", a
     /// server.
-    pub(super) sources: BTreeSet<String>,
+    pub(crate) sources: BTreeSet<String>,
     /// The fingerprints of its libc's functions, once asked for.
     prints: Option<Vec<Fingerprint>>,
 }
@@ -47,14 +47,14 @@ struct Cached {
 
 impl ToolchainVerdicts {
     /// Every toolchain `toolchains` names, each detected with its catalogue built.
-    pub(super) fn all(toolchains: &ToolchainArgs, root: &Path) -> Result<Vec<ToolchainVerdicts>> {
+    pub(crate) fn all(toolchains: &ToolchainArgs, root: &Path) -> Result<Vec<ToolchainVerdicts>> {
         let specs = toolchains.specs(root)?;
         specs.iter().map(|spec| ToolchainVerdicts::new(toolchains.only(&spec.name), root)).collect()
     }
 
     /// Detects the toolchain `toolchains` names (exactly one), builds the catalogue with it (or
     /// finds it built) and identifies the libc that build carries.
-    pub(super) fn new(toolchains: ToolchainArgs, root: &Path) -> Result<ToolchainVerdicts> {
+    pub(crate) fn new(toolchains: ToolchainArgs, root: &Path) -> Result<ToolchainVerdicts> {
         let specs = toolchains.specs(root)?;
         let [spec] = specs.as_slice() else {
             bail!("exactly one toolchain was to be named, and {} are", specs.len());
@@ -70,7 +70,7 @@ impl ToolchainVerdicts {
     }
 
     /// The fingerprints of its libc's functions, built (or read from the cache) when first asked.
-    pub(super) fn prints(&mut self, root: &Path) -> Result<&[Fingerprint]> {
+    pub(crate) fn prints(&mut self, root: &Path) -> Result<&[Fingerprint]> {
         if self.prints.is_none() {
             self.prints = Some(fingerprints::of(&self.tc, root)?);
         }
@@ -78,13 +78,13 @@ impl ToolchainVerdicts {
     }
 
     /// The lineage and version, as the server keeps them: `zig-cc-musl 0.16.0`.
-    pub(super) fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{} {}", self.tc.spec.name, self.tc.version)
     }
 
     /// Makes sure every probe of `functions` has a verdict: from the cache (unless `remeasure`),
     /// else from `server`, else measured with `measure`'s sweep, the measured ones then cached.
-    pub(super) fn ensure(
+    pub(crate) fn ensure(
         &mut self,
         functions: &BTreeSet<String>,
         root: &Path,
@@ -130,7 +130,7 @@ impl ToolchainVerdicts {
         let mut args = measure.clone();
         args.toolchains = self.toolchains.clone();
         args.workloads = Some(missing.clone());
-        let mut measured = measure_gated(&args, &Limits::default(), true)?;
+        let mut measured = measure_gated(&args.plan()?, &Limits::default(), true)?;
         let mut rows = judge_all(&measured.runs, &Limits::default());
         rows.append(&mut measured.unmeasurable);
         let fresh: Vec<ProbeVerdict> = rows.iter().filter(|r| r.is_probe()).filter_map(probe_verdict).collect();
@@ -146,7 +146,7 @@ impl ToolchainVerdicts {
     /// What the toolchain does to the function `u` reaches: the worst verdict of its catalogue
     /// name and of every alias that is a catalogue name too (one body of Zig's serves `strtol`,
     /// `strtoll` and `strtoimax`); None when the catalogue has no probe of any.
-    pub(super) fn verdict(&self, u: &FunctionUse) -> Option<FunctionVerdict> {
+    pub(crate) fn verdict(&self, u: &FunctionUse) -> Option<FunctionVerdict> {
         let probes: Vec<ProbeVerdict> = self.probes.values().cloned().collect();
         names_of(u).iter().filter_map(|f| FunctionVerdict::of(f, &probes, guarded)).min_by_key(severity)
     }
@@ -168,7 +168,7 @@ impl ToolchainVerdicts {
 }
 
 /// The catalogue names `u` goes by: its own, and those of its aliases that the catalogue probes.
-pub(super) fn names_of(u: &FunctionUse) -> Vec<String> {
+pub(crate) fn names_of(u: &FunctionUse) -> Vec<String> {
     let mut names = vec![u.function.clone()];
     for a in &u.aliases {
         if !names.contains(a) && catalogue().iter().any(|p| &p.function == a) {

@@ -1,43 +1,63 @@
-//! Measuring every workload with every toolchain, as `run`, `measure` and `check` do: the
-//! toolchains detected, each workload built and swept, and the results compared across
-//! toolchains.
+//! The measuring engine: every workload of a plan measured with every toolchain, as `run`,
+//! `measure`, `check` and an exposure scan's catalogue verdicts do: the toolchains detected, each
+//! workload built and swept, profiled where over, and the results compared across toolchains.
+//! It takes a [`MeasurePlan`], the flags already resolved, and never reads the command line.
 
 use crate::builds::cache::BuildCache;
 use crate::builds::error::BuildError;
 use crate::builds::parallel;
 use crate::builds::toolchain::{self, DetectedToolchain};
-use crate::builds::workloads::{self, Workload};
-use crate::cli::MeasureArgs;
-use crate::config::{cache_root, load_config};
-use crate::measure;
+use crate::builds::workloads::Workload;
+use crate::config::ToolchainSpec;
 use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::judged::{self, Judged};
-use crate::measure::meter;
 use crate::measure::process::Exe;
 use crate::measure::profile::Profiler;
-use crate::output::progress::{Pace, Plan, Progress};
+use crate::measure::progress::{Pace, Plan, Progress};
+use crate::measure::{self, Budget};
 use anyhow::{bail, Context, Result};
 use slopewatch_core::format;
 use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What to measure and how, resolved from the flags or a config file before measuring starts.
+#[derive(Debug, Clone)]
+pub struct MeasurePlan {
+    /// The agent's cache directory: builds, fingerprints, the pace of earlier runs.
+    pub root: PathBuf,
+    /// The toolchains, in the order given.
+    pub specs: Vec<ToolchainSpec>,
+    /// The workloads, each measured with every toolchain.
+    pub workloads: Vec<Workload>,
+    pub budget: Budget,
+    /// The measures, each a run of its own per toolchain.
+    pub metrics: Vec<Metric>,
+    /// Whether every workload is profiled, not only those over a limit.
+    pub profile_all: bool,
+    /// How many workloads are built at once.
+    pub build_jobs: usize,
+    /// The lineage measured beside the others as their control, if any.
+    pub control: Option<String>,
+}
 
 /// What measuring every workload with every toolchain gave.
-pub(super) struct Measurements {
+pub struct Measurements {
     /// One run per toolchain that could be detected, its failed workloads carried in it.
-    pub(super) runs: Vec<RunSubmission>,
+    pub runs: Vec<RunSubmission>,
     /// How many (toolchain, workload) pairs failed.
-    pub(super) failures: usize,
+    pub failures: usize,
     /// The (toolchain, workload) pairs measured twice, with why the first measurement was unsure.
-    pub(super) remeasured: BTreeMap<(String, String), String>,
+    pub remeasured: BTreeMap<(String, String), String>,
     /// The workloads a measure could not count faithfully, left out of its run.
-    pub(super) unmeasurable: Vec<Judged>,
+    pub unmeasurable: Vec<Judged>,
 }
 
 /// Measures every workload with every toolchain, once each, as `run` and `measure` do.
-pub(super) fn measure_all(args: &MeasureArgs) -> Result<Measurements> {
-    measure_gated(args, &Limits::default(), false)
+pub fn measure_all(plan: &MeasurePlan) -> Result<Measurements> {
+    measure_gated(plan, &Limits::default(), false)
 }
 
 /// `tc`, unless a measure counts instructions and `tc`'s binaries run under an emulator: what
@@ -62,22 +82,10 @@ fn countable(tc: DetectedToolchain, metrics: &[Metric]) -> Result<DetectedToolch
 /// whose verdict is unsure is measured once more (same binary, same budget) and the second
 /// measurement kept. A workload held to a contract is measured once more when unsure or over it,
 /// whatever `remeasure` says.
-pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool) -> Result<Measurements> {
-    let root = cache_root(args.cache_dir.clone())?;
-    let specs = args.toolchains.specs(&root)?;
-    let selected = selected(args)?;
-    if let (Some(s), Some(m)) = (args.start_size, args.sweep.max_size) {
-        if s > m {
-            bail!("--start-size {s} is larger than --max-size {m}");
-        }
-    }
-    let budget = args.sweep.budget(args.start_size);
-    let (measures, counter) = args.sweep.measures(args.toolchains.config_file())?;
-    let commands = selected.iter().any(|w| w.command().is_some());
-    let metrics =
-        measures.into_iter().map(|m| meter::resolve(m, counter, commands)).collect::<Result<Vec<Metric>>>()?;
+pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Result<Measurements> {
+    let MeasurePlan { root, specs, workloads: selected, budget, metrics, profile_all, build_jobs, control } = plan;
+    let (root, build_jobs) = (root.as_path(), *build_jobs);
     let cache = BuildCache::new(root.join("builds"));
-    let build_jobs = build_jobs(args);
     let host = crate::host::detect();
     let progress = Progress::new(Plan {
         toolchains: specs.len(),
@@ -90,9 +98,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     let mut remeasured = BTreeMap::new();
     let mut unmeasurable = Vec::new();
     let mut answers = Vec::new();
-    let profile_all =
-        args.profile || args.toolchains.config_file().map(load_config).transpose()?.is_some_and(|c| c.profile);
-    let mut profiler = Profiler::new(profile_all, &root);
+    let mut profiler = Profiler::new(*profile_all, root);
     // What is over, and so profiled: the gate's limits, or the default slope limit where none is set.
     let profiled_over = match (limits.max_slope, limits.max_class) {
         (None, None) => Limits { max_slope: Some(slopewatch_core::verdict::DEFAULT_MAX_SLOPE), ..*limits },
@@ -101,7 +107,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     for (nth_spec, spec) in specs.iter().enumerate() {
         progress.toolchain(nth_spec + 1, &spec.name, None);
         let started_at = time::OffsetDateTime::now_utc();
-        let tc = match toolchain::detect(spec, &root.join("probe")).and_then(|tc| countable(tc, &metrics)) {
+        let tc = match toolchain::detect(spec, &root.join("probe")).and_then(|tc| countable(tc, metrics)) {
             Ok(tc) => tc,
             Err(e) => {
                 progress.note(&format!("{e:#}"));
@@ -135,13 +141,13 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                  the emulator's{}",
                 tc.spec.name,
                 tc.arch,
-                if profile_all { "; no profiles are taken (Valgrind runs only the host's binaries)" } else { "" }
+                if *profile_all { "; no profiles are taken (Valgrind runs only the host's binaries)" } else { "" }
             ));
         }
         for (nth, &metric) in metrics.iter().enumerate() {
             let label = judged::toolchain_label(&tc.spec.name, metric);
             let mut measured = Vec::new();
-            for w in &selected {
+            for w in selected {
                 let inline;
                 let (binary, built) = match prebuilt.get(&w.name) {
                     // Built ahead: its build time is told with the first measure.
@@ -166,7 +172,7 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
                 let (run, results) = match binary {
                     Ok(bin) => {
                         let measure = || {
-                            let m = measure::measure(Exe::of(bin, &tc), w, &budget, limits, metric, &progress);
+                            let m = measure::measure(Exe::of(bin, &tc), w, budget, limits, metric, &progress);
                             if let Some(why) = &m.unmeasurable {
                                 progress.note(&format!(
                                     "{label} {}: not measurable by {}: {why}",
@@ -277,34 +283,10 @@ pub(super) fn measure_gated(args: &MeasureArgs, limits: &Limits, remeasure: bool
     if runs.is_empty() {
         bail!("nothing was measured");
     }
-    if let Some(control) = &args.control {
+    if let Some(control) = control {
         measure::beside::attach(&mut runs, control).map_err(anyhow::Error::msg)?;
     }
     Ok(Measurements { runs, failures, remeasured, unmeasurable })
-}
-
-/// The workloads asked for: the built-in ones, the contract probes, the config file's and those of
-/// `--workload`, narrowed to `--workloads`.
-pub(super) fn selected(args: &MeasureArgs) -> Result<Vec<Workload>> {
-    let mut catalogue = workloads::builtin();
-    catalogue.extend(workloads::probes());
-    catalogue.extend(args.toolchains.workloads()?);
-    for f in &args.workload_files {
-        let w = workloads::load_custom(f)?;
-        if catalogue.iter().any(|c| c.name == w.name) {
-            bail!("workload {} from {} has the name of another workload", w.name, f.display());
-        }
-        catalogue.push(w);
-    }
-    workloads::select(catalogue, args.workloads.as_deref())
-}
-
-/// How many workloads to build at once: `--build-jobs`, else one per CPU.
-pub(super) fn build_jobs(args: &MeasureArgs) -> usize {
-    match args.build_jobs {
-        Some(n) => usize::from(n),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    }
 }
 
 /// Why a measured workload is worth measuring once more: its verdict is unsure, or it broke its

@@ -9,7 +9,7 @@ use slopewatch_core::exposure::{Breakage, Linkage};
 
 /// One artifact, scanned and judged.
 #[derive(Debug, Serialize)]
-pub(super) struct Scan {
+pub(crate) struct Scan {
     pub artifact: String,
     pub path: String,
     pub digest: String,
@@ -30,13 +30,13 @@ pub(super) struct Scan {
 }
 
 #[derive(Debug, Serialize)]
-pub(super) struct Libc {
+pub(crate) struct Libc {
     pub name: String,
     pub evidence: String,
 }
 
 #[derive(Debug, Serialize)]
-pub(super) struct JudgedBy {
+pub(crate) struct JudgedBy {
     pub lineage: String,
     pub version: String,
     /// The libc the toolchain links, as it names it.
@@ -48,7 +48,7 @@ pub(super) struct JudgedBy {
 /// What became of an artifact's scan; the exit status is the worst of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(super) enum Status {
+pub(crate) enum Status {
     /// It reaches a function the toolchain breaks, and nobody accepted it.
     Exposed,
     /// It reaches a function the catalogue could not judge either way.
@@ -61,7 +61,7 @@ pub(super) enum Status {
 
 /// One function of the catalogue the artifact calls or references.
 #[derive(Debug, Serialize)]
-pub(super) struct Reached {
+pub(crate) struct Reached {
     pub function: String,
     /// The names it goes by in the artifact.
     pub aliases: Vec<String>,
@@ -79,7 +79,7 @@ pub(super) struct Reached {
 }
 
 #[derive(Debug, Serialize)]
-pub(super) struct Verdict {
+pub(crate) struct Verdict {
     /// `breaks`, `held`, `not_provided`, `unsure`, or `unjudged` (the catalogue has no probe).
     pub state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,7 +89,7 @@ pub(super) struct Verdict {
 }
 
 #[derive(Debug, Serialize)]
-pub(super) struct AcceptedUntil {
+pub(crate) struct AcceptedUntil {
     pub reason: String,
     pub until: String,
 }
@@ -188,7 +188,7 @@ impl Scan {
 }
 
 /// The terminal's table, one block per artifact.
-pub(super) fn text(scans: &[Scan]) -> String {
+pub(crate) fn text(scans: &[Scan]) -> String {
     let mut out = String::new();
     for s in scans {
         out.push_str(&format!("{}\n", s.heading()));
@@ -223,7 +223,7 @@ pub(super) fn text(scans: &[Scan]) -> String {
 }
 
 /// The Markdown for a pull request: a section per artifact.
-pub(super) fn markdown(scans: &[Scan]) -> String {
+pub(crate) fn markdown(scans: &[Scan]) -> String {
     let mut out = String::from("## Exposure to the toolchain's broken libc functions\n\n");
     for s in scans {
         out.push_str(&format!("### `{}`\n\n{}\n\n", md(&s.artifact), md(&s.heading())));
@@ -256,7 +256,7 @@ pub(super) fn markdown(scans: &[Scan]) -> String {
 }
 
 /// The JSON for machines: the overall status and every scan.
-pub(super) fn json(scans: &[Scan], status: Status) -> String {
+pub(crate) fn json(scans: &[Scan], status: Status) -> String {
     #[derive(Serialize)]
     struct All<'a> {
         status: Status,

@@ -18,7 +18,7 @@ const SRCROOT: &str = "%SRCROOT%";
 /// One log, one run for every artifact scanned: its results are the exposed callers, its rules
 /// the broken functions they reach, and its invocation says what could not be told and why, so
 /// that a "cannot tell" reaches CI too.
-pub(super) fn sarif(scans: &[Scan], source_root: &Path) -> String {
+pub(crate) fn sarif(scans: &[Scan], source_root: &Path) -> String {
     let root = normal(source_root);
     let mut rules: Vec<&str> = Vec::new();
     let mut results = Vec::new();

@@ -5,7 +5,7 @@
 //! is one line, and a phase that lasts repeats itself every [`STILL_EVERY`], so a log is never
 //! silent for long while a large workload builds.
 
-use crate::measure::Watch;
+use super::Watch;
 use slopewatch_core::format::{duration, size};
 use slopewatch_core::wire::SizeUnit;
 use std::io::{IsTerminal, Write};

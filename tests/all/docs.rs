@@ -238,3 +238,74 @@ fn links_in_code_are_not_links() {
     let found: Vec<(usize, String)> = links(text).into_iter().map(|l| (l.line, l.dest)).collect();
     assert_eq!(found, vec![(1, "a.md".to_string()), (7, "d.md#x".to_string())]);
 }
+
+/// The crates whose `src/` docs/architecture.md maps, each with the code span its part's heading
+/// holds (`### The server, `src/``).
+const MAPPED_CRATES: [&str; 3] = ["src/", "core/src/", "ingest-agent/src/"];
+
+/// What each heading of a Markdown text holds: the heading's own code spans, and the code spans of
+/// the text below it up to the next heading.
+fn code_spans_by_heading(text: &str) -> Vec<(HashSet<String>, HashSet<String>)> {
+    let mut sections: Vec<(HashSet<String>, HashSet<String>)> = Vec::new();
+    let mut in_heading = false;
+    for event in Parser::new_ext(text, options()) {
+        match event {
+            Event::Start(Tag::Heading { .. }) => {
+                in_heading = true;
+                sections.push(Default::default());
+            }
+            Event::End(TagEnd::Heading(_)) => in_heading = false,
+            Event::Code(code) => {
+                if let Some((heading, body)) = sections.last_mut() {
+                    if in_heading { heading } else { body }.insert(code.into_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    sections
+}
+
+/// The map matches the house: every folder and every module file at the top of a crate's `src/`
+/// is named in docs/architecture.md, in the part for its crate (the section under the heading
+/// whose code span is the crate's `src/` path, as `### Core, `core/src/``), as a code span of its
+/// own: `name/` for a folder, `name.rs` for a file. The listing is read from the file system, so a
+/// folder or module added without a line in the map fails here.
+#[test]
+fn architecture_md_names_every_top_level_folder_and_module_file_of_each_crate() {
+    let map = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let sections = code_spans_by_heading(&map);
+    let mut missing = Vec::new();
+    for src in MAPPED_CRATES {
+        let Some((_, named)) = sections.iter().find(|(heading, _)| heading.contains(src)) else {
+            missing.push(format!("a heading with `{src}` for the crate's part"));
+            continue;
+        };
+        let mut entries: Vec<String> = std::fs::read_dir(root().join(src))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter_map(|path| {
+                let name = path.file_name()?.to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    None
+                } else if path.is_dir() {
+                    Some(format!("{name}/"))
+                } else {
+                    name.ends_with(".rs").then_some(name)
+                }
+            })
+            .collect();
+        entries.sort();
+        assert!(entries.iter().any(|e| e == "lib.rs"), "listed {src}: {entries:?}");
+        missing.extend(entries.into_iter().filter(|e| !named.contains(e)).map(|e| format!("{src}: `{e}`")));
+    }
+    assert!(missing.is_empty(), "docs/architecture.md does not name:\n{}", missing.join("\n"));
+}
+
+#[test]
+fn code_spans_are_gathered_under_their_heading() {
+    let text = "# Top\n`a/`\n### Core, `core/src/`\n| x | `b.rs`, `c/` |\n|---|---|\n## Next\n`d.rs`\n";
+    let sections = code_spans_by_heading(text);
+    let core = sections.iter().find(|(h, _)| h.contains("core/src/")).unwrap();
+    assert_eq!(core.1, HashSet::from(["b.rs".to_string(), "c/".to_string()]));
+}

@@ -151,13 +151,14 @@ async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
     };
     let to = if is_stdio(output) { "standard output".into() } else { output.display().to_string() };
     eprintln!(
-        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens, with {} bisections, from \
-         {} to {to}",
+        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens, with {} bisections and {} \
+         exposure scans, from {} to {to}",
         summary.runs,
         summary.pruned_runs,
         summary.regression_edits,
         summary.tokens,
         summary.bisections,
+        summary.exposures,
         mask_password(&db.database_url),
     );
     Ok(())
@@ -181,7 +182,8 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>, with_tok
     };
     println!(
         "imported {} runs ({} with raw samples pruned), {} were already there; applied {} regression edits, {} were \
-         already there; recorded {} bisections, {} were already there",
+         already there; recorded {} bisections, {} were already there; recorded {} exposure scans, {} were already \
+         there",
         summary.runs_imported,
         summary.pruned_runs_imported,
         summary.runs_skipped,
@@ -189,6 +191,8 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>, with_tok
         summary.edits_skipped,
         summary.bisections_imported,
         summary.bisections_skipped,
+        summary.exposures_imported,
+        summary.exposures_skipped,
     );
     if with_tokens {
         println!(

@@ -20,6 +20,27 @@ pub enum ExposureWrite {
     AlreadyThere { content_hash: String },
 }
 
+/// A stored scan, whole, as an export carries it: the submission as the store keeps it (`reaches`
+/// by name, `exposed` worst first, `scanned_at` in UTC), with its digest and receipt time.
+#[derive(Debug, Clone)]
+pub struct StoredScan {
+    pub scan: ExposureSubmission,
+    /// The digest it was submitted with: the order of `exposed` and the offset of `scanned_at`
+    /// are not stored, so it cannot be recomputed from the stored scan.
+    pub content_hash: String,
+    pub received_at: OffsetDateTime,
+}
+
+/// Where the previous page of scans ended: its last scan's receipt time and id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanCursor {
+    pub received_at: OffsetDateTime,
+    pub scan_id: Uuid,
+}
+
+/// Scans read per page, at most (each reaches at most 512 functions).
+const SCANS_PER_PAGE: i64 = 256;
+
 /// One function the latest scan of an artifact reaches, as a regression names the artifact.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredReach {
@@ -48,6 +69,27 @@ struct ScanRecord {
     agent_version: String,
     scanned_at: OffsetDateTime,
     reached: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct ScanHead {
+    scan_id: Uuid,
+    content_hash: String,
+    artifact: String,
+    digest: String,
+    lineage: String,
+    version: String,
+    libc: String,
+    linkage: String,
+    agent_version: String,
+    scanned_at: OffsetDateTime,
+    received_at: OffsetDateTime,
+}
+
+#[derive(sqlx::FromRow)]
+struct ReachedFunction {
+    scan_id: Uuid,
+    function: String,
 }
 
 #[derive(sqlx::FromRow)]
@@ -163,6 +205,54 @@ impl Store {
         tx.exec().execute(&q).await?;
         tx.commit().await?;
         Ok(ExposureWrite::Stored)
+    }
+
+    /// The next scans after `after` (from the first when `None`) by receipt time, whole, read in
+    /// one snapshot; empty when there are no more.
+    pub async fn scans_page(&self, after: Option<ScanCursor>) -> Result<Vec<StoredScan>, sqlx::Error> {
+        let mut tx = self.pool.begin_snapshot().await?;
+        let mut q =
+            sql("SELECT scan_id, content_hash, artifact, digest, lineage, version, libc, linkage, agent_version,
+                scanned_at, received_at FROM exposure_scans");
+        if let Some(c) = after {
+            q.push(" WHERE received_at > ").push_bind(c.received_at);
+            q.push(" OR (received_at = ").push_bind(c.received_at);
+            q.push(" AND scan_id > ").push_bind(c.scan_id).push(")");
+        }
+        q.push(" ORDER BY received_at, scan_id LIMIT ").push_bind(SCANS_PER_PAGE);
+        let heads: Vec<ScanHead> = tx.exec().all(&q).await?;
+        if heads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut q = sql("SELECT scan_id, function FROM exposure_functions WHERE scan_id IN ");
+        q.push_tuple(heads.iter().map(|h| h.scan_id)).push(" ORDER BY scan_id, function");
+        let mut reaches: HashMap<Uuid, Vec<String>> = HashMap::new();
+        for r in tx.exec().all::<ReachedFunction>(&q).await? {
+            reaches.entry(r.scan_id).or_default().push(r.function);
+        }
+        let mut exposed = exposed_of(tx.exec(), heads.iter().map(|h| h.scan_id)).await?;
+        tx.commit().await?;
+        heads
+            .into_iter()
+            .map(|h| {
+                let mut exposed = exposed.remove(&h.scan_id).unwrap_or_default();
+                exposed.sort_by(|a, b| (a.breach, &a.function).cmp(&(b.breach, &b.function)));
+                let scan = ExposureSubmission {
+                    linkage: Linkage::parse(&h.linkage).ok_or_else(|| unknown("linkage", &h.linkage))?,
+                    reaches: reaches.remove(&h.scan_id).unwrap_or_default(),
+                    exposed,
+                    scan_id: h.scan_id,
+                    agent_version: h.agent_version,
+                    scanned_at: h.scanned_at,
+                    artifact: h.artifact,
+                    digest: h.digest,
+                    lineage: h.lineage,
+                    version: h.version,
+                    libc: h.libc,
+                };
+                Ok(StoredScan { scan, content_hash: h.content_hash, received_at: h.received_at })
+            })
+            .collect()
     }
 
     /// The latest scan of each artifact at `version` of `lineage`, at most `limit`: those with an

@@ -32,7 +32,7 @@ pub use db::faults::{StorageFault, WriteHealth};
 pub use db::rows::{ClaimedFit, WindowFit};
 pub use db::single_server::{LockError, ServerLock};
 pub use db::Tx;
-pub use exposures::{ExposureWrite, StoredReach};
+pub use exposures::{ExposureWrite, ScanCursor, StoredReach, StoredScan};
 pub use failures::{
     add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion, OverviewFailureRow, VersionFailures,
 };

@@ -1,10 +1,10 @@
 //! `slopewatch export`: the whole history as JSON lines, read page by page.
 
 use super::records::{
-    BisectionRecordOut, End, Header, Kind, LinkRecord, Median, NoteRecord, PrunedRun, PrunedRunRecord, PrunedWorkload,
-    RunRecordOut, StatusRecord, TokenRecord, FORMAT,
+    BisectionRecordOut, End, ExposureRecordOut, Header, Kind, LinkRecord, Median, NoteRecord, PrunedRun,
+    PrunedRunRecord, PrunedWorkload, RunRecordOut, StatusRecord, TokenRecord, FORMAT,
 };
-use crate::store::{EditChange, RegressionEdit, RunCursor, Store, StoredRun};
+use crate::store::{EditChange, RegressionEdit, RunCursor, ScanCursor, Store, StoredRun};
 use anyhow::Context;
 use serde::Serialize;
 use slopewatch_core::lineage::LineageVersion;
@@ -23,9 +23,11 @@ pub struct ExportSummary {
     pub regression_edits: u64,
     pub tokens: u64,
     pub bisections: u64,
+    /// Artifacts' exposure scans written.
+    pub exposures: u64,
 }
 
-/// Writes every token, run, editor's change and bisection in `store` to `out`; `progress` hears after each
+/// Writes every token, run, editor's change, bisection and exposure scan in `store` to `out`; `progress` hears after each
 /// page of runs. Runs stored while it reads may or may not be included: exporting and importing
 /// again later carries them over, since an import skips what it already has.
 pub async fn export<W: AsyncWrite + Unpin>(
@@ -105,6 +107,22 @@ pub async fn export<W: AsyncWrite + Unpin>(
         write_line(out, &record).await?;
         summary.bisections += 1;
     }
+    let mut cursor = None;
+    loop {
+        let page = store.scans_page(cursor).await?;
+        let Some(last) = page.last() else { break };
+        cursor = Some(ScanCursor { received_at: last.received_at, scan_id: last.scan.scan_id });
+        for stored in &page {
+            let record = ExposureRecordOut {
+                kind: Kind::Exposure,
+                received_at: stored.received_at,
+                content_hash: &stored.content_hash,
+                scan: &stored.scan,
+            };
+            write_line(out, &record).await?;
+            summary.exposures += 1;
+        }
+    }
     let end = End {
         kind: Kind::End,
         runs: summary.runs,
@@ -112,6 +130,7 @@ pub async fn export<W: AsyncWrite + Unpin>(
         regression_edits: summary.regression_edits,
         tokens: summary.tokens,
         bisections: summary.bisections,
+        exposures: summary.exposures,
     };
     write_line(out, &end).await?;
     out.flush().await.context("cannot write the export")?;

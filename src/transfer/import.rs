@@ -1,25 +1,24 @@
 //! `slopewatch import`: reads an export line by line and stores each run through the same
 //! validation and the same `insert_run` as ingest, one transaction per run.
 
+use super::pruned::pruned_run;
 use super::records::{
-    BisectionRecordIn, End, Envelope, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord, RunRecordIn, StatusRecord,
-    TokenRecord, FORMAT,
+    BisectionRecordIn, End, Envelope, ExposureRecordIn, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord,
+    RunRecordIn, StatusRecord, TokenRecord, FORMAT,
 };
 use crate::config::Config;
 use crate::intake::{self, EditOutcome, Intake};
-use crate::model::Medians;
 use crate::store::{
-    Arrival, BisectionWrite, EditChange, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store, StoredToken,
+    Arrival, BisectionWrite, EditChange, ExposureWrite, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store,
+    StoredToken,
 };
 use crate::views::regression::edits;
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::exposure::ExposureSubmission;
 use slopewatch_core::lineage::LineageVersion;
-use slopewatch_core::wire::{
-    FieldError, Measure, Measurement, RunSubmission, WorkloadRun, MAX_NAME_CHARS, MAX_SAMPLES_PER_RUN,
-    MAX_SAMPLES_PER_SIZE,
-};
+use slopewatch_core::wire::{FieldError, RunSubmission, MAX_NAME_CHARS};
 use std::sync::Arc;
 use time::{OffsetDateTime, UtcOffset};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
@@ -44,6 +43,9 @@ pub struct ImportSummary {
     /// Bisections recorded now, and those already there.
     pub bisections_imported: u64,
     pub bisections_skipped: u64,
+    /// Artifacts' exposure scans stored now, and those already there.
+    pub exposures_imported: u64,
+    pub exposures_skipped: u64,
     pub tokens_added: u64,
     /// Tokens whose name or hash this store already has; the store's own are kept.
     pub tokens_skipped: u64,
@@ -269,6 +271,33 @@ async fn apply(
                 }
             })
         }
+        Kind::Exposure => {
+            let record: ExposureRecordIn = match serde_json::from_slice(line) {
+                Ok(r) => r,
+                Err(e) => return Ok(Err(json_error(&e))),
+            };
+            let scan = match ExposureSubmission::from_json(record.scan.get().as_bytes()) {
+                Ok(s) => s,
+                Err(e) => return Ok(Err(format!("invalid scan: {}", at_field("scan", e)))),
+            };
+            if let Err(reason) = check_digest(&record.content_hash) {
+                return Ok(Err(reason));
+            }
+            let store = intake.store();
+            Ok(match store.insert_exposure(&scan, &record.content_hash, utc(record.received_at)).await? {
+                ExposureWrite::Stored => {
+                    summary.exposures_imported += 1;
+                    Ok(())
+                }
+                ExposureWrite::AlreadyThere { content_hash } if content_hash == record.content_hash => {
+                    summary.exposures_skipped += 1;
+                    Ok(())
+                }
+                ExposureWrite::AlreadyThere { .. } => {
+                    Err(format!("scan {} is already stored here with different content", scan.scan_id))
+                }
+            })
+        }
         Kind::Token => {
             let token = match token(line) {
                 Ok(t) => t,
@@ -288,15 +317,15 @@ async fn apply(
                 Ok(e) => e,
                 Err(reason) => return Ok(Err(reason)),
             };
-            let declared = end.runs + end.regression_edits + end.tokens + end.bisections;
+            let declared = end.runs + end.regression_edits + end.tokens + end.bisections + end.exposures;
             seen.end = true;
             seen.counts_match = declared == seen.records;
             Ok(if seen.counts_match {
                 Ok(())
             } else {
                 Err(format!(
-                    "the export says it holds {declared} lines of runs, regression edits and tokens, but {} came \
-                     before this closing line: lines are missing",
+                    "the export says it holds {declared} lines of runs, regression edits, tokens, bisections and \
+                     scans, but {} came before this closing line: lines are missing",
                     seen.records
                 ))
             })
@@ -322,97 +351,17 @@ fn count_run(run: &RunSubmission, outcome: InsertOutcome, summary: &mut ImportSu
 
 /// How a carried-over run arrives: as of its original receipt, with its original digest.
 fn arrival(content_hash: &str, received_at: OffsetDateTime, pruned: Option<PrunedSamples>) -> Result<Arrival, String> {
+    check_digest(content_hash)?;
+    Ok(Arrival { received_at: utc(received_at), content_hash: Some(content_hash.to_string()), pruned })
+}
+
+/// A digest a run or scan was submitted with: `sha256:` and 64 lowercase hex digits.
+fn check_digest(content_hash: &str) -> Result<(), String> {
     let digest = content_hash.strip_prefix("sha256:").unwrap_or_default();
     if digest.len() != 64 || !digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return Err(format!("content_hash {content_hash:?} is not a sha256:<64 hex digits> digest"));
     }
-    Ok(Arrival { received_at: utc(received_at), content_hash: Some(content_hash.to_string()), pruned })
-}
-
-/// The run a pruned record stands for, with empty sample lists, and each workload's (size, median
-/// ns, number of samples) to fit it from. It is checked by the rules a submission obeys, each
-/// median standing in for its samples.
-fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec<Medians>), FieldError> {
-    let r = &record.run;
-    let mut run = RunSubmission {
-        run_id: r.run_id,
-        agent_version: r.agent_version.clone(),
-        started_at: r.started_at,
-        host: r.host.clone(),
-        toolchain: r.toolchain.clone(),
-        workloads: r
-            .workloads
-            .iter()
-            .map(|w| WorkloadRun {
-                name: w.name.clone(),
-                size_unit: w.size_unit,
-                source_hash: w.source_hash.clone(),
-                build_hash: w.build_hash.clone(),
-                control: w.control.clone(),
-                profile: w.profile.clone(),
-                metadata: w.metadata.clone(),
-                failure: w.failure.clone(),
-                contract: w.contract.clone(),
-                not_provided: w.not_provided,
-                size_of_interest: w.size_of_interest,
-                measurements: w
-                    .measurements
-                    .iter()
-                    .map(|m| Measurement {
-                        size: m.size,
-                        samples_ns: vec![m.median_ns],
-                        // An instructions run counts every repetition; its median stands in.
-                        instructions: (r.measure == Measure::Instructions)
-                            .then(|| vec![(m.median_ns.round() as u64).max(1)]),
-                    })
-                    .collect(),
-            })
-            .collect(),
-        measure: r.measure,
-        counter: r.counter,
-    };
-    run.validate().map_err(|e| FieldError {
-        field: e.field.replace("samples_ns[0]", "median_ns").replace("samples_ns", "median_ns"),
-        reason: e.reason,
-    })?;
-    let mut total = 0u64;
-    for (i, w) in r.workloads.iter().enumerate() {
-        for (j, m) in w.measurements.iter().enumerate() {
-            if m.samples == 0 || m.samples as usize > MAX_SAMPLES_PER_SIZE {
-                return Err(FieldError {
-                    field: format!("workloads[{i}].measurements[{j}].samples"),
-                    reason: format!("must be between 1 and {MAX_SAMPLES_PER_SIZE}"),
-                });
-            }
-            total += u64::from(m.samples);
-        }
-    }
-    if total != u64::from(record.sample_count) || total > MAX_SAMPLES_PER_RUN as u64 {
-        return Err(FieldError {
-            field: "sample_count".into(),
-            reason: format!(
-                "is {} but the sizes count {total} samples (at most {MAX_SAMPLES_PER_RUN})",
-                record.sample_count
-            ),
-        });
-    }
-    let medians = r
-        .workloads
-        .iter()
-        .map(|w| w.measurements.iter().map(|m| (m.size, m.median_ns, m.samples as usize)).collect())
-        .collect();
-    for (w, pruned) in run.workloads.iter_mut().zip(&r.workloads) {
-        for (m, median) in w.measurements.iter_mut().zip(&pruned.measurements) {
-            // A fitted workload's sizes are stored from its fit's medians. A failed one has no fit:
-            // each size carries its median once per sample it was taken over, which the store
-            // keeps as that median and that count, never as samples. Without counts, a count
-            // metric's median is taken of those (`Metric::values`), so it is the median exported.
-            m.samples_ns =
-                if w.failure.is_some() { vec![median.median_ns; median.samples as usize] } else { Vec::new() };
-            m.instructions = None;
-        }
-    }
-    Ok((run, medians))
+    Ok(())
 }
 
 /// An editor's change from its line, checked by the rules its page applies.

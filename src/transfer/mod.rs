@@ -3,7 +3,9 @@
 
 pub mod export;
 pub mod import;
+mod pruned;
 pub mod records;
+pub mod tables;
 
 pub use export::{export, ExportSummary};
 pub use import::{import, ImportSummary, Rejection};

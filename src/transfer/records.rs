@@ -7,17 +7,20 @@
 //! {"kind":"pruned_run",…,"run":{…}}                a run whose raw samples retention removed
 //! {"kind":"regression_status"|"regression_note"|"regression_link",…}   an editor's change
 //! {"kind":"bisection",…,"bisection":{…}}          a bisection on a regression (`BisectionSubmission`)
+//! {"kind":"exposure",…,"scan":{…}}                an artifact's exposure scan (`ExposureSubmission`)
 //! {"kind":"end","runs":…,…}                        what the file holds, always last
 //! ```
 //!
 //! Runs and editors' changes come in the order they happened, so an import replays history;
-//! bisections follow them, once every regression they belong to is there. Files written before
-//! bisections were carried have none and no `bisections` count, and import as they did.
+//! bisections follow them, once every regression they belong to is there, and exposure scans come
+//! last, by receipt. Files written before bisections or scans were carried have none and no count
+//! of them, and import as they did.
 
 use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use slopewatch_core::bisection::BisectionSubmission;
+use slopewatch_core::exposure::ExposureSubmission;
 use slopewatch_core::wire::{Beside, Contract, Counter, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
@@ -37,6 +40,7 @@ pub enum Kind {
     RegressionNote,
     RegressionLink,
     Bisection,
+    Exposure,
     End,
 }
 
@@ -245,6 +249,29 @@ pub struct BisectionRecordIn<'a> {
     pub bisection: &'a RawValue,
 }
 
+/// An exposure scan written out: the scan as the store keeps it, with the digest it was submitted
+/// with, which a resubmission is compared with.
+#[derive(Debug, Serialize)]
+pub struct ExposureRecordOut<'a> {
+    pub kind: Kind,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub content_hash: &'a str,
+    pub scan: &'a ExposureSubmission,
+}
+
+/// An exposure scan read back, the scan kept as text for `ExposureSubmission::from_json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExposureRecordIn<'a> {
+    pub kind: Kind,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub content_hash: String,
+    #[serde(borrow)]
+    pub scan: &'a RawValue,
+}
+
 /// The last line: what the file holds, so an import can tell a whole file from a cut one.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -257,6 +284,9 @@ pub struct End {
     /// Absent from files written before bisections were carried, and from files without any.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bisections: u64,
+    /// Absent from files written before exposure scans were carried, and from files without any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub exposures: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

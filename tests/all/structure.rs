@@ -438,3 +438,167 @@ fn every_crate_has_one_integration_test_binary() {
     }
     assert!(others.is_empty(), "make these modules of tests/all (declared in its main.rs): {others:?}");
 }
+
+/// Each table a backend's migrations leave, with its columns in the order they were added, and the
+/// migration that created it: `migrations` are (file name, SQL) in the order they run. Temporary
+/// tables (a SQLite table rebuilt through one) are left aside, dropped and renamed tables followed.
+fn tables_of(migrations: &[(String, String)]) -> std::collections::BTreeMap<String, (String, Vec<String>)> {
+    let mut tables: std::collections::BTreeMap<String, (String, Vec<String>)> = Default::default();
+    for (file, sql) in migrations {
+        let sql: String = sql.lines().map(|l| l.split("--").next().unwrap_or_default()).collect::<Vec<_>>().join(" ");
+        for statement in sql.split(';') {
+            let s = statement.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+            let words: Vec<&str> = s.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty()).collect();
+            match words.as_slice() {
+                ["create", "table", "if", "not", "exists", name, ..] | ["create", "table", name, ..] => {
+                    let body = &s[s.find('(').unwrap_or(s.len())..];
+                    let body = body.strip_prefix('(').and_then(|b| b.strip_suffix(')')).unwrap_or_default();
+                    let columns = top_level_items(body)
+                        .into_iter()
+                        .filter_map(|item| item.split_whitespace().next().map(String::from))
+                        .filter(|w| !matches!(w.as_str(), "primary" | "unique" | "foreign" | "check" | "constraint"))
+                        .collect();
+                    tables.insert(name.to_string(), (file.clone(), columns));
+                }
+                ["drop", "table", "if", "exists", name, ..] | ["drop", "table", name, ..] => {
+                    tables.remove(*name);
+                }
+                ["alter", "table", from, "rename", "to", to] => {
+                    if let Some(t) = tables.remove(*from) {
+                        tables.insert(to.to_string(), t);
+                    }
+                }
+                ["alter", "table", name, ..] => {
+                    let Some((_, columns)) = tables.get_mut(*name) else { continue };
+                    for (k, pair) in words.windows(3).enumerate() {
+                        match pair {
+                            ["add", "column", c] => columns.push(c.to_string()),
+                            ["drop", "column", c] => columns.retain(|have| have != c),
+                            ["rename", "column", c] => {
+                                let to = words.get(k + 4).copied().unwrap_or_default();
+                                columns.iter_mut().filter(|have| have == c).for_each(|have| *have = to.to_string());
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    tables
+}
+
+/// `body`'s items separated by commas outside parentheses.
+fn top_level_items(body: &str) -> Vec<&str> {
+    let (mut items, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (k, c) in body.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(body[start..k].trim());
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(body[start..].trim());
+    items
+}
+
+/// One backend's migrations, (file name, SQL) in the order they run.
+fn migrations_of(backend: &str) -> Vec<(String, String)> {
+    let dir = root().join("migrations").join(backend);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.retain(|f| f.extension().is_some_and(|e| e == "sql"));
+    files.sort();
+    assert!(files.len() > 20, "found the migrations of {backend}: {files:?}");
+    files
+        .iter()
+        .map(|f| (f.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(f).unwrap()))
+        .collect()
+}
+
+/// What is wrong between the tables `migrations` leave on `backend` and the export's lists
+/// (`slopewatch::transfer::tables`): a table none of them names, a carried table's column the
+/// export does not list, or a listed table or column the migrations do not have.
+fn export_gaps(backend: &str, migrations: &[(String, String)]) -> Vec<String> {
+    use slopewatch::transfer::tables::{EXPORTED, LEFT_OUT, REBUILT};
+    let tables = tables_of(migrations);
+    let mut gaps = Vec::new();
+    for (table, (file, columns)) in &tables {
+        let exported = EXPORTED.iter().find(|(t, _)| t == table);
+        let elsewhere = REBUILT.iter().chain(LEFT_OUT).any(|(t, _)| t == table);
+        match exported {
+            None if !elsewhere => gaps.push(format!(
+                "migrations/{backend}/{file} creates {table}, which is neither exported, rebuilt by import, nor left \
+                 out with a reason"
+            )),
+            None => {}
+            Some((_, listed)) => {
+                for c in columns.iter().filter(|c| !listed.contains(&c.as_str())) {
+                    gaps.push(format!("{table}.{c} on {backend} is not among the exported table's columns"));
+                }
+                for c in listed.iter().filter(|c| !columns.iter().any(|have| have == *c)) {
+                    gaps.push(format!("{table}.{c} is listed as exported but {backend} has no such column"));
+                }
+            }
+        }
+    }
+    let listed = EXPORTED.iter().map(|(t, _)| t).chain(REBUILT.iter().chain(LEFT_OUT).map(|(t, _)| t));
+    for table in listed {
+        if !tables.contains_key(*table) {
+            gaps.push(format!("{table} is listed but the migrations of {backend} leave no such table"));
+        }
+    }
+    gaps
+}
+
+#[test]
+fn every_table_the_migrations_create_is_exported_rebuilt_or_left_out_with_a_reason() {
+    use slopewatch::transfer::tables::{EXPORTED, LEFT_OUT, REBUILT};
+    let mut names: Vec<&str> =
+        EXPORTED.iter().map(|(t, _)| *t).chain(REBUILT.iter().chain(LEFT_OUT).map(|(t, _)| *t)).collect();
+    let count = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), count, "a table is listed twice: {names:?}");
+    assert!(REBUILT.iter().chain(LEFT_OUT).all(|(_, why)| !why.trim().is_empty()), "each says why");
+    for backend in ["postgres", "sqlite"] {
+        let gaps = export_gaps(backend, &migrations_of(backend));
+        assert!(
+            gaps.is_empty(),
+            "carry it in src/transfer (export and import), or list it in src/transfer/tables.rs as rebuilt by \
+             import or left out with why: {gaps:?}"
+        );
+    }
+}
+
+#[test]
+fn a_new_table_or_column_the_export_does_not_know_is_caught() {
+    for backend in ["postgres", "sqlite"] {
+        let mut migrations = migrations_of(backend);
+        migrations.push((
+            "9999_more.sql".into(),
+            "-- A history the export forgets.\nCREATE TABLE run_notes (\n    run_id UUID NOT NULL,\n    body TEXT,\n    \
+             PRIMARY KEY (run_id)\n);\nALTER TABLE exposure_scans ADD COLUMN signer TEXT;\n\
+             ALTER TABLE exposure_latest ADD COLUMN digest TEXT;\nCREATE TEMP TABLE scratch AS SELECT 1;\n\
+             DROP TABLE settings;\n"
+                .into(),
+        ));
+        let gaps = export_gaps(backend, &migrations);
+        assert_eq!(
+            gaps,
+            [
+                format!("exposure_scans.signer on {backend} is not among the exported table's columns"),
+                format!(
+                    "migrations/{backend}/9999_more.sql creates run_notes, which is neither exported, rebuilt by \
+                     import, nor left out with a reason"
+                ),
+                format!("settings is listed but the migrations of {backend} leave no such table"),
+            ],
+            "a rebuilt table's new column is rebuilt with it; a temporary table is no table"
+        );
+    }
+}

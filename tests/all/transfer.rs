@@ -1,7 +1,9 @@
 //! Moving the history between stores with `slopewatch export` and `slopewatch import`: the other
-//! backend answers the API the same, importing twice stores nothing twice, bad lines are named.
+//! backend answers the API the same (runs with their controls and profiles, regressions, editors'
+//! changes, bisections, tokens and artifacts' exposure scans), and so does a third store the
+//! second is moved to; importing twice stores nothing twice, bad lines are named.
 
-use crate::builders::RunShape;
+use crate::builders::{measurements, RunShape};
 use crate::helpers::{on_both_backends, Backend, TestApp, TestDb};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -67,6 +69,16 @@ async fn submit(app: &TestApp, lineage: &str, version: &str, host: &str, slope: 
     run["started_at"] = json!(format!("2026-11-{day:02}T21:00:00.{:06}Z", day * 1111));
     run["workloads"][2]["metadata"] = json!({"sqlite_version": "3.46.0"});
     run["workloads"][0]["measurements"][0]["instructions"] = json!([1000, 1001, 1002, 1003, u64::MAX]);
+    let w = &mut run["workloads"][1];
+    w["build_hash"] = json!(format!("sha256:{}", "ab".repeat(32)));
+    w["control"] = json!({"lineage": "musl-gcc", "version": "1.2.3", "medians": [{"size": 65536, "median": 100.0}]});
+    w["profile"] = json!({"size": 65536, "total": 1000, "functions": [
+        {"name": "strchr", "own": 900, "inclusive": 950, "callers": [{"name": "main", "calls": 3, "inclusive": 950}]}]});
+    // The catalogue's probe of strchr, which every version holds.
+    let probe = json!({"name": "contract.strchr.remaining", "size_unit": "bytes", "source_hash": "sha256:p0",
+        "contract": {"expected": "1", "function": "strchr", "axis": "remaining"},
+        "measurements": measurements(4096, 6, |_| 50.0, &[1.0, 1.01, 0.99])});
+    run["workloads"].as_array_mut().unwrap().push(probe);
     let (status, body) = app.submit(&run).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     run["run_id"].as_str().unwrap().to_string()
@@ -80,7 +92,8 @@ async fn regression_id(store: &Store, lineage: &str, version: &str) -> i64 {
 
 /// Two lineages over several versions and hosts, through the API: a regression that editors
 /// acknowledge and a later version fixes, another they call a false alarm before a version that
-/// would have fixed it, notes and links, and old runs whose raw samples were pruned.
+/// would have fixed it, notes and links, a bisection, old runs whose raw samples were pruned, and
+/// artifacts' exposure scans at the regressed version.
 async fn fill(app: &TestApp) -> Vec<String> {
     let store = &app.db.store;
     let mut runs = vec![
@@ -108,6 +121,7 @@ async fn fill(app: &TestApp) -> Vec<String> {
         .await
         .unwrap());
     runs.push(submit(app, "gcc-glibc", "14.1.0", "build-02", 1.0, 9).await);
+    record_scans(app).await;
 
     let pruned = retention::prune_received_before(store, old, now()).await.unwrap();
     assert_eq!(pruned.runs, 4);
@@ -142,6 +156,40 @@ async fn record_bisection(app: &TestApp, id: i64, run_id: &str) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
+/// A scan of `artifact` judged by zig-cc-musl 0.16.0, scanned at `minute` past ten.
+fn scan(artifact: &str, minute: u32, exposed: Value, reaches: &[&str]) -> Value {
+    json!({
+        "scan_id": uuid::Uuid::new_v4(), "agent_version": "0.1.0",
+        "scanned_at": format!("2026-12-01T10:{minute:02}:00.123456789+01:00"),
+        "artifact": artifact, "digest": format!("build-id:{}", "1a2b3c".repeat(4)),
+        "lineage": "zig-cc-musl", "version": "0.16.0", "libc": "zig-musl", "linkage": "static",
+        "exposed": exposed, "reaches": reaches,
+    })
+}
+
+/// At zig-cc-musl 0.16.0: an artifact exposed to strchr (its older, clean scan received after its
+/// newer one), one whose exposure is accepted, and a clean one.
+async fn record_scans(app: &TestApp) {
+    let strchr = |accepted: Option<&str>| {
+        json!([{"function": "strchr", "breach": "over_contract", "verdict": "O(n) against its contract of O(1)",
+            "call_sites": 4, "referenced": true, "callers": ["parse", "lex"], "accepted": accepted}])
+    };
+    for s in [
+        scan("api-server", 30, strchr(None), &["memcpy", "strchr"]),
+        scan("api-server", 10, json!([]), &["memcpy"]),
+        scan("worker", 20, strchr(Some("only on trusted input")), &["strchr", "strspn"]),
+        scan("cli-tool", 20, json!([]), &[]),
+    ] {
+        let post = Request::post("/api/v1/exposures")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {}", app.ingest_token))
+            .body(Body::from(s.to_string()))
+            .unwrap();
+        let (status, body) = app.send(post).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+}
+
 /// Every API answer a user reads, by URI.
 async fn answers(router: &axum::Router, runs: &[String]) -> Vec<(String, Value)> {
     let mut uris: Vec<String> =
@@ -157,6 +205,13 @@ async fn answers(router: &axum::Router, runs: &[String]) -> Vec<(String, Value)>
     let list = get(router, "/api/v1/regressions").await;
     for r in list["regressions"].as_array().unwrap() {
         uris.push(format!("/api/v1/regressions/{}", r["regression"]["id"]));
+    }
+    // Each version's page, with the artifacts scanned at it, and its contract verdicts.
+    let toolchains = get(router, "/api/v1/toolchains").await;
+    for t in toolchains["toolchains"].as_array().unwrap() {
+        let (lineage, version) = (t["name"].as_str().unwrap(), t["version"].as_str().unwrap());
+        uris.push(format!("/api/v1/toolchains/{lineage}/{version}"));
+        uris.push(format!("/api/v1/toolchains/{lineage}/{version}/contracts"));
     }
     let mut out = Vec::new();
     for uri in uris {
@@ -199,77 +254,108 @@ fn deliveries(answers: &[(String, Value)]) -> usize {
     answers.iter().filter_map(|(_, v)| v["deliveries"].as_array()).map(Vec::len).sum()
 }
 
-async fn moves_and_reads_the_same(from: Backend, to: Backend) {
+/// Moves a history along `path`: filled through the API on the first backend, exported and imported
+/// into a fresh store of each next one in turn. Every store answers every read as the first did.
+async fn moves_and_reads_the_same(path: &[Backend]) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("history.jsonl");
-    let source = TestApp::with_config(TestDb::new(from).await, webhook_config()).await;
+    let source = TestApp::with_config(TestDb::new(path[0]).await, webhook_config()).await;
     let runs = fill(&source).await;
-    let report = export(&source.db, &file);
-    assert!(
-        report.contains(
-            "exported 9 runs (4 with raw samples pruned), 4 regression edits and 3 tokens, with 1 bisections"
-        ),
-        "{report}"
-    );
-
-    let target = TestDb::new(to).await;
-    let out = import(&target, &file, dir.path());
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
-    let summary = text(&out.stdout);
-    assert!(summary.contains("imported 9 runs (4 with raw samples pruned), 0 were already there"), "{summary}");
-    assert!(summary.contains("applied 4 regression edits") && summary.contains("added 3 tokens"), "{summary}");
-    assert!(summary.contains("recorded 1 bisections, 0 were already there"), "{summary}");
-
-    let reader = app(AppState::new(target.store.clone(), Config::default()));
     let before = answers(&source.router, &runs).await;
-    let after = answers(&reader, &runs).await;
     let bisected = |answers: &[(String, Value)]| {
         answers.iter().filter_map(|(_, v)| v["bisections"].as_array()).map(Vec::len).sum::<usize>()
     };
-    assert_eq!((bisected(&before), bisected(&after)), (1, 1), "the bisection came along");
+    let scanned = |answers: &[(String, Value)]| {
+        let page = &answers.iter().find(|(uri, _)| uri.ends_with("/zig-cc-musl/0.16.0")).unwrap().1;
+        let artifacts = page["artifacts"].as_array().unwrap();
+        artifacts.iter().map(|a| format!("{} {} {}", a["artifact"], a["reached"], a["exposed"])).collect::<Vec<_>>()
+    };
+    assert_eq!(bisected(&before), 1);
+    let scans = scanned(&before);
+    assert_eq!(scans.len(), 3, "{scans:?}");
+    assert!(scans[0].starts_with("\"api-server\" 2 [{"), "the newer scan, though the older came later: {scans:?}");
     assert!(deliveries(&before) > 0, "the source announced its regressions");
-    assert_eq!(deliveries(&after), 0, "an import records regressions without announcing them again");
-    let (mut expected, mut got) = (without_deliveries(&before), without_deliveries(&after));
-    if from == Backend::Sqlite && to == Backend::Postgres {
-        expected.iter_mut().chain(got.iter_mut()).for_each(|(_, v)| to_microseconds(v));
+    let mut expected = without_deliveries(&before);
+    // Postgres keeps microseconds: a history that passed through it reads to the microsecond.
+    if path[0] == Backend::Sqlite && path.contains(&Backend::Postgres) {
+        expected.iter_mut().for_each(|(_, v)| to_microseconds(v));
     }
-    for ((uri, e), (_, g)) in expected.iter().zip(&got) {
-        assert_eq!(e, g, "{uri} reads differently after the move");
+    let mut db = source.db;
+    for (hop, &to) in path[1..].iter().enumerate() {
+        let report = export(&db, &file);
+        assert!(
+            report.contains(
+                "exported 9 runs (4 with raw samples pruned), 4 regression edits and 3 tokens, with 1 bisections and \
+                 4 exposure scans"
+            ),
+            "{report}"
+        );
+        let exported = std::fs::read_to_string(&file).unwrap();
+        assert!(exported.contains("\"control\":{\"lineage\":\"musl-gcc\"") && exported.contains("\"profile\":{"));
+        let target = TestDb::new(to).await;
+        let out = import(&target, &file, dir.path());
+        assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+        let summary = text(&out.stdout);
+        assert!(summary.contains("imported 9 runs (4 with raw samples pruned), 0 were already there"), "{summary}");
+        assert!(summary.contains("applied 4 regression edits") && summary.contains("added 3 tokens"), "{summary}");
+        assert!(summary.contains("recorded 1 bisections, 0 were already there"), "{summary}");
+        assert!(summary.contains("recorded 4 exposure scans, 0 were already there"), "{summary}");
+
+        let reader = app(AppState::new(target.store.clone(), Config::default()));
+        let after = answers(&reader, &runs).await;
+        assert_eq!((bisected(&after), scanned(&after)), (1, scans.clone()), "bisections and scans came along");
+        assert_eq!(deliveries(&after), 0, "an import records regressions without announcing them again");
+        let mut got = without_deliveries(&after);
+        if path[0] == Backend::Sqlite && path.contains(&Backend::Postgres) {
+            got.iter_mut().for_each(|(_, v)| to_microseconds(v));
+        }
+        assert_eq!(expected.len(), got.len());
+        for ((uri, e), (_, g)) in expected.iter().zip(&got) {
+            assert_eq!(e, g, "{uri} reads differently after move {} to {to:?}", hop + 1);
+        }
+        let pruned = &after.iter().find(|(uri, _)| uri.ends_with(&runs[0])).unwrap().1;
+        let workload = pruned["workloads"].as_array().unwrap().iter().find(|w| w["name"] == "workload-0");
+        let sizes = &workload.unwrap_or_else(|| panic!("{pruned}"))["measurements"];
+        assert!(pruned["samples_pruned_at"].is_string() && sizes[0]["samples"] == 5, "{pruned}");
+
+        let again = import(&target, &file, dir.path());
+        assert!(again.status.success(), "{}", text(&again.stderr));
+        let summary = text(&again.stdout);
+        assert!(summary.contains("imported 0 runs (0 with raw samples pruned), 9 were already there"), "{summary}");
+        assert!(summary.contains("applied 0 regression edits, 4 were already there"), "{summary}");
+        assert!(summary.contains("recorded 0 bisections, 1 were already there"), "{summary}");
+        assert!(summary.contains("recorded 0 exposure scans, 4 were already there"), "{summary}");
+        assert!(summary.contains("added 0 tokens, 3 names or hashes were already there"), "{summary}");
+        let twice = without_deliveries(&answers(&reader, &runs).await);
+        assert_eq!(twice, without_deliveries(&after), "a second import changes nothing");
+        let stored = target.texts("SELECT CAST(COUNT(*) AS TEXT) FROM exposure_functions").await;
+        assert_eq!(stored, ["5"], "each function of each scan once");
+
+        // The agents' tokens came along: the source's ingest token submits to the new store.
+        if hop + 2 == path.len() {
+            let fresh = serde_json::to_vec(
+                &RunShape::new("gcc-glibc", "14.1.0").host("build-03").workloads(3).sizes(8).samples(5).json(),
+            )
+            .unwrap();
+            let post = Request::post("/api/v1/runs")
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {}", source.ingest_token))
+                .body(Body::from(fresh))
+                .unwrap();
+            assert_eq!(reader.clone().oneshot(post).await.unwrap().status(), StatusCode::CREATED);
+        }
+        db = target;
     }
-    let pruned = &after.iter().find(|(uri, _)| uri.ends_with(&runs[0])).unwrap().1;
-    assert!(pruned["samples_pruned_at"].is_string() && pruned["workloads"][0]["measurements"][0]["samples"] == 5);
-
-    let again = import(&target, &file, dir.path());
-    assert!(again.status.success(), "{}", text(&again.stderr));
-    let summary = text(&again.stdout);
-    assert!(summary.contains("imported 0 runs (0 with raw samples pruned), 9 were already there"), "{summary}");
-    assert!(summary.contains("applied 0 regression edits, 4 were already there"), "{summary}");
-    assert!(summary.contains("recorded 0 bisections, 1 were already there"), "{summary}");
-    assert!(summary.contains("added 0 tokens, 3 names or hashes were already there"), "{summary}");
-    let twice = without_deliveries(&answers(&reader, &runs).await);
-    assert_eq!(twice, without_deliveries(&after), "a second import changes nothing");
-
-    // The agents' tokens came along: the source's ingest token submits to the new store.
-    let fresh = serde_json::to_vec(
-        &RunShape::new("gcc-glibc", "14.1.0").host("build-03").workloads(3).sizes(8).samples(5).json(),
-    )
-    .unwrap();
-    let post = Request::post("/api/v1/runs")
-        .header("content-type", "application/json")
-        .header("authorization", format!("Bearer {}", source.ingest_token))
-        .body(Body::from(fresh))
-        .unwrap();
-    assert_eq!(reader.clone().oneshot(post).await.unwrap().status(), StatusCode::CREATED);
 }
 
 #[tokio::test]
-async fn a_sqlite_history_moved_to_postgres_reads_the_same() {
-    moves_and_reads_the_same(Backend::Sqlite, Backend::Postgres).await;
+async fn a_sqlite_history_moved_to_postgres_and_on_to_sqlite_reads_the_same() {
+    moves_and_reads_the_same(&[Backend::Sqlite, Backend::Postgres, Backend::Sqlite]).await;
 }
 
 #[tokio::test]
 async fn a_postgres_history_moved_to_sqlite_reads_the_same() {
-    moves_and_reads_the_same(Backend::Postgres, Backend::Sqlite).await;
+    moves_and_reads_the_same(&[Backend::Postgres, Backend::Sqlite]).await;
 }
 
 /// The export's lines, and `file` rewritten from `lines`.
@@ -467,20 +553,21 @@ async fn a_history_with_failures_moved_to_sqlite_and_back_reads_the_same() {
 }
 
 #[tokio::test]
-async fn an_export_written_before_bisections_were_carried_still_imports_whole() {
+async fn an_export_written_before_bisections_and_scans_were_carried_still_imports_whole() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("history.jsonl");
     let source = TestApp::new(TestDb::new(Backend::Sqlite).await).await;
     let runs = fill(&source).await;
     export(&source.db, &file);
-    // As the format was before: no bisection lines, and no bisections count in the closing line.
+    // As the format was before: no bisection or scan lines, and no count of them in the closing line.
     let old: Vec<String> = lines(&file)
         .into_iter()
-        .filter(|l| !l.contains("\"kind\":\"bisection\""))
+        .filter(|l| !l.contains("\"kind\":\"bisection\"") && !l.contains("\"kind\":\"exposure\""))
         .map(|l| {
             let mut v: Value = serde_json::from_str(&l).unwrap();
             if v["kind"] == "end" {
                 assert_eq!(v.as_object_mut().unwrap().remove("bisections"), Some(json!(1)));
+                assert_eq!(v.as_object_mut().unwrap().remove("exposures"), Some(json!(4)));
             }
             v.to_string()
         })
@@ -491,6 +578,7 @@ async fn an_export_written_before_bisections_were_carried_still_imports_whole() 
     assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
     let summary = text(&out.stdout);
     assert!(summary.contains("imported 9 runs") && summary.contains("recorded 0 bisections"), "{summary}");
+    assert!(summary.contains("recorded 0 exposure scans"), "{summary}");
     assert!(!summary.contains("rejected"), "{summary}");
     let reader = app(AppState::new(target.store.clone(), Config::default()));
     assert_eq!(answers(&reader, &runs).await.len(), answers(&source.router, &runs).await.len());

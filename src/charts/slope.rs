@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::format;
-use crate::views::{failed_in, Band, SeriesView, ALERT_THRESHOLD};
+use crate::views::{failed_in, Band, SeriesView};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -18,6 +18,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
         return Err(ChartError::Empty("the series has no versions"));
     }
     let n = versions.len();
+    let threshold = series.alerting.threshold;
     let marked = series.first_over_threshold();
     let low = series.measured().map(|(_, v)| v.ci_low.min(v.slope)).fold(f64::INFINITY, f64::min);
     let high = series.measured().map(|(_, v)| v.ci_high.max(v.slope)).fold(f64::NEG_INFINITY, f64::max);
@@ -41,7 +42,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             .build_cartesian_2d(x_range.clone(), y_lo..y_hi)?;
         chart
             .plotting_area()
-            .draw(&Rectangle::new([(x_range.start, ALERT_THRESHOLD), (x_range.end, y_hi)], ALERT_ZONE.filled()))?;
+            .draw(&Rectangle::new([(x_range.start, threshold), (x_range.end, y_hi)], ALERT_ZONE.filled()))?;
         chart
             .configure_mesh()
             .light_line_style(TRANSPARENT)
@@ -69,10 +70,11 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             .draw()?;
 
         let label_style = (FONT, 14).into_font();
+        let alert_label = format!("alert k > {threshold}");
         for (level, text, color, dashed) in [
             (1.0, "k = 1 linear", REFERENCE, true),
             (2.0, "k = 2 quadratic", REFERENCE, true),
-            (ALERT_THRESHOLD, "alert k > 1.5", ALERT, false),
+            (threshold, alert_label.as_str(), ALERT, false),
         ] {
             let ends = [(x_range.start, level), (x_range.end, level)];
             if dashed {
@@ -95,7 +97,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
             // The label reads away from the nearer edge.
             let (anchor, dx) = if m * 2 < n { (HPos::Left, 6) } else { (HPos::Right, -6) };
             root.draw(&Text::new(
-                format!("first over {ALERT_THRESHOLD}: {}", shorten(&versions[m].version, 24)),
+                format!("first over {threshold}: {}", shorten(&versions[m].version, 24)),
                 (top.0 + dx, top.1 + 4),
                 (FONT, 15).into_font().style(FontStyle::Bold).color(&ALERT).pos(Pos::new(anchor, VPos::Top)),
             ))?;
@@ -149,7 +151,8 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
 
         for (i, v) in series.measured() {
             let at = (i as f64, v.slope);
-            match Band::of(v.slope) {
+            let band = series.alerting.band_of(v);
+            match band {
                 Band::Linear => chart.draw_series([Circle::new(at, 5, LINEAR.filled())])?,
                 Band::Watch => {
                     chart.draw_series([EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], WATCH.filled())])?
@@ -178,7 +181,7 @@ pub fn slope_chart(series: &SeriesView) -> Result<String, ChartError> {
                     format::slope(v.ci_high),
                     v.r2,
                     v.runs,
-                    Band::of(v.slope).name(),
+                    band.name(),
                     class.map(|c| format!(", class {c}")).unwrap_or_default()
                 ),
             });
@@ -213,13 +216,14 @@ pub fn slope_description(series: &SeriesView) -> String {
         format::slope(last.slope),
         series.metric.label(),
     );
+    let threshold = series.alerting.threshold;
     match series.first_over_threshold().and_then(|m| series.versions[m].summary.as_ref()) {
         Some(m) => text.push_str(&format!(
-            " First over the alert threshold of {ALERT_THRESHOLD}: {} (k = {}).",
+            " First over the alert threshold of {threshold}: {} (k = {}).",
             m.version,
             format::slope(m.slope)
         )),
-        None => text.push_str(&format!(" No version is over the alert threshold of {ALERT_THRESHOLD}.")),
+        None => text.push_str(&format!(" No version is over the alert threshold of {threshold}.")),
     }
     match (series.class_change(), format::class_label(last.complexity.as_ref())) {
         (Some(change), _) => text.push_str(&format!(" Complexity class: {change}.")),

@@ -4,7 +4,7 @@
 
 use super::escape;
 use crate::format;
-use crate::views::{TrendSlope, ALERT_THRESHOLD};
+use crate::views::TrendSlope;
 use std::fmt::Write;
 
 const WIDTH: f64 = 132.0;
@@ -27,15 +27,16 @@ pub fn trend_description(points: &[TrendSlope]) -> String {
 }
 
 /// The trend of one workload's slope over `points` (in version order), titled `title`, the
-/// versions of `marked` drawn larger; `None` when no version has a slope.
-pub fn trend_svg(title: &str, points: &[TrendSlope], marked: &[&str]) -> Option<String> {
+/// versions of `marked` drawn larger, the alert level dashed at the workload's `threshold`; `None`
+/// when no version has a slope.
+pub fn trend_svg(title: &str, points: &[TrendSlope], marked: &[&str], threshold: f64) -> Option<String> {
     let slopes: Vec<f64> = points.iter().filter_map(|p| p.slope).collect();
     if slopes.is_empty() {
         return None;
     }
     // Always show the alert level and linear growth, so lines of different rows compare by eye.
     let low = slopes.iter().copied().fold(0.8, f64::min);
-    let high = slopes.iter().copied().fold(ALERT_THRESHOLD + 0.7, f64::max);
+    let high = slopes.iter().copied().fold(threshold + 0.7, f64::max);
     let n = points.len().max(2) as f64;
     let x = |i: usize| PAD_X + i as f64 * (WIDTH - 2.0 * PAD_X) / (n - 1.0);
     let y = |k: f64| HEIGHT - PAD_Y - (k - low) / (high - low) * (HEIGHT - 2.0 * PAD_Y);
@@ -47,7 +48,7 @@ pub fn trend_svg(title: &str, points: &[TrendSlope], marked: &[&str]) -> Option<
         escape(title),
         escape(&trend_description(points))
     );
-    let alert = y(ALERT_THRESHOLD);
+    let alert = y(threshold);
     let _ = write!(
         svg,
         r##"<line x1="0" y1="{alert:.1}" x2="{WIDTH}" y2="{alert:.1}" stroke="#c0262d" stroke-width="1" stroke-dasharray="3 2"/>"##
@@ -58,7 +59,7 @@ pub fn trend_svg(title: &str, points: &[TrendSlope], marked: &[&str]) -> Option<
         write!(svg, r##"<polyline fill="none" stroke="#0072b2" stroke-width="1.5" points="{}"/>"##, drawn.join(" "));
     for (i, p) in points.iter().enumerate() {
         let Some(k) = p.slope else { continue };
-        let (r, fill) = match (marked.contains(&p.version.as_str()), k > ALERT_THRESHOLD) {
+        let (r, fill) = match (marked.contains(&p.version.as_str()), p.over) {
             (true, true) => (3.5, "#c0262d"),
             (true, false) => (3.5, "#1d232b"),
             (false, _) => (1.8, "#0072b2"),
@@ -82,7 +83,7 @@ mod tests {
     use super::*;
 
     fn point(version: &str, slope: Option<f64>) -> TrendSlope {
-        TrendSlope { version: version.into(), slope }
+        TrendSlope { version: version.into(), slope, over: slope.is_some_and(|k| k > 2.0) }
     }
 
     #[test]
@@ -93,7 +94,7 @@ mod tests {
             point("0.16.0", Some(2.01)),
             point("0.17.0", None),
         ];
-        let svg = trend_svg("strchr across zig-cc-musl", &points, &["<0.15>", "0.16.0"]).unwrap();
+        let svg = trend_svg("strchr across zig-cc-musl", &points, &["<0.15>", "0.16.0"], 1.3).unwrap();
         assert_well_formed(&svg);
         assert_eq!(elements(&svg, "polyline").len(), 1);
         assert_eq!(elements(&svg, "circle").len(), 3, "one dot per slope");
@@ -102,7 +103,7 @@ mod tests {
         let desc = trend_description(&points);
         assert_eq!(desc, "k 1.00 at 0.14.1, 1.01 at <0.15>, 2.01 at 0.16.0; no slope at 0.17.0");
         assert!(svg.contains("<desc>k 1.00 at 0.14.1, 1.01 at &lt;0.15&gt;"), "{svg}");
-        assert!(trend_svg("t", &[point("1", None)], &["1"]).is_none());
+        assert!(trend_svg("t", &[point("1", None)], &["1"], 1.3).is_none());
         assert_eq!(trend_description(&[point("1", None)]), "no slope at any version");
     }
 }

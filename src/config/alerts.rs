@@ -3,7 +3,7 @@
 //! only from here, so no API caller can make the server call a URL of its choosing.
 
 use serde::Deserialize;
-use slopewatch_core::verdict::NoiseRule;
+use slopewatch_core::verdict::{NoiseRule, DEFAULT_MAX_SLOPE};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -19,6 +19,9 @@ pub struct AlertsSection {
     pub threshold: f64,
     /// Per-workload thresholds, overriding `threshold`: `[alerts.workloads] "name" = 1.3`.
     pub workloads: BTreeMap<String, f64>,
+    /// Pages band a slope above this as worth watching, short of a regression; below every
+    /// threshold.
+    pub watch_from: f64,
     /// A slope is only trusted when the fit spans at least this many sizes.
     pub min_sizes: usize,
     /// A slope is only trusted when the log-log line explains at least this share of the variance.
@@ -55,8 +58,9 @@ impl Default for AlertsSection {
     fn default() -> Self {
         AlertsSection {
             rule: AlertRule::default(),
-            threshold: 1.5,
+            threshold: DEFAULT_MAX_SLOPE,
             workloads: BTreeMap::new(),
+            watch_from: DEFAULT_WATCH_FROM,
             min_sizes: NoiseRule::default().min_sizes,
             min_r2: NoiseRule::default().min_r2,
             ci_margin: NoiseRule::default().ci_margin,
@@ -73,6 +77,9 @@ impl Default for AlertsSection {
         }
     }
 }
+
+/// Where pages start to band a slope as worth watching, unless `[alerts] watch_from` says.
+pub const DEFAULT_WATCH_FROM: f64 = 1.2;
 
 /// What opens and resolves a regression (docs/alerts.md).
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -125,6 +132,8 @@ pub struct Rules {
     pub rule: AlertRule,
     pub threshold: f64,
     pub per_workload: BTreeMap<String, f64>,
+    /// A slope above this, short of a regression, is banded as worth watching on pages.
+    pub watch_from: f64,
     pub min_sizes: usize,
     pub min_r2: f64,
     pub ci_margin: f64,
@@ -155,6 +164,7 @@ impl From<&AlertsSection> for Rules {
             rule: s.rule,
             threshold: s.threshold,
             per_workload: s.workloads.clone(),
+            watch_from: s.watch_from,
             min_sizes: s.min_sizes,
             min_r2: s.min_r2,
             ci_margin: s.ci_margin,
@@ -238,6 +248,10 @@ impl AlertSettings {
         if let Some((name, _)) = alerts.workloads.iter().find(|(_, t)| !valid_threshold(**t)) {
             anyhow::bail!("[alerts.workloads] {name:?} must be a positive number");
         }
+        let lowest = alerts.workloads.values().copied().fold(alerts.threshold, f64::min);
+        if !alerts.watch_from.is_finite() || alerts.watch_from >= lowest {
+            anyhow::bail!("[alerts] watch_from must be a number below every threshold (the lowest is {lowest})");
+        }
         let valid_factor = |f: f64| f.is_finite() && f > 1.0;
         if !valid_factor(alerts.cost_factor) {
             anyhow::bail!("[alerts] cost_factor must be a number above 1");
@@ -318,6 +332,17 @@ mod tests {
         assert_eq!(s.rules.per_workload["strchr-scan"], 1.3);
         assert_eq!(s.webhooks[0].format, WebhookFormat::Slack);
         assert!(!format!("{s:?}").contains("0123456789abcdef"), "secrets stay out of Debug");
+    }
+
+    #[test]
+    fn watch_from_must_be_below_every_threshold() {
+        let (a, w) = section("[alerts]\nwatch_from = 1.25\n[alerts.workloads]\nstrcspn = 2.5\n");
+        assert_eq!(AlertSettings::from_file(&a, &w).unwrap().rules.watch_from, 1.25);
+        let (a, w) = section("[alerts]\nthreshold = 1.3\nwatch_from = 1.3\n");
+        let e = AlertSettings::from_file(&a, &w).unwrap_err().to_string();
+        assert!(e.contains("[alerts] watch_from") && e.contains("1.3"), "{e}");
+        let (a, w) = section("[alerts]\n[alerts.workloads]\nstrchr = 1.1\n");
+        assert!(AlertSettings::from_file(&a, &w).unwrap_err().to_string().contains("watch_from"));
     }
 
     #[test]

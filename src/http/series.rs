@@ -3,7 +3,7 @@
 
 use super::{AppState, Error};
 use crate::views::measure;
-use crate::views::SeriesView;
+use crate::views::{Alerting, SeriesView};
 use slopewatch_core::wire::Metric;
 
 /// The series of `workload` in `lineage` by the metric `asked` for (by default wall time where
@@ -36,7 +36,9 @@ pub(super) async fn load(
         state.store.series_failures(workload, metric, lineage)
     )?;
     let found = found.ok_or_else(|| Error::NotFound(format!("no workload named {workload:?} has reported")))?;
-    let mut view = SeriesView::new(found.name, metric, lineage.to_string(), found.size_unit, summaries, failures);
+    let alerting = Alerting::of(&state.config.alerts.rules, &found.name);
+    let mut view =
+        SeriesView::new(found.name, metric, lineage.to_string(), found.size_unit, summaries, failures, alerting);
     view.size_of_interest = found.size_of_interest.and_then(|s| u64::try_from(s).ok());
     Ok((view, available))
 }

@@ -7,6 +7,7 @@
 use super::error::ErrorBody;
 use super::extract::{AppPath, AppQuery};
 use super::{AppState, Error};
+use crate::config::Rules;
 use crate::links;
 use crate::model::{Architecture, RegressionRow, RegressionWorkload, ScannedArtifact};
 use crate::store::{SlopeRow, VersionChoice, VersionSummary, WorkloadFailures, WorkloadRow};
@@ -55,8 +56,8 @@ struct Read {
     /// Opened or fixed at the later version, and the lineage's findings still open.
     regressions: Vec<(RegressionRow, Vec<RegressionWorkload>)>,
     workloads: Vec<WorkloadRow>,
-    /// Whether a series that ran the same build at both versions reads unchanged.
-    unchanged_builds: bool,
+    /// The configured alert rules the changes are judged by.
+    rules: Rules,
 }
 
 impl Read {
@@ -70,16 +71,16 @@ impl Read {
             store.version_regressions(&at.lineage, &at.version),
             store.workloads(),
         )?;
-        let unchanged_builds = state.config.alerts.rules.skip_unchanged_builds;
-        Ok(Read { summaries, failures, history, regressions, workloads, unchanged_builds })
+        let rules = state.config.alerts.rules.clone();
+        Ok(Read { summaries, failures, history, regressions, workloads, rules })
     }
 
     /// `at` against `before`; where `versions` (the later version's lineage's) are given, with
     /// each workload's trend across them and the regression that holds it: the comparison a page
     /// is about, not a control's.
     fn changes(&self, before: Option<&VersionAt>, at: &VersionAt, versions: Option<&[String]>) -> Changes {
-        let mut changes = Changes::new(before, at, &self.summaries, &self.failures, &self.workloads);
-        if self.unchanged_builds {
+        let mut changes = Changes::new((before, at), &self.summaries, &self.failures, &self.workloads, &self.rules);
+        if self.rules.skip_unchanged_builds {
             changes.unchanged_builds();
         }
         if let Some(versions) = versions {

@@ -3,13 +3,14 @@
 //! with and the metrics it was measured by. Each read costs the number of summaries shown, never
 //! the runs or samples behind them.
 
-use super::db::complexity::{decode_class, decode_complexity};
+use super::db::complexity::decode_complexity;
 use super::db::sql;
 use super::{decode_json, Store};
 use crate::model::{MetricColumn, SizeMedian};
 use serde::Serialize;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::verdict::SlopeEvidence;
 use slopewatch_core::version::sort_versions;
 use slopewatch_core::wire::{Metric, SizeUnit};
 use time::OffsetDateTime;
@@ -107,7 +108,7 @@ pub(super) const SUMMARY_COLUMNS: &str =
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
 const SLOPE_COLUMNS: &str = "SELECT w.name AS workload, w.metric, w.size_unit, s.lineage, s.version, s.slope,
-     s.complexity, s.first_seen
+     s.ci_low, s.ci_high, s.r2, s.sizes, s.complexity, s.first_seen
      FROM version_summaries s JOIN workloads w ON w.id = s.workload_id";
 
 /// A version's slope and class for one workload, without its per-size medians.
@@ -124,6 +125,12 @@ pub struct SlopeRow {
     pub class: Option<Option<Class>>,
     #[serde(with = "time::serde::rfc3339")]
     pub first_seen: OffsetDateTime,
+    /// The slope as the noise rule reads it, and the class with its evidence: what pages band it
+    /// by, as the alert rules decide.
+    #[serde(skip)]
+    pub evidence: SlopeEvidence,
+    #[serde(skip)]
+    pub complexity: Option<Complexity>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -136,6 +143,10 @@ struct SlopeRecord {
     lineage: String,
     version: String,
     slope: f64,
+    ci_low: f64,
+    ci_high: f64,
+    r2: f64,
+    sizes: String,
     complexity: Option<String>,
     first_seen: OffsetDateTime,
 }
@@ -217,8 +228,14 @@ impl Store {
         let mut rows = records
             .into_iter()
             .map(|r| {
+                // Only how many sizes the summary spans: the medians themselves are skipped.
+                let sizes = decode_json::<Vec<serde::de::IgnoredAny>>(&r.sizes)?.len();
+                let evidence = SlopeEvidence { slope: r.slope, ci_low: r.ci_low, ci_high: r.ci_high, r2: r.r2, sizes };
+                let complexity = decode_complexity(r.complexity.as_deref())?;
                 Ok(SlopeRow {
-                    class: decode_class(r.complexity.as_deref())?,
+                    class: complexity.as_ref().map(|c| c.class),
+                    complexity,
+                    evidence,
                     workload: r.workload,
                     metric: r.metric,
                     size_unit: r.size_unit,

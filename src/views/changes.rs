@@ -5,19 +5,18 @@
 //! all-workloads comparison are both built of it.
 
 use super::ratio::{size_ratio, SizeRatio};
-use super::{failed_in, ALERT_THRESHOLD};
+use super::{evidence, failed_in};
 use crate::analysis::class_step;
+use crate::config::Rules;
 use crate::format;
 use crate::links;
-use crate::model::{RegressionKind, RegressionRow, RegressionWorkload, SizeMedian};
-use crate::store::{SlopeRow, VersionFailures, VersionSummary, WorkloadFailures, WorkloadRow};
+use crate::model::{RegressionKind, SizeMedian};
+use crate::store::{VersionFailures, VersionSummary, WorkloadFailures, WorkloadRow};
 use serde::Serialize;
 use slopewatch_core::predict::{step_sentence_in, Prediction};
-use slopewatch_core::verdict::{NoiseRule, SlopeEvidence, Verdict};
-use slopewatch_core::version;
+use slopewatch_core::verdict::Verdict;
 use slopewatch_core::wire::{FailureKind, Metric, SizeUnit};
 use slopewatch_core::workloads::Group;
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
@@ -65,7 +64,7 @@ pub enum Change {
     /// slope went from under the alert level to over it, as the alert rules' noise rule judges both.
     Steeper,
     /// Counted (instructions, which do not move with the host), its growth unchanged but its count
-    /// at the largest size both versions measured [`COST_FACTOR`] times higher or more.
+    /// at the largest size both versions measured more than its cost factor times higher.
     Costlier,
     /// Every run failed it at both.
     StillFails,
@@ -79,7 +78,7 @@ pub enum Change {
     Better,
     /// No class step shown, but its slope came back from over the alert level to under it.
     Flatter,
-    /// Counted, its growth unchanged but its count [`COST_FACTOR`] times lower or more.
+    /// Counted, its growth unchanged but its count more than its cost factor times lower.
     Cheaper,
     /// None of these: the same class, or a class step within the noise (its text says which).
     Unchanged,
@@ -182,6 +181,9 @@ pub struct InterestCost {
 pub struct TrendSlope {
     pub version: String,
     pub slope: Option<f64>,
+    /// Whether the alert rules hold the slope over its threshold there.
+    #[serde(skip)]
+    pub over: bool,
 }
 
 /// The regression or finding, opened at the later version, that holds a workload.
@@ -251,6 +253,9 @@ pub struct Changes {
     pub before: Option<VersionAt>,
     pub after: VersionAt,
     pub rows: Vec<ChangeRow>,
+    /// The configured alert rules the changes are judged by, as the rules judge versions.
+    #[serde(skip)]
+    pub rules: Rules,
 }
 
 /// A series' summaries and failures at the two versions.
@@ -262,13 +267,13 @@ struct Slot {
 
 impl Changes {
     /// The series of `workloads` at `after` against `before`, from the summaries and failures
-    /// read at those versions (others are passed over).
+    /// read at those versions (others are passed over), judged by the alert `rules`.
     pub fn new(
-        before: Option<&VersionAt>,
-        after: &VersionAt,
+        (before, after): (Option<&VersionAt>, &VersionAt),
         summaries: &[VersionSummary],
         failures: &[WorkloadFailures],
         workloads: &[WorkloadRow],
+        rules: &Rules,
     ) -> Changes {
         let at_before = |l: &str, v: &str| before.is_some_and(|b| b.holds(l, v));
         let mut slots: BTreeMap<(&str, Metric), Slot> = BTreeMap::new();
@@ -293,11 +298,11 @@ impl Changes {
             .into_iter()
             .filter_map(|((workload, metric), slot)| {
                 let w = workloads.iter().find(|w| w.name == workload && w.metric == metric)?;
-                Some(row(before, after, w, slot))
+                Some(row(before, after, w, slot, rules))
             })
             .collect();
         sort(&mut rows);
-        Changes { before: before.cloned(), after: after.clone(), rows }
+        Changes { before: before.cloned(), after: after.clone(), rows, rules: rules.clone() }
     }
 
     /// Reads every series whose two versions ran the very same build (the same build hash: the
@@ -317,49 +322,6 @@ impl Changes {
         sort(&mut self.rows);
     }
 
-    /// Marks each workload held by a regression or finding opened at the later version, or by a
-    /// finding opened at an earlier version of its lineage that the later one has not brought
-    /// back under, of `regressions` (as `Store::version_regressions` reads them).
-    pub fn hold(&mut self, regressions: &[(RegressionRow, Vec<RegressionWorkload>)]) {
-        let after = &self.after;
-        let before_after = |v: &str| version::compare(v, &after.version) == Ordering::Less;
-        for (r, members) in regressions.iter().filter(|(r, _)| r.lineage == after.lineage) {
-            let finding = r.kind() == RegressionKind::Finding;
-            if r.version != after.version && !(finding && before_after(&r.version)) {
-                continue;
-            }
-            // A member fixed at or before the later version no longer holds it.
-            let held = members.iter().filter(|m| {
-                r.version == after.version
-                    || m.fixed_version.as_deref().is_none_or(|f| !before_after(f) && *f != after.version)
-            });
-            for m in held {
-                let found = self.rows.iter_mut().find(|row| row.workload == m.workload && row.metric == m.metric);
-                if let Some(row) = found {
-                    row.finding = finding;
-                    let url = links::regression(r.id);
-                    row.held_by = Some(Held { id: r.id, kind: r.kind(), status: r.status.clone(), url });
-                }
-            }
-        }
-    }
-
-    /// Gives each row its slope at every one of `versions` (the later version's lineage's, in
-    /// version order) from that lineage's slope history.
-    pub fn trends(&mut self, history: &[SlopeRow], versions: &[String]) {
-        for row in &mut self.rows {
-            let slopes: Vec<&SlopeRow> =
-                history.iter().filter(|h| h.workload == row.workload && h.metric == row.metric).collect();
-            row.trend = versions
-                .iter()
-                .map(|v| TrendSlope {
-                    version: v.clone(),
-                    slope: slopes.iter().find(|h| &h.version == v).map(|h| h.slope),
-                })
-                .collect();
-        }
-    }
-
     /// The rows by group, groups in their order, each as sorted.
     pub fn groups(&self) -> Vec<(Group, Vec<&ChangeRow>)> {
         Group::ALL
@@ -377,18 +339,18 @@ impl Changes {
 }
 
 /// Rows by group, worst change first within each, then by name and measure.
-fn sort(rows: &mut [ChangeRow]) {
+pub(super) fn sort(rows: &mut [ChangeRow]) {
     rows.sort_by(|a, b| (a.group, a.change, &a.workload, a.metric).cmp(&(b.group, b.change, &b.workload, b.metric)));
 }
 
 /// One series' row from its slot.
-fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slot) -> ChangeRow {
+fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slot, rules: &Rules) -> ChangeRow {
     let b = SeriesState::of(slot.before.0, slot.before.1);
     let a = SeriesState::of(slot.after.0, slot.after.1);
     let sb = b.as_ref().and_then(|b| b.summary.as_ref());
     let sa = a.as_ref().and_then(|a| a.summary.as_ref());
     let ratio = sb.zip(sa).and_then(|(b, a)| size_ratio(b, a));
-    let (change, change_text) = change(b.as_ref(), a.as_ref(), after, ratio.as_ref(), w.size_unit);
+    let (change, change_text) = change((b.as_ref(), a.as_ref()), after, ratio.as_ref(), w.size_unit, rules);
     let size_unit = w.size_unit;
     let at_interest = w.size_of_interest.and_then(|s| u64::try_from(s).ok()).and_then(|size| {
         let pa = SizeMedian::predict(&sa?.sizes, size)?;
@@ -418,16 +380,17 @@ fn row(before: Option<&VersionAt>, after: &VersionAt, w: &WorkloadRow, slot: Slo
 }
 
 /// What changed from `before` to `after`, and in words. A class step counts only where the
-/// evidence shows it (`analysis::class_step`), and a slope only where the noise rule puts it under
-/// the alert level at one version and over it at the other: a step within the noise leaves the
+/// evidence shows it (`analysis::class_step`), and a slope as the alert rules judge it: steeper
+/// where the later version is over the workload's threshold and the earlier was not (a crossing),
+/// flatter where the earlier was over and the later is under; a step within the noise leaves the
 /// workload unchanged, and says so in its text. `ratio` is the two versions' at the largest size
-/// both measured, which a count's change of cost is judged by.
+/// both measured, which a count's change of cost is judged by, by the configured factor.
 fn change(
-    before: Option<&SeriesState>,
-    after: Option<&SeriesState>,
+    (before, after): (Option<&SeriesState>, Option<&SeriesState>),
     at: &VersionAt,
     ratio: Option<&SizeRatio>,
     unit: SizeUnit,
+    rules: &Rules,
 ) -> (Change, String) {
     let failure = |s: &SeriesState| s.failures.as_ref().map_or_else(|| "failed".to_string(), |f| f.label.clone());
     match (before, after) {
@@ -445,13 +408,14 @@ fn change(
             let (sb, sa) = (b.summary.as_ref().expect("measured"), a.summary.as_ref().expect("measured"));
             let slopes = format!("k {} → {}", format::slope(sb.slope), format::slope(sa.slope));
             let step = class_step(&sb.sizes, sb.complexity.as_ref(), &sa.sizes, sa.complexity.as_ref(), sa.metric);
-            match (step, slope_verdict(sb), slope_verdict(sa)) {
+            let verdict = |s: &VersionSummary| rules.noise().slope(&evidence(s), rules.threshold_for(&s.workload));
+            match (step, verdict(sb), verdict(sa)) {
                 (Some(step), ..) if step.shown => {
                     (if step.to > step.from { Change::Worse } else { Change::Better }, step.text())
                 }
                 (_, Verdict::Under, Verdict::Over) => (Change::Steeper, slopes),
                 (_, Verdict::Over, Verdict::Under) => (Change::Flatter, slopes),
-                (step, ..) => match ratio.and_then(|r| cost_change(sb, sa, r, unit)) {
+                (step, ..) => match ratio.and_then(|r| cost_change(sb, sa, r, unit, rules)) {
                     Some(cost) => cost,
                     None => (Change::Unchanged, step.map_or_else(|| "unchanged".into(), |s| s.text())),
                 },
@@ -460,40 +424,32 @@ fn change(
     }
 }
 
-/// How far a count must move at the largest size two versions share, their growth unchanged, to be
-/// a change of cost: the default of the cost rule.
-pub const COST_FACTOR: f64 = 1.5;
-
 /// A change of cost between two counted versions: their count at the largest size both measured
-/// (`r`, from `size_ratio`) moved [`COST_FACTOR`] times or more, in words: "cost 4.20× at 64 KiB,
-/// O(n) both". Growth is what the rest of the page judges, because a time moves with the host; a
-/// count does not, so there a linear workload made several times more expensive is a change too.
-/// `None` for times, and within the factor.
+/// (`r`, from `size_ratio`) moved more than the workload's cost factor (the cost rule's, compared
+/// as the rule compares it), in words: "cost 4.20× at 64 KiB, O(n) both". Growth is what the rest
+/// of the page judges, because a time moves with the host; a count does not, so there a linear
+/// workload made several times more expensive is a change too. `None` for times, within the
+/// factor, and with the cost rule off.
 fn cost_change(
     before: &VersionSummary,
     after: &VersionSummary,
     r: &SizeRatio,
     unit: SizeUnit,
+    rules: &Rules,
 ) -> Option<(Change, String)> {
+    let factor = rules.cost_factor_for(&after.workload)?;
     if !after.metric.is_count() {
         return None;
     }
-    let change = if r.ratio >= COST_FACTOR {
+    let change = if r.ratio > factor {
         Change::Costlier
-    } else if r.ratio <= 1.0 / COST_FACTOR {
+    } else if r.ratio < 1.0 / factor {
         Change::Cheaper
     } else {
         return None;
     };
     let (b, a) = (format::class_label(before.complexity.as_ref()), format::class_label(after.complexity.as_ref()));
     Some((change, format::cost_change(r.ratio, r.size, unit, b, a)))
-}
-
-/// A version's slope against the alert level, as the alert rules' default noise rule judges it.
-fn slope_verdict(s: &VersionSummary) -> Verdict {
-    let evidence =
-        SlopeEvidence { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2, sizes: s.sizes.len() };
-    NoiseRule::default().slope(&evidence, ALERT_THRESHOLD)
 }
 
 #[cfg(test)]
@@ -559,7 +515,7 @@ mod tests {
         let all = summaries;
         let names = ["strchr", "strspn", "strchrnul", "memchr", "strstr", "sscanf", "strtol", "strtod"];
         let rows: Vec<WorkloadRow> = names.iter().map(|n| workload(n)).collect();
-        let changes = Changes::new(Some(&old), &new, &all, &fails, &rows);
+        let changes = Changes::new((Some(&old), &new), &all, &fails, &rows, &Rules::default());
         let change = |name: &str| {
             let r = changes.rows.iter().find(|r| r.workload == name).unwrap();
             (r.change, r.change_text.as_str())
@@ -585,7 +541,7 @@ mod tests {
         assert_eq!(strchr.ratio.map(|r| (r.size, r.predicted)), Some((65536 << 4, false)));
 
         // Against nothing, the first version says how many it measured.
-        let first = Changes::new(None, &old, &all, &fails, &rows);
+        let first = Changes::new((None, &old), &all, &fails, &rows, &Rules::default());
         assert_eq!(first.headline(), "zig-cc-musl 0.15.2, the first version measured: 7 workloads.");
         // Against another lineage, it is named.
         let control = VersionAt::new("musl-gcc", "0.16.0");
@@ -593,7 +549,7 @@ mod tests {
         let mut strchr = at("strchr", "0.16.0", 1.0, n);
         strchr.lineage = "musl-gcc".into();
         musl.push(strchr);
-        let across = Changes::new(Some(&control), &new, &musl, &[], &rows);
+        let across = Changes::new((Some(&control), &new), &musl, &[], &rows, &Rules::default());
         assert_eq!(
             across.headline(),
             "zig-cc-musl 0.16.0 against musl-gcc 0.16.0: 1 workload went O(n) → O(n²), 6 new."
@@ -623,7 +579,7 @@ mod tests {
         ];
         let mut rows: Vec<WorkloadRow> = ["memcpy", "strlen", "strchr"].iter().map(|w| workload(w)).collect();
         rows.extend(["memcpy", "strlen", "strchr"].iter().map(|w| WorkloadRow { metric: valgrind, ..workload(w) }));
-        let changes = Changes::new(Some(&old), &new, &summaries, &[], &rows);
+        let changes = Changes::new((Some(&old), &new), &summaries, &[], &rows, &Rules::default());
         let change = |name: &str, metric: Metric| {
             let r = changes.rows.iter().find(|r| r.workload == name && r.metric == metric).unwrap();
             (r.change, r.change_text.as_str())
@@ -634,7 +590,7 @@ mod tests {
         assert_eq!(change("memcpy", Metric::Wall), (Change::Unchanged, "unchanged"), "a time moves with its host");
         assert_eq!(
             changes.headline(),
-            "zig-cc-musl 0.16.0 against 0.15.2: 1 workload costs more (1.5× or more), 1 costs less (1.5× or more), \
+            "zig-cc-musl 0.16.0 against 0.15.2: 1 workload costs more (more than 1.5×), 1 costs less (more than 1.5×), \
              2 unchanged."
         );
     }
@@ -664,7 +620,7 @@ mod tests {
         let mut narrow = at("sqlite-json-each", "1.0.0", 1.3, Some(Class::NLogN));
         narrow.lineage = "same-gcc".into();
         let rows = [workload("contract.memrchr.bound"), workload("sqlite-json-each")];
-        let changes = Changes::new(Some(&old), &new, &[first, second, narrow, wide], &[], &rows);
+        let changes = Changes::new((Some(&old), &new), &[first, second, narrow, wide], &[], &rows, &Rules::default());
         let text: Vec<(Change, &str)> = changes.rows.iter().map(|r| (r.change, r.change_text.as_str())).collect();
         assert_eq!(
             text,
@@ -684,7 +640,7 @@ mod tests {
         let mut held = at("memchr", "13", 1.0, Some(Class::Linear));
         held.lineage = "gcc".into();
         let rows = [workload("strchr"), workload("memchr")];
-        let changes = Changes::new(Some(&old), &new, &[gone, held], &[crashed], &rows);
+        let changes = Changes::new((Some(&old), &new), &[gone, held], &[crashed], &rows, &Rules::default());
         assert_eq!(changes.headline(), "gcc 14 against 13: 1 workload crashes, 1 not measured.");
         assert_eq!(changes.rows.iter().find(|r| r.workload == "strchr").unwrap().change_text, "not measured at 14");
     }

@@ -2,8 +2,7 @@
 //! "zig-cc-musl 0.16.0 against 0.15.2: 6 workloads went O(n) → O(n²), 1 gives a wrong result, 5
 //! unchanged.", each count with a verb that agrees with it.
 
-use super::changes::{Change, Changes, COST_FACTOR};
-use super::ALERT_THRESHOLD;
+use super::changes::{Change, Changes};
 use slopewatch_core::wire::FailureKind;
 
 impl Changes {
@@ -24,6 +23,11 @@ impl Changes {
             let detail = match r.change {
                 Change::Worse | Change::Better => r.change_text.clone(),
                 Change::Fails => r.after.as_ref().and_then(|a| a.failure_kind).map_or("", |k| k.as_str()).to_string(),
+                // Each workload's own limit, so workloads held to different ones are counted apart.
+                Change::Steeper | Change::Flatter => self.rules.threshold_for(&r.workload).to_string(),
+                Change::Costlier | Change::Cheaper => {
+                    self.rules.cost_factor_for(&r.workload).map(|f| f.to_string()).unwrap_or_default()
+                }
                 _ => String::new(),
             };
             match counts.iter_mut().find(|(key, _)| key.0 == r.change && key.1 == detail) {
@@ -73,10 +77,10 @@ fn phrase(change: Change, detail: &str, one: bool) -> String {
             Some(FailureKind::BuildFailed) => verb("does not build", "do not build"),
             Some(FailureKind::SetupFailed) | None => verb("fails to set up", "fail to set up"),
         },
-        Change::Steeper => format!("went over k {ALERT_THRESHOLD} without a class step"),
-        Change::Flatter => format!("came back under k {ALERT_THRESHOLD}"),
-        Change::Costlier => verb("costs more", "cost more") + &format!(" ({COST_FACTOR}× or more)"),
-        Change::Cheaper => verb("costs less", "cost less") + &format!(" ({COST_FACTOR}× or more)"),
+        Change::Steeper => format!("went over k {detail} without a class step"),
+        Change::Flatter => format!("came back under k {detail}"),
+        Change::Costlier => verb("costs more", "cost more") + &format!(" (more than {detail}×)"),
+        Change::Cheaper => verb("costs less", "cost less") + &format!(" (more than {detail}×)"),
         Change::StillFails => verb("still fails", "still fail"),
         Change::Passes => verb("passes again", "pass again"),
         Change::New => "new".into(),

@@ -9,6 +9,7 @@ pub mod contracts;
 pub mod control;
 pub mod exposures;
 mod headline;
+mod held;
 pub mod measure;
 mod overview;
 mod ratio;
@@ -26,13 +27,12 @@ pub use run::fill_in_run;
 pub use series::{LogLogLine, LogLogView, SeriesAtVersion, SeriesView, VersionRow};
 pub use version::{ControlLine, VersionRegression, VersionView};
 
-use crate::store::VersionFailures;
+use crate::config::Rules;
+use crate::store::{VersionFailures, VersionSummary};
 use serde::Serialize;
+use slopewatch_core::complexity::Complexity;
+use slopewatch_core::verdict::{Limits, SlopeEvidence, Verdict};
 
-/// Slopes above this raise an alert: doubling the input costs more than 2^1.5 ≈ 2.8× the time.
-pub const ALERT_THRESHOLD: f64 = 1.5;
-/// Slopes above this are worth watching, though not alarming.
-pub const WATCH_FROM: f64 = 1.2;
 /// How many of the latest versions the log-log chart draws when none are chosen.
 pub const DEFAULT_LOGLOG_VERSIONS: usize = 4;
 
@@ -45,17 +45,53 @@ pub enum Band {
     Regression,
 }
 
-impl Band {
-    pub fn of(slope: f64) -> Band {
-        if slope > ALERT_THRESHOLD {
+/// The configured alert rules as pages apply them to one workload, so that a page bands a slope
+/// exactly as the rules decide it: a regression where they hold its summary over (core's verdict,
+/// noise rule included), worth watching above `watch_from` short of that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Alerting {
+    /// What the rules hold the workload's summaries to (no contract: pages judge growth).
+    pub limits: Limits,
+    /// The workload's slope threshold: its own where configured, else the global one.
+    pub threshold: f64,
+    /// Whether that threshold is the workload's own (`[alerts.workloads]`).
+    pub own: bool,
+    pub watch_from: f64,
+}
+
+impl Alerting {
+    pub fn of(rules: &Rules, workload: &str) -> Alerting {
+        Alerting {
+            limits: rules.limits(workload, None),
+            threshold: rules.threshold_for(workload),
+            own: rules.per_workload.contains_key(workload),
+            watch_from: rules.watch_from,
+        }
+    }
+
+    /// The band of a slope with its evidence and class, by the rules' decision.
+    pub fn band(&self, slope: &SlopeEvidence, complexity: Option<&Complexity>) -> Band {
+        if self.limits.judge(Some(slope), complexity).verdict() == Verdict::Over {
             Band::Regression
-        } else if slope > WATCH_FROM {
+        } else if slope.slope > self.watch_from {
             Band::Watch
         } else {
             Band::Linear
         }
     }
 
+    /// The band of a version summary.
+    pub fn band_of(&self, s: &VersionSummary) -> Band {
+        self.band(&evidence(s), s.complexity.as_ref())
+    }
+}
+
+/// A version summary's slope as the noise rule reads it.
+pub fn evidence(s: &VersionSummary) -> SlopeEvidence {
+    SlopeEvidence { slope: s.slope, ci_low: s.ci_low, ci_high: s.ci_high, r2: s.r2, sizes: s.sizes.len() }
+}
+
+impl Band {
     /// The band's name, also its CSS class.
     pub fn name(self) -> &'static str {
         match self {
@@ -150,6 +186,7 @@ pub(crate) mod tests {
             lineage: "zig-cc-musl".into(),
             size_unit: SizeUnit::Bytes,
             size_of_interest: None,
+            alerting: Alerting::of(&Rules::default(), "strchr"),
             versions: slopes
                 .iter()
                 .map(|&(v, k)| SeriesAtVersion {
@@ -203,12 +240,18 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn bands_split_at_watch_and_alert_levels() {
-        assert_eq!(Band::of(1.0), Band::Linear);
-        assert_eq!(Band::of(1.2), Band::Linear);
-        assert_eq!(Band::of(1.3), Band::Watch);
-        assert_eq!(Band::of(1.5), Band::Watch);
-        assert_eq!(Band::of(1.51), Band::Regression);
+    fn a_band_is_a_regression_exactly_where_the_rules_hold_the_slope_over() {
+        let rules = Rules { threshold: 1.3, per_workload: [("strcspn".to_string(), 2.5)].into(), ..Rules::default() };
+        let (strchr, strcspn) = (Alerting::of(&rules, "strchr"), Alerting::of(&rules, "strcspn"));
+        let band = |a: Alerting, k: f64| a.band_of(&summary("gcc-glibc", "12.3.0", k, 5));
+        assert_eq!(band(strchr, 1.0), Band::Linear);
+        assert_eq!(band(strchr, 1.25), Band::Watch);
+        assert_eq!(band(strchr, 1.42), Band::Regression);
+        assert_eq!(band(strcspn, 2.0), Band::Watch, "its own threshold is 2.5");
+        assert!(strcspn.own && !strchr.own);
+        let mut wide = summary("gcc-glibc", "12.3.0", 1.42, 5);
+        wide.ci_low = 1.0;
+        assert_eq!(strchr.band_of(&wide), Band::Watch, "unsure under the noise rule: not a regression");
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! series: of the metric asked for, or else of wall time where the workload has it in that
 //! lineage, else of the metric it has. Built from version summaries, never from runs or samples.
 
-use super::{measure, Band};
+use super::{measure, Alerting, Band};
+use crate::config::Rules;
 use crate::store::{OverviewFailureRow, SlopeRow, ToolchainActivity};
-use slopewatch_core::complexity::Class;
+use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::verdict::SlopeEvidence;
 use slopewatch_core::version::sort_versions;
 use slopewatch_core::wire::{FailureKind, Metric, SizeUnit};
 use std::collections::BTreeMap;
@@ -67,7 +69,10 @@ pub struct OverviewCell {
     pub version: String,
     /// The latest version's slope over the runs that passed; `None` when every run failed.
     pub slope: Option<f64>,
+    /// The latest version's band, as the alert rules decide it.
     pub band: Option<Band>,
+    /// The workload's own threshold (`[alerts.workloads]`), where it has one.
+    pub own_threshold: Option<f64>,
     /// The complexity class at the latest version, `O(n²)` or `unsure`.
     pub complexity_class: Option<&'static str>,
     pub versions: usize,
@@ -158,18 +163,25 @@ struct OverviewVersion<'a> {
     first_seen: OffsetDateTime,
     slope: Option<f64>,
     class: Option<Option<Class>>,
+    /// The slope's evidence and class, where runs passed: what its band is decided by.
+    judged: Option<(&'a SlopeEvidence, Option<&'a Complexity>)>,
     failure: Option<&'a OverviewFailureRow>,
 }
 
 impl OverviewVersion<'_> {
     /// What "since when" follows: the class where one was worked out, else the band; failing
     /// where every run failed.
-    fn state(&self) -> &'static str {
-        match (self.slope, self.class) {
+    fn state(&self, alerting: &Alerting) -> &'static str {
+        match (self.judged, self.class) {
             (None, _) => "failing",
             (Some(_), Some(class)) => crate::format::label(class),
-            (Some(k), None) => Band::of(k).name(),
+            (Some(_), None) => self.band(alerting).map_or("failing", Band::name),
         }
+    }
+
+    /// The band the alert rules put the slope in; `None` where every run failed.
+    fn band(&self, alerting: &Alerting) -> Option<Band> {
+        self.judged.map(|(evidence, complexity)| alerting.band(evidence, complexity))
     }
 
     fn failure_kind(&self) -> Option<FailureKind> {
@@ -194,12 +206,14 @@ impl Overview {
     /// The matrix from the slope history and the versions where workloads failed, which may
     /// have no slope at all (every run failed); each cell of the metric `asked` for (a workload
     /// without a series of it has no row), or else of the cell's default (`measure::pick`). The
-    /// `controls` lineages' columns come first, in their order; the others by name.
+    /// `controls` lineages' columns come first, in their order; the others by name. Cells are
+    /// banded as the alert `rules` decide.
     pub fn from_history(
         history: &[SlopeRow],
         failures: &[OverviewFailureRow],
         asked: Option<Metric>,
         controls: &[String],
+        rules: &Rules,
     ) -> Overview {
         let mut series: BTreeMap<(&str, &str), Cell> = BTreeMap::new();
         for row in history {
@@ -210,6 +224,7 @@ impl Overview {
                 first_seen: row.first_seen,
                 slope: Some(row.slope),
                 class: row.class,
+                judged: Some((&row.evidence, row.complexity.as_ref())),
                 failure: None,
             });
         }
@@ -223,6 +238,7 @@ impl Overview {
                     first_seen: f.first_seen,
                     slope: None,
                     class: None,
+                    judged: None,
                     failure: Some(f),
                 }),
             }
@@ -250,7 +266,7 @@ impl Overview {
                 });
             }
             let column = columns.iter().position(|c| c.lineage == s.lineage).expect("lineage listed");
-            rows.last_mut().expect("row pushed").cells[column] = Some(cell(s));
+            rows.last_mut().expect("row pushed").cells[column] = Some(cell(s, &Alerting::of(rules, s.workload)));
         }
         rows.sort_by(|a, b| (a.severity(), &a.workload).cmp(&(b.severity(), &b.workload)));
         Overview { columns, rows, metrics, waiting: Vec::new() }
@@ -306,8 +322,8 @@ fn columns(shown: &[Shown], controls: &[String]) -> Vec<Column> {
     columns
 }
 
-/// A cell from its series' versions, in version order.
-fn cell(s: &Shown) -> OverviewCell {
+/// A cell from its series' versions, in version order, banded by its workload's `alerting`.
+fn cell(s: &Shown, alerting: &Alerting) -> OverviewCell {
     let latest = s.versions.last().expect("a series has a version");
     let failure = latest.failure.and_then(|f| {
         let kind = FailureKind::parse(&f.kind)?;
@@ -319,15 +335,16 @@ fn cell(s: &Shown) -> OverviewCell {
         slope: p.slope,
         failure: p.slope.is_none().then(|| p.failure_kind()).flatten(),
     });
-    let state = latest.state();
-    let held = s.versions.iter().rev().take_while(|v| v.state() == state).last().unwrap_or(latest);
+    let state = latest.state(alerting);
+    let held = s.versions.iter().rev().take_while(|v| v.state(alerting) == state).last().unwrap_or(latest);
     OverviewCell {
         lineage: s.lineage.to_string(),
         metric: s.metric,
         others: s.others.clone(),
         version: latest.version.to_string(),
         slope: latest.slope,
-        band: latest.slope.map(Band::of),
+        band: latest.band(alerting),
+        own_threshold: alerting.own.then_some(alerting.threshold),
         complexity_class: latest.class.map(crate::format::label),
         versions: s.versions.len(),
         failure,
@@ -351,6 +368,8 @@ mod tests {
             slope,
             class: None,
             first_seen: OffsetDateTime::UNIX_EPOCH,
+            evidence: SlopeEvidence { slope, ci_low: slope - 0.05, ci_high: slope + 0.05, r2: 0.999, sizes: 5 },
+            complexity: None,
         }
     }
 
@@ -377,7 +396,7 @@ mod tests {
             slope_row("strchr", "zig-cc-musl", "0.15.2", 1.05),
             slope_row("strchr", "zig-cc-musl", "0.16.0", 2.0),
         ];
-        let o = Overview::from_history(&history, &[], None, &[]);
+        let o = Overview::from_history(&history, &[], None, &[], &Rules::default());
         let columns: Vec<(&str, &str)> = o.columns.iter().map(|c| (c.lineage.as_str(), c.version.as_str())).collect();
         assert_eq!(columns, [("gcc-glibc", "12"), ("zig-cc-musl", "0.16.0")]);
         let rows: Vec<&str> = o.rows.iter().map(|r| r.workload.as_str()).collect();
@@ -402,7 +421,7 @@ mod tests {
         ];
         let failures = [failure_row("musl-gcc", "1.2.5", 1, 2)];
         let controls = ["musl-gcc".to_string(), "not-measured".to_string()];
-        let o = Overview::from_history(&history, &failures, None, &controls);
+        let o = Overview::from_history(&history, &failures, None, &controls, &Rules::default());
         let rows: Vec<(&str, u8)> = o.rows.iter().map(|r| (r.workload.as_str(), r.severity())).collect();
         assert_eq!(rows, [("c-over", 0), ("strchr", 0), ("b-watch", 1), ("a-linear", 2), ("d-linear", 2)]);
         let columns: Vec<(&str, bool)> = o.columns.iter().map(|c| (c.lineage.as_str(), c.control)).collect();
@@ -422,7 +441,7 @@ mod tests {
             classed("0.15.2", 1.0, Some(Class::Linear)),
             classed("0.16.0", 1.1, Some(Class::Linear)),
         ];
-        let o = Overview::from_history(&history, &[], None, &[]);
+        let o = Overview::from_history(&history, &[], None, &[], &Rules::default());
         let cell = o.rows[0].cells[0].as_ref().unwrap();
         assert_eq!(cell.since, Since { state: "O(n)", version: "0.14.1".into() });
         assert_eq!(cell.was().as_deref(), Some("was 1.00 at 0.15.2"));
@@ -445,7 +464,7 @@ mod tests {
             build("gone", "1", None),
         ];
         let pending = [LineageVersion::new("zig-cc-musl", "0.16.0")];
-        let o = Overview::from_history(&history, &[], None, &[]).with_activity(&builds, &pending);
+        let o = Overview::from_history(&history, &[], None, &[], &Rules::default()).with_activity(&builds, &pending);
         let zig = o.columns[0].activity.as_ref().unwrap();
         assert_eq!((zig.version.as_str(), zig.last_run_at, zig.summarising), ("0.16.0", at(200), true));
         let waiting: Vec<(&str, bool)> = o.waiting.iter().map(|w| (w.lineage.as_str(), w.summarising)).collect();
@@ -460,7 +479,7 @@ mod tests {
         };
         let history =
             vec![counted("memchr", 1.0), slope_row("strchr", "zig-cc-musl", "0.16.0", 1.0), counted("strchr", 2.0)];
-        let o = Overview::from_history(&history, &[], None, &[]);
+        let o = Overview::from_history(&history, &[], None, &[], &Rules::default());
         assert_eq!(o.metrics, [Metric::Wall, Metric::InstructionsValgrind]);
         let cell = |o: &Overview, row: usize| o.rows[row].cells[0].clone().unwrap();
         let strchr = cell(&o, 1);
@@ -469,10 +488,10 @@ mod tests {
             (Metric::Wall, Some(1.0), vec![Metric::InstructionsValgrind])
         );
         assert_eq!(cell(&o, 0).metric, Metric::InstructionsValgrind, "memchr has no wall series: its count decides");
-        let asked = Overview::from_history(&history, &[], Some(Metric::InstructionsValgrind), &[]);
+        let asked = Overview::from_history(&history, &[], Some(Metric::InstructionsValgrind), &[], &Rules::default());
         assert_eq!(asked.rows[0].workload, "strchr", "its count is over the threshold: worst first");
         assert_eq!((cell(&asked, 0).metric, cell(&asked, 0).slope), (Metric::InstructionsValgrind, Some(2.0)));
-        let wall = Overview::from_history(&history, &[], Some(Metric::Wall), &[]);
+        let wall = Overview::from_history(&history, &[], Some(Metric::Wall), &[], &Rules::default());
         assert_eq!(
             wall.rows.iter().map(|r| r.workload.as_str()).collect::<Vec<_>>(),
             ["strchr"],
@@ -488,7 +507,7 @@ mod tests {
             slope_row("strchr", "musl-gcc", "1.2.4", 1.0),
         ];
         let failures = [failure_row("gcc-glibc", "13", 1, 2), failure_row("musl-gcc", "1.2.5", 2, 0)];
-        let o = Overview::from_history(&history, &failures, None, &[]);
+        let o = Overview::from_history(&history, &failures, None, &[], &Rules::default());
         let gcc = o.rows[0].cells[0].as_ref().unwrap();
         assert_eq!((gcc.slope, gcc.class()), (Some(1.0), "linear"));
         assert_eq!(gcc.failure.as_ref().unwrap().marker(), "failed in 1 of 3 runs");
@@ -499,7 +518,7 @@ mod tests {
         assert_eq!(musl.since, Since { state: "failing", version: "1.2.5".into() });
 
         let mended = [history, vec![slope_row("strchr", "musl-gcc", "1.2.6", 1.0)]].concat();
-        let o = Overview::from_history(&mended, &failures, None, &[]);
+        let o = Overview::from_history(&mended, &failures, None, &[], &Rules::default());
         let musl = o.rows[0].cells[1].as_ref().unwrap();
         assert_eq!(musl.was().as_deref(), Some("was ✗ wrong result at 1.2.5"));
         assert_eq!(musl.since, Since { state: "linear", version: "1.2.6".into() });

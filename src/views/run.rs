@@ -199,6 +199,14 @@ mod tests {
             slope,
             class: Some(Some(class)),
             first_seen: OffsetDateTime::UNIX_EPOCH,
+            evidence: slopewatch_core::verdict::SlopeEvidence {
+                slope,
+                ci_low: slope,
+                ci_high: slope,
+                r2: 1.0,
+                sizes: 5,
+            },
+            complexity: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! of interest, and its log-log chart's lines.
 
 use super::ratio::{median_at, SizeRatio};
-use super::{failed_in, Band, ALERT_THRESHOLD, DEFAULT_LOGLOG_VERSIONS};
+use super::{failed_in, Alerting, Band, DEFAULT_LOGLOG_VERSIONS};
 use crate::format;
 use crate::store::{VersionFailures, VersionSummary};
 use serde::Serialize;
@@ -25,6 +25,9 @@ pub struct SeriesView {
     pub versions: Vec<SeriesAtVersion>,
     /// The size the workload's team runs it at, when its latest run said.
     pub size_of_interest: Option<u64>,
+    /// The alert rules as they judge this workload: what its versions are banded by.
+    #[serde(skip)]
+    pub alerting: Alerting,
 }
 
 /// One version of a series: its summary over the runs that passed, its failures, or both.
@@ -170,7 +173,7 @@ impl SeriesView {
     }
 
     /// The series of `metric` from its summaries (in version order) and the failures of its
-    /// versions.
+    /// versions, judged by `alerting`.
     pub fn new(
         workload: String,
         metric: Metric,
@@ -178,6 +181,7 @@ impl SeriesView {
         size_unit: SizeUnit,
         summaries: Vec<VersionSummary>,
         failures: Vec<VersionFailures>,
+        alerting: Alerting,
     ) -> SeriesView {
         let mut failures: BTreeMap<String, VersionFailures> =
             failures.into_iter().map(|f| (f.version.clone(), f)).collect();
@@ -201,6 +205,7 @@ impl SeriesView {
             size_unit,
             versions: versions.into_iter().map(|(v, _)| v).collect(),
             size_of_interest: None,
+            alerting,
         }
     }
 
@@ -231,10 +236,12 @@ impl SeriesView {
         self.versions.iter().enumerate().filter_map(|(i, v)| Some((i, v, v.failures.as_ref()?)))
     }
 
-    /// The version where the slope went over the threshold and stayed there up to the latest
-    /// version, or else the first version ever over it: the one a reader needs to find.
+    /// The version where the slope went over the threshold (as the alert rules decide it) and
+    /// stayed there up to the latest version, or else the first version ever over it: the one a
+    /// reader needs to find.
     pub fn first_over_threshold(&self) -> Option<usize> {
-        let over = |i: usize| self.versions[i].slope().is_some_and(|k| k > ALERT_THRESHOLD);
+        let over =
+            |i: usize| self.versions[i].summary.as_ref().is_some_and(|s| self.alerting.band_of(s) == Band::Regression);
         let n = self.versions.len();
         if n > 0 && over(n - 1) {
             let mut i = n - 1;
@@ -281,7 +288,7 @@ impl SeriesView {
                     ci_low: s.map(|s| s.ci_low),
                     ci_high: s.map(|s| s.ci_high),
                     r2: s.map(|s| s.r2),
-                    band: s.map(|s| Band::of(s.slope)),
+                    band: s.map(|s| self.alerting.band_of(s)),
                     median_ns_at_shared_size: median,
                     ratio_to_previous: ratio,
                     ratio_interval: interval,
@@ -370,6 +377,7 @@ impl LogLogLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Rules;
     use crate::views::tests::{complexity, failures, series, summary};
 
     #[test]
@@ -380,7 +388,15 @@ mod tests {
             summary("gcc-glibc", "14.2.0", 2.0, 6),
         ];
         let series = |versions: Vec<VersionSummary>| {
-            SeriesView::new("strchr".into(), Metric::Wall, "gcc-glibc".into(), SizeUnit::Bytes, versions, Vec::new())
+            SeriesView::new(
+                "strchr".into(),
+                Metric::Wall,
+                "gcc-glibc".into(),
+                SizeUnit::Bytes,
+                versions,
+                Vec::new(),
+                Alerting::of(&Rules::default(), "strchr"),
+            )
         };
         assert!(series(versions.clone()).source_changes().is_empty(), "one source throughout");
         versions[2].source_hash = Some("d4e5f6".into());
@@ -472,6 +488,7 @@ mod tests {
             SizeUnit::Bytes,
             summaries,
             vec![failures("0.15.2", 2, 2), failures("0.16.0", 1, 4)],
+            Alerting::of(&Rules::default(), "strchr"),
         );
         let order: Vec<&str> = s.versions.iter().map(|v| v.version.as_str()).collect();
         assert_eq!(order, ["0.14.1", "0.15.2", "0.16.0"]);

@@ -602,3 +602,67 @@ fn a_new_table_or_column_the_export_does_not_know_is_caught() {
         );
     }
 }
+
+/// Where an alert threshold's or factor's value may be written: the defaults, once, in core and
+/// in the config, and a number that is no threshold. Pages, charts and views take the configured
+/// rules instead, so a page never judges by a value of its own.
+const LIMIT_LITERALS_ALLOWED: [(&str, &str); 4] = [
+    ("core/src/verdict.rs", "pub const DEFAULT_MAX_SLOPE: f64 = 1.5;"),
+    ("src/config/alerts.rs", "pub const DEFAULT_WATCH_FROM: f64 = 1.2;"),
+    ("src/config/alerts.rs", "cost_factor: 1.5,"),
+    // A line's width in the trend's SVG.
+    ("src/charts/trend.rs", r#"stroke-width="1.5""#),
+];
+
+/// The lines of `text` (a file at `path`, before its inline tests, comments left out) that write
+/// a default limit's value (1.5 or 1.2, not 1.25 nor a version such as 1.2.5) and are not allowed.
+fn limit_literals(path: &str, text: &str) -> Vec<String> {
+    let is_limit = |line: &str| {
+        let b = line.as_bytes();
+        line.match_indices("1.").any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| b[i]);
+            let (digit, after) = (b.get(at + 2).copied(), b.get(at + 3).copied());
+            let next = b.get(at + 4).copied();
+            !before.is_some_and(|c| c.is_ascii_digit() || c == b'.')
+                && matches!(digit, Some(b'5' | b'2'))
+                && !after.is_some_and(|c| c.is_ascii_digit())
+                && (after != Some(b'.') || !next.is_some_and(|c| c.is_ascii_digit()))
+        })
+    };
+    text.lines()
+        .take_while(|l| !l.starts_with("#[cfg(test)]"))
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//") && is_limit(l))
+        .filter(|(_, l)| !LIMIT_LITERALS_ALLOWED.iter().any(|(p, allowed)| *p == path && l.contains(allowed)))
+        .map(|(n, l)| format!("{path}:{}: {}", n + 1, l.trim()))
+        .collect()
+}
+
+#[test]
+fn no_page_chart_or_view_writes_an_alert_threshold_or_factor_of_its_own() {
+    let mut files = Vec::new();
+    for src in ["src", "core/src"] {
+        rust_files(&root().join(src), &mut files);
+    }
+    let mut templates = vec![root().join("templates")];
+    while let Some(dir) = templates.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                templates.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for f in &files {
+        let path = f.strip_prefix(root()).unwrap().to_string_lossy().to_string();
+        found.extend(limit_literals(&path, &std::fs::read_to_string(f).unwrap()));
+    }
+    assert!(found.is_empty(), "take the configured alert rules instead of these: {found:#?}");
+    // The scan sees a threshold written in code or in text, and not a version or another number.
+    assert_eq!(limit_literals("src/charts/slope.rs", "let t = 1.5;\n(t, \"alert k > 1.2\")").len(), 2);
+    assert!(limit_literals("src/x.rs", "\"musl-gcc@1.2.5\", 1.25, 11.5,\n// k > 1.5\n").is_empty());
+    assert!(limit_literals("src/config/alerts.rs", "            cost_factor: 1.5,").is_empty());
+}

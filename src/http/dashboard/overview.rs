@@ -4,6 +4,7 @@
 //! to run.
 
 use super::asked_measure;
+use crate::config::{AlertRule, Rules};
 use crate::format;
 use crate::http::pages::{render, PageResult};
 use crate::http::AppState;
@@ -11,7 +12,7 @@ use crate::links;
 use crate::model::RegressionStatus;
 use crate::store::{RunListRow, ToolchainActivity};
 use crate::views::measure::{self, MeasureLink};
-use crate::views::{banners, Band, Banner, BannerWorkload, Overview, OverviewCell, ALERT_THRESHOLD, WATCH_FROM};
+use crate::views::{banners, Band, Banner, BannerWorkload, Overview, OverviewCell};
 use axum::extract::{RawQuery, State};
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
@@ -44,9 +45,23 @@ struct OverviewPage {
     now: OffsetDateTime,
     /// This server's address as an agent reaches it, for the commands an empty store shows.
     server_url: String,
+    /// The configured alert rules the cells are banded by, and the legend names.
+    rules: Rules,
 }
 
 impl OverviewPage {
+    /// What the regression band means under the configured rule.
+    fn regression_rule(&self) -> String {
+        let t = self.rules.threshold;
+        let own = if self.rules.per_workload.is_empty() { "" } else { " (or the workload's own threshold)" };
+        let rule = match self.rules.rule {
+            AlertRule::Slope => format!("k > {t}{own}"),
+            AlertRule::Class => "a class of O(n²) or O(n³)".to_string(),
+            AlertRule::Either => format!("k > {t}{own} or a class of O(n²) or O(n³)"),
+        };
+        format!("{rule}, as the alert rules decide it: the 95% interval, the fit and its sizes bear it out")
+    }
+
     /// Whether the cells say their metric: when series of more than one were measured.
     fn metric_shown(&self) -> bool {
         self.overview.metrics.len() > 1
@@ -101,11 +116,13 @@ pub(super) async fn page(State(state): State<AppState>, headers: HeaderMap, RawQ
     let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();
     let (regressions, findings) = banners(&stored);
     let overview =
-        Overview::from_history(&history, &failures, asked, &state.config.controls).with_activity(&builds, &pending);
+        Overview::from_history(&history, &failures, asked, &state.config.controls, &state.config.alerts.rules)
+            .with_activity(&builds, &pending);
     let measures = measure::page_links(&overview.metrics, asked, |m| links::measured("/", m));
     let server_url = server_url(state.config.public_url.as_deref(), &headers);
     let now = OffsetDateTime::now_utc();
-    let page = OverviewPage { overview, regressions, findings, runs, asked, measures, now, server_url };
+    let rules = state.config.alerts.rules.clone();
+    let page = OverviewPage { overview, regressions, findings, runs, asked, measures, now, server_url, rules };
     Ok(render(StatusCode::OK, &page))
 }
 

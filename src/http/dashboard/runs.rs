@@ -2,6 +2,7 @@
 //! same workload at the version before, the regression its version opened or lies in, local
 //! slopes, medians and raw samples (folded), or a note where retention removed them.
 
+use crate::config::Rules;
 use crate::format;
 use crate::http::pages::{render, PageResult};
 use crate::http::session::Reader;
@@ -9,9 +10,10 @@ use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::{RunDetail, WorkloadDetail};
 use crate::views::run::{context, HoldingRegression, RunContext};
-use crate::views::{fill_in_run, Band};
+use crate::views::{fill_in_run, Alerting, Band};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use slopewatch_core::verdict::SlopeEvidence;
 use slopewatch_core::wire::Failure;
 use uuid::Uuid;
 
@@ -24,6 +26,8 @@ struct RunPage {
     context: Vec<RunContext>,
     /// Sizes a failed workload needs before its partial slope is shown.
     min_sizes: usize,
+    /// The configured alert rules a workload's fit is banded by.
+    rules: Rules,
 }
 
 /// One measured size of a workload, as the table shows it.
@@ -37,6 +41,19 @@ struct SizeRow {
 }
 
 impl RunPage {
+    /// The band of a workload's fit in this run, as the alert rules would judge it as a version
+    /// summary; `None` without a fit.
+    fn band(&self, w: &WorkloadDetail) -> Option<Band> {
+        let evidence = SlopeEvidence {
+            slope: w.slope?,
+            ci_low: w.ci_low?,
+            ci_high: w.ci_high?,
+            r2: w.r2?,
+            sizes: usize::try_from(w.n_sizes).unwrap_or_default(),
+        };
+        Some(Alerting::of(&self.rules, &w.name).band(&evidence, w.complexity.as_ref()))
+    }
+
     /// What a failure adds to its kind: got and expected, the signal or exit status, the limit.
     fn failure_facts(&self, f: &Failure) -> Vec<(&'static str, String)> {
         let mut facts = Vec::new();
@@ -128,5 +145,6 @@ pub(super) async fn page(State(state): State<AppState>, Path(id): Path<String>, 
         state.store.regressions_holding(lineage, metric, &names),
     )?;
     let context = context(&run, &slopes, &held);
-    Ok(render(StatusCode::OK, &RunPage { run, context, min_sizes }))
+    let rules = state.config.alerts.rules.clone();
+    Ok(render(StatusCode::OK, &RunPage { run, context, min_sizes, rules }))
 }

@@ -12,7 +12,7 @@ use crate::links;
 use crate::model::{Architecture, RegressionRow, RegressionStatus};
 use crate::store::VersionChoice;
 use crate::views::measure::{self, MeasureLink};
-use crate::views::{self, Band, SeriesView, SizeRatio, VersionRow, ALERT_THRESHOLD};
+use crate::views::{self, Band, SeriesView, SizeRatio, VersionRow};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -203,7 +203,7 @@ fn compare_links(series: &SeriesView, choices: &[VersionChoice]) -> Vec<CompareL
     let crossed = series.first_over_threshold().and_then(|m| measured.iter().position(|&i| i == m));
     if let Some(m) = crossed.filter(|&m| m > 0) {
         out.push(CompareLink {
-            text: format!("{} → {} (where it crossed {ALERT_THRESHOLD})", version(m - 1), version(m)),
+            text: format!("{} → {} (where it crossed {})", version(m - 1), version(m), series.alerting.threshold),
             href: compare((l, version(m - 1)), (l, version(m))),
         });
     }
@@ -341,7 +341,7 @@ pub(super) async fn json(
         "arch": arch.arch,
         "emulated_on": arch.emulated_on,
         "size_unit": series.size_unit,
-        "alert_threshold": ALERT_THRESHOLD,
+        "alert_threshold": series.alerting.threshold,
         "shared_size": series.shared_size(),
         "first_over_threshold": series.first_over_threshold().map(|i| &series.versions[i].version),
         "versions": versions,

@@ -11,7 +11,7 @@ use crate::http::versions;
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::views::exposures::ArtifactView;
-use crate::views::{Change, ChangeRow, Changes, VersionRegression, VersionView, ALERT_THRESHOLD};
+use crate::views::{Change, ChangeRow, Changes, VersionRegression, VersionView};
 use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::StatusCode;
@@ -71,7 +71,13 @@ impl RowView {
             ratio: row.ratio_text().unwrap_or_else(dash),
             ratio_within_noise: row.ratio.is_some_and(|r| r.within_noise),
             interest: row.at_interest.as_ref().map_or_else(dash, |c| c.sentence.clone()),
-            trend: charts::trend_svg(&row.trend_title(&after.lineage), &row.trend, &marked).unwrap_or_default(),
+            trend: charts::trend_svg(
+                &row.trend_title(&after.lineage),
+                &row.trend,
+                &marked,
+                changes.rules.threshold_for(&row.workload),
+            )
+            .unwrap_or_default(),
             finding: row.finding,
             held: row.held_by.as_ref().map(|h| (format!("{} #{}", h.kind.title(), h.id), h.url.clone())),
         }

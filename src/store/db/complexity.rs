@@ -6,7 +6,7 @@
 //! sizes or a time that is not positive, which an accepted run never has).
 
 use super::decode_json;
-use slopewatch_core::complexity::{Class, Complexity, UNSURE};
+use slopewatch_core::complexity::Complexity;
 
 /// The column's text for a complexity, `null` for none.
 pub(in crate::store) fn encode_complexity(c: Option<&Complexity>) -> String {
@@ -16,21 +16,4 @@ pub(in crate::store) fn encode_complexity(c: Option<&Complexity>) -> String {
 /// A complexity column as read: `None` when unclassified or unclassifiable.
 pub(in crate::store) fn decode_complexity(text: Option<&str>) -> Result<Option<Complexity>, sqlx::Error> {
     Ok(text.map(decode_json::<Option<Complexity>>).transpose()?.flatten())
-}
-
-/// The class alone of a complexity column, for reads of many summaries that show nothing else:
-/// `None` unclassified, `Some(None)` unsure. The numbers are skipped, not parsed.
-pub(in crate::store) fn decode_class(text: Option<&str>) -> Result<Option<Option<Class>>, sqlx::Error> {
-    #[derive(serde::Deserialize)]
-    struct ClassOnly<'a> {
-        #[serde(borrow)]
-        class: std::borrow::Cow<'a, str>,
-    }
-    let Some(only) = text.map(decode_json::<Option<ClassOnly>>).transpose()?.flatten() else { return Ok(None) };
-    match only.class.as_ref() {
-        UNSURE => Ok(Some(None)),
-        class => Class::parse(class)
-            .map(|c| Some(Some(c)))
-            .ok_or_else(|| sqlx::Error::Decode(format!("unknown complexity class {class:?}").into())),
-    }
 }

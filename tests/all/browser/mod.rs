@@ -6,4 +6,5 @@ mod contracts;
 mod every_page;
 mod numbers;
 mod overview;
+mod tuned;
 mod versions;

@@ -2,6 +2,7 @@
 //! one toolchain measured twice reading unchanged.
 
 mod across_workloads;
+mod agreement;
 mod axis;
 mod builds;
 mod same_toolchain;

@@ -1,4 +1,5 @@
-//! Measuring: from a built binary to a judged workload, or to the failure that stopped it.
+//! Measuring: from a built binary to a judged workload, or to the failure that stopped it; the
+//! engine that measures a whole plan (`engine`), and the progress it shows on the way (`progress`).
 
 pub mod agreement;
 pub mod beside;

@@ -11,7 +11,6 @@
 
 use super::elf::Image;
 use super::mask;
-use super::names::catalogue_name;
 use super::uses;
 use serde::{Deserialize, Serialize};
 
@@ -48,17 +47,6 @@ impl Fingerprint {
     pub fn matches(&self, code: &[u8]) -> bool {
         code.len() >= self.bytes.len()
             && self.bytes.iter().zip(&self.mask).zip(code).all(|((&b, &m), &c)| c & m == b & m)
-    }
-
-    /// Its catalogue names: the strongest, and any other its symbols carry (one body of Zig's is
-    /// `strtol`, `strtoll` and `strtoimax`).
-    pub fn functions(&self, catalogue: &[&str]) -> Vec<String> {
-        let mut names: Vec<String> = std::iter::once(self.function.clone())
-            .chain(self.symbols.iter().filter_map(|(s, _)| catalogue_name(s, catalogue).map(str::to_string)))
-            .collect();
-        names.sort();
-        names.dedup();
-        names
     }
 }
 

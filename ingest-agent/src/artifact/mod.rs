@@ -32,7 +32,6 @@ pub use error::{ArtifactError, MAX_ARTIFACT_BYTES};
 pub use fingerprint::{merge_modes as merge_fingerprint_modes, Fingerprint};
 pub use names::demangle;
 pub use naming::{CodeMatch, Naming};
-pub use recognise::{How, MIN_FIXED};
 
 use sha2::{Digest, Sha256};
 use slopewatch_core::exposure::Linkage;

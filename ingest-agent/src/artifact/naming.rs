@@ -6,7 +6,7 @@
 use super::elf::{Function, Image, SymbolName};
 use super::fingerprint::Fingerprint;
 use super::frames;
-use super::recognise::{self, How};
+use super::recognise;
 use std::path::Path;
 
 /// What names an artifact's code besides its own symbols.
@@ -23,10 +23,8 @@ pub struct Naming<'a> {
 pub struct CodeMatch {
     /// Its catalogue name.
     pub function: String,
-    pub address: u64,
     /// The optimisation modes whose bodies match (`-O2`), as the fingerprints say.
     pub modes: Vec<String>,
-    pub how: How,
 }
 
 /// Takes the symbols and debug sections of `twin` into `image`, after checking that the two are
@@ -94,7 +92,7 @@ pub fn recognise<'d>(image: &mut Image<'d>, prints: &'d [Fingerprint]) -> Vec<Co
         let mut modes: Vec<String> = r.prints.iter().flat_map(|&p| prints[p].modes.iter().cloned()).collect();
         modes.sort();
         modes.dedup();
-        matches.push(CodeMatch { function: first.function.clone(), address: r.address, modes, how: r.how.clone() });
+        matches.push(CodeMatch { function: first.function.clone(), modes });
         if image.functions.binary_search_by_key(&r.address, |f| f.address).is_err() {
             let mut names: Vec<SymbolName<'d>> = Vec::new();
             for &p in &r.prints {

@@ -94,20 +94,22 @@ fn cache_path(tc: &DetectedToolchain, root: &Path) -> PathBuf {
     root.join("fingerprints").join(format!("{}.json", &tc.fingerprint[..16.min(tc.fingerprint.len())]))
 }
 
-/// A program that links every function of `provided` (header, function): their addresses in a
-/// volatile table, so no compiler drops one.
+/// A program that links every function of `provided` (header, function), declared by its header.
 fn program(provided: &[(&str, &str)]) -> String {
-    let mut text = String::from("#define _GNU_SOURCE 1\n");
     let mut headers: Vec<&str> = provided.iter().map(|(h, _)| *h).collect();
     headers.sort_unstable();
     headers.dedup();
-    for h in headers {
-        text.push_str(&format!("#include <{h}>\n"));
-    }
-    text.push_str("void *volatile sw_fingerprint[] = {\n");
-    for (_, f) in provided {
-        text.push_str(&format!("    (void *)&{f},\n"));
-    }
-    text.push_str("    0,\n};\n\nint main(void) {\n    return sw_fingerprint[0] == 0;\n}\n");
-    text
+    let declarations: String = headers.iter().map(|h| format!("#include <{h}>\n")).collect();
+    let addresses = provided.iter().map(|(_, f)| format!("(void *)&{f}"));
+    linking(&format!("#define _GNU_SOURCE 1\n{declarations}"), addresses)
+}
+
+/// A C program, after `declarations`, that keeps each of `addresses` in a volatile table, so that
+/// no compiler or linker drops the function it names.
+pub fn linking(declarations: &str, addresses: impl IntoIterator<Item = String>) -> String {
+    let table: String = addresses.into_iter().map(|a| format!("    {a},\n")).collect();
+    format!(
+        "{declarations}void *volatile sw_fingerprint[] = {{\n{table}    0,\n}};\n\nint main(void) {{\n    return \
+         sw_fingerprint[0] == 0;\n}}\n"
+    )
 }

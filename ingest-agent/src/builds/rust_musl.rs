@@ -5,8 +5,9 @@
 //! host's C compiler and the functions' bodies taken from it, as a toolchain's are.
 
 use crate::artifact::{self, Fingerprint};
-use crate::builds::contracts;
 use crate::builds::toolchain::CompileError;
+use crate::builds::{contracts, fingerprints};
+use crate::host::on_path;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ pub fn bundled(root: &Path) -> Result<Option<Bundled>> {
     let archive = dir.join("libc.a");
     let key = hex::encode(&Sha256::digest(format!("{version}\n{}", archive.display()).as_bytes())[..8]);
     let cache = root.join("fingerprints").join(format!("rust-musl-{key}.json"));
-    if let Ok(prints) = crate::builds::fingerprints::read(&cache) {
+    if let Ok(prints) = fingerprints::read(&cache) {
         return Ok(Some(Bundled { label, prints }));
     }
     let scratch = tempfile::Builder::new().prefix("rust-musl-").tempdir_in(root)?;
@@ -54,7 +55,7 @@ pub fn bundled(root: &Path) -> Result<Option<Bundled>> {
             .context("cannot run the host's C compiler to link Rust's bundled musl")?;
         if output.status.success() {
             let prints = artifact::fingerprints(&out, &contracts::functions(), "-O2")?;
-            crate::builds::fingerprints::write(&cache, &prints);
+            fingerprints::write(&cache, &prints);
             return Ok(Some(Bundled { label, prints }));
         }
         let e = CompileError {
@@ -86,25 +87,16 @@ fn self_contained() -> Option<(String, PathBuf)> {
 
 /// The host's C compiler: `cc`, else `gcc`.
 fn compiler() -> &'static str {
-    let found = |c: &str| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success());
-    if found("cc") {
+    if on_path("cc").is_some() {
         "cc"
     } else {
         "gcc"
     }
 }
 
-/// A program that links each of `functions` by taking its address; declared as arrays, so no
-/// header (and no compiler's idea of the function's type) is needed.
+/// A program that links each of `functions`, declared as arrays, so no header (and no compiler's
+/// idea of the function's type) is needed.
 fn program(functions: &[&str]) -> String {
-    let mut text = String::new();
-    for f in functions {
-        text.push_str(&format!("extern char {f}[];\n"));
-    }
-    text.push_str("void *volatile sw_fingerprint[] = {\n");
-    for f in functions {
-        text.push_str(&format!("    {f},\n"));
-    }
-    text.push_str("    0,\n};\n\nint main(void) {\n    return sw_fingerprint[0] == 0;\n}\n");
-    text
+    let declarations: String = functions.iter().map(|f| format!("extern char {f}[];\n")).collect();
+    fingerprints::linking(&declarations, functions.iter().map(|f| f.to_string()))
 }

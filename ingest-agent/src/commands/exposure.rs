@@ -63,8 +63,11 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
         let mut notes = Vec::new();
         if a.linkage == Linkage::Static && a.call_sites_decoded && (!a.symbols || given > 1) {
             if let Some(o) = owner::by_code(&mut judges, a, path, &root, !a.symbols)? {
-                *a = artifact::scan(path, &names, Naming { prints: &o.prints, symbols: args.symbols.as_deref() })?;
-                if !a.symbols {
+                let stripped = !a.symbols;
+                // Symbols name the functions already: only a stripped artifact is read again, with
+                // the fingerprints that name its libc's functions.
+                if stripped {
+                    *a = artifact::scan(path, &names, Naming { prints: &o.prints, symbols: args.symbols.as_deref() })?;
                     a.libc = LibcFound { name: judges[o.judge].libc.name.clone(), evidence: o.evidence };
                 } else {
                     notes.push(o.evidence);
@@ -78,7 +81,7 @@ pub fn exposure(args: &ExposureArgs) -> Result<ExitStatus> {
                         judges[0].label()
                     ));
                 }
-                if !a.symbols {
+                if stripped {
                     notes.push(format!(
                         "the scan sees the {} catalogue functions recognised by their code; a libc function inlined \
                          into its caller, or one whose body is too short to tell apart, is not seen",

@@ -6,8 +6,6 @@ use super::accept::{Acceptance, Suppressions};
 use super::report::{self, JudgedBy, Libc, Reached, Scan, Status, Verdict};
 use super::verdicts::ToolchainVerdicts;
 use crate::artifact::{Artifact, FunctionUse};
-use crate::builds::discover;
-use crate::cli::ToolchainArgs;
 use slopewatch_core::exposure::{ExposedFunction, ExposureSubmission, FunctionVerdict, Linkage, MAX_EXPOSURE_CALLERS};
 use std::path::Path;
 
@@ -94,25 +92,14 @@ pub(crate) fn pick_judge(
     let found = match judges.iter().position(|j| j.libc.name == a.libc.name && j.tc.arch == arch) {
         Some(i) => Some(i),
         None => {
-            let named: Vec<String> = judges.iter().map(|j| j.tc.spec.name.clone()).collect();
             let mut found = None;
-            for arg in discover::on_host(root).args {
-                let name = arg.split(['=', '@']).next().unwrap_or_default().to_string();
-                if named.contains(&name) {
-                    continue;
-                }
-                match ToolchainVerdicts::new(ToolchainArgs::one(&arg), root) {
-                    Ok(j) => {
-                        let fits = j.libc.name == a.libc.name && j.tc.arch == arch;
-                        judges.push(j);
-                        if fits {
-                            found = Some(judges.len() - 1);
-                            break;
-                        }
-                    }
-                    Err(e) => eprintln!("note: {arg} cannot judge: {e:#}"),
-                }
-            }
+            // Nothing here fails: the search only stops at the first toolchain that fits.
+            ToolchainVerdicts::add_from_host(judges, root, |judges, j| {
+                let fits = judges[j].libc.name == a.libc.name && judges[j].tc.arch == arch;
+                found = fits.then_some(j);
+                Ok(fits)
+            })
+            .ok();
             found
         }
     };

@@ -6,8 +6,7 @@
 
 use super::verdicts::ToolchainVerdicts;
 use crate::artifact::{self, Artifact, Fingerprint};
-use crate::builds::{discover, rust_musl};
-use crate::cli::ToolchainArgs;
+use crate::builds::rust_musl;
 use anyhow::Result;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -68,23 +67,13 @@ pub(crate) fn by_code(
         }
     }
     if host && tallies.iter().all(|t| t.functions.is_empty()) {
-        let named: Vec<String> = judges.iter().map(|j| j.tc.spec.name.clone()).collect();
-        for arg in discover::on_host(root).args {
-            let name = arg.split(['=', '@']).next().unwrap_or_default().to_string();
-            if named.contains(&name) {
-                continue;
+        ToolchainVerdicts::add_from_host(judges, root, |judges, j| {
+            if judges[j].tc.arch == arch {
+                let prints = fingerprints_of(judges, j, root);
+                tallies.push(matched(PrintSource::Judge(j), &prints, path)?);
             }
-            match ToolchainVerdicts::new(ToolchainArgs::one(&arg), root) {
-                Ok(j) if j.tc.arch == arch => {
-                    judges.push(j);
-                    let last = judges.len() - 1;
-                    let prints = fingerprints_of(judges, last, root);
-                    tallies.push(matched(PrintSource::Judge(last), &prints, path)?);
-                }
-                Ok(_) => {}
-                Err(e) => eprintln!("note: {arg} cannot judge: {e:#}"),
-            }
-        }
+            Ok(false)
+        })?;
         if arch == "x86_64" {
             match rust_musl::bundled(root) {
                 Ok(Some(b)) => {

@@ -6,9 +6,9 @@
 use crate::artifact::{self, Fingerprint, FunctionUse, LibcFound};
 use crate::builds::cache::BuildCache;
 use crate::builds::contracts::catalogue;
-use crate::builds::fingerprints;
 use crate::builds::toolchain::{self, DetectedToolchain};
 use crate::builds::workloads;
+use crate::builds::{discover, fingerprints};
 use crate::cli::{MeasureArgs, ToolchainArgs};
 use crate::measure::engine::measure_gated;
 use crate::measure::judged::judge_all;
@@ -67,6 +67,33 @@ impl ToolchainVerdicts {
         let libc = artifact::identify_libc(&binary)
             .with_context(|| format!("cannot read the catalogue built by {}", tc.spec.name))?;
         Ok(ToolchainVerdicts { toolchains, tc, libc, probes: BTreeMap::new(), sources: BTreeSet::new(), prints: None })
+    }
+
+    /// Adds to `judges` each toolchain found on this host that is not among them (one that
+    /// cannot judge is said on stderr and left out), handing `visit` each one's index as it is
+    /// added; stops early once `visit` answers true.
+    pub(crate) fn add_from_host(
+        judges: &mut Vec<ToolchainVerdicts>,
+        root: &Path,
+        mut visit: impl FnMut(&mut Vec<ToolchainVerdicts>, usize) -> Result<bool>,
+    ) -> Result<()> {
+        let named: Vec<String> = judges.iter().map(|j| j.tc.spec.name.clone()).collect();
+        for arg in discover::on_host(root).args {
+            let name = arg.split(['=', '@']).next().unwrap_or_default();
+            if named.iter().any(|n| n == name) {
+                continue;
+            }
+            match ToolchainVerdicts::new(ToolchainArgs::one(&arg), root) {
+                Ok(j) => {
+                    judges.push(j);
+                    if visit(judges, judges.len() - 1)? {
+                        break;
+                    }
+                }
+                Err(e) => eprintln!("note: {arg} cannot judge: {e:#}"),
+            }
+        }
+        Ok(())
     }
 
     /// The fingerprints of its libc's functions, built (or read from the cache) when first asked.

@@ -266,7 +266,7 @@ fn summary_rows(
     for WindowCandidate { fit, host_id, .. } in window {
         let w = by_workload.entry(fit.workload_id).or_default();
         w.metric = fit.metric;
-        if let Some(c) = &fit.control {
+        if let Some(c) = &fit.facts.control {
             let ratios = fit.medians.iter().filter_map(|&(size, t)| Some((size, t / c.at(size)?))).collect();
             w.beside.push((c.lineage.clone(), ratios));
         }
@@ -275,7 +275,7 @@ fn summary_rows(
         if !w.sources.contains(&fit.source_hash) {
             w.sources.push(fit.source_hash);
         }
-        w.builds.push(fit.build_hash);
+        w.builds.push(fit.facts.build_hash);
     }
     let mut rows = Vec::new();
     for (workload_id, w) in by_workload {

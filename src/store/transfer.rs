@@ -7,7 +7,7 @@ use super::{decode_json, Store};
 use crate::model::{stored_failure, RegressionStatus};
 use slopewatch_core::lineage::LineageVersion;
 use slopewatch_core::profile::Profile;
-use slopewatch_core::wire::{Beside, Contract, Failure, Host, Metric, SizeUnit, Toolchain};
+use slopewatch_core::wire::{Contract, Facts, Failure, Host, Metric, SizeUnit, Toolchain};
 use std::collections::{BTreeMap, HashMap};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -41,10 +41,9 @@ pub struct StoredWorkload {
     pub name: String,
     pub size_unit: SizeUnit,
     pub source_hash: String,
-    /// The code it ran, where the agent sent a hash of it (fits only: a failure keeps none).
-    pub build_hash: Option<String>,
-    /// The control measured beside it, where the agent sent one (fits only).
-    pub control: Option<Beside>,
+    /// What the agent said of the run that the server only keeps (fits only: a failure keeps
+    /// none).
+    pub facts: Facts,
     /// Where its instructions went, where the agent sent a profile (fits only).
     pub profile: Option<Profile>,
     pub metadata: BTreeMap<String, String>,
@@ -117,8 +116,7 @@ struct FitRow {
     #[sqlx(try_from = "String")]
     size_unit: SizeUnit,
     source_hash: String,
-    build_hash: Option<String>,
-    control: Option<String>,
+    facts: String,
     profile: Option<String>,
     metadata: String,
 }
@@ -228,7 +226,7 @@ impl Store {
         }
         let ids = || heads.iter().map(|h| h.id);
         let mut q = sql(
-            "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.build_hash, f.control, f.profile, f.metadata
+            "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.facts, f.profile, f.metadata
              FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ",
         );
         q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
@@ -365,8 +363,7 @@ fn assemble(
                 name: f.name,
                 size_unit: f.size_unit,
                 source_hash: f.source_hash,
-                build_hash: f.build_hash,
-                control: f.control.as_deref().map(decode_json).transpose()?,
+                facts: decode_json(&f.facts)?,
                 profile: f.profile.as_deref().map(decode_json).transpose()?,
                 failure: None,
                 contract: None,
@@ -387,8 +384,7 @@ fn assemble(
                 name: x.name,
                 size_unit: x.size_unit,
                 source_hash: x.source_hash,
-                build_hash: None,
-                control: None,
+                facts: Facts::default(),
                 profile: None,
                 failure: Some(failure),
                 contract: None,
@@ -413,8 +409,7 @@ fn assemble(
                     name: c.name,
                     size_unit: c.size_unit,
                     source_hash: c.source_hash,
-                    build_hash: None,
-                    control: None,
+                    facts: Facts::default(),
                     profile: None,
                     failure: None,
                     contract,

@@ -180,23 +180,22 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
     if let Some(samples_pruned_at) = samples_pruned_at {
         let workloads = workloads
             .into_iter()
-            .map(|w| PrunedWorkload {
-                size_unit: w.size_unit,
-                measurements: w
+            .map(|w| {
+                let medians = w
                     .measurements
                     .iter()
                     .map(|m| Median { size: m.size as u64, median_ns: m.median_ns, samples: m.samples as u32 })
-                    .collect(),
-                name: w.name,
-                source_hash: w.source_hash,
-                build_hash: w.build_hash,
-                control: w.control,
-                profile: w.profile,
-                metadata: w.metadata,
-                failure: w.failure,
-                contract: w.contract,
-                not_provided: w.not_provided,
-                size_of_interest: w.size_of_interest,
+                    .collect();
+                PrunedWorkload {
+                    profile: w.profile,
+                    metadata: w.metadata,
+                    failure: w.failure,
+                    contract: w.contract,
+                    not_provided: w.not_provided,
+                    size_of_interest: w.size_of_interest,
+                    ..PrunedWorkload::new(w.name, w.size_unit, w.source_hash, medians)
+                }
+                .with_facts(w.facts)
             })
             .collect();
         let record = PrunedRunRecord {
@@ -212,9 +211,8 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
     }
     let workloads = workloads
         .into_iter()
-        .map(|w| WorkloadRun {
-            size_unit: w.size_unit,
-            measurements: w
+        .map(|w| {
+            let measurements = w
                 .measurements
                 .into_iter()
                 .map(|m| Measurement {
@@ -223,17 +221,17 @@ async fn write_run<W: AsyncWrite + Unpin>(out: &mut W, run: StoredRun) -> anyhow
                     instructions: m.instructions,
                     samples_ns: m.samples_ns,
                 })
-                .collect(),
-            name: w.name,
-            source_hash: w.source_hash,
-            build_hash: w.build_hash,
-            control: w.control,
-            profile: w.profile,
-            metadata: w.metadata,
-            failure: w.failure,
-            contract: w.contract,
-            not_provided: w.not_provided,
-            size_of_interest: w.size_of_interest,
+                .collect();
+            WorkloadRun {
+                profile: w.profile,
+                metadata: w.metadata,
+                failure: w.failure,
+                contract: w.contract,
+                not_provided: w.not_provided,
+                size_of_interest: w.size_of_interest,
+                ..WorkloadRun::new(w.name, w.size_unit, w.source_hash, measurements)
+            }
+            .with_facts(w.facts)
         })
         .collect();
     let submission = RunSubmission { run_id, agent_version, started_at, host, toolchain, workloads, measure, counter };

@@ -21,19 +21,8 @@ pub(super) fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec
         workloads: r
             .workloads
             .iter()
-            .map(|w| WorkloadRun {
-                name: w.name.clone(),
-                size_unit: w.size_unit,
-                source_hash: w.source_hash.clone(),
-                build_hash: w.build_hash.clone(),
-                control: w.control.clone(),
-                profile: w.profile.clone(),
-                metadata: w.metadata.clone(),
-                failure: w.failure.clone(),
-                contract: w.contract.clone(),
-                not_provided: w.not_provided,
-                size_of_interest: w.size_of_interest,
-                measurements: w
+            .map(|w| {
+                let measurements = w
                     .measurements
                     .iter()
                     .map(|m| Measurement {
@@ -43,7 +32,17 @@ pub(super) fn pruned_run(record: &PrunedRunRecord) -> Result<(RunSubmission, Vec
                         instructions: (r.measure == Measure::Instructions)
                             .then(|| vec![(m.median_ns.round() as u64).max(1)]),
                     })
-                    .collect(),
+                    .collect();
+                WorkloadRun {
+                    profile: w.profile.clone(),
+                    metadata: w.metadata.clone(),
+                    failure: w.failure.clone(),
+                    contract: w.contract.clone(),
+                    not_provided: w.not_provided,
+                    size_of_interest: w.size_of_interest,
+                    ..WorkloadRun::new(w.name.clone(), w.size_unit, w.source_hash.clone(), measurements)
+                }
+                .with_facts(w.facts())
             })
             .collect(),
         measure: r.measure,

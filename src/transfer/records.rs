@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::exposure::ExposureSubmission;
-use slopewatch_core::wire::{Beside, Contract, Counter, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain};
+use slopewatch_core::wire::{
+    Beside, Contract, Counter, Facts, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain,
+};
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -171,6 +173,37 @@ pub struct PrunedWorkload {
     /// The size the team runs it at, in its unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_of_interest: Option<u64>,
+}
+
+impl PrunedWorkload {
+    /// A workload of `measurements` and nothing more, as `WorkloadRun::new`.
+    pub fn new(name: String, size_unit: SizeUnit, source_hash: String, measurements: Vec<Median>) -> PrunedWorkload {
+        PrunedWorkload {
+            name,
+            size_unit,
+            source_hash,
+            build_hash: None,
+            control: None,
+            profile: None,
+            metadata: BTreeMap::new(),
+            measurements,
+            failure: None,
+            contract: None,
+            not_provided: false,
+            size_of_interest: None,
+        }
+    }
+
+    /// Its facts, as `WorkloadRun::facts`: a pruned record carries them as a submission does.
+    pub fn facts(&self) -> Facts {
+        Facts { build_hash: self.build_hash.clone(), control: self.control.clone() }
+    }
+
+    /// The workload with `facts` for its own.
+    pub fn with_facts(self, facts: Facts) -> PrunedWorkload {
+        let Facts { build_hash, control } = facts;
+        PrunedWorkload { build_hash, control, ..self }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -41,22 +41,11 @@ impl Case {
 
     /// The workload as the agent sends it: one sample a size, the median itself.
     fn workload(&self, points: &[(f64, f64)]) -> WorkloadRun {
+        let measurements =
+            points.iter().map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None }).collect();
         WorkloadRun {
-            name: self.name.clone(),
-            size_unit: SizeUnit::Bytes,
-            source_hash: "sha256:00".into(),
-            build_hash: None,
-            control: None,
-            profile: None,
-            measurements: points
-                .iter()
-                .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })
-                .collect(),
-            metadata: Default::default(),
-            failure: None,
             contract: self.contract.map(Contract::expecting),
-            not_provided: false,
-            size_of_interest: None,
+            ..WorkloadRun::new(self.name.clone(), SizeUnit::Bytes, "sha256:00".into(), measurements)
         }
     }
 

@@ -779,3 +779,47 @@ async fn tokens_and_sessions_survive_the_upgrade_that_adds_the_bisect_scope() {
         assert_eq!(db.texts(index).await.len(), 1, "tokens are still found by prefix through the index");
     }
 }
+
+/// Sets the build hash and the control of the kept run's fit, as a store at migration 29 keeps
+/// them, in columns of their own; the pruned run's fit keeps neither.
+macro_rules! facts_in_columns_0029 {
+    ($pool:expr) => {{
+        sqlx::query("UPDATE fits SET build_hash = $1, control = $2 WHERE run_id = $3")
+            .bind(format!("sha256:{}", "0a".repeat(32)))
+            .bind(r#"{"lineage":"musl-gcc","version":"1.2.5","medians":[{"size":1024,"median":0.1},{"size":2048,"median":1e300}]}"#)
+            .bind(KEPT.parse::<uuid::Uuid>().unwrap())
+            .execute($pool)
+            .await
+            .unwrap();
+    }};
+}
+
+#[tokio::test]
+async fn build_hashes_and_controls_move_into_a_fits_facts_whole() {
+    use slopewatch_core::wire::{Beside, BesideMedian, Facts};
+    for backend in [Backend::Postgres, Backend::Sqlite] {
+        eprintln!("-- on {backend:?}");
+        let db = TestDb::unmigrated(backend).await;
+        seed_at_0004(&db).await;
+        seed_at!(db, 29, facts_in_columns_0029);
+        slopewatch::intake::migrate(&db.store).await.unwrap();
+        let facts = db.texts("SELECT facts FROM fits ORDER BY run_id").await;
+        let read: Vec<Facts> = facts.iter().map(|f| serde_json::from_str(f).unwrap()).collect();
+        let kept = Facts {
+            build_hash: Some(format!("sha256:{}", "0a".repeat(32))),
+            control: Some(Beside {
+                lineage: "musl-gcc".into(),
+                version: "1.2.5".into(),
+                medians: vec![BesideMedian { size: 1024, median: 0.1 }, BesideMedian { size: 2048, median: 1e300 }],
+            }),
+        };
+        assert_eq!(read, [kept, Facts::default()], "{facts:?}");
+        assert_eq!(facts[1], "{}", "a fit without either keeps an empty object, not nulls");
+        let columns = match backend {
+            Backend::Postgres => "SELECT column_name FROM information_schema.columns WHERE table_name = 'fits'",
+            Backend::Sqlite => "SELECT name FROM pragma_table_info('fits')",
+        };
+        let columns = db.texts(columns).await;
+        assert!(!columns.iter().any(|c| c == "build_hash" || c == "control"), "{columns:?}");
+    }
+}

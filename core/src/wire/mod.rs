@@ -5,6 +5,7 @@
 mod beside;
 mod capability;
 mod contract;
+mod facts;
 mod failure;
 mod fields;
 mod measure;
@@ -15,6 +16,7 @@ pub use beside::{Beside, BesideMedian};
 pub(crate) use capability::known;
 pub use capability::{Accepts, Capability};
 pub use contract::{Contract, CONTRACT_PREFIX};
+pub use facts::Facts;
 pub use failure::{signal_name, Failure, FailureKind};
 use fields::key_path;
 pub use fields::FieldError;

@@ -82,15 +82,18 @@ pub fn shape(run: &RunSubmission, accepts: &Accepts) -> Result<Shaped, Refusal> 
             dropped.push(Dropped::SizesOfInterest(with));
         }
     }
-    // A server without it cannot tell an unchanged build; it judges the run as it always did,
-    // so leaving the hash out needs no word.
-    if !accepts.contains(Capability::BuildHashes) {
-        workloads.iter_mut().for_each(|w| w.build_hash = None);
-    }
-    // Nor one without controls: the control's own run goes beside, as always.
-    if !accepts.contains(Capability::Controls) {
-        workloads.iter_mut().for_each(|w| w.control = None);
-    }
+    // A fact a server has no capability for goes without a word: one without build hashes
+    // cannot tell an unchanged build and judges the run as it always did; one without controls
+    // gets the control's own run beside, as always.
+    let unaccepted: Vec<&str> =
+        Capability::ALL.into_iter().filter(|c| !accepts.contains(*c)).flat_map(|c| c.fields()).copied().collect();
+    workloads = workloads
+        .into_iter()
+        .map(|w| {
+            let facts = w.facts().without(&unaccepted);
+            w.with_facts(facts)
+        })
+        .collect();
     // Nor one without profiles: the run's verdicts stand without them.
     if !accepts.contains(Capability::Profiles) {
         workloads.iter_mut().for_each(|w| w.profile = None);

@@ -150,24 +150,13 @@ impl ImportedFamily {
         }
         let mut metadata = self.metadata;
         metadata.insert("import.format".into(), format.as_str().into());
-        Ok(WorkloadRun {
-            source_hash: source_hash(format, &name),
-            build_hash: None,
-            control: None,
-            profile: None,
-            name,
-            size_unit: unit,
-            measurements: self
-                .samples
-                .into_iter()
-                .map(|(size, samples_ns)| Measurement { size, samples_ns, instructions: None })
-                .collect(),
-            metadata,
-            failure: None,
-            contract: None,
-            size_of_interest: None,
-            not_provided: false,
-        })
+        let measurements = self
+            .samples
+            .into_iter()
+            .map(|(size, samples_ns)| Measurement { size, samples_ns, instructions: None })
+            .collect();
+        let source_hash = source_hash(format, &name);
+        Ok(WorkloadRun { metadata, ..WorkloadRun::new(name, unit, source_hash, measurements) })
     }
 }
 

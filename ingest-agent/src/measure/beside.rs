@@ -45,20 +45,12 @@ mod tests {
     fn run(toolchain: &str, source: &str, ns: f64) -> RunSubmission {
         let measurements =
             (0..4).map(|i| Measurement { size: 1024 << i, samples_ns: vec![ns * i as f64 + ns], instructions: None });
-        let w = WorkloadRun {
-            name: "strchr".into(),
-            size_unit: slopewatch_core::wire::SizeUnit::Bytes,
-            source_hash: source.into(),
-            build_hash: None,
-            control: None,
-            profile: None,
-            measurements: measurements.collect(),
-            metadata: Default::default(),
-            failure: None,
-            contract: None,
-            not_provided: false,
-            size_of_interest: None,
-        };
+        let w = WorkloadRun::new(
+            "strchr".into(),
+            slopewatch_core::wire::SizeUnit::Bytes,
+            source.into(),
+            measurements.collect(),
+        );
         let mut r: RunSubmission = serde_json::from_value(serde_json::json!({
             "run_id": "00000000-0000-4000-8000-000000000000", "agent_version": "0.1.0",
             "started_at": "2026-12-05T00:00:00Z",

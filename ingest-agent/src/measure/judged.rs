@@ -2,9 +2,10 @@
 //! code, and core's verdict against the limits in force (its contract's, where it has one). The
 //! tables and the report only format these records; nothing in `output` decides.
 
-use slopewatch_core::complexity::{classify_with, Complexity, Noise};
+use slopewatch_core::complexity::{classify_with, Class, Complexity, Noise};
 use slopewatch_core::fit::{fit, Fit};
 use slopewatch_core::predict::{predict, Prediction};
+use slopewatch_core::probe::ProbeState;
 use slopewatch_core::verdict::{Decision, Limits, SlopeEvidence, Verdict};
 use slopewatch_core::wire::{Contract, Failure, Metric, RunSubmission, SizeUnit, WorkloadRun, CONTRACT_PREFIX};
 
@@ -103,6 +104,30 @@ impl Judged {
         self.workload.starts_with(CONTRACT_PREFIX)
     }
 
+    /// The class its medians name, where they name one.
+    pub fn class(&self) -> Option<Class> {
+        self.complexity.as_ref().and_then(|c| c.class)
+    }
+
+    /// Where it stands as a probe of its contract: its libc lacks the function, the measure could
+    /// not count it, it failed, or else its class is held or over, or unsure where none is named.
+    pub fn probe_state(&self) -> ProbeState {
+        if self.not_provided {
+            return ProbeState::NotProvided;
+        }
+        if self.unmeasurable.is_some() {
+            return ProbeState::Unmeasurable;
+        }
+        if let Some(f) = &self.failure {
+            return ProbeState::Failed(f.kind);
+        }
+        match (self.decision.verdict(), self.class()) {
+            (Verdict::Over, Some(_)) => ProbeState::Over,
+            (Verdict::Under, Some(_)) => ProbeState::Held,
+            _ => ProbeState::Unsure,
+        }
+    }
+
     /// `gcc-glibc/strchr`, or `gcc-glibc [instructions]/strchr` for a measure other than wall.
     pub fn name(&self) -> String {
         format!("{}/{}", self.label(), self.workload)
@@ -161,23 +186,9 @@ pub(crate) mod tests {
 
     /// As [`judged_by`], held to `contract`.
     pub(crate) fn judged_as(workload: &str, p: Vec<(f64, f64)>, contract: Option<Contract>, limits: &Limits) -> Judged {
-        let w = WorkloadRun {
-            name: workload.into(),
-            size_unit: SizeUnit::Bytes,
-            source_hash: String::new(),
-            build_hash: None,
-            control: None,
-            profile: None,
-            measurements: p
-                .iter()
-                .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })
-                .collect(),
-            metadata: Default::default(),
-            failure: None,
-            contract,
-            not_provided: false,
-            size_of_interest: None,
-        };
+        let measurements =
+            p.iter().map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None }).collect();
+        let w = WorkloadRun { contract, ..WorkloadRun::new(workload.into(), SizeUnit::Bytes, String::new(), measurements) };
         Judged::new("gcc-glibc", Metric::Wall, &w, limits)
     }
 

@@ -394,18 +394,12 @@ fn workload_run(
     failure: Option<Failure>,
 ) -> WorkloadRun {
     WorkloadRun {
-        name: w.name.clone(),
-        size_unit: w.unit,
-        source_hash: w.source_hash(),
         build_hash: binary.filter(|_| w.command().is_none()).and_then(build_hash),
-        control: None,
-        profile: None,
-        measurements,
         metadata,
         failure,
         contract: w.contract.clone(),
-        not_provided: false,
         size_of_interest: w.at,
+        ..WorkloadRun::new(w.name.clone(), w.unit, w.source_hash(), measurements)
     }
 }
 

@@ -134,10 +134,8 @@ pub(in crate::store) struct FitColumns {
     /// `[[size, median], …]` by size, which version summaries read: the median by the run's
     /// metric (nanoseconds, or instructions for a count).
     pub medians: Vec<String>,
-    /// The content hash of the code the workload ran, where the agent sent one.
-    pub build_hash: Vec<Option<String>>,
-    /// The control measured beside it, a JSON object, where the agent sent one.
-    pub control: Vec<Option<String>>,
+    /// What the agent said of the run that the server only keeps: `Facts`, a JSON object.
+    pub facts: Vec<String>,
     /// Where its instructions went, a JSON object, where the agent sent a profile.
     pub profile: Vec<Option<String>>,
 }
@@ -251,8 +249,7 @@ impl FitColumns {
         self.local_slopes.extend_from_slice(&run.local_slopes);
         self.metadata.extend_from_slice(&run.metadata);
         self.medians.extend_from_slice(&run.medians);
-        self.build_hash.extend_from_slice(&run.build_hash);
-        self.control.extend_from_slice(&run.control);
+        self.facts.extend_from_slice(&run.facts);
         self.profile.extend_from_slice(&run.profile);
     }
 }
@@ -335,8 +332,7 @@ impl PendingRun {
             f.run_id.push(run.run_id);
             f.workload_id.push(index);
             f.source_hash.push(w.source_hash.clone());
-            f.build_hash.push(w.build_hash.clone());
-            f.control.push(w.control.as_ref().map(|c| serde_json::to_string(c).expect("a control serializes")));
+            f.facts.push(w.facts().to_json());
             f.profile.push(w.profile.as_ref().map(|p| serde_json::to_string(p).expect("a profile serializes")));
             f.slope.push(wf.fit.slope);
             f.intercept.push(wf.fit.intercept);

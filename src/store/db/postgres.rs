@@ -33,13 +33,13 @@ impl Backend for Postgres {
              WHERE p.run_id IN (SELECT id FROM run)
          ), fit AS (
              INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                               n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control, profile)
+                               n_sizes, min_size, max_size, local_slopes, metadata, medians, facts, profile)
              SELECT * FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::float8[], $16::float8[],
                                   $17::float8[], $18::float8[], $19::float8[], $20::float8[], $21::int[],
                                   $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::text[],
-                                  $50::text[], $51::text[], $52::text[])
+                                  $50::text[], $51::text[])
                  AS f (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                       n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control, profile)
+                       n_sizes, min_size, max_size, local_slopes, metadata, medians, facts, profile)
              WHERE f.run_id IN (SELECT id FROM run)
          ), measurement AS (
              INSERT INTO measurements (run_id, workload_id, size, median_ns, samples, samples_ns, instructions)
@@ -127,8 +127,7 @@ impl Backend for Postgres {
         .bind(&c.metadata)
         .bind(&c.size_of_interest)
         .bind(&r.metric)
-        .bind(&f.build_hash)
-        .bind(&f.control)
+        .bind(&f.facts)
         .bind(&f.profile)
         .fetch_one(conn)
         .await?;
@@ -183,10 +182,10 @@ impl Backend for Postgres {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         sqlx::query_as(
-            "SELECT f.run_id, f.workload_id, f.medians, f.source_hash, f.build_hash, f.control, f.slope, f.ci_low, f.ci_high, f.r2,
+            "SELECT f.run_id, f.workload_id, f.medians, f.source_hash, f.facts, f.slope, f.ci_low, f.ci_high, f.r2,
                 (SELECT metric FROM workloads WHERE id = f.workload_id) AS metric
          FROM UNNEST($1::uuid[]) AS r (id),
-              LATERAL (SELECT run_id, workload_id, medians, source_hash, build_hash, control, slope, ci_low, ci_high, r2 FROM fits
+              LATERAL (SELECT run_id, workload_id, medians, source_hash, facts, slope, ci_low, ci_high, r2 FROM fits
                        WHERE run_id = r.id AND workload_id = ANY($2) OFFSET 0) AS f",
         )
         .bind(run_ids)

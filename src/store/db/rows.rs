@@ -3,7 +3,7 @@
 
 use super::decode_json;
 use crate::model::{MetricColumn, Slope};
-use slopewatch_core::wire::{Beside, Metric};
+use slopewatch_core::wire::{Facts, Metric};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -27,8 +27,7 @@ pub(in crate::store) struct WindowFitRow {
     workload_id: i64,
     medians: String,
     source_hash: String,
-    build_hash: Option<String>,
-    control: Option<String>,
+    facts: String,
     #[sqlx(flatten)]
     slope: Slope,
     metric: MetricColumn,
@@ -43,10 +42,8 @@ pub struct WindowFit {
     pub medians: Vec<(u64, f64)>,
     /// The workload's source as the run built it.
     pub source_hash: String,
-    /// The code it ran, where the agent sent a hash of it.
-    pub build_hash: Option<String>,
-    /// The control measured beside it, where the agent sent one.
-    pub control: Option<Beside>,
+    /// What the agent said of the run: the code it ran, the control measured beside it.
+    pub facts: Facts,
     pub slope: Slope,
     /// What the workload's series measures: how its medians are classified.
     pub metric: Metric,
@@ -59,8 +56,7 @@ impl WindowFitRow {
             workload_id: self.workload_id,
             medians: decode_json(&self.medians)?,
             source_hash: self.source_hash,
-            build_hash: self.build_hash,
-            control: self.control.as_deref().map(decode_json).transpose()?,
+            facts: decode_json(&self.facts)?,
             slope: self.slope,
             metric: Metric::try_from(self.metric).map_err(|e| sqlx::Error::Decode(e.into()))?,
         })

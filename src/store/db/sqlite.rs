@@ -39,7 +39,7 @@ impl Backend for Sqlite {
         })
         .await?;
         let head = "INSERT INTO fits (run_id, workload_id, source_hash, slope, intercept, r2, stderr, ci_low, ci_high,
-                n_sizes, min_size, max_size, local_slopes, metadata, medians, build_hash, control, profile) ";
+                n_sizes, min_size, max_size, local_slopes, metadata, medians, facts, profile) ";
         insert_chunked(conn, head, f.run_id.len(), |b, i| {
             b.push_bind(f.run_id[i])
                 .push_bind(f.workload_id[i])
@@ -56,8 +56,7 @@ impl Backend for Sqlite {
                 .push_bind(f.local_slopes[i].as_str())
                 .push_bind(f.metadata[i].as_str())
                 .push_bind(f.medians[i].as_str())
-                .push_bind(f.build_hash[i].as_deref())
-                .push_bind(f.control[i].as_deref())
+                .push_bind(f.facts[i].as_str())
                 .push_bind(f.profile[i].as_deref());
         })
         .await?;
@@ -160,7 +159,7 @@ impl Backend for Sqlite {
         workload_ids: &[i64],
     ) -> Result<Vec<WindowFitRow>, sqlx::Error> {
         let mut q = QueryBuilder::new(
-            "SELECT run_id, workload_id, medians, source_hash, build_hash, control, slope, ci_low, ci_high, r2, \
+            "SELECT run_id, workload_id, medians, source_hash, facts, slope, ci_low, ci_high, r2, \
              (SELECT metric FROM workloads WHERE id = fits.workload_id) AS metric FROM fits WHERE run_id IN ",
         );
         push_ids(&mut q, run_ids);

@@ -1,0 +1,10 @@
+-- A fit's facts: what the agent said of the workload's run that the server only keeps, reads
+-- back and exports (the build it ran, the control measured beside it), as one JSON object
+-- (`slopewatch_core::wire::Facts`; `{}` without any), so that a wire field of that kind needs no
+-- column of its own. The two columns they were kept in are folded into it: `json_patch` onto an
+-- empty object leaves out the ones that were NULL.
+ALTER TABLE fits ADD COLUMN facts TEXT NOT NULL DEFAULT '{}';
+UPDATE fits SET facts = json_patch('{}', json_object('build_hash', build_hash, 'control', json(control)))
+    WHERE build_hash IS NOT NULL OR control IS NOT NULL;
+ALTER TABLE fits DROP COLUMN build_hash;
+ALTER TABLE fits DROP COLUMN control;

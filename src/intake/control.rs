@@ -15,5 +15,5 @@ pub(super) async fn of(tx: &mut Tx<'_>, id: i64, settings: &Settings) -> Result<
     }
     let Some((regressed, runs)) = tx.control_evidence(id, &settings.controls).await? else { return Ok(None) };
     let rules = &settings.alerts.rules;
-    Ok(Some(check(&regressed, &settings.controls, &runs, |w| rules.threshold_for(w))))
+    Ok(Some(check(&regressed, &settings.controls, &runs, rules)))
 }

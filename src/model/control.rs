@@ -3,6 +3,7 @@
 //! values: the store reads the evidence, `rules::control` decides.
 
 use serde::Serialize;
+use slopewatch_core::verdict::SlopeEvidence;
 use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -127,5 +128,6 @@ pub struct ControlRun {
     pub started_at: OffsetDateTime,
     pub workload_id: i64,
     pub source_hash: String,
-    pub slope: f64,
+    /// The run's fit, as the noise rule reads it.
+    pub evidence: SlopeEvidence,
 }

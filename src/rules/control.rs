@@ -3,12 +3,18 @@
 //! runs on the first bad version's source, measured within the regression's period, on the
 //! regression's own hosts where it has any there:
 //!
-//! - the control held (its slope stayed under the workload's threshold, or was over already
-//!   before): **toolchain**;
+//! - the control held (the rules' noise rule holds its slope under the workload's threshold, or
+//!   held it over already before): **toolchain**;
 //! - it moved over the threshold too, and the workload's source changed between the last good and
 //!   the first bad version: **code**;
 //! - it moved too on an unchanged source: **host_or_harness**;
-//! - no such runs: **unknown**, with what to run to get them.
+//! - its slope is too noisy for the noise rule to say either way, or there are no such runs:
+//!   **unknown**, with what to run to settle it.
+//!
+//! The control's runs are judged as the rules judge a version: core's noise rule, configured, at
+//! the workload's own threshold, on the runs' pooled fit (the medians of their slopes, intervals,
+//! r² and sizes). A control run has no class, so under `rule = "class"` it is its slope that is
+//! judged, at the threshold.
 //!
 //! A regression of a control lineage is attributed with the other controls only; with none, it
 //! has no control of its own and says so. No database here: the store reads the evidence.
@@ -18,20 +24,17 @@ use crate::model::control::{
     ControlCheck, ControlRun, ControlVerdict, Regressed, RegressedWorkload, WorkloadControlCheck,
 };
 use crate::model::workload_label;
+use crate::config::Rules;
 use slopewatch_core::fit::median;
+use slopewatch_core::verdict::{SlopeEvidence, Verdict};
 use slopewatch_core::wire::Metric;
 
 /// The attribution of `regressed` by the configured `controls`, from the control runs of its
-/// period; `threshold` gives a workload's limit.
-pub fn check(
-    regressed: &Regressed,
-    controls: &[String],
-    runs: &[ControlRun],
-    threshold: impl Fn(&str) -> f64,
-) -> ControlCheck {
+/// period, judged by `rules`.
+pub fn check(regressed: &Regressed, controls: &[String], runs: &[ControlRun], rules: &Rules) -> ControlCheck {
     let usable: Vec<&str> = controls.iter().map(String::as_str).filter(|c| *c != regressed.lineage).collect();
     let workloads: Vec<WorkloadControlCheck> =
-        regressed.workloads.iter().map(|w| workload(regressed, &usable, runs, w, threshold(&w.name))).collect();
+        regressed.workloads.iter().map(|w| workload(regressed, &usable, runs, w, rules)).collect();
     let source_changed = workloads.iter().any(|w| w.source_changed);
     let mut hosts: Vec<String> = workloads.iter().flat_map(|w| w.hosts.iter().cloned()).collect();
     hosts.sort();
@@ -77,8 +80,10 @@ fn workload(
     controls: &[&str],
     runs: &[ControlRun],
     w: &RegressedWorkload,
-    threshold: f64,
+    rules: &Rules,
 ) -> WorkloadControlCheck {
+    let threshold = rules.threshold_for(&w.name);
+    let judge = |runs: &[&ControlRun]| rules.noise().slope(&pooled(runs), threshold);
     let source_changed = matches!((&w.source_before, &w.source_after), (Some(b), Some(a)) if b != a);
     let bad_source = w.source_after.as_deref().or(w.source_before.as_deref());
     let own_hosts: Vec<i64> = regressed.hosts.iter().map(|(id, _)| *id).collect();
@@ -107,13 +112,16 @@ fn workload(
         if after.is_empty() {
             continue;
         }
-        let k = slope_of(&after);
-        let k_before = (!before.is_empty()).then(|| slope_of(&before));
-        let moved = k > threshold && !k_before.is_some_and(|b| b > threshold);
-        let verdict = match (moved, source_changed) {
-            (false, _) => ControlVerdict::Toolchain,
-            (true, true) => ControlVerdict::Code,
-            (true, false) => ControlVerdict::HostOrHarness,
+        let now = pooled(&after);
+        let k = now.slope;
+        let k_before = (!before.is_empty()).then(|| pooled(&before).slope);
+        let over_before = !before.is_empty() && judge(&before) == Verdict::Over;
+        let moved = judge(&after) == Verdict::Over && !over_before;
+        let verdict = match (judge(&after), moved, source_changed) {
+            (Verdict::Unsure, ..) if !over_before => ControlVerdict::Unknown,
+            (_, false, _) => ControlVerdict::Toolchain,
+            (_, true, true) => ControlVerdict::Code,
+            (_, true, false) => ControlVerdict::HostOrHarness,
         };
         let mut versions: Vec<&str> = after.iter().map(|r| r.version.as_str()).collect();
         versions.sort_unstable();
@@ -134,6 +142,15 @@ fn workload(
             ControlVerdict::Code => {
                 format!("control {label} moved too, to k {k_text}{from}, on the changed source: the code changed")
             }
+            ControlVerdict::Unknown => format!(
+                "control {label} measured k {k_text} [{}, {}] (r² {}, {} sizes), too noisy for the noise rule to say \
+                 whether it moved past {}: measure it again to attribute this regression",
+                format::slope(now.ci_low),
+                format::slope(now.ci_high),
+                format::slope(now.r2),
+                now.sizes,
+                format::slope(threshold),
+            ),
             _ => format!(
                 "control {label} moved too, to k {k_text}{from}, on the same source: the host or the harness changed"
             ),
@@ -204,9 +221,16 @@ fn workload(
     }
 }
 
-/// The median slope of the runs.
-fn slope_of(runs: &[&ControlRun]) -> f64 {
-    median(&runs.iter().map(|r| r.slope).collect::<Vec<_>>())
+/// The runs' pooled fit: the median of each of their slopes, interval bounds, r² and sizes.
+fn pooled(runs: &[&ControlRun]) -> SlopeEvidence {
+    let of = |f: fn(&SlopeEvidence) -> f64| median(&runs.iter().map(|r| f(&r.evidence)).collect::<Vec<_>>());
+    SlopeEvidence {
+        slope: of(|e| e.slope),
+        ci_low: of(|e| e.ci_low),
+        ci_high: of(|e| e.ci_high),
+        r2: of(|e| e.r2),
+        sizes: of(|e| e.sizes as f64).floor() as usize,
+    }
 }
 
 fn host_names(regressed: &Regressed) -> String {
@@ -251,12 +275,12 @@ mod tests {
             started_at: datetime!(2026-11-01 12:00 UTC).replace_day(day).unwrap(),
             workload_id: 7,
             source_hash: source.into(),
-            slope,
+            evidence: SlopeEvidence { slope, ci_low: slope - 0.05, ci_high: slope + 0.05, r2: 0.999, sizes: 5 },
         }
     }
 
     fn verdict(r: &Regressed, runs: &[ControlRun]) -> ControlCheck {
-        check(r, &["musl-gcc".to_string()], runs, |_| 1.5)
+        check(r, &["musl-gcc".to_string()], runs, &Rules::default())
     }
 
     #[test]
@@ -276,6 +300,27 @@ mod tests {
         assert_eq!(host.verdict, ControlVerdict::HostOrHarness);
         let always = verdict(&regressed("a", "a"), &[run("a", 2.0, 1, 1), run("a", 2.0, 1, 2)]);
         assert_eq!(always.verdict, ControlVerdict::Toolchain, "over before and after: the control did not move");
+    }
+
+    #[test]
+    fn the_control_is_judged_by_the_configured_noise_rule_and_threshold() {
+        let r = regressed("a", "a");
+        // Over the threshold by its point estimate, but its interval reaches far below it: the
+        // noise rule cannot say it moved, so neither can the attribution.
+        let mut wide = run("a", 1.6, 1, 2);
+        wide.evidence.ci_low = 1.0;
+        let noisy = verdict(&r, &[run("a", 1.0, 1, 1), wide]);
+        assert_eq!(noisy.verdict, ControlVerdict::Unknown, "{}", noisy.sentence);
+        assert!(noisy.sentence.contains("too noisy for the noise rule to say whether it moved past 1.50"));
+        let mut few = run("a", 2.0, 1, 2);
+        few.evidence.sizes = 3;
+        assert_eq!(verdict(&r, &[run("a", 1.0, 1, 1), few]).verdict, ControlVerdict::Unknown, "three sizes");
+        // The workload's own threshold, as configured, decides whether the control moved.
+        let runs = [run("a", 1.0, 1, 1), run("a", 1.4, 1, 2)];
+        assert_eq!(verdict(&r, &runs).verdict, ControlVerdict::Toolchain);
+        let tuned = Rules { per_workload: [("strchr".to_string(), 1.3)].into(), ..Rules::default() };
+        let moved = check(&r, &["musl-gcc".to_string()], &runs, &tuned);
+        assert_eq!(moved.verdict, ControlVerdict::HostOrHarness, "{}", moved.sentence);
     }
 
     #[test]

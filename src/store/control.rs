@@ -7,6 +7,7 @@ use super::db::{sql, Exec, Tx};
 use super::{decode_json, Store};
 use crate::model::control::{ControlRun, Regressed, RegressedWorkload};
 use crate::model::MetricColumn;
+use slopewatch_core::verdict::SlopeEvidence;
 use slopewatch_core::wire::Metric;
 use time::OffsetDateTime;
 
@@ -47,6 +48,10 @@ struct ControlRow {
     workload_id: i64,
     source_hash: String,
     slope: f64,
+    ci_low: f64,
+    ci_high: f64,
+    r2: f64,
+    n_sizes: i32,
 }
 
 impl Store {
@@ -137,7 +142,7 @@ async fn evidence(
         return Ok(Some((regressed, Vec::new())));
     }
     let mut q = sql("SELECT t.name AS lineage, t.version, h.id AS host_id, h.name AS host, r.started_at,
-                f.workload_id, f.source_hash, f.slope
+                f.workload_id, f.source_hash, f.slope, f.ci_low, f.ci_high, f.r2, f.n_sizes
          FROM toolchains t JOIN runs r ON r.toolchain_id = t.id
          JOIN fits f ON f.run_id = r.id JOIN hosts h ON h.id = r.host_id
          WHERE t.name IN ");
@@ -156,7 +161,13 @@ async fn evidence(
             started_at: r.started_at,
             workload_id: r.workload_id,
             source_hash: r.source_hash,
-            slope: r.slope,
+            evidence: SlopeEvidence {
+                slope: r.slope,
+                ci_low: r.ci_low,
+                ci_high: r.ci_high,
+                r2: r.r2,
+                sizes: usize::try_from(r.n_sizes).unwrap_or(0),
+            },
         })
         .collect();
     Ok(Some((regressed, runs)))

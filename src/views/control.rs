@@ -17,7 +17,7 @@ pub async fn of(store: &Store, id: i64, config: &Config) -> Result<Option<Contro
     }
     let Some((regressed, runs)) = store.control_evidence(id, &config.controls).await? else { return Ok(None) };
     let rules = &config.alerts.rules;
-    Ok(Some(check(&regressed, &config.controls, &runs, |w| rules.threshold_for(w))))
+    Ok(Some(check(&regressed, &config.controls, &runs, rules)))
 }
 
 /// An attribution as a regression's page shows it.

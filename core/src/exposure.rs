@@ -4,7 +4,7 @@
 //!
 //! Defined here so the agent and the server can never disagree about the format.
 
-use crate::complexity::Class;
+use crate::probe::{ProbeState, ProbeVerdict};
 use crate::wire::{check_name, check_text, err, FailureKind, FieldError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -220,41 +220,6 @@ fn check_digest(digest: &str) -> Result<(), FieldError> {
     }
 }
 
-/// What one contract probe measured at one toolchain version, as the agent judges it on the spot
-/// and as `GET /api/v1/toolchains/{lineage}/{version}/contracts` answers it.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeVerdict {
-    /// `contract.FUNCTION.AXIS`.
-    pub workload: String,
-    pub function: String,
-    /// The class its contract allows, and the class measured (none when unsure or failed).
-    pub expected: Class,
-    #[serde(default)]
-    pub class: Option<Class>,
-    pub state: ProbeState,
-    /// How it failed, when `state` is `failed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<FailureKind>,
-}
-
-/// What became of a probe.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeState {
-    /// Its class is within the contract.
-    Held,
-    /// Its class is at least a polynomial step above the contract.
-    Over,
-    /// It crashed, returned a wrong result, ran past its time.
-    Failed,
-    /// The libc lacks its function.
-    NotProvided,
-    /// No class could be named, or the measure could not count it.
-    Unsure,
-}
-
 /// Every probe of one toolchain version, as the server answers them.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -291,25 +256,23 @@ impl FunctionVerdict {
         }
         let mut worst: Option<(Breakage, String)> = None;
         for p in &mine {
-            let breach = match (p.state, p.failure) {
-                (ProbeState::Over, _) => {
+            let breach = match p.state {
+                ProbeState::Over => {
                     let class = p.class.map_or("more", |c| c.label());
                     Some((
                         Breakage::OverContract,
                         format!("{class} against its contract of {} ({})", p.expected.label(), p.workload),
                     ))
                 }
-                (ProbeState::Failed, Some(FailureKind::Crashed)) if guarded(&p.workload) => {
+                ProbeState::Failed(FailureKind::Crashed) if guarded(&p.workload) => {
                     Some((Breakage::ReadsPastBound, format!("reads past its bound ({})", p.workload)))
                 }
-                (ProbeState::Failed, Some(FailureKind::WrongResult)) => {
+                ProbeState::Failed(FailureKind::WrongResult) => {
                     Some((Breakage::WrongResult, format!("returns a wrong result ({})", p.workload)))
                 }
                 // A probe that could not be built or set up says nothing about the function.
-                (ProbeState::Failed, Some(FailureKind::BuildFailed | FailureKind::SetupFailed)) => None,
-                (ProbeState::Failed, kind) => {
-                    Some((Breakage::Failed, format!("{} ({})", kind.map_or("failed", FailureKind::label), p.workload)))
-                }
+                ProbeState::Failed(FailureKind::BuildFailed | FailureKind::SetupFailed) => None,
+                ProbeState::Failed(kind) => Some((Breakage::Failed, format!("{} ({})", kind.label(), p.workload))),
                 _ => None,
             };
             if let Some(b) = breach {
@@ -330,6 +293,7 @@ impl FunctionVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::complexity::Class;
 
     pub(crate) fn scan() -> ExposureSubmission {
         ExposureSubmission {
@@ -387,24 +351,25 @@ mod tests {
         assert_eq!(Linkage::parse("dynamic"), Some(Linkage::Dynamic));
     }
 
-    fn probe(workload: &str, state: ProbeState, class: Option<Class>, failure: Option<FailureKind>) -> ProbeVerdict {
+    fn probe(workload: &str, state: ProbeState, class: Option<Class>) -> ProbeVerdict {
         let function = workload.split('.').nth(1).unwrap().to_string();
-        ProbeVerdict { workload: workload.into(), function, expected: Class::Constant, class, state, failure }
+        ProbeVerdict { workload: workload.into(), function, expected: Class::Constant, class, state }
     }
 
     #[test]
     fn a_function_takes_its_worst_probe() {
         let guarded = |w: &str| w.ends_with(".bound");
         let probes = vec![
-            probe("contract.strspn.input", ProbeState::Held, Some(Class::Constant), None),
-            probe("contract.strspn.set", ProbeState::Over, Some(Class::Linear), None),
-            probe("contract.strnlen.bound", ProbeState::Failed, None, Some(FailureKind::Crashed)),
-            probe("contract.strnlen.len", ProbeState::Over, Some(Class::Linear), None),
-            probe("contract.strchrnul.x", ProbeState::NotProvided, None, None),
-            probe("contract.memcpy.n", ProbeState::Held, Some(Class::Linear), None),
-            probe("contract.qsort.n", ProbeState::Unsure, None, None),
-            probe("contract.strtol.n", ProbeState::Failed, None, Some(FailureKind::WrongResult)),
-            probe("contract.wcslen.n", ProbeState::Failed, None, Some(FailureKind::BuildFailed)),
+            probe("contract.strspn.input", ProbeState::Held, Some(Class::Constant)),
+            probe("contract.strspn.set", ProbeState::Over, Some(Class::Linear)),
+            probe("contract.strnlen.bound", ProbeState::Failed(FailureKind::Crashed), None),
+            probe("contract.strnlen.len", ProbeState::Over, Some(Class::Linear)),
+            probe("contract.strchrnul.x", ProbeState::NotProvided, None),
+            probe("contract.memcpy.n", ProbeState::Held, Some(Class::Linear)),
+            probe("contract.qsort.n", ProbeState::Unsure, None),
+            probe("contract.strtol.n", ProbeState::Failed(FailureKind::WrongResult), None),
+            probe("contract.wcslen.n", ProbeState::Failed(FailureKind::BuildFailed), None),
+            probe("contract.wcsnlen.n", ProbeState::Unmeasurable, None),
         ];
         let of = |f: &str| FunctionVerdict::of(f, &probes, guarded);
         assert_eq!(
@@ -420,6 +385,7 @@ mod tests {
         assert_eq!(of("memcpy"), Some(FunctionVerdict::Held));
         assert_eq!(of("qsort"), Some(FunctionVerdict::Unsure));
         assert_eq!(of("wcslen"), Some(FunctionVerdict::Unsure), "a probe that did not build judges nothing");
+        assert_eq!(of("wcsnlen"), Some(FunctionVerdict::Unsure), "nor one the measure could not count");
         assert_eq!(of("strlen"), None);
     }
 }

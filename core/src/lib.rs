@@ -10,6 +10,7 @@ pub mod fit;
 pub mod format;
 pub mod lineage;
 pub mod predict;
+pub mod probe;
 pub mod profile;
 pub mod verdict;
 pub mod version;

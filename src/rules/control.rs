@@ -19,12 +19,12 @@
 //! A regression of a control lineage is attributed with the other controls only; with none, it
 //! has no control of its own and says so. No database here: the store reads the evidence.
 
+use crate::config::Rules;
 use crate::format;
 use crate::model::control::{
     ControlCheck, ControlRun, ControlVerdict, Regressed, RegressedWorkload, WorkloadControlCheck,
 };
 use crate::model::workload_label;
-use crate::config::Rules;
 use slopewatch_core::fit::median;
 use slopewatch_core::verdict::{SlopeEvidence, Verdict};
 use slopewatch_core::wire::Metric;

@@ -225,10 +225,9 @@ impl Store {
             return Ok(Vec::new());
         }
         let ids = || heads.iter().map(|h| h.id);
-        let mut q = sql(
-            "SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.facts, f.profile, f.metadata
-             FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ",
-        );
+        let mut q =
+            sql("SELECT f.run_id, f.workload_id, w.name, w.size_unit, f.source_hash, f.facts, f.profile, f.metadata
+             FROM fits f JOIN workloads w ON w.id = f.workload_id WHERE f.run_id IN ");
         q.push_tuple(ids()).push(" ORDER BY f.run_id, f.workload_id");
         let fits: Vec<FitRow> = tx.exec().all(&q).await?;
         let mut q =

@@ -14,97 +14,60 @@ use crate::links;
 use crate::store::contracts::{ContractProbe, NotProvided, ProbeCells, ProbeFailure, ProbeSummary};
 use crate::store::VersionChoice;
 use slopewatch_core::complexity::Class;
-use slopewatch_core::exposure::{ProbeState, ProbeVerdict};
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::probe::{ProbeState, ProbeVerdict};
 use slopewatch_core::verdict::{Limits, Verdict};
 use slopewatch_core::wire::{FailureKind, Metric};
 use std::collections::{BTreeMap, HashMap};
 
-/// Where a probe stands at one toolchain version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Its class is not above the expected one.
-    Held,
-    /// Its class is a polynomial step or more above the expected one, as its exponent bears out.
-    Over,
-    /// A run of the version crashed it: for a guarded probe, a read past its bound.
-    Crashed,
-    /// A run of the version gave a wrong answer.
-    WrongResult,
-    /// The version's libc lacks the function.
-    NotProvided,
-    /// Measured, but the class is unsure (or not worked out yet).
-    Unsure,
-    /// Every run failed it another way: it did not build, set up or finish in time.
-    Failed(FailureKind),
-    /// Never measured at this version.
-    NotMeasured,
+/// Where a probe stands at one toolchain version: its state, or `None` where it was never
+/// measured there.
+pub type Standing = Option<ProbeState>;
+
+/// How the page shows a standing: core's words and shapes for a state, and its own for one never
+/// measured; and the CSS class of its cells and counts.
+pub trait Shown: Copy {
+    /// The standing in words, the same in a cell, a count and the legend.
+    fn word(self) -> &'static str;
+    /// The standing in a column's counts, where every other failure counts as one: `failed`.
+    fn count_word(self) -> &'static str;
+    /// A shape that tells the standings apart without colour.
+    fn symbol(self) -> &'static str;
+    /// The CSS class of its cells and counts.
+    fn css(self) -> &'static str;
 }
 
-impl State {
-    /// The states every column counts, whether or not any cell is in them.
-    pub const COUNTED: [State; 5] = [State::Held, State::Over, State::Crashed, State::WrongResult, State::NotProvided];
-
-    /// The state in words, the same in a cell, a count and the legend.
-    pub fn word(self) -> &'static str {
-        match self {
-            State::Held => "held",
-            State::Over => "over contract",
-            State::Crashed => "crashed",
-            State::WrongResult => "wrong result",
-            State::NotProvided => "not provided",
-            State::Unsure => "unsure",
-            State::Failed(kind) => kind.label(),
-            State::NotMeasured => "not measured",
-        }
+impl Shown for Standing {
+    fn word(self) -> &'static str {
+        self.map_or("not measured", ProbeState::word)
     }
 
-    /// The state in a column's counts, where every other failure counts as one: `failed`.
-    pub fn count_word(self) -> &'static str {
-        match self {
-            State::Failed(_) => "failed",
-            state => state.word(),
-        }
+    fn count_word(self) -> &'static str {
+        self.map_or("not measured", ProbeState::count_word)
     }
 
-    /// A shape that tells the states apart without colour.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            State::Held => "✓",
-            State::Over => "▲",
-            State::Crashed => "✗",
-            State::WrongResult => "≠",
-            State::NotProvided => "○",
-            State::Unsure => "?",
-            State::Failed(_) => "⊘",
-            State::NotMeasured => "–",
-        }
+    fn symbol(self) -> &'static str {
+        self.map_or("–", ProbeState::symbol)
     }
 
-    /// The CSS class of its cells and counts.
-    pub fn css(self) -> &'static str {
+    fn css(self) -> &'static str {
         match self {
-            State::Held => "held",
-            State::Over => "over",
-            State::Crashed => "crashed",
-            State::WrongResult => "wrong",
-            State::NotProvided => "not-provided",
-            State::Unsure => "unsure",
-            State::Failed(_) => "failed",
-            State::NotMeasured => "none",
+            Some(ProbeState::Held) => "held",
+            Some(ProbeState::Over) => "over",
+            Some(ProbeState::Failed(FailureKind::Crashed)) => "crashed",
+            Some(ProbeState::Failed(FailureKind::WrongResult)) => "wrong",
+            Some(ProbeState::Failed(_)) => "failed",
+            Some(ProbeState::NotProvided) => "not-provided",
+            Some(ProbeState::Unsure | ProbeState::Unmeasurable) => "unsure",
+            None => "none",
         }
-    }
-
-    /// Whether the state breaks the contract or the function: over, crashed or wrong.
-    pub fn is_break(self) -> bool {
-        matches!(self, State::Over | State::Crashed | State::WrongResult)
     }
 }
 
 /// One probe at one toolchain version.
 #[derive(Debug, Clone)]
 pub struct ContractCell {
-    pub state: State,
+    pub state: Standing,
     /// The class measured, `O(n)` or `unsure`, where the version has a summary.
     pub measured: Option<&'static str>,
     /// The class measured where one is named and the cell is held or over.
@@ -149,22 +112,24 @@ pub struct ContractColumn {
 }
 
 impl ContractColumn {
-    /// How many of the column's probes are in `state`.
-    pub fn count(&self, state: State) -> usize {
-        self.counts.get(state.css()).copied().unwrap_or(0)
+    /// How many of the column's probes stand where `standing` does (every failure but a crash or
+    /// a wrong result counting as one).
+    pub fn count(&self, standing: Standing) -> usize {
+        self.counts.get(standing.css()).copied().unwrap_or(0)
     }
 
-    /// The counts to show: those of [`State::COUNTED`] always, the others where not nought.
-    pub fn counts(&self) -> Vec<(State, usize)> {
-        let others = [State::Unsure, State::Failed(FailureKind::TimedOut), State::NotMeasured];
-        let mut shown: Vec<(State, usize)> = State::COUNTED.iter().map(|&s| (s, self.count(s))).collect();
+    /// The counts to show: those of [`ProbeState::COUNTED`] always, the others where not nought.
+    pub fn counts(&self) -> Vec<(Standing, usize)> {
+        let others = [Some(ProbeState::Unsure), Some(ProbeState::Failed(FailureKind::TimedOut)), None];
+        let mut shown: Vec<(Standing, usize)> =
+            ProbeState::COUNTED.iter().map(|&s| (Some(s), self.count(Some(s)))).collect();
         shown.extend(others.iter().map(|&s| (s, self.count(s))).filter(|&(_, n)| n > 0));
         shown
     }
 
     /// How many of the column's probes break their contract or their function.
     pub fn breaks(&self) -> usize {
-        [State::Over, State::Crashed, State::WrongResult].iter().map(|&s| self.count(s)).sum()
+        ProbeState::COUNTED.iter().filter(|s| s.is_break()).map(|&s| self.count(Some(s))).sum()
     }
 }
 
@@ -270,23 +235,13 @@ impl ContractsView {
         for group in &self.functions {
             for probe in &group.probes {
                 let Some(cell) = probe.cells.get(column) else { continue };
-                let (state, failure) = match cell.state {
-                    State::Held => (ProbeState::Held, None),
-                    State::Over => (ProbeState::Over, None),
-                    State::Crashed => (ProbeState::Failed, Some(FailureKind::Crashed)),
-                    State::WrongResult => (ProbeState::Failed, Some(FailureKind::WrongResult)),
-                    State::Failed(kind) => (ProbeState::Failed, Some(kind)),
-                    State::NotProvided => (ProbeState::NotProvided, None),
-                    State::Unsure => (ProbeState::Unsure, None),
-                    State::NotMeasured => continue,
-                };
+                let Some(state) = cell.state else { continue };
                 out.push(ProbeVerdict {
                     workload: probe.name.clone(),
                     function: group.function.clone(),
                     expected: probe.expected,
                     class: cell.class,
                     state,
-                    failure,
                 });
             }
         }
@@ -327,14 +282,13 @@ fn cell(
     let standing = summary.map(|s| Limits::contract(probe.expected).judge(None, s.complexity.as_ref()).verdict());
     let kind = failure.map(|f| f.failure.kind);
     let state = match (kind, standing, missing) {
-        (Some(FailureKind::Crashed), _, _) => State::Crashed,
-        (Some(FailureKind::WrongResult), _, _) => State::WrongResult,
-        (_, Some(Verdict::Over), _) => State::Over,
-        (_, Some(Verdict::Under), _) => State::Held,
-        (_, Some(Verdict::Unsure), _) => State::Unsure,
-        (_, None, Some(_)) => State::NotProvided,
-        (Some(kind), None, None) => State::Failed(kind),
-        (None, None, None) => State::NotMeasured,
+        (Some(kind @ (FailureKind::Crashed | FailureKind::WrongResult)), _, _) => Some(ProbeState::Failed(kind)),
+        (_, Some(Verdict::Over), _) => Some(ProbeState::Over),
+        (_, Some(Verdict::Under), _) => Some(ProbeState::Held),
+        (_, Some(Verdict::Unsure), _) => Some(ProbeState::Unsure),
+        (_, None, Some(_)) => Some(ProbeState::NotProvided),
+        (Some(kind), None, None) => Some(ProbeState::Failed(kind)),
+        (None, None, None) => None,
     };
     let measured_at = summary.is_some() || failure.is_some() || missing.is_some();
     let href = match (summary.is_some() || failure.is_some(), missing) {
@@ -344,22 +298,25 @@ fn cell(
     };
     // A failure that is the cell's state needs only its count; one beside a class, its kind too.
     let note = failure.map(|f| match state {
-        State::Crashed | State::WrongResult | State::Failed(_) => in_runs(f),
+        Some(ProbeState::Failed(_)) => in_runs(f),
         _ => format!("{} {}", f.failure.kind.label(), in_runs(f)),
     });
     let by = if measured_at { format!(" ({})", probe.metric.label()) } else { String::new() };
     let mut title = format!("{} · {} {}{by}: {}", probe.name, at.lineage, at.version, state.word());
     match (measured, missing) {
         (Some(m), _) => title.push_str(&format!(", {m} against {}", probe.expected.label())),
-        (None, Some(_)) if state == State::NotProvided => title.push_str(", as the version's latest run says"),
+        (None, Some(_)) if state == Some(ProbeState::NotProvided) => {
+            title.push_str(", as the version's latest run says")
+        }
         _ => {}
     }
     if let Some(f) = failure {
         title.push_str(&format!("; {}, {}", failure_line(probe, f), in_runs(f)));
     }
     let metric = measured_at.then_some(probe.metric);
-    let class =
-        summary.and_then(|s| s.complexity.as_ref()?.class).filter(|_| matches!(state, State::Held | State::Over));
+    let class = summary
+        .and_then(|s| s.complexity.as_ref()?.class)
+        .filter(|_| matches!(state, Some(ProbeState::Held | ProbeState::Over)));
     ContractCell { state, measured, class, note, failure: failure.map(|f| failure_line(probe, f)), metric, title, href }
 }
 
@@ -506,16 +463,20 @@ mod tests {
         let remaining = &strchr.probes[1];
         assert_eq!(remaining.expected, Class::Constant);
         let (old, new) = (&remaining.cells[0], &remaining.cells[1]);
-        assert_eq!((old.state, old.measured), (State::Held, Some("O(1)")));
-        assert_eq!((new.state, new.measured), (State::Over, Some("O(n)")));
+        assert_eq!((old.state, old.measured), (Some(ProbeState::Held), Some("O(1)")));
+        assert_eq!((new.state, new.measured), (Some(ProbeState::Over), Some("O(n)")));
         assert_eq!(new.href.as_deref(), Some("/series/contract.strchr.remaining/zig-cc-musl"));
-        assert_eq!(strchr.probes[0].cells[0].state, State::NotMeasured);
+        assert_eq!(strchr.probes[0].cells[0].state, None);
         assert_eq!(strchr.probes[0].cells[0].href, None, "no series to link to");
 
         let memchr = &view.functions[1].probes[0];
-        assert_eq!(memchr.cells[0].state, State::Held, "O(log n) is no break of O(1)");
+        assert_eq!(memchr.cells[0].state, Some(ProbeState::Held), "O(log n) is no break of O(1)");
         let crashed = &memchr.cells[1];
-        assert_eq!((crashed.state, crashed.measured), (State::Crashed, Some("O(1)")), "a crash in any run");
+        assert_eq!(
+            (crashed.state, crashed.measured),
+            (Some(ProbeState::Failed(FailureKind::Crashed)), Some("O(1)")),
+            "a crash in any run"
+        );
         assert_eq!(crashed.note.as_deref(), Some("in 1 of 3 runs"));
         assert!(
             crashed.title.starts_with(
@@ -525,16 +486,16 @@ mod tests {
             crashed.title
         );
         assert!(crashed.failure.as_deref().unwrap().contains("read past its bound of 2 bytes"));
-        assert_eq!(view.functions[0].probes[0].cells[1].state, State::WrongResult);
+        assert_eq!(view.functions[0].probes[0].cells[1].state, Some(ProbeState::Failed(FailureKind::WrongResult)));
         let strlcpy = &view.functions[3].probes[0].cells[1];
-        assert_eq!(strlcpy.state, State::NotProvided);
+        assert_eq!(strlcpy.state, Some(ProbeState::NotProvided));
         assert_eq!(strlcpy.href.as_deref(), Some("/runs/00000000-0000-0000-0000-000000000000"));
         let strstr = &view.functions[4].probes[0];
-        assert_eq!(strstr.cells[0].state, State::Failed(FailureKind::TimedOut));
-        assert_eq!((strstr.cells[1].state, strstr.cells[1].measured), (State::Unsure, Some("unsure")));
+        assert_eq!(strstr.cells[0].state, Some(ProbeState::Failed(FailureKind::TimedOut)));
+        assert_eq!((strstr.cells[1].state, strstr.cells[1].measured), (Some(ProbeState::Unsure), Some("unsure")));
 
         let (c0, c1) = (&view.columns[0], &view.columns[1]);
-        assert_eq!((c0.count(State::Held), c0.count(State::NotMeasured), c0.breaks()), (2, 3, 0));
+        assert_eq!((c0.count(Some(ProbeState::Held)), c0.count(None), c0.breaks()), (2, 3, 0));
         let counted: Vec<(&str, usize)> = c1.counts().into_iter().map(|(s, n)| (s.count_word(), n)).collect();
         assert_eq!(
             counted,
@@ -576,14 +537,20 @@ mod tests {
         };
         assert_eq!(
             shown(None),
-            [(State::Held, Some(Metric::Wall)), (State::Over, Some(Metric::InstructionsValgrind))],
+            [
+                (Some(ProbeState::Held), Some(Metric::Wall)),
+                (Some(ProbeState::Over), Some(Metric::InstructionsValgrind))
+            ],
             "wall time where the version has it, else the count"
         );
         assert_eq!(
             shown(Some(Metric::InstructionsValgrind)),
-            [(State::Over, Some(Metric::InstructionsValgrind)), (State::Over, Some(Metric::InstructionsValgrind))]
+            [
+                (Some(ProbeState::Over), Some(Metric::InstructionsValgrind)),
+                (Some(ProbeState::Over), Some(Metric::InstructionsValgrind))
+            ]
         );
-        assert_eq!(shown(Some(Metric::Wall)), [(State::Held, Some(Metric::Wall)), (State::NotMeasured, None)]);
+        assert_eq!(shown(Some(Metric::Wall)), [(Some(ProbeState::Held), Some(Metric::Wall)), (None, None)]);
         let view = ContractsView::new(&probes, &columns, &cells, None);
         let cell = &view.functions[0].probes[0].cells[1];
         assert_eq!(

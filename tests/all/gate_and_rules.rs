@@ -41,8 +41,10 @@ impl Case {
 
     /// The workload as the agent sends it: one sample a size, the median itself.
     fn workload(&self, points: &[(f64, f64)]) -> WorkloadRun {
-        let measurements =
-            points.iter().map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None }).collect();
+        let measurements = points
+            .iter()
+            .map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None })
+            .collect();
         WorkloadRun {
             contract: self.contract.map(Contract::expecting),
             ..WorkloadRun::new(self.name.clone(), SizeUnit::Bytes, "sha256:00".into(), measurements)

@@ -12,11 +12,11 @@ use crate::builds::{discover, fingerprints};
 use crate::cli::{MeasureArgs, ToolchainArgs};
 use crate::measure::engine::measure_gated;
 use crate::measure::judged::judge_all;
-use crate::output::contracts::Cell;
 use crate::server::client::{path_segment, Answer, Client};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use slopewatch_core::exposure::{Breakage, ContractVerdicts, FunctionVerdict, ProbeState, ProbeVerdict};
+use slopewatch_core::exposure::{Breakage, ContractVerdicts, FunctionVerdict};
+use slopewatch_core::probe::ProbeVerdict;
 use slopewatch_core::verdict::Limits;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -165,7 +165,7 @@ impl ToolchainVerdicts {
         // Only what is sure is kept: an unsure probe is measured again next time.
         cached.catalogue = catalogue_hash();
         cached.probes.retain(|p| !fresh.iter().any(|f| f.workload == p.workload));
-        cached.probes.extend(fresh.into_iter().filter(|p| p.state != ProbeState::Unsure));
+        cached.probes.extend(fresh.into_iter().filter(|p| p.state.is_sure()));
         write_cache(&cache_path, &cached);
         Ok(())
     }
@@ -223,21 +223,12 @@ fn guarded(workload: &str) -> bool {
 /// A probe's measured row as a verdict; None for a row that is not the catalogue's.
 fn probe_verdict(row: &crate::measure::judged::Judged) -> Option<ProbeVerdict> {
     let probe = catalogue().iter().find(|p| p.name() == row.workload)?;
-    let class = row.complexity.as_ref().and_then(|c| c.class);
-    let (state, failure) = match Cell::of(row) {
-        Cell::Held(_) => (ProbeState::Held, None),
-        Cell::Over(_) => (ProbeState::Over, None),
-        Cell::Failed(kind) => (ProbeState::Failed, Some(kind)),
-        Cell::NotProvided => (ProbeState::NotProvided, None),
-        Cell::Unsure | Cell::Unmeasurable => (ProbeState::Unsure, None),
-    };
     Some(ProbeVerdict {
         workload: row.workload.clone(),
         function: probe.function.clone(),
         expected: probe.expected,
-        class,
-        state,
-        failure,
+        class: row.class(),
+        state: row.probe_state(),
     })
 }
 

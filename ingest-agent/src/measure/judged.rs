@@ -188,7 +188,8 @@ pub(crate) mod tests {
     pub(crate) fn judged_as(workload: &str, p: Vec<(f64, f64)>, contract: Option<Contract>, limits: &Limits) -> Judged {
         let measurements =
             p.iter().map(|&(n, t)| Measurement { size: n as u64, samples_ns: vec![t], instructions: None }).collect();
-        let w = WorkloadRun { contract, ..WorkloadRun::new(workload.into(), SizeUnit::Bytes, String::new(), measurements) };
+        let w =
+            WorkloadRun { contract, ..WorkloadRun::new(workload.into(), SizeUnit::Bytes, String::new(), measurements) };
         Judged::new("gcc-glibc", Metric::Wall, &w, limits)
     }
 

@@ -5,62 +5,18 @@
 use crate::builds::contracts::catalogue;
 use crate::measure::judged::Judged;
 use slopewatch_core::complexity::{Class, UNSURE};
-use slopewatch_core::verdict::Verdict;
-use slopewatch_core::wire::FailureKind;
+use slopewatch_core::probe::ProbeState;
 use std::collections::BTreeMap;
 
-/// What one probe did on one toolchain.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// Its class is within the contract.
-    Held(Class),
-    /// Its class is at least a polynomial step above the contract.
-    Over(Class),
-    /// No class could be named, even measured twice.
-    Unsure,
-    /// It failed: crashed (a read past its bound, say), counted wrong, ran past its time, …
-    Failed(FailureKind),
-    /// The libc lacks its function.
-    NotProvided,
-    /// The measure could not count it faithfully.
-    Unmeasurable,
-}
-
-impl Cell {
-    /// The cell of a probe's row.
-    pub fn of(row: &Judged) -> Cell {
-        if row.not_provided {
-            return Cell::NotProvided;
-        }
-        if row.unmeasurable.is_some() {
-            return Cell::Unmeasurable;
-        }
-        if let Some(f) = &row.failure {
-            return Cell::Failed(f.kind);
-        }
-        let class = row.complexity.as_ref().and_then(|c| c.class);
-        match (row.decision.verdict(), class) {
-            (Verdict::Over, Some(c)) => Cell::Over(c),
-            (Verdict::Under, Some(c)) => Cell::Held(c),
-            _ => Cell::Unsure,
-        }
-    }
-
-    /// Whether the cell breaks the contract: over it, or failed (a crash, a wrong answer).
-    pub fn is_bad(&self) -> bool {
-        matches!(self, Cell::Over(_) | Cell::Failed(_))
-    }
-
-    /// As the table writes it: `held O(n)`, `OVER O(n²)`, `✗ crashed`, `not provided`, …
-    pub fn text(&self) -> String {
-        match self {
-            Cell::Held(c) => format!("held {}", c.label()),
-            Cell::Over(c) => format!("OVER {}", c.label()),
-            Cell::Unsure => UNSURE.to_string(),
-            Cell::Failed(kind) => format!("✗ {}", kind.label()),
-            Cell::NotProvided => crate::output::table::NOT_PROVIDED.to_string(),
-            Cell::Unmeasurable => crate::output::table::UNMEASURABLE.to_string(),
-        }
+/// A probe's cell as the table writes it: `held O(n)`, `OVER O(n²)`, `✗ crashed`, `not provided`,
+/// … the state's word, with the class measured where it is held or over.
+pub fn cell(state: ProbeState, class: Option<Class>) -> String {
+    let class = class.map_or(UNSURE, Class::label);
+    match state {
+        ProbeState::Held => format!("{} {class}", state.word()),
+        ProbeState::Over => format!("OVER {class}"),
+        ProbeState::Failed(_) => format!("✗ {}", state.word()),
+        _ => state.word().to_string(),
     }
 }
 
@@ -72,19 +28,21 @@ pub fn table(rows: &[Judged]) -> String {
     }
     let labels: Vec<String> = probes.iter().map(|r| r.label()).collect();
     let mut toolchains: Vec<&str> = Vec::new();
-    let mut cells: BTreeMap<(&str, &str), Cell> = BTreeMap::new();
+    let mut cells: BTreeMap<(&str, &str), &Judged> = BTreeMap::new();
     for (r, label) in probes.iter().zip(&labels) {
         if !toolchains.contains(&label.as_str()) {
             toolchains.push(label);
         }
-        cells.insert((r.workload.as_str(), label.as_str()), Cell::of(r));
+        cells.insert((r.workload.as_str(), label.as_str()), r);
     }
     let mut order: Vec<(bool, usize, &crate::builds::contracts::Probe)> = catalogue()
         .iter()
         .enumerate()
         .filter(|(_, p)| toolchains.iter().any(|t| cells.contains_key(&(p.name().as_str(), *t))))
         .map(|(i, p)| {
-            let bad = toolchains.iter().any(|t| cells.get(&(p.name().as_str(), *t)).is_some_and(Cell::is_bad));
+            let bad = toolchains
+                .iter()
+                .any(|t| cells.get(&(p.name().as_str(), *t)).is_some_and(|r| r.probe_state().is_bad()));
             (!bad, i, p)
         })
         .collect();
@@ -100,7 +58,8 @@ pub fn table(rows: &[Judged]) -> String {
         let name = p.name();
         out.push_str(&format!("{:<10} {:<34} {:<11}", p.header, name, p.expected.label()));
         for (t, w) in toolchains.iter().zip(&widths) {
-            let text = cells.get(&(name.as_str(), *t)).map_or_else(|| "-".to_string(), Cell::text);
+            let text =
+                cells.get(&(name.as_str(), *t)).map_or_else(|| "-".to_string(), |r| cell(r.probe_state(), r.class()));
             out.push_str(&format!(" {text:<w$}"));
         }
         out.truncate(out.trim_end().len());
@@ -114,7 +73,7 @@ mod tests {
     use super::*;
     use crate::measure::judged::tests::{judged, judged_as, points};
     use slopewatch_core::verdict::Limits;
-    use slopewatch_core::wire::{Contract, Failure};
+    use slopewatch_core::wire::{Contract, Failure, FailureKind};
 
     fn probe(workload: &str, toolchain: &str, p: Vec<(f64, f64)>) -> Judged {
         let expected = catalogue().iter().find(|c| c.name() == workload).unwrap().contract();
@@ -151,7 +110,13 @@ mod tests {
         assert!(lines[2].contains("held O(n)") && lines[2].contains("✗ crashed"), "{text}");
         assert!(!text.contains(" strchr "), "the loops have their own table: {text}");
         let absent = Judged { not_provided: true, ..probe("contract.strchr.remaining", "musl", flat()) };
-        assert_eq!(Cell::of(&absent), Cell::NotProvided);
+        assert_eq!(absent.probe_state(), ProbeState::NotProvided);
+        assert_eq!(cell(absent.probe_state(), absent.class()), "not provided");
+        let uncounted = Judged { unmeasurable: Some("no counter".into()), ..absent };
+        assert_eq!(cell(uncounted.probe_state(), uncounted.class()), "not provided", "lacking comes first");
+        let unmeasurable =
+            Judged { unmeasurable: Some("no counter".into()), ..probe("contract.strchr.remaining", "musl", flat()) };
+        assert_eq!(cell(unmeasurable.probe_state(), unmeasurable.class()), "not measurable");
         let team = judged_as("tokenize", flat(), Some(Contract::expecting(Class::Constant)), &Limits::default());
         assert!(table(&[team]).is_empty(), "a team's workload with a contract stays with the loops");
     }

@@ -7,11 +7,11 @@ use slopewatch_core::format;
 use slopewatch_core::verdict::Decision;
 use slopewatch_core::wire::{Failure, FailureKind};
 
-/// The verdict of a workload the measure could not count faithfully.
-pub const UNMEASURABLE: &str = "not measurable";
+/// The verdict of a workload the measure could not count faithfully, as a probe's state says it.
+pub const UNMEASURABLE: &str = slopewatch_core::probe::UNMEASURABLE;
 
-/// The verdict of a workload whose libc lacks the function it calls.
-pub const NOT_PROVIDED: &str = "not provided";
+/// The verdict of a workload whose libc lacks the function it calls, as a probe's state says it.
+pub const NOT_PROVIDED: &str = slopewatch_core::probe::NOT_PROVIDED;
 
 /// The verdict of a workload that was not measured and did not fail: its libc lacks the function,
 /// or the measure could not count it.
@@ -180,7 +180,7 @@ pub fn failures(rows: &[Judged]) -> String {
 
 /// The line of the detail worth a glance: a compiler's first error rather than its "In function"
 /// preamble, otherwise the first line that the summary does not already say. Long lines are cut.
-fn first_line(f: &Failure) -> Option<String> {
+pub(crate) fn first_line(f: &Failure) -> Option<String> {
     let line = match f.kind {
         FailureKind::BuildFailed => f.detail.lines().find(|l| l.contains("error")),
         _ => None,

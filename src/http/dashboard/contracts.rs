@@ -8,11 +8,12 @@ use crate::http::pages::{render, PageResult};
 use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::VersionChoice;
-use crate::views::contracts::{latest_columns, pickers, ContractsView, LineagePicker, State};
+use crate::views::contracts::{latest_columns, pickers, ContractsView, LineagePicker, Shown as _, Standing};
 use crate::views::measure::{self, MeasureLink};
 use axum::extract::{RawQuery, State as AppStateOf};
 use axum::http::StatusCode;
 use slopewatch_core::lineage::LineageVersion;
+use slopewatch_core::probe::ProbeState;
 use slopewatch_core::wire::{FailureKind, Metric, MAX_NAME_CHARS};
 
 /// The most columns one page shows: each costs a share of every read.
@@ -28,8 +29,8 @@ struct ContractsPage {
     pickers: Vec<LineagePicker>,
     /// Whether the columns were picked rather than each lineage's latest version.
     picked: bool,
-    /// Every state a cell may be in, for the legend.
-    legend: Vec<State>,
+    /// Every standing a cell may have, for the legend.
+    legend: Vec<Standing>,
     /// The metric asked for; `None` shows each cell's default.
     asked: Option<Metric>,
     /// Links to show the matrix by one metric, or each cell by its default.
@@ -101,14 +102,14 @@ pub(super) async fn page(AppStateOf(state): AppStateOf<AppState>, RawQuery(query
         measures,
         picked,
         legend: vec![
-            State::Held,
-            State::Over,
-            State::Crashed,
-            State::WrongResult,
-            State::NotProvided,
-            State::Unsure,
-            State::Failed(FailureKind::TimedOut),
-            State::NotMeasured,
+            Some(ProbeState::Held),
+            Some(ProbeState::Over),
+            Some(ProbeState::Failed(FailureKind::Crashed)),
+            Some(ProbeState::Failed(FailureKind::WrongResult)),
+            Some(ProbeState::NotProvided),
+            Some(ProbeState::Unsure),
+            Some(ProbeState::Failed(FailureKind::TimedOut)),
+            None,
         ],
     };
     Ok(render(StatusCode::OK, &page))

@@ -36,6 +36,16 @@ pub(super) fn parse_maybe_path(s: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(s))
 }
 
+/// A file for `--junit`: CI reads test results from a file, so `-` (stdout, as `--report` takes it)
+/// is refused rather than written as a file of that name.
+pub(super) fn parse_junit_path(s: &str) -> Result<PathBuf, String> {
+    match s {
+        "" => Err("give a file to write the JUnit XML to".into()),
+        "-" => Err("the JUnit XML goes to a file, not stdout: give its path".into()),
+        s => Ok(PathBuf::from(s)),
+    }
+}
+
 pub(super) fn parse_baseline(s: &str) -> Result<LineageVersion, String> {
     crate::server::baseline::parse_spec(s).map_err(|e| format!("{e:#}"))
 }

@@ -5,7 +5,7 @@ use crate::cli::{MeasureArgs, ReportArgs, ServerArgs, SpoolArgs, TokenArgs};
 use crate::exit::ExitStatus;
 use crate::measure::engine::{measure_all, measure_gated, Measurements};
 use crate::measure::judged::{judge_all, Judged};
-use crate::output::{contracts, control, costs, markdown, table};
+use crate::output::{contracts, control, costs, junit, markdown, table};
 use crate::server::baseline;
 use crate::server::client::Client;
 use crate::server::deliver::{self, deliver_runs};
@@ -26,7 +26,8 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let rows = judged(&mut measured, &limits);
     print_rows(&rows, &mut *report.terminal());
     let delivered = deliver_runs(&client, &spool, &measured.runs)?;
-    write_report(report, "run", &measured.runs, &rows, &limits, &server.token, &[])?;
+    let reported = write_report(report, "run", &measured.runs, &rows, &limits, &server.token, &[]);
+    reported.and(write_junit(report, "run", &measured, &rows, &limits))?;
     Ok(flushed.worst(delivered).worst(ExitStatus::failed_if(measured.failures > 0)))
 }
 
@@ -96,7 +97,8 @@ pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token:
     for line in &attributed {
         eprintln!("control: {line}");
     }
-    write_report(report, "check", &measured.runs, &rows, limits, token, &attributed)?;
+    let reported = write_report(report, "check", &measured.runs, &rows, limits, token, &attributed);
+    reported.and(write_junit(report, "check", &measured, &rows, limits))?;
     let over = !over_slope.is_empty() || !over_class.is_empty() || !over_contract.is_empty();
     let status = ExitStatus::failed_if(measured.failures > 0 || over);
     Ok(if status == ExitStatus::Ok && !unsure.is_empty() { ExitStatus::Unsure } else { status })
@@ -194,6 +196,31 @@ fn write_report(
         None => Ok(()),
     };
     written.and(appended)
+}
+
+/// Writes the JUnit XML to --junit, where it is given: to a temporary file beside it, renamed over
+/// it once complete, so a CI system never reads half a file.
+fn write_junit(
+    args: &ReportArgs,
+    command: &str,
+    measured: &Measurements,
+    rows: &[Judged],
+    limits: &Limits,
+) -> Result<()> {
+    let Some(path) = args.junit.as_deref() else { return Ok(()) };
+    let xml =
+        junit::render(&junit::TestReport { command, runs: &measured.runs, rows, limits, elapsed: &measured.elapsed });
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let write = || -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(xml.as_bytes())?;
+        // As readable as a file the report writes, not the temporary file's owner-only mode.
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    };
+    write().with_context(|| format!("cannot write the JUnit XML to {}", path.display()))
 }
 
 /// Writes runs as `measure --out` does: one JSON object, or an array of them for several.

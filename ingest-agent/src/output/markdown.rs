@@ -133,7 +133,7 @@ pub fn summary(rows: &[Judged], limits: &Limits) -> String {
     s
 }
 
-fn limits_said(limits: &Limits) -> String {
+pub(crate) fn limits_said(limits: &Limits) -> String {
     let slope = limits.max_slope.map(|k| format!("slope {k}"));
     let class = limits.max_class.map(|c| format!("class {}", c.label()));
     slope.into_iter().chain(class).collect::<Vec<_>>().join(", ")

@@ -4,5 +4,6 @@
 pub mod contracts;
 pub mod control;
 pub mod costs;
+pub mod junit;
 pub mod markdown;
 pub mod table;

@@ -26,8 +26,8 @@ use slopewatch_agent::measure::agreement::{self, Answers};
 use slopewatch_agent::measure::judged::Judged;
 use slopewatch_agent::measure::process::Exe;
 use slopewatch_agent::measure::{self, failure, Budget, Watch};
-use slopewatch_agent::output::contracts::Cell;
-use slopewatch_agent::output::table;
+use slopewatch_agent::output::{contracts, table};
+use slopewatch_core::probe::ProbeState;
 use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{FailureKind, Metric, SizeUnit, WorkloadRun};
 use std::collections::BTreeMap;
@@ -108,7 +108,7 @@ struct Quiet(bool);
 
 impl Watch for Quiet {
     fn size_started(&self, _: &str, _: u64, _: SizeUnit) {}
-    fn size_done(&self, workload: &str, size: u64, median_ns: f64) {
+    fn size_done(&self, workload: &str, size: u64, _: SizeUnit, median_ns: f64) {
         if self.0 {
             eprintln!("  {workload} {size}: {:.0} ns", median_ns);
         }
@@ -358,12 +358,13 @@ struct Counts {
     remeasured: usize,
 }
 
-fn cell(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> Cell {
-    Cell::of(&Judged::new(toolchain, Metric::Wall, run, limits))
+fn cell(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> ProbeState {
+    Judged::new(toolchain, Metric::Wall, run, limits).probe_state()
 }
 
 fn cell_text(toolchain: &str, run: &WorkloadRun, limits: &Limits) -> String {
-    cell(toolchain, run, limits).text()
+    let judged = Judged::new(toolchain, Metric::Wall, run, limits);
+    contracts::cell(judged.probe_state(), judged.class())
 }
 
 fn counts(toolchain: &str, timed: &[Timed]) -> Counts {
@@ -371,14 +372,14 @@ fn counts(toolchain: &str, timed: &[Timed]) -> Counts {
     let mut c = Counts::default();
     for t in timed {
         match cell(toolchain, &t.run, &limits) {
-            Cell::Held(_) => c.held += 1,
-            Cell::Over(_) => c.over += 1,
-            Cell::Unsure => c.unsure += 1,
-            Cell::NotProvided => c.not_provided += 1,
-            Cell::Failed(FailureKind::Crashed) => c.crashed += 1,
-            Cell::Failed(FailureKind::WrongResult) => c.wrong += 1,
+            ProbeState::Held => c.held += 1,
+            ProbeState::Over => c.over += 1,
+            ProbeState::Unsure => c.unsure += 1,
+            ProbeState::NotProvided => c.not_provided += 1,
+            ProbeState::Failed(FailureKind::Crashed) => c.crashed += 1,
+            ProbeState::Failed(FailureKind::WrongResult) => c.wrong += 1,
             // Wall time runs every probe as the CPU does.
-            Cell::Failed(_) | Cell::Unmeasurable => c.other += 1,
+            ProbeState::Failed(_) | ProbeState::Unmeasurable => c.other += 1,
         }
         c.remeasured += usize::from(t.remeasured);
     }
@@ -674,7 +675,9 @@ fn main() {
             let last = &rounds[rounds.len() - 1][t];
             last.probes
                 .iter()
-                .filter(|x| !matches!(cell(&p.tc.spec.name, &x.run, &limits), Cell::Held(_) | Cell::NotProvided))
+                .filter(|x| {
+                    !matches!(cell(&p.tc.spec.name, &x.run, &limits), ProbeState::Held | ProbeState::NotProvided)
+                })
                 .map(|x| {
                     let why = x.run.failure.as_ref().map_or(String::new(), |f| {
                         let line = f.detail.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();

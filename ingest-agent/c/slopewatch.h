@@ -15,7 +15,10 @@
  * ends: sw_setup runs once per line. PROBE, where given, is set as SLOPEWATCH_PROBE for that
  * line (the contract catalogue's one binary holds every probe). The agent uses it under Valgrind,
  * whose start would otherwise cost more than the sizes measured; any failure still ends the
- * process as it would end a single size. The clock is read around sw_run() only, so buffer
+ * process as it would end a single size (a crash with the same signal). Each line is measured
+ * in a child forked from the process as it stood before the first line, so a count never depends
+ * on what the session measured before it: the agent splits probes among sessions that count side
+ * by side (`--jobs`), and each counts what it would count alone. The clock is read around sw_run() only, so buffer
  * set-up (sw_setup, sw_before) never counts; one untimed warm-up precedes the repetitions.
  *
  * SLOPEWATCH_MEASURE in the environment says what the agent measures:
@@ -49,8 +52,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#if defined(__has_include)
+#if __has_include(<sys/prctl.h>)
+#include <sys/prctl.h>
+#endif
+#endif
 
 #define SW_MAX_REPS 1000
 #define SW_MAX_META 8
@@ -153,6 +163,36 @@ static void sw_parse(const char *size_text, const char *reps_text, long long *si
 
 static int sw_measure(long long size, long reps, const char *measure, sw_clock_id clock, int perf);
 
+/* sw_measure in a child forked for the line (of PROBE, where given), so that what one line leaves
+ * behind (the heap's layout, a buffer's alignment, a libc's caches) cannot change another's
+ * count. The child's status is the session's: a crash ends it with the child's signal. */
+static int sw_measure_forked(long long size, long reps, const char *probe, const char *measure, sw_clock_id clock,
+                             int perf) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    if (child < 0) sw_fail("cannot fork for the size");
+    if (child == 0) {
+#ifdef PR_SET_PDEATHSIG
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* stopped with the session, past its time */
+#endif
+        /* Set here, not in the session: a setenv there would grow its heap line by line. */
+        if (probe && setenv("SLOPEWATCH_PROBE", probe, 1) != 0) sw_fail("cannot set SLOPEWATCH_PROBE");
+        int status = sw_measure(size, reps, measure, clock, perf);
+        fflush(stdout);
+        _exit(status);
+    }
+    int st;
+    while (waitpid(child, &st, 0) < 0)
+        if (errno != EINTR) sw_fail("cannot wait for the size's process");
+    if (WIFSIGNALED(st)) {
+        signal(WTERMSIG(st), SIG_DFL);
+        kill(getpid(), WTERMSIG(st));
+        _exit(128 + WTERMSIG(st));
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
 int main(int argc, char **argv) {
     const char *measure = getenv("SLOPEWATCH_MEASURE");
     if (!measure) measure = "wall";
@@ -176,10 +216,8 @@ int main(int argc, char **argv) {
             int fields = sscanf(line, "%31s %31s %127s", size_text, reps_text, probe);
             if (fields < 2) sw_fail("a session line must be SIZE REPETITIONS [PROBE]");
             sw_parse(size_text, reps_text, &size, &reps);
-            if (fields == 3 && setenv("SLOPEWATCH_PROBE", probe, 1) != 0) sw_fail("cannot set SLOPEWATCH_PROBE");
-            int status = sw_measure(size, reps, measure, clock, perf);
+            int status = sw_measure_forked(size, reps, fields == 3 ? probe : NULL, measure, clock, perf);
             if (status != 0) return status;
-            fflush(stdout);
         }
         return 0;
     }

@@ -12,8 +12,8 @@ use crate::config;
 use crate::import::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use parse::{
-    one_line, parse_baseline, parse_ci_margin, parse_counter, parse_maybe_path, parse_measure, parse_min_r2,
-    parse_slope, parse_unit, parse_version_from,
+    one_line, parse_baseline, parse_ci_margin, parse_counter, parse_junit_path, parse_maybe_path, parse_measure,
+    parse_min_r2, parse_slope, parse_unit, parse_version_from,
 };
 use slopewatch_core::complexity::Class;
 use slopewatch_core::lineage::LineageVersion;
@@ -307,6 +307,12 @@ pub(crate) struct MeasureArgs {
     /// How many workloads to build at once, before any is measured (default: one per CPU).
     #[arg(long, env = "SLOPEWATCH_BUILD_JOBS", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) build_jobs: Option<u16>,
+    /// How many Valgrind processes run at once: workloads and probes counted by instructions, and
+    /// profiles (default: the host's cores, one left free on hosts with more than two, and no
+    /// more than its available memory holds at 768 MiB each). Wall and CPU time are always
+    /// measured one workload at a time.
+    #[arg(long, env = "SLOPEWATCH_JOBS", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) jobs: Option<u16>,
     /// A lineage measured in the same invocation as the second implementation (e.g. musl-gcc):
     /// every other toolchain's run carries its medians beside each workload, which divide the
     /// host out of a cost on times on the server; `check` also attributes each workload over a
@@ -342,13 +348,18 @@ pub(crate) struct GateArgs {
     ci_margin: f64,
 }
 
-/// The Markdown report of `check` and `run`, and the stored slopes it compares with.
+/// The Markdown report of `check` and `run`, the stored slopes it compares with, and the JUnit XML.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
     /// Write the slope table as Markdown to FILE, `-` for stdout (the terminal table then goes to
     /// stderr).
     #[arg(long, value_name = "FILE")]
     pub(crate) report: Option<PathBuf>,
+    /// Write the verdicts as JUnit XML to FILE, for a CI system's test report: a test case per
+    /// workload or probe and toolchain, failed when over its limit or contract or when it failed,
+    /// skipped when not provided, not measurable or unsure. The exit status is not affected.
+    #[arg(long, value_name = "FILE", value_parser = parse_junit_path)]
+    pub(crate) junit: Option<PathBuf>,
     /// Append the same Markdown to this file; GitHub Actions sets GITHUB_STEP_SUMMARY to the job's
     /// summary. Empty means none.
     #[arg(long, value_name = "FILE", env = "GITHUB_STEP_SUMMARY", value_parser = parse_maybe_path)]

@@ -60,6 +60,7 @@ impl MeasureArgs {
         Ok(MeasurePlan {
             budget: self.sweep.budget(self.start_size),
             build_jobs: self.build_jobs(),
+            jobs: self.jobs.map_or_else(crate::measure::side_by_side::default_jobs, usize::from),
             control: self.control.clone(),
             root,
             specs,

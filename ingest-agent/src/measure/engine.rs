@@ -13,8 +13,9 @@ use crate::measure::agreement::{self, Answers};
 use crate::measure::failure;
 use crate::measure::judged::{self, Judged};
 use crate::measure::process::Exe;
-use crate::measure::profile::Profiler;
+use crate::measure::profile::{self, ProfileWanted, Profiler};
 use crate::measure::progress::{Pace, Plan, Progress};
+use crate::measure::side_by_side;
 use crate::measure::{self, Budget};
 use anyhow::{bail, Context, Result};
 use slopewatch_core::format;
@@ -22,6 +23,7 @@ use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::{Metric, RunSubmission, WorkloadRun};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What to measure and how, resolved from the flags or a config file before measuring starts.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ pub struct MeasurePlan {
     pub profile_all: bool,
     /// How many workloads are built at once.
     pub build_jobs: usize,
+    /// How many Valgrind processes run at once: counted measures, and profiles (`--jobs`).
+    pub jobs: usize,
     /// The lineage measured beside the others as their control, if any.
     pub control: Option<String>,
 }
@@ -53,6 +57,9 @@ pub struct Measurements {
     pub remeasured: BTreeMap<(String, String), String>,
     /// The workloads a measure could not count faithfully, left out of its run.
     pub unmeasurable: Vec<Judged>,
+    /// How long each (toolchain label, workload) pair took to sweep, both sweeps where it was
+    /// measured twice; a workload that could not be built has none.
+    pub elapsed: BTreeMap<(String, String), Duration>,
 }
 
 /// Measures every workload with every toolchain, once each, as `run` and `measure` do.
@@ -83,7 +90,17 @@ fn countable(tc: DetectedToolchain, metrics: &[Metric]) -> Result<DetectedToolch
 /// measurement kept. A workload held to a contract is measured once more when unsure or over it,
 /// whatever `remeasure` says.
 pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Result<Measurements> {
-    let MeasurePlan { root, specs, workloads: selected, budget, metrics, profile_all, build_jobs, control } = plan;
+    let MeasurePlan {
+        root,
+        specs,
+        workloads: selected,
+        budget,
+        metrics,
+        profile_all,
+        build_jobs,
+        jobs: counting_jobs,
+        control,
+    } = plan;
     let (root, build_jobs) = (root.as_path(), *build_jobs);
     let cache = BuildCache::new(root.join("builds"));
     let host = crate::host::detect();
@@ -97,6 +114,7 @@ pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Re
     let mut failures = 0;
     let mut remeasured = BTreeMap::new();
     let mut unmeasurable = Vec::new();
+    let mut elapsed: BTreeMap<(String, String), Duration> = BTreeMap::new();
     let mut answers = Vec::new();
     let mut profiler = Profiler::new(*profile_all, root);
     // What is over, and so profiled: the gate's limits, or the default slope limit where none is set.
@@ -144,93 +162,55 @@ pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Re
                 if *profile_all { "; no profiles are taken (Valgrind runs only the host's binaries)" } else { "" }
             ));
         }
+        let ctx =
+            Sweeping { cache: &cache, tc: &tc, prebuilt: &prebuilt, budget, limits, remeasure, progress: &progress };
         for (nth, &metric) in metrics.iter().enumerate() {
             let label = judged::toolchain_label(&tc.spec.name, metric);
+            // A count does not change with the load beside it; a time does, so it runs alone.
+            let side_by_side = if metric.is_count() { (*counting_jobs).min(selected.len()).max(1) } else { 1 };
+            if side_by_side > 1 {
+                progress.side_by_side(side_by_side);
+                progress.note(&format!(
+                    "{label}: counting {} workloads, {side_by_side} Valgrind processes at once",
+                    selected.len()
+                ));
+            }
+            let swept = side_by_side::each(selected, side_by_side, |w| ctx.sweep(w, metric, nth));
+            progress.side_by_side(1);
             let mut measured = Vec::new();
-            for w in selected {
-                let inline;
-                let (binary, built) = match prebuilt.get(&w.name) {
-                    // Built ahead: its build time is told with the first measure.
-                    Some(b) => {
-                        progress.workload(&w.name, false);
-                        let built = match nth {
-                            0 => format!("built in {}", format::duration(b.took.as_nanos() as f64)),
-                            _ => "build cached".to_string(),
-                        };
-                        (b.binary.as_ref(), built)
+            let mut wanted = Vec::new();
+            for (w, swept) in selected.iter().zip(swept) {
+                let Swept { mut run, results, took, again, binary } = match swept {
+                    SweepOutcome::Done(done) => *done,
+                    SweepOutcome::Unmeasurable(row, took) => {
+                        *elapsed.entry((label.clone(), w.name.clone())).or_default() += took;
+                        unmeasurable.push(*row);
+                        continue;
                     }
-                    None => {
-                        // Built by its own command, or cached.
-                        let build = !cache.cached(&tc, w);
-                        progress.workload(&w.name, build);
-                        let building = std::time::Instant::now();
-                        inline = cache.binary(&tc, w);
-                        let took = format::duration(building.elapsed().as_nanos() as f64);
-                        (inline.as_ref(), if build { format!("built in {took}") } else { "build cached".to_string() })
-                    }
-                };
-                let (run, results) = match binary {
-                    Ok(bin) => {
-                        let measure = || {
-                            let m = measure::measure(Exe::of(bin, &tc), w, budget, limits, metric, &progress);
-                            if let Some(why) = &m.unmeasurable {
-                                progress.note(&format!(
-                                    "{label} {}: not measurable by {}: {why}",
-                                    w.name,
-                                    metric.measure()
-                                ));
-                            } else if m.run.failure.is_none() {
-                                progress.note(&format!(
-                                    "{} {}: {} sizes in {} ({built})",
-                                    label,
-                                    w.name,
-                                    m.run.measurements.len(),
-                                    format::duration(m.elapsed.as_nanos() as f64)
-                                ));
-                            }
-                            (m.run, m.results, m.unmeasurable)
-                        };
-                        let (run, results, unfaithful) = measure();
-                        if let Some(why) = unfaithful {
-                            unmeasurable.push(Judged::unmeasurable(&tc.spec.name, metric, &run, why));
-                            progress.workload_done();
-                            continue;
-                        }
-                        // A contract is judged by its class alone, so every command confirms it.
-                        // Exact counts come out the same a second time.
-                        let again = (remeasure || w.contract.is_some()) && !metric.is_exact();
-                        let (mut run, results) =
-                            match again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten() {
-                                Some(why) => {
-                                    progress
-                                        .note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
-                                    remeasured.insert((label.clone(), w.name.clone()), why);
-                                    let (run, results, _) = measure();
-                                    (run, results)
-                                }
-                                None => (run, results),
-                            };
-                        // Valgrind runs only the host's binaries.
-                        if run.failure.is_none() && !run.not_provided && !tc.emulated() {
-                            let over = Judged::new(&tc.spec.name, metric, &run, &profiled_over).is_over();
-                            let size = budget.start.unwrap_or(w.start);
-                            let note = |text: &str| progress.note(text);
-                            run.profile = profiler.of(&tc, bin, w, size, over, &note);
-                        }
-                        (run, results)
-                    }
-                    Err(BuildError::Compiler(e)) => (measure::unbuilt(w, failure::build_failed(e)), BTreeMap::new()),
-                    Err(e @ BuildError::Cache(_)) => {
+                    SweepOutcome::Lost => {
                         failures += 1;
-                        progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
-                        progress.workload_done();
                         continue;
                     }
                 };
-                progress.workload_done();
+                if let Some(took) = took {
+                    *elapsed.entry((label.clone(), w.name.clone())).or_default() += took;
+                }
+                if let Some(why) = again {
+                    remeasured.insert((label.clone(), w.name.clone()), why);
+                }
                 if let Some(f) = &run.failure {
                     failures += 1;
                     progress.note(&format!("{label} {}: ✗ {}", w.name, format::failure(f, w.unit)));
+                }
+                // Valgrind runs only the host's binaries.
+                if let Some(bin) = binary.filter(|_| run.failure.is_none() && !run.not_provided && !tc.emulated()) {
+                    let over = Judged::new(&tc.spec.name, metric, &run, &profiled_over).is_over();
+                    let note = |text: &str| progress.note(text);
+                    match profiler.wants(&tc.spec.name, w, over, &note) {
+                        ProfileWanted::Done(profile) => run.profile = profile,
+                        ProfileWanted::Capture => wanted.push((measured.len(), w, bin)),
+                        ProfileWanted::No => {}
+                    }
                 }
                 // One measure's answers are the toolchain's: every measure runs the same binary.
                 if nth == 0 {
@@ -244,6 +224,7 @@ pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Re
                 }
                 measured.push(run);
             }
+            profile_side_by_side(&mut profiler, &tc, &mut measured, wanted, budget, *counting_jobs, &progress);
             let run = RunSubmission {
                 run_id: uuid::Uuid::new_v4(),
                 agent_version: crate::AGENT_VERSION.to_string(),
@@ -286,7 +267,151 @@ pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Re
     if let Some(control) = control {
         measure::beside::attach(&mut runs, control).map_err(anyhow::Error::msg)?;
     }
-    Ok(Measurements { runs, failures, remeasured, unmeasurable })
+    Ok(Measurements { runs, failures, remeasured, unmeasurable, elapsed })
+}
+
+/// What sweeping one workload with one toolchain needs, shared by the threads that count side by
+/// side.
+struct Sweeping<'a> {
+    cache: &'a BuildCache,
+    tc: &'a DetectedToolchain,
+    prebuilt: &'a BTreeMap<String, std::sync::Arc<parallel::Built>>,
+    budget: &'a Budget,
+    limits: &'a Limits,
+    remeasure: bool,
+    progress: &'a Progress,
+}
+
+/// One workload's sweep with one toolchain and measure.
+enum SweepOutcome {
+    Done(Box<Swept>),
+    /// The measure could not count it faithfully: its row, out of the run, and how long it took.
+    Unmeasurable(Box<Judged>, Duration),
+    /// Its binary could not be had from the build cache (said as it happened).
+    Lost,
+}
+
+struct Swept {
+    run: WorkloadRun,
+    results: BTreeMap<u64, String>,
+    /// How long its sweeps took, both where it was measured twice; none where it was not built.
+    took: Option<Duration>,
+    /// Why it was measured once more, where it was.
+    again: Option<String>,
+    /// The binary it ran, for its profile.
+    binary: Option<PathBuf>,
+}
+
+impl Sweeping<'_> {
+    /// Builds (where not built ahead) and sweeps `w` by `metric`, the `nth` measure of the plan.
+    fn sweep(&self, w: &Workload, metric: Metric, nth: usize) -> SweepOutcome {
+        let (tc, progress, limits) = (self.tc, self.progress, self.limits);
+        let label = judged::toolchain_label(&tc.spec.name, metric);
+        let inline;
+        let (binary, built) = match self.prebuilt.get(&w.name) {
+            // Built ahead: its build time is told with the first measure.
+            Some(b) => {
+                progress.workload(&w.name, false);
+                let built = match nth {
+                    0 => format!("built in {}", format::duration(b.took.as_nanos() as f64)),
+                    _ => "build cached".to_string(),
+                };
+                (b.binary.as_ref(), built)
+            }
+            None => {
+                // Built by its own command, or cached.
+                let build = !self.cache.cached(tc, w);
+                progress.workload(&w.name, build);
+                let building = std::time::Instant::now();
+                inline = self.cache.binary(tc, w);
+                let took = format::duration(building.elapsed().as_nanos() as f64);
+                (inline.as_ref(), if build { format!("built in {took}") } else { "build cached".to_string() })
+            }
+        };
+        let bin = match binary {
+            Ok(bin) => bin,
+            Err(BuildError::Compiler(e)) => {
+                progress.workload_done();
+                let run = measure::unbuilt(w, failure::build_failed(e));
+                return SweepOutcome::Done(Box::new(Swept {
+                    run,
+                    results: BTreeMap::new(),
+                    took: None,
+                    again: None,
+                    binary: None,
+                }));
+            }
+            Err(e @ BuildError::Cache(_)) => {
+                progress.note(&format!("{} {}: {e}", tc.spec.name, w.name));
+                progress.workload_done();
+                return SweepOutcome::Lost;
+            }
+        };
+        let mut took = Duration::ZERO;
+        let mut measure = || {
+            let m = measure::measure(Exe::of(bin, tc), w, self.budget, limits, metric, progress);
+            if let Some(why) = &m.unmeasurable {
+                progress.note(&format!("{label} {}: not measurable by {}: {why}", w.name, metric.measure()));
+            } else if m.run.failure.is_none() {
+                progress.note(&format!(
+                    "{} {}: {} sizes in {} ({built})",
+                    label,
+                    w.name,
+                    m.run.measurements.len(),
+                    format::duration(m.elapsed.as_nanos() as f64)
+                ));
+            }
+            took += m.elapsed;
+            (m.run, m.results, m.unmeasurable)
+        };
+        let (run, results, unfaithful) = measure();
+        if let Some(why) = unfaithful {
+            progress.workload_done();
+            let row = Judged::unmeasurable(&tc.spec.name, metric, &run, why);
+            return SweepOutcome::Unmeasurable(Box::new(row), took);
+        }
+        // A contract is judged by its class alone, so every command confirms it. Exact counts come
+        // out the same a second time.
+        let again = (self.remeasure || w.contract.is_some()) && !metric.is_exact();
+        let again = again.then(|| unsure(&tc.spec.name, metric, &run, limits)).flatten();
+        let (run, results) = match &again {
+            Some(why) => {
+                progress.note(&format!("{label} {}: unsure ({why}); measuring it once more", w.name));
+                let (run, results, _) = measure();
+                (run, results)
+            }
+            None => (run, results),
+        };
+        progress.workload_done();
+        SweepOutcome::Done(Box::new(Swept { run, results, took: Some(took), again, binary: Some(bin.clone()) }))
+    }
+}
+
+/// Takes the profiles `wanted` (each a run of `measured`, its workload and binary) after the
+/// toolchain's measurements, up to `jobs` at once, and puts each in its run.
+fn profile_side_by_side(
+    profiler: &mut Profiler,
+    tc: &DetectedToolchain,
+    measured: &mut [WorkloadRun],
+    wanted: Vec<(usize, &Workload, PathBuf)>,
+    budget: &Budget,
+    jobs: usize,
+    progress: &Progress,
+) {
+    if wanted.is_empty() {
+        return;
+    }
+    let jobs = jobs.min(wanted.len()).max(1);
+    progress.profiling(wanted.len(), jobs);
+    let captured = side_by_side::each(&wanted, jobs, |(_, w, bin)| {
+        let tallies = profile::capture(bin, w, profile::size(w, budget), profile::LIMIT);
+        progress.profiled_one();
+        tallies
+    });
+    let note = |text: &str| progress.note(text);
+    for ((i, w, bin), tallies) in wanted.into_iter().zip(captured) {
+        measured[i].profile = profiler.finish(tc, &bin, w, profile::size(w, budget), tallies, &note);
+    }
 }
 
 /// Why a measured workload is worth measuring once more: its verdict is unsure, or it broke its

@@ -12,6 +12,7 @@ pub mod process;
 pub mod profile;
 pub mod progress;
 mod session;
+pub mod side_by_side;
 pub mod sweep;
 
 pub use budget::Budget;

@@ -8,19 +8,19 @@ use crate::measure::session::{Broke, Session};
 use crate::measure::{failure, meter};
 use serde::Deserialize;
 use slopewatch_core::wire::{Failure, Metric, SizeUnit};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// What a sweep tells as it goes, for a display to show.
 pub trait Watch {
     /// `workload` started at `size`, counted in `unit`.
     fn size_started(&self, workload: &str, size: u64, unit: SizeUnit);
-    /// `workload` finished `size`; its median repetition took `median_ns`.
-    fn size_done(&self, workload: &str, size: u64, median_ns: f64);
+    /// `workload` finished `size`, counted in `unit`; its median repetition took `median_ns`.
+    fn size_done(&self, workload: &str, size: u64, unit: SizeUnit, median_ns: f64);
     /// A message that must not be overwritten by the progress line.
     fn note(&self, msg: &str);
 }
@@ -106,7 +106,7 @@ pub(super) fn run_size(at: &SizeRun) -> Result<Output, Box<Failure>> {
             &format!("must print a result of 1 to {MAX_RESULT_CHARS} printable characters, printed {:?}", out.result),
         )));
     }
-    at.watch.size_done(&w.name, size, slopewatch_core::fit::median(&out.samples_ns));
+    at.watch.size_done(&w.name, size, w.unit, slopewatch_core::fit::median(&out.samples_ns));
     Ok(out)
 }
 
@@ -123,15 +123,21 @@ fn run_harness(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> 
     checked(read_line(line, at)?, at)
 }
 
-/// The Valgrind session sizes of a harness binary are counted in ([`Session`]): one open at a
-/// time, for the binary measured last.
-static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+thread_local! {
+    /// The Valgrind session sizes of a harness binary are counted in ([`Session`]): one open at a
+    /// time on each thread, for the binary that thread measured last, so that workloads counted
+    /// side by side (`--jobs`) each count in a process of their own.
+    static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
+}
 
 /// The harness binary at the size, counted under Valgrind in the session open for it (started
 /// when the last size was of another binary, or ended it).
 fn run_in_session(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
+    SESSION.with_borrow_mut(|open| count_in(open, at, deadline))
+}
+
+fn count_in(open: &mut Option<Session>, at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure>> {
     let setup_failed = |why: String| Box::new(failure::setup_failed(Some(at.size), &why));
-    let mut open = SESSION.lock().unwrap_or_else(|e| e.into_inner());
     if !open.as_ref().is_some_and(|s| s.runs(at.binary.path)) {
         *open = None;
         *open = Some(Session::start(at.binary.path).map_err(setup_failed)?);
@@ -155,9 +161,9 @@ fn run_in_session(at: &SizeRun, deadline: Instant) -> Result<Output, Box<Failure
     }
 }
 
-/// Ends the Valgrind session, if one is open: when measuring is done.
+/// Ends this thread's Valgrind session, if one is open: when its measuring is done.
 pub fn end_session() {
-    *SESSION.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    SESSION.with_borrow_mut(|open| *open = None);
 }
 
 /// The harness's JSON line, read.

@@ -10,9 +10,10 @@
 //! mangled are demangled (Rust, then C++). A stripped program's functions, which callgrind knows
 //! only by address, are named by their code (`profile/addresses.rs`).
 //!
-//! The size is the workload's own first size (or `--start-size`): the same for every toolchain
-//! and version, so a good version's profile and a bad one's compare like for like, and small
-//! enough that a quadratic version profiles in seconds.
+//! The size is a quarter of the workload's own first size (or `--start-size`), [`size`]: the same
+//! for every toolchain and version, so a good version's profile and a bad one's compare like for
+//! like, and small enough that a quadratic version profiles in a fraction of a second. The
+//! engine takes a toolchain's profiles after its measurements, several at once ([`ProfileWanted`]).
 
 mod addresses;
 
@@ -92,7 +93,31 @@ pub struct Profiler {
 }
 
 /// Longest one profile may take.
-const PROFILE_LIMIT: Duration = Duration::from_secs(120);
+pub const LIMIT: Duration = Duration::from_secs(120);
+
+/// How far below its first size a workload is profiled: a profile reports shares, not counts, and
+/// a quarter of the first size is the smallest the counted sweep measures (`Budget::sizes_for`),
+/// where fixed costs no longer hide the growth. A quadratic version profiles 16 times faster there
+/// than at the first size.
+pub const BELOW_START: u64 = 4;
+
+/// The size `w` is profiled at under `budget`: a quarter of its first size (or `--start-size`), at
+/// least 1. It depends on the workload and the flags alone, never on what a version measured, so
+/// every version of a lineage is profiled at the same size and their profiles compare.
+pub fn size(w: &Workload, budget: &crate::measure::Budget) -> u64 {
+    let start = budget.start.unwrap_or(w.start).min(budget.max.unwrap_or(w.max));
+    start.div_ceil(BELOW_START).max(1)
+}
+
+/// Whether a workload's profile is to be taken.
+pub enum ProfileWanted {
+    /// Not profiled: under its limits, or Valgrind is not there.
+    No,
+    /// Profiled already, by another measure of the toolchain.
+    Done(Option<Profile>),
+    /// To be captured, then finished with [`Profiler::finish`].
+    Capture,
+}
 
 impl Profiler {
     /// A profiler of every workload (`all`) or of those over a limit, keeping its fingerprints
@@ -101,19 +126,11 @@ impl Profiler {
         Profiler { all, root: root.to_path_buf(), available: None, done: HashMap::new(), prints: HashMap::new() }
     }
 
-    /// The profile of `tc`'s `w`, built as `binary`, at `size`, when it is `over` a limit or
-    /// every workload is profiled; `note` says what went without one, or without names, and why.
-    pub fn of(
-        &mut self,
-        tc: &DetectedToolchain,
-        binary: &Path,
-        w: &Workload,
-        size: u64,
-        over: bool,
-        note: &dyn Fn(&str),
-    ) -> Option<Profile> {
+    /// Whether `toolchain`'s `w` is profiled: when it is `over` a limit or every workload is, and
+    /// Valgrind is there; `note` says once when it is not.
+    pub fn wants(&mut self, toolchain: &str, w: &Workload, over: bool, note: &dyn Fn(&str)) -> ProfileWanted {
         if !(self.all || over) {
-            return None;
+            return ProfileWanted::No;
         }
         let available = *self.available.get_or_insert_with(|| match meter::valgrind() {
             Ok(_) => true,
@@ -123,14 +140,28 @@ impl Profiler {
             }
         });
         if !available {
-            return None;
+            return ProfileWanted::No;
         }
+        match self.done.get(&(toolchain.to_string(), w.name.clone())) {
+            Some(done) => ProfileWanted::Done(done.clone()),
+            None => ProfileWanted::Capture,
+        }
+    }
+
+    /// The profile of `tc`'s `w`, built as `binary`, from what its capture at `size` gave: its
+    /// functions named where callgrind knew only addresses; `note` says what went without one,
+    /// or without names, and why.
+    pub fn finish(
+        &mut self,
+        tc: &DetectedToolchain,
+        binary: &Path,
+        w: &Workload,
+        size: u64,
+        captured: Result<Tallies, String>,
+        note: &dyn Fn(&str),
+    ) -> Option<Profile> {
         let toolchain = &tc.spec.name;
-        let key = (toolchain.to_string(), w.name.clone());
-        if let Some(done) = self.done.get(&key) {
-            return done.clone();
-        }
-        let profile = match capture(binary, w, size, PROFILE_LIMIT) {
+        let profile = match captured {
             Ok(mut tallies) => {
                 if let Err(e) = self.name_addresses(&mut tallies, tc, binary, note) {
                     note(&format!("{toolchain} {}: its profile keeps callgrind's addresses: {e}", w.name));
@@ -142,7 +173,7 @@ impl Profiler {
                 None
             }
         };
-        self.done.insert(key, profile.clone());
+        self.done.insert((toolchain.to_string(), w.name.clone()), profile.clone());
         profile
     }
 

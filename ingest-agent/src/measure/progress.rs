@@ -58,6 +58,12 @@ enum Phase {
     Building {
         workload: String,
     },
+    /// The toolchain's profiles, taken after its measurements, `jobs` at a time.
+    Profiling {
+        workloads: usize,
+        done: usize,
+        jobs: usize,
+    },
     Measuring {
         workload: String,
         size: u64,
@@ -75,6 +81,11 @@ struct State {
     nth_toolchain: usize,
     nth_workload: usize,
     done: usize,
+    /// How many workloads are counted at once (`--jobs`), 1 outside a counted measure.
+    side_by_side: usize,
+    /// Time spent building ahead and profiling, which the pace of measuring leaves out: each is
+    /// a phase of its own, told as it goes.
+    set_aside: Duration,
     phase: Phase,
     since: Instant,
     /// When a log without a terminal last told the phase.
@@ -99,6 +110,16 @@ impl State {
                 Some(format!("building {binaries} binaries with {} ({jobs} at a time, {built} built)", self.toolchain))
             }
             Phase::Building { workload } => Some(format!("building {workload} with {}", self.toolchain)),
+            Phase::Profiling { workloads, done, jobs } => Some(format!(
+                "profiling {workloads} workloads of {} under callgrind ({jobs} at a time, {done} done)",
+                self.toolchain
+            )),
+            Phase::Measuring { workload, size: at, unit } if self.side_by_side > 1 => Some(format!(
+                "counting {} workloads at once with {}, the last begun {workload} at {}",
+                self.side_by_side,
+                self.toolchain,
+                size(*at, unit)
+            )),
             Phase::Measuring { workload, size: at, unit } => {
                 Some(format!("measuring {workload} with {} at {}", self.toolchain, size(*at, unit)))
             }
@@ -106,8 +127,9 @@ impl State {
     }
 
     /// The time left: the mean of the workloads done so far times those left, or before any is
-    /// done, the last run's pace or else the most the budgets allow; `None` where nothing is to
-    /// be measured.
+    /// done, the last run's pace; `None` where nothing is to be measured, or nothing is known yet
+    /// (the most the budgets allow is hours for a check that takes seconds: no estimate at all
+    /// says more).
     fn left(&self) -> Option<String> {
         let total = self.plan.toolchains * self.plan.workloads;
         if total == 0 {
@@ -118,13 +140,29 @@ impl State {
         Some(match (self.pace(), self.plan.last_pace) {
             (Some(pace), _) => format!("about {} left", time(pace)),
             (None, Some(pace)) => format!("about {} left at the last run's pace", time(pace)),
-            (None, None) => format!("at most {} left", time(self.plan.per_workload)),
+            (None, None) => return None,
         })
     }
 
-    /// The time per workload so far, builds included, once one is done.
+    /// The time per workload so far, once one is done: measuring only, as the wall clock saw it
+    /// (so workloads counted at once make it shorter), building ahead and profiling left out.
     fn pace(&self) -> Option<Duration> {
-        (self.done > 0).then(|| self.started.elapsed() / u32::try_from(self.done).unwrap_or(u32::MAX))
+        let measuring = self.started.elapsed().saturating_sub(self.set_aside + self.in_set_aside_phase());
+        (self.done > 0).then(|| measuring / u32::try_from(self.done).unwrap_or(u32::MAX))
+    }
+
+    /// How long the phase going on has been building ahead or profiling.
+    fn in_set_aside_phase(&self) -> Duration {
+        match self.phase {
+            Phase::BuildingAll { .. } | Phase::Profiling { .. } => self.since.elapsed(),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Ends a phase of building ahead or profiling: its time is set aside from the pace.
+    fn end_set_aside_phase(&mut self) {
+        self.set_aside += self.in_set_aside_phase();
+        self.phase = Phase::Idle;
     }
 
     /// The counters, then the estimate where there is one.
@@ -160,6 +198,8 @@ impl Progress {
             nth_toolchain: 0,
             nth_workload: 0,
             done: 0,
+            side_by_side: 1,
+            set_aside: Duration::ZERO,
             phase: Phase::Idle,
             since: now,
             told: now,
@@ -203,9 +243,32 @@ impl Progress {
         if let Phase::BuildingAll { binaries, built, .. } = &mut s.phase {
             *built += 1;
             if built == binaries {
-                s.phase = Phase::Idle;
+                s.end_set_aside_phase();
             }
         }
+    }
+
+    /// `workloads` are profiled, `jobs` at a time, after the toolchain's measurements.
+    pub fn profiling(&self, workloads: usize, jobs: usize) {
+        let mut s = self.state.lock().unwrap();
+        s.phase = Phase::Profiling { workloads, done: 0, jobs };
+        self.tell(&mut s);
+    }
+
+    /// One more profile is taken; the phase ends with the last.
+    pub fn profiled_one(&self) {
+        let mut s = self.state.lock().unwrap();
+        if let Phase::Profiling { workloads, done, .. } = &mut s.phase {
+            *done += 1;
+            if done == workloads {
+                s.end_set_aside_phase();
+            }
+        }
+    }
+
+    /// `jobs` workloads are counted at once from now on (1: one at a time).
+    pub fn side_by_side(&self, jobs: usize) {
+        self.state.lock().unwrap().side_by_side = jobs.max(1);
     }
 
     /// The next workload begins: built first when `build` (its binary is not cached).
@@ -227,7 +290,9 @@ impl Progress {
     pub fn workload_done(&self) {
         let mut s = self.state.lock().unwrap();
         s.done += 1;
-        s.phase = Phase::Idle;
+        if s.side_by_side == 1 {
+            s.phase = Phase::Idle;
+        }
     }
 
     /// A message that must not be overwritten by the progress line.
@@ -265,13 +330,9 @@ impl Watch for Progress {
         }
     }
 
-    fn size_done(&self, workload: &str, at: u64, median_ns: f64) {
+    fn size_done(&self, workload: &str, at: u64, unit: SizeUnit, median_ns: f64) {
         if !self.tty {
             let s = self.state.lock().unwrap();
-            let unit = match &s.phase {
-                Phase::Measuring { unit, .. } => *unit,
-                _ => SizeUnit::Bytes,
-            };
             eprintln!(
                 "measured toolchain={} workload={workload} size={} median={}",
                 s.name,
@@ -370,6 +431,8 @@ mod tests {
             nth_toolchain: 1,
             nth_workload: 2,
             done,
+            side_by_side: 1,
+            set_aside: Duration::ZERO,
             phase: Phase::Building { workload: "sqlite-insert".into() },
             since: now,
             told: now,
@@ -377,8 +440,10 @@ mod tests {
     }
 
     #[test]
-    fn the_estimate_comes_from_the_budgets_until_a_workload_is_done_then_from_the_pace() {
-        assert_eq!(state(0).left().unwrap(), "at most 6 min left", "six workloads of at most 60 s");
+    fn the_estimate_comes_from_the_last_runs_pace_until_a_workload_is_done_then_from_the_pace() {
+        // The budgets' bound (six workloads of at most 60 s) is no estimate: a check of seconds
+        // read "at most 2.43 h left".
+        assert_eq!(state(0).left(), None);
         let mut kept = state(0);
         kept.plan.last_pace = Some(Duration::from_secs(2));
         assert_eq!(kept.left().unwrap(), "about 12 s left at the last run's pace");
@@ -386,6 +451,21 @@ mod tests {
             state(2).left().unwrap(),
             "about 6.67 min left",
             "two done in 200 s, four left: a delay of milliseconds does not show"
+        );
+        // Building ahead and profiling are set aside: only measuring makes the pace.
+        let mut built = state(2);
+        built.phase = Phase::BuildingAll { binaries: 3, built: 2, jobs: 2 };
+        built.since = Instant::now() - Duration::from_secs(100);
+        assert_eq!(built.left().unwrap(), "about 3.33 min left", "100 s of 200 s were building");
+        built.end_set_aside_phase();
+        assert_eq!(built.left().unwrap(), "about 3.33 min left");
+        assert!(matches!(built.phase, Phase::Idle));
+        let mut counting = state(2);
+        counting.side_by_side = 2;
+        counting.phase = Phase::Measuring { workload: "strchr".into(), size: 65536, unit: SizeUnit::Bytes };
+        assert_eq!(
+            counting.phase().unwrap(),
+            "counting 2 workloads at once with gcc-glibc 12.2.0, the last begun strchr at 64 KiB"
         );
         assert_eq!(state(0).counters(" of "), "toolchain 1 of 2, workload 2 of 3");
         assert_eq!(state(0).phase().unwrap(), "building sqlite-insert with gcc-glibc 12.2.0");

@@ -117,8 +117,10 @@ impl Session {
     fn read_dumps(&mut self, reps: usize) -> Result<Vec<u64>, String> {
         let counts = meter::read_counts(self.counts.path(), true)?;
         let dumps = std::fs::read_dir(self.counts.path()).map_err(|e| format!("cannot read Valgrind's counts: {e}"))?;
-        // `cg.PID.N`, not `cg.PID`, which callgrind keeps for its dump at exit.
-        for entry in dumps.flatten().filter(|e| e.file_name().to_string_lossy().matches('.').count() == 2) {
+        // `cg.PID.N`, and the dump at exit `cg.PID` of each line's process (the harness forks one
+        // per line), but not the session's own, which callgrind writes when it ends.
+        let own = format!("cg.{}", self.child.id());
+        for entry in dumps.flatten().filter(|e| e.file_name().to_string_lossy() != own) {
             std::fs::remove_file(entry.path()).ok();
         }
         if counts.len() != reps {

@@ -1,7 +1,7 @@
 //! Profiles with the real Zig 0.15.2 and 0.16.0 under Valgrind: a workload over its limit is
-//! profiled at its first size and the terminal says where its instructions went, naming the libc
-//! function that took them; `--profile` profiles every workload; the run carries the profile for
-//! the server.
+//! profiled at a quarter of its first size and the terminal says where its instructions went,
+//! naming the libc function that took them; `--profile` profiles every workload; the run carries
+//! the profile for the server.
 
 use crate::helpers::*;
 use serde_json::Value;
@@ -63,7 +63,7 @@ fn the_workload_over_its_limit_names_strspn_and_profile_profiles_every_workload(
     // One toolchain's run is written as it is, several as an array.
     let written: Value = serde_json::from_slice(&std::fs::read(&runs).unwrap()).unwrap();
     let profile = &written["workloads"][0]["profile"];
-    assert_eq!(profile["size"], 65536, "the workload's first size: {profile}");
+    assert_eq!(profile["size"], 16384, "a quarter of the workload's first size: {profile}");
     let functions = profile["functions"].as_array().unwrap();
     assert!(!functions.is_empty() && functions.len() <= 50, "{profile}");
     assert!(functions.iter().all(|f| f["own"].as_u64() <= f["inclusive"].as_u64()), "{profile}");

@@ -88,3 +88,48 @@ fn a_probe_that_crashes_in_the_counting_process_fails_alone() {
     // of the string.
     assert_eq!(cell(&said, "contract.strchr.remaining"), "OVER O(n)", "{said}");
 }
+
+/// Every (workload, size) of the runs `measure --out` wrote to `file`, with its counts.
+fn counts(file: &Path) -> std::collections::BTreeMap<(String, u64), Vec<u64>> {
+    let runs: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    for w in runs["workloads"].as_array().unwrap() {
+        for m in w["measurements"].as_array().unwrap() {
+            let n: Vec<u64> = m["instructions"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect();
+            counts.insert((w["name"].as_str().unwrap().to_string(), m["size"].as_u64().unwrap()), n);
+        }
+    }
+    counts
+}
+
+/// The built-ins and the catalogue counted one at a time and two at a time: each Valgrind process
+/// counts what it would count alone (the harness forks each size from the session as it began),
+/// so the counts agree at every size and so do the verdicts.
+#[test]
+fn counting_side_by_side_gives_the_counts_and_verdicts_of_counting_alone() {
+    if which("valgrind").is_none() {
+        eprintln!("note: valgrind is not on PATH; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let measure = |jobs: &str| {
+        let out_file = dir.path().join(format!("jobs-{jobs}.json"));
+        let out = run(agent()
+            .args(["measure", "--toolchain", "gcc-glibc=gcc", "--workloads", "builtin,contract"])
+            .args(["--measure", "instructions", "--counter", "valgrind", "--jobs", jobs, "--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .arg("--out")
+            .arg(&out_file));
+        let said = text(&out);
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{said}");
+        (counts(&out_file), String::from_utf8(out.stdout).unwrap(), said)
+    };
+    let (alone, alone_table, _) = measure("1");
+    let (beside, beside_table, said) = measure("2");
+    assert!(said.contains("counting 146 workloads, 2 Valgrind processes at once"), "{said}");
+    assert!(alone.len() > 500, "{} sizes", alone.len());
+    let differ: Vec<_> = alone.iter().filter(|(at, n)| beside.get(*at).is_some_and(|m| m != *n)).collect();
+    assert!(differ.is_empty(), "{} of {} sizes counted otherwise: {differ:?}", differ.len(), alone.len());
+    assert_eq!(alone.keys().collect::<Vec<_>>(), beside.keys().collect::<Vec<_>>(), "the same sizes");
+    assert_eq!(alone_table, beside_table, "the same table: slopes, classes, verdicts and contract cells");
+}

@@ -100,15 +100,8 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
     let metadata = prop::collection::btree_map("[a-z_]{1,12}", text(), 0..3);
     let samples = prop::collection::vec(positive_ns(), 1..6);
     (name(), unit, text(), sizes, metadata, any::<bool>(), samples, prop::option::of(failure())).prop_map(
-        move |(name, size_unit, source_hash, sizes, metadata, counted, samples, failure)| WorkloadRun {
-            name: format!("{index}-{name}"),
-            size_unit,
-            source_hash,
-            // A valid hash on some workloads, none on the rest.
-            build_hash: counted.then(|| format!("sha256:{}", "0a".repeat(32))),
-            control: None,
-            profile: None,
-            measurements: sizes
+        move |(name, size_unit, source_hash, sizes, metadata, counted, samples, failure)| {
+            let measurements = sizes
                 .into_iter()
                 .enumerate()
                 .map(|(i, size)| {
@@ -117,12 +110,14 @@ fn workload(index: usize) -> impl Strategy<Value = WorkloadRun> {
                     let instructions = counted.then(|| samples_ns.iter().map(|s| *s as u64).collect());
                     Measurement { size, samples_ns, instructions }
                 })
-                .collect(),
-            metadata,
-            failure,
-            contract: None,
-            not_provided: false,
-            size_of_interest: None,
+                .collect();
+            WorkloadRun {
+                // A valid hash on some workloads, none on the rest.
+                build_hash: counted.then(|| format!("sha256:{}", "0a".repeat(32))),
+                metadata,
+                failure,
+                ..WorkloadRun::new(format!("{index}-{name}"), size_unit, source_hash, measurements)
+            }
         },
     )
 }

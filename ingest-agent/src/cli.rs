@@ -309,7 +309,7 @@ pub(crate) struct MeasureArgs {
     pub(crate) build_jobs: Option<u16>,
     /// How many Valgrind processes run at once: workloads and probes counted by instructions, and
     /// profiles (default: the host's cores, one left free on hosts with more than two, and no
-    /// more than its available memory holds at 768 MiB each). Wall and CPU time are always
+    /// more than its available memory holds at 256 MiB each). Wall and CPU time are always
     /// measured one workload at a time.
     #[arg(long, env = "SLOPEWATCH_JOBS", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) jobs: Option<u16>,

@@ -812,6 +812,7 @@ async fn build_hashes_and_controls_move_into_a_fits_facts_whole() {
                 version: "1.2.5".into(),
                 medians: vec![BesideMedian { size: 1024, median: 0.1 }, BesideMedian { size: 2048, median: 1e300 }],
             }),
+            ..Facts::default()
         };
         assert_eq!(read, [kept, Facts::default()], "{facts:?}");
         assert_eq!(facts[1], "{}", "a fit without either keeps an empty object, not nulls");

@@ -136,6 +136,10 @@ impl State {
             return None;
         }
         let left = u32::try_from(total.saturating_sub(self.done)).unwrap_or(u32::MAX);
+        if left == 0 {
+            // Every workload measured; what is left (profiles) is a phase of its own.
+            return None;
+        }
         let time = |per: Duration| duration(per.saturating_mul(left).as_nanos() as f64);
         Some(match (self.pace(), self.plan.last_pace) {
             (Some(pace), _) => format!("about {} left", time(pace)),
@@ -467,6 +471,7 @@ mod tests {
             counting.phase().unwrap(),
             "counting 2 workloads at once with gcc-glibc 12.2.0, the last begun strchr at 64 KiB"
         );
+        assert_eq!(state(6).left(), None, "all measured: no 0 ns left while profiles are taken");
         assert_eq!(state(0).counters(" of "), "toolchain 1 of 2, workload 2 of 3");
         assert_eq!(state(0).phase().unwrap(), "building sqlite-insert with gcc-glibc 12.2.0");
     }

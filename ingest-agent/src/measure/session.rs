@@ -23,7 +23,8 @@ use std::time::Instant;
 pub(super) struct Session {
     binary: PathBuf,
     child: Child,
-    stdin: ChildStdin,
+    /// Closed when the session ends, which ends the harness's loop.
+    stdin: Option<ChildStdin>,
     /// The JSON lines it prints, as it prints them; closed when it exits.
     lines: Receiver<String>,
     /// Everything it printed on stderr, Valgrind's messages included, and the thread reading it,
@@ -64,7 +65,7 @@ impl Session {
         let lines = json_lines(child.stdout.take());
         let stderr = Arc::new(Mutex::new(String::new()));
         let stderr_reader = Some(collect(child.stderr.take(), Arc::clone(&stderr)));
-        Ok(Session { binary: binary.to_path_buf(), child, stdin, lines, stderr, stderr_reader, counts })
+        Ok(Session { binary: binary.to_path_buf(), child, stdin: Some(stdin), lines, stderr, stderr_reader, counts })
     }
 
     /// Whether it runs `binary`.
@@ -84,7 +85,10 @@ impl Session {
         let stderr_from = self.stderr.lock().map_or(0, |s| s.len());
         let request = format!("{size} {reps} {}\n", probe.unwrap_or(""));
         // A write to a process that has already ended fails; what it said is read below.
-        let sent = self.stdin.write_all(request.as_bytes()).and_then(|()| self.stdin.flush()).is_ok();
+        let sent = self
+            .stdin
+            .as_mut()
+            .is_some_and(|stdin| stdin.write_all(request.as_bytes()).and_then(|()| stdin.flush()).is_ok());
         let answer = if sent {
             self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
         } else {
@@ -147,12 +151,25 @@ impl Session {
 }
 
 impl Drop for Session {
-    /// Ends the process: its stdin closes, and a harness waiting for a line exits.
+    /// Ends the process: its stdin closes, and a harness waiting for a line exits once the child
+    /// of its last line is reaped (killed where it has not within [`END_WITHIN`]), so no child of
+    /// a line is left behind unreaped.
     fn drop(&mut self) {
+        self.stdin = None;
+        let began = Instant::now();
+        while began.elapsed() < END_WITHIN {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         self.child.kill().ok();
         self.child.wait().ok();
     }
 }
+
+/// How long an ended session may take to exit: Valgrind writes its last dump on the way.
+const END_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Sends each line of `pipe` that holds a JSON object; the channel closes with the pipe.
 fn json_lines(pipe: Option<impl Read + Send + 'static>) -> Receiver<String> {

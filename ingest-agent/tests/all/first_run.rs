@@ -102,12 +102,12 @@ fn a_run_with_no_toolchain_measures_the_host_s_gcc_and_logs_each_phase_with_coun
     let log = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(log.contains("no --toolchain given; found on this host: gcc-glibc=gcc"), "{log}");
     let version = &run.toolchain.version;
-    let first =
-        format!("building 2 binaries with gcc-glibc {version} (2 at a time, 0 built) (toolchain 1 of 1; at most ");
-    assert!(log.contains(&first), "the builds name their phase, counters and the budgets' bound: {log}");
-    let measuring =
-        format!("measuring strchr with gcc-glibc {version} at 2 KiB (toolchain 1 of 1, workload 1 of 2; at most ");
+    // No estimate before a workload is measured: the budgets' bound is hours for seconds of work.
+    let first = format!("building 2 binaries with gcc-glibc {version} (2 at a time, 0 built) (toolchain 1 of 1)…");
+    assert!(log.contains(&first), "the builds name their phase and counters: {log}");
+    let measuring = format!("measuring strchr with gcc-glibc {version} at 2 KiB (toolchain 1 of 1, workload 1 of 2)…");
     assert!(log.contains(&measuring), "{log}");
+    assert!(!log.contains("at most"), "{log}");
     let second =
         format!("measuring memchr with gcc-glibc {version} at 2 KiB (toolchain 1 of 1, workload 2 of 2; about ");
     assert!(log.contains(&second), "once a workload is done, the estimate comes from the pace: {log}");
@@ -150,7 +150,10 @@ fn on_a_terminal_one_line_is_redrawn_with_the_phase_and_counters_within_its_widt
         redrawn.iter().find(|l| l.starts_with("toolchain 1/1, workload 1/1: measuring strchr ")).unwrap_or_else(|| {
             panic!("no live line: {screen:?}");
         });
-    assert!(live.contains(" left"), "the estimate: {live:?}");
+    // One workload and no earlier run: the phase's elapsed time, and no estimate to guess at.
+    let elapsed = live.rsplit(", ").next().unwrap().trim_end_matches(['\r', '\n']);
+    assert!(elapsed.ends_with('s') && elapsed.starts_with(|c: char| c.is_ascii_digit()), "{live:?}");
+    assert!(!live.contains("at most"), "{live:?}");
     // What follows the last redraw is the table, on a line of its own.
     let live: Vec<&str> = redrawn
         .iter()

@@ -15,10 +15,10 @@
  * ends: sw_setup runs once per line. PROBE, where given, is set as SLOPEWATCH_PROBE for that
  * line (the contract catalogue's one binary holds every probe). The agent uses it under Valgrind,
  * whose start would otherwise cost more than the sizes measured; any failure still ends the
- * process as it would end a single size (a crash with the same signal). Each line is measured
- * in a child forked from the process as it stood before the first line, so a count never depends
- * on what the session measured before it: the agent splits probes among sessions that count side
- * by side (`--jobs`), and each counts what it would count alone. The clock is read around sw_run() only, so buffer
+ * process as it would end a single size (a crash with the same signal). Each workload (each probe)
+ * is measured in a child forked from the process as it stood before the first line, so its counts
+ * never depend on what the session measured before it: the agent splits probes among sessions
+ * that count side by side (`--jobs`), and each counts what it would count alone. The clock is read around sw_run() only, so buffer
  * set-up (sw_setup, sw_before) never counts; one untimed warm-up precedes the repetitions.
  *
  * SLOPEWATCH_MEASURE in the environment says what the agent measures:
@@ -163,34 +163,100 @@ static void sw_parse(const char *size_text, const char *reps_text, long long *si
 
 static int sw_measure(long long size, long reps, const char *measure, sw_clock_id clock, int perf);
 
-/* sw_measure in a child forked for the line (of PROBE, where given), so that what one line leaves
- * behind (the heap's layout, a buffer's alignment, a libc's caches) cannot change another's
- * count. The child's status is the session's: a crash ends it with the child's signal. */
-static int sw_measure_forked(long long size, long reps, const char *probe, const char *measure, sw_clock_id clock,
-                             int perf) {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t child = fork();
-    if (child < 0) sw_fail("cannot fork for the size");
-    if (child == 0) {
-#ifdef PR_SET_PDEATHSIG
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* stopped with the session, past its time */
-#endif
-        /* Set here, not in the session: a setenv there would grow its heap line by line. */
-        if (probe && setenv("SLOPEWATCH_PROBE", probe, 1) != 0) sw_fail("cannot set SLOPEWATCH_PROBE");
-        int status = sw_measure(size, reps, measure, clock, perf);
-        fflush(stdout);
-        _exit(status);
-    }
+/* A session measures each workload (each probe of the catalogue) in a child forked from the
+ * session as it stood before its first line, and the child measures that workload's lines in
+ * turn, so that what another workload left behind (the heap's layout, a buffer's alignment, a
+ * libc's caches) cannot change its counts: a workload counts the same alone, after others, or in
+ * one of several sessions side by side (`--jobs`). A fork per workload, not per line: under
+ * Valgrind a fork costs milliseconds, about what a small size costs to count. */
+static pid_t sw_child = -1;
+static int sw_to_child = -1, sw_from_child = -1;
+static char sw_child_probe[128];
+
+/* The session's status once the child has ended: its exit status, or its signal, raised again. */
+static int sw_child_ended(void) {
     int st;
-    while (waitpid(child, &st, 0) < 0)
-        if (errno != EINTR) sw_fail("cannot wait for the size's process");
+    while (waitpid(sw_child, &st, 0) < 0)
+        if (errno != EINTR) sw_fail("cannot wait for the workload's process");
+    sw_child = -1;
+    close(sw_to_child);
+    close(sw_from_child);
     if (WIFSIGNALED(st)) {
         signal(WTERMSIG(st), SIG_DFL);
         kill(getpid(), WTERMSIG(st));
         _exit(128 + WTERMSIG(st));
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
+/* In the child: reads "SIZE REPETITIONS" lines from fd `in`, measures each, and answers each on
+ * fd `out` with its status byte, until the session closes `in` or a size fails. */
+static void sw_child_loop(int in, int out, const char *measure, sw_clock_id clock, int perf) {
+    char line[96];
+    size_t n = 0;
+    char c;
+    while (read(in, &c, 1) == 1) {
+        if (c != '\n') {
+            if (n + 1 < sizeof line) line[n++] = c;
+            continue;
+        }
+        line[n] = 0;
+        n = 0;
+        char size_text[32], reps_text[32];
+        long long size;
+        long reps;
+        if (sscanf(line, "%31s %31s", size_text, reps_text) != 2) sw_fail("a bad line reached the workload");
+        sw_parse(size_text, reps_text, &size, &reps);
+        int status = sw_measure(size, reps, measure, clock, perf);
+        fflush(stdout);
+        if (status != 0) _exit(status);
+        unsigned char ok = 0;
+        if (write(out, &ok, 1) != 1) _exit(2);
+    }
+    _exit(0);
+}
+
+/* Measures SIZE with REPS repetitions of PROBE (NULL for the binary's one workload) in the child
+ * of that workload, forked first where the last line was of another. */
+static int sw_session_line(long long size, long reps, const char *probe, const char *measure, sw_clock_id clock,
+                           int perf) {
+    const char *key = probe ? probe : "";
+    if (sw_child >= 0 && strcmp(key, sw_child_probe) != 0) {
+        close(sw_to_child); /* its loop ends */
+        sw_to_child = -1;
+        int status = sw_child_ended();
+        if (status != 0) return status;
+    }
+    if (sw_child < 0) {
+        int down[2], up[2];
+        if (pipe(down) != 0 || pipe(up) != 0) sw_fail("cannot open pipes to the workload's process");
+        fflush(stdout);
+        fflush(stderr);
+        sw_child = fork();
+        if (sw_child < 0) sw_fail("cannot fork for the workload");
+        if (sw_child == 0) {
+#ifdef PR_SET_PDEATHSIG
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* stopped with the session, past its time */
+#endif
+            signal(SIGPIPE, SIG_DFL);
+            close(down[1]);
+            close(up[0]);
+            /* Set here, not in the session: a setenv there would grow its heap probe by probe. */
+            if (probe && setenv("SLOPEWATCH_PROBE", probe, 1) != 0) sw_fail("cannot set SLOPEWATCH_PROBE");
+            sw_child_loop(down[0], up[1], measure, clock, perf);
+        }
+        close(down[0]);
+        close(up[1]);
+        sw_to_child = down[1];
+        sw_from_child = up[0];
+        snprintf(sw_child_probe, sizeof sw_child_probe, "%s", key);
+    }
+    char request[80];
+    int len = snprintf(request, sizeof request, "%lld %ld\n", size, reps);
+    unsigned char status;
+    if (write(sw_to_child, request, (size_t)len) == len && read(sw_from_child, &status, 1) == 1) return 0;
+    /* It ended instead of answering: its status is the session's. */
+    return sw_child_ended();
 }
 
 int main(int argc, char **argv) {
@@ -212,12 +278,18 @@ int main(int argc, char **argv) {
     const char *session = getenv("SLOPEWATCH_SESSION");
     if (session && strcmp(session, "1") == 0 && argc == 1) {
         char line[256], size_text[32], reps_text[32], probe[128];
+        /* A workload's process that ended is told by its status, not by a write that kills. */
+        signal(SIGPIPE, SIG_IGN);
         while (fgets(line, sizeof line, stdin)) {
             int fields = sscanf(line, "%31s %31s %127s", size_text, reps_text, probe);
             if (fields < 2) sw_fail("a session line must be SIZE REPETITIONS [PROBE]");
             sw_parse(size_text, reps_text, &size, &reps);
-            int status = sw_measure_forked(size, reps, fields == 3 ? probe : NULL, measure, clock, perf);
+            int status = sw_session_line(size, reps, fields == 3 ? probe : NULL, measure, clock, perf);
             if (status != 0) return status;
+        }
+        if (sw_child >= 0) {
+            close(sw_to_child);
+            return sw_child_ended();
         }
         return 0;
     }

@@ -67,11 +67,14 @@ fn links(tc: &DetectedToolchain, dir: &Path, name: &str, headers: &[&str], funct
     for h in headers {
         text.push_str(&format!("#include <{h}>\n"));
     }
-    text.push_str("int main(void) {\n    int n = 0;\n");
+    // Each address kept in a volatile array, so that the link needs every symbol: a comparison
+    // of a declared function's address with null is folded to true, and a header that declares
+    // a function the library lacks would pass.
+    text.push_str("void *volatile sw_kept[] = {\n    (void *)0,\n");
     for (_, f) in functions {
-        text.push_str(&format!("    n += (void *)&{f} != (void *)0;\n"));
+        text.push_str(&format!("    (void *)&{f},\n"));
     }
-    text.push_str("    return n == 0;\n}\n");
+    text.push_str("};\nint main(void) { return sw_kept[0] != (void *)0; }\n");
     let src = dir.join(format!("has-{name}.c"));
     if std::fs::write(&src, text).is_err() {
         return false;

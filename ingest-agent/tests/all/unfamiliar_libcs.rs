@@ -1,6 +1,6 @@
 //! Libcs slopewatch was not written against: klibc, which lacks whole headers and the harness's
-//! clock, and a libc whose headers leave out one function. Each costs only the probes it cannot
-//! build, and is named for what it is.
+//! clock, a libc whose headers leave out one function, and one whose headers declare a function
+//! its library lacks. Each costs only the probes it cannot build, and is named for what it is.
 
 use crate::contracts::{cell, contracts};
 use crate::helpers::*;
@@ -57,6 +57,29 @@ fn a_function_its_headers_do_not_declare_is_not_provided_and_nothing_else_is_los
     std::fs::write(sysroot.join("string.h"), without).unwrap();
 
     let toolchain = format!("fixture=musl-gcc -isystem {}", sysroot.display());
+    let extra = ["--measure", "wall", "--max-size", "4096"];
+    let probes = format!("{PROBES},strchrnul,strchr");
+    let (said, cells) = contracts(dir.path(), &[toolchain], &extra, &probes);
+    assert_eq!(cell(&cells, "contract.strchrnul.remaining", "fixture"), "not provided", "{said}");
+    for probe in PROBES.split(',').filter(|p| !p.contains("strchrnul")) {
+        let judged = cell(&cells, probe, "fixture");
+        assert!(!judged.is_empty() && judged != "not provided" && !judged.contains("build"), "{probe}: {said}");
+    }
+    let runs = runs(dir.path());
+    let workload = |name: &str| runs[0]["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).cloned();
+    assert_eq!(workload("strchrnul").unwrap()["not_provided"], true, "the built-in workload: {said}");
+    assert!(workload("strchr").unwrap()["failure"].is_null(), "{said}");
+}
+
+/// A libc whose `<string.h>` declares a function its library does not define: a compiler folds the
+/// declared function's address to non-null, so only a link that needs the symbol finds it missing.
+#[test]
+fn a_function_its_headers_declare_but_its_library_lacks_is_not_provided_and_nothing_else_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every name `strchrnul` the headers and sources write becomes a symbol no library defines.
+    let missing = dir.path().join("missing.h");
+    std::fs::write(&missing, "#define strchrnul sw_fixture_undefined_strchrnul\n").unwrap();
+    let toolchain = format!("fixture=gcc -include {}", missing.display());
     let extra = ["--measure", "wall", "--max-size", "4096"];
     let probes = format!("{PROBES},strchrnul,strchr");
     let (said, cells) = contracts(dir.path(), &[toolchain], &extra, &probes);

@@ -11,6 +11,9 @@ use std::collections::HashSet;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// How far past the receiving server's clock a scan's `scanned_at` may lie.
+pub const MAX_CLOCK_AHEAD: time::Duration = time::Duration::minutes(5);
+
 /// Most exposed functions one scan may list.
 pub const MAX_EXPOSED: usize = 128;
 /// Most functions `reaches` may list.
@@ -148,6 +151,24 @@ impl ExposureSubmission {
         let s: ExposureSubmission = crate::wire::parse_json(body)?;
         s.validate()?;
         Ok(s)
+    }
+
+    /// Whether `scanned_at` lies no further past `received` (the receiving server's clock) than
+    /// two machines' clocks differ, [`MAX_CLOCK_AHEAD`]: the latest scan of an artifact is decided
+    /// by that date, so a scan dated ahead would hide every later real one.
+    pub fn check_scanned_at(&self, received: OffsetDateTime) -> Result<(), FieldError> {
+        if self.scanned_at > received + MAX_CLOCK_AHEAD {
+            let ahead = self.scanned_at - received;
+            return Err(err(
+                "scanned_at",
+                format!(
+                    "is {} minutes ahead of this server's clock; at most {} are allowed for clocks that differ",
+                    ahead.whole_minutes(),
+                    MAX_CLOCK_AHEAD.whole_minutes()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Checks every rule the server enforces, so the agent can refuse to send a bad record.

@@ -65,6 +65,7 @@ async fn submit_exposure(
     // Its body limit, 512 KiB, is the route's own (`bodies::EXPOSURE_LIMIT`).
     let body = read_json_body(&state, request).await?;
     let scan = ExposureSubmission::from_json(&body).map_err(Error::Invalid)?;
+    scan.check_scanned_at(time::OffsetDateTime::now_utc()).map_err(Error::Invalid)?;
     let status = match state.intake.record_exposure(&scan).await? {
         ExposureOutcome::Created => StatusCode::CREATED,
         ExposureOutcome::Existing => StatusCode::OK,

@@ -283,6 +283,10 @@ async fn apply(
             if let Err(reason) = check_digest(&record.content_hash) {
                 return Ok(Err(reason));
             }
+            // Dated ahead of when it was received, it would hide every later scan of its artifact.
+            if let Err(e) = scan.check_scanned_at(utc(record.received_at)) {
+                return Ok(Err(format!("invalid scan: {}", at_field("scan", e))));
+            }
             let store = intake.store();
             Ok(match store.insert_exposure(&scan, &record.content_hash, utc(record.received_at)).await? {
                 ExposureWrite::Stored => {

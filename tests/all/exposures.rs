@@ -147,6 +147,19 @@ async fn a_bad_scan_is_refused_naming_the_field_and_only_ingest_tokens_may_submi
             assert_eq!(answer["error"]["code"], "invalid_field", "{answer}");
             assert_eq!(answer["error"]["field"], field, "{pointer}: {answer}");
         }
+        // A scan dated ahead would stay its artifact's latest and hide every later one.
+        let mut pinned = good.clone();
+        pinned["scanned_at"] = json!("9999-12-31T23:59:59Z");
+        let (status, answer) = submit(&app, &pinned).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+        assert_eq!(answer["error"]["field"], "scanned_at", "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains("at most 5 are allowed"), "{answer}");
+        let mut skewed = good.clone();
+        let soon = time::OffsetDateTime::now_utc() + time::Duration::minutes(2);
+        skewed["scanned_at"] = json!(soon.format(&time::format_description::well_known::Rfc3339).unwrap());
+        skewed["scan_id"] = json!(uuid::Uuid::new_v4().to_string());
+        let (status, answer) = submit(&app, &skewed).await;
+        assert_eq!(status, StatusCode::CREATED, "a clock two minutes ahead is a clock: {answer}");
         let mut unknown = good.clone();
         unknown["exposed"][0]["severity"] = json!("high");
         let (status, answer) = submit(&app, &unknown).await;
@@ -168,7 +181,7 @@ async fn a_bad_scan_is_refused_naming_the_field_and_only_ingest_tokens_may_submi
         let (status, answer) = post(&app, Some(&ingest), "application/json", serde_json::to_vec(&huge).unwrap()).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
         assert!(answer["error"]["message"].as_str().unwrap().contains("524288 bytes"), "{answer}");
-        assert_eq!(count(&app, "exposure_scans").await, "0", "nothing refused was stored");
+        assert_eq!(count(&app, "exposure_scans").await, "1", "nothing refused was stored");
         let (status, answer) = post(&app, Some(&admin), "application/json", body).await;
         assert_eq!(status, StatusCode::CREATED, "an admin may submit: {answer}");
     })

@@ -44,6 +44,23 @@ impl FromRequestParts<AppState> for BisectionSubmitter {
     }
 }
 
+/// Whether a reader sees what the pages show editors alone (webhook errors, failures' whole
+/// detail): a logged-in session, or a bearer token of editor scope or above.
+pub(super) struct SeesAll(pub(super) bool);
+
+impl FromRequestParts<AppState> for SeesAll {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        if let Some(secret) = bearer(&parts.headers) {
+            let token = token_of(state, secret, &parts.extensions).await?;
+            return Ok(SeesAll(token.is_some_and(|t| t.scope.0.allows(Scope::Editor))));
+        }
+        let session = super::session::of_request(state, &parts.headers, &parts.extensions).await?;
+        Ok(SeesAll(session.is_some()))
+    }
+}
+
 /// The token of `Authorization: Bearer <token>`. Authentication schemes are case-insensitive
 /// (RFC 9110), so `bearer` and `BEARER` are the same scheme.
 pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {

@@ -3,6 +3,7 @@
 
 mod list;
 
+use super::auth::SeesAll;
 use super::bisections::{bisect_commands, bisection_view, server_url, BisectCommands, BisectionView, RegressionAnswer};
 use super::deliveries::{delivery_view, DeliveryView};
 use super::error::ErrorBody;
@@ -487,8 +488,11 @@ async fn add_link(
 )]
 async fn detail_json(
     State(state): State<AppState>,
+    SeesAll(all): SeesAll,
     RegressionId(id): RegressionId,
     headers: HeaderMap,
 ) -> Result<Json<RegressionAnswer>, Error> {
-    Ok(Json(RegressionAnswer::new(load(&state, id).await?, &state, &headers)))
+    let detail = load(&state, id).await?;
+    let detail = if all { detail } else { crate::views::regression::for_anyone(detail) };
+    Ok(Json(RegressionAnswer::new(detail, &state, &headers)))
 }

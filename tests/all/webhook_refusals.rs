@@ -112,9 +112,22 @@ async fn a_404_a_410_and_a_301_are_tried_three_times_then_refused_with_the_statu
         let regression = get(&a.app, &format!("/regressions/{id}"), "").await;
         assert!(regression.text.contains("log in to see the error"), "{}", regression.text);
         assert!(!regression.text.contains("no such hook"), "no answer shown to anyone: {}", regression.text);
+        // Its JSON says no more than its page: receivers' errors and answers to editors alone.
+        let json = format!("/api/v1/regressions/{id}");
+        let editor = a.app.editor_token.clone();
+        let ingest = a.app.ingest_token.clone();
+        for (token, sees_all) in [(None, false), (Some(ingest.as_str()), false), (Some(editor.as_str()), true)] {
+            let (status, answer) = a.app.get_with(&json, token).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            let text = answer.to_string();
+            assert_eq!(text.contains("no such hook"), sees_all, "{token:?}: {text}");
+            assert_eq!(text.contains("log in to see the error"), !sees_all, "{token:?}: {text}");
+        }
         let session = cookie_pair(&login(&a.app, &a.app.editor_token.clone()).await, "sw_session").unwrap();
         let signed_in = get(&a.app, &format!("/regressions/{id}"), &session).await;
         assert!(!signed_in.text.contains("log in to see the error"), "{}", signed_in.text);
+        let signed_in_json = get(&a.app, &json, &session).await;
+        assert!(signed_in_json.text.contains("no such hook"), "{}", signed_in_json.text);
         let page = get(&a.app, "/deliveries", &session).await;
         assert_eq!(page.status, StatusCode::OK);
         let refused =

@@ -3,3 +3,25 @@
 pub mod edits;
 pub mod markdown;
 pub mod postmortem;
+
+use crate::model::RegressionDetail;
+
+/// The regression as a reader who is not signed in as an editor reads it, as its page shows it:
+/// webhook receivers' errors and answers left out (they may quote a receiver's addresses and
+/// internals), and each failure's detail cut to its first line.
+pub fn for_anyone(mut d: RegressionDetail) -> RegressionDetail {
+    for delivery in &mut d.deliveries {
+        if delivery.delivery.last_error.is_some() {
+            delivery.delivery.last_error = Some("log in to see the error".into());
+        }
+        for attempt in &mut delivery.attempts {
+            (attempt.error, attempt.answer) = (None, None);
+        }
+    }
+    for w in &mut d.workloads {
+        if let Some(f) = &mut w.failure {
+            f.detail = crate::views::detail_for(&f.detail, false);
+        }
+    }
+    d
+}

@@ -494,6 +494,8 @@ async fn a_hanging_then_failing_webhook_receiver_slows_no_ingest_and_gets_each_a
     .unwrap();
     let (db_a, db_b) = (TestDb::new(Backend::Sqlite).await, TestDb::new(Backend::Sqlite).await);
     let (token_a, token_b) = (create_token(&db_a.url, "a", "ingest"), create_token(&db_b.url, "b", "ingest"));
+    // The receivers' errors are an editor's to read.
+    let editor = create_token(&db_a.url, "reader", "editor");
     let with_hook = Server::start(&db_a.url, &free_addr(), Some(&config), &dir.path().join("a.log"));
     let without = Server::start(&db_b.url, &free_addr(), None, &dir.path().join("b.log"));
 
@@ -544,7 +546,8 @@ async fn a_hanging_then_failing_webhook_receiver_slows_no_ingest_and_gets_each_a
     let deliveries = loop {
         let mut all = Vec::new();
         for id in &ids {
-            let (_, detail) = get_json(&c, &format!("{}/api/v1/regressions/{id}", with_hook.url())).await;
+            let url = format!("{}/api/v1/regressions/{id}", with_hook.url());
+            let detail: Value = c.get(url).bearer_auth(&editor).send().await.unwrap().json().await.unwrap();
             all.extend(detail["deliveries"].as_array().unwrap().iter().cloned());
         }
         if all.len() == LINEAGES && all.iter().all(|d| d["delivery"]["status"] == "delivered") {

@@ -50,7 +50,7 @@ pub(super) struct DeliveryView {
     tries: Vec<AttemptView>,
 }
 
-/// `d` as a signed-in reader sees it; [`DeliveryView::for_anyone`] cuts what only they may see.
+/// `d` as its reader may see it (`views::regression::for_anyone` cuts what only editors may).
 pub(super) fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
     let del = &d.delivery;
     DeliveryView {
@@ -81,23 +81,6 @@ pub(super) fn delivery_view(d: &DeliveryDetail) -> DeliveryView {
                 answer: a.answer.clone().unwrap_or_default(),
             })
             .collect(),
-    }
-}
-
-impl DeliveryView {
-    /// The view for a reader who is not signed in (where reading is open to all): its event,
-    /// target name, status and times, without the target's error or answer, which may quote the
-    /// target's addresses and internals.
-    pub(super) fn for_anyone(mut self) -> DeliveryView {
-        if !self.last_error.is_empty() || !self.last_answer.is_empty() {
-            self.last_error = "log in to see the error".into();
-        }
-        self.last_answer.clear();
-        for t in &mut self.tries {
-            t.error.clear();
-            t.answer.clear();
-        }
-        self
     }
 }
 

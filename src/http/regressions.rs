@@ -232,6 +232,7 @@ async fn detail(
     headers: HeaderMap,
 ) -> PageResult {
     let d = load(&state, id).await?;
+    let d = if session.is_some() { d } else { crate::views::regression::for_anyone(d) };
     let r = &d.regression;
     let commands = bisect_commands(&d, &server_url(&state, &headers), &state.config.alerts.rules);
     let public_url = state.config.public_url.as_deref();
@@ -262,11 +263,7 @@ async fn detail(
                 (None, true) => "failed".into(),
                 (None, false) => String::new(),
             },
-            detail: w
-                .failure
-                .as_ref()
-                .map(|f| crate::views::detail_for(&f.detail, session.is_some()))
-                .unwrap_or_default(),
+            detail: w.failure.as_ref().map(|f| f.detail.clone()).unwrap_or_default(),
             class_step: w.class_step().unwrap_or_else(|| "–".into()),
             source_changed: w.source_changed,
             contract_break: w.contract_break.clone().unwrap_or_default(),
@@ -341,12 +338,7 @@ async fn detail(
             })
             .collect(),
         artifacts: d.artifacts.clone(),
-        deliveries: d
-            .deliveries
-            .iter()
-            .map(delivery_view)
-            .map(|v| if session.is_some() { v } else { v.for_anyone() })
-            .collect(),
+        deliveries: d.deliveries.iter().map(delivery_view).collect(),
         notes: d
             .notes
             .iter()

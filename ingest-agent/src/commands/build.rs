@@ -45,7 +45,7 @@ pub fn build(args: &MeasureArgs) -> Result<ExitStatus> {
         if binaries > 0 {
             progress.building(binaries, jobs);
         }
-        let mut broken: Vec<String> = parallel::build(&cache, &tc, missing, jobs, &|| progress.built_one())
+        let mut broken: Vec<String> = parallel::build(&cache, &tc, missing, jobs, &|| progress.one_done())
             .into_iter()
             .filter_map(|(name, b)| b.binary.as_ref().err().map(|e| format!("{name}: {}", one_line(&e.to_string()))))
             .collect();

@@ -142,7 +142,7 @@ pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Re
         if !jobs.is_empty() {
             progress.building(jobs.len(), build_jobs);
         }
-        let prebuilt = parallel::build(&cache, &tc, jobs, build_jobs, &|| progress.built_one());
+        let prebuilt = parallel::build(&cache, &tc, jobs, build_jobs, &|| progress.one_done());
         progress.note(&format!(
             "toolchain {}: {} {} ({}), {}, {}{}",
             tc.spec.name,
@@ -239,7 +239,6 @@ pub fn measure_gated(plan: &MeasurePlan, limits: &Limits, remeasure: bool) -> Re
             runs.push(run);
         }
     }
-    measure::process::end_session();
     for d in agreement::disagreements(&answers) {
         // Every measure's run of the toolchain computed the same, so each carries the failure.
         let of_toolchain =
@@ -405,7 +404,7 @@ fn profile_side_by_side(
     progress.profiling(wanted.len(), jobs);
     let captured = side_by_side::each(&wanted, jobs, |(_, w, bin)| {
         let tallies = profile::capture(bin, w, profile::size(w, budget), profile::LIMIT);
-        progress.profiled_one();
+        progress.one_done();
         tallies
     });
     let note = |text: &str| progress.note(text);

@@ -241,12 +241,14 @@ impl Progress {
         self.tell(&mut s);
     }
 
-    /// One more of the binaries built ahead is done; the phase ends with the last.
-    pub fn built_one(&self) {
+    /// One more binary built ahead, or profile taken, is done; the phase ends with the last.
+    pub fn one_done(&self) {
         let mut s = self.state.lock().unwrap();
-        if let Phase::BuildingAll { binaries, built, .. } = &mut s.phase {
-            *built += 1;
-            if built == binaries {
+        if let Phase::BuildingAll { binaries: all, built: done, .. } | Phase::Profiling { workloads: all, done, .. } =
+            &mut s.phase
+        {
+            *done += 1;
+            if done == all {
                 s.end_set_aside_phase();
             }
         }
@@ -257,17 +259,6 @@ impl Progress {
         let mut s = self.state.lock().unwrap();
         s.phase = Phase::Profiling { workloads, done: 0, jobs };
         self.tell(&mut s);
-    }
-
-    /// One more profile is taken; the phase ends with the last.
-    pub fn profiled_one(&self) {
-        let mut s = self.state.lock().unwrap();
-        if let Phase::Profiling { workloads, done, .. } = &mut s.phase {
-            *done += 1;
-            if done == workloads {
-                s.end_set_aside_phase();
-            }
-        }
     }
 
     /// `jobs` workloads are counted at once from now on (1: one at a time).

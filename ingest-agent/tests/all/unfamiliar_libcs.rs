@@ -57,18 +57,7 @@ fn a_function_its_headers_do_not_declare_is_not_provided_and_nothing_else_is_los
     std::fs::write(sysroot.join("string.h"), without).unwrap();
 
     let toolchain = format!("fixture=musl-gcc -isystem {}", sysroot.display());
-    let extra = ["--measure", "wall", "--max-size", "4096"];
-    let probes = format!("{PROBES},strchrnul,strchr");
-    let (said, cells) = contracts(dir.path(), &[toolchain], &extra, &probes);
-    assert_eq!(cell(&cells, "contract.strchrnul.remaining", "fixture"), "not provided", "{said}");
-    for probe in PROBES.split(',').filter(|p| !p.contains("strchrnul")) {
-        let judged = cell(&cells, probe, "fixture");
-        assert!(!judged.is_empty() && judged != "not provided" && !judged.contains("build"), "{probe}: {said}");
-    }
-    let runs = runs(dir.path());
-    let workload = |name: &str| runs[0]["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).cloned();
-    assert_eq!(workload("strchrnul").unwrap()["not_provided"], true, "the built-in workload: {said}");
-    assert!(workload("strchr").unwrap()["failure"].is_null(), "{said}");
+    only_strchrnul_is_not_provided(dir.path(), toolchain);
 }
 
 /// A libc whose `<string.h>` declares a function its library does not define: a compiler folds the
@@ -80,15 +69,22 @@ fn a_function_its_headers_declare_but_its_library_lacks_is_not_provided_and_noth
     let missing = dir.path().join("missing.h");
     std::fs::write(&missing, "#define strchrnul sw_fixture_undefined_strchrnul\n").unwrap();
     let toolchain = format!("fixture=gcc -include {}", missing.display());
+    only_strchrnul_is_not_provided(dir.path(), toolchain);
+}
+
+/// Measures the probes and the `strchrnul` and `strchr` workloads with `toolchain` (named
+/// `fixture`), in `dir`: `strchrnul`'s probe and workload are not provided, every other probe is
+/// judged, and `strchr` runs.
+fn only_strchrnul_is_not_provided(dir: &std::path::Path, toolchain: String) {
     let extra = ["--measure", "wall", "--max-size", "4096"];
     let probes = format!("{PROBES},strchrnul,strchr");
-    let (said, cells) = contracts(dir.path(), &[toolchain], &extra, &probes);
+    let (said, cells) = contracts(dir, &[toolchain], &extra, &probes);
     assert_eq!(cell(&cells, "contract.strchrnul.remaining", "fixture"), "not provided", "{said}");
     for probe in PROBES.split(',').filter(|p| !p.contains("strchrnul")) {
         let judged = cell(&cells, probe, "fixture");
         assert!(!judged.is_empty() && judged != "not provided" && !judged.contains("build"), "{probe}: {said}");
     }
-    let runs = runs(dir.path());
+    let runs = runs(dir);
     let workload = |name: &str| runs[0]["workloads"].as_array().unwrap().iter().find(|w| w["name"] == name).cloned();
     assert_eq!(workload("strchrnul").unwrap()["not_provided"], true, "the built-in workload: {said}");
     assert!(workload("strchr").unwrap()["failure"].is_null(), "{said}");

@@ -151,14 +151,15 @@ async fn export(db: &DatabaseArgs, output: &Path) -> anyhow::Result<()> {
     };
     let to = if is_stdio(output) { "standard output".into() } else { output.display().to_string() };
     eprintln!(
-        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens, with {} bisections and {} \
-         exposure scans, from {} to {to}",
+        "exported {} runs ({} with raw samples pruned), {} regression edits and {} tokens, with {} bisections, {} \
+         exposure scans and {} found probes, from {} to {to}",
         summary.runs,
         summary.pruned_runs,
         summary.regression_edits,
         summary.tokens,
         summary.bisections,
         summary.exposures,
+        summary.found_probes,
         mask_password(&db.database_url),
     );
     Ok(())
@@ -183,7 +184,7 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>, with_tok
     println!(
         "imported {} runs ({} with raw samples pruned), {} were already there; applied {} regression edits, {} were \
          already there; recorded {} bisections, {} were already there; recorded {} exposure scans, {} were already \
-         there",
+         there; recorded {} found probes, {} were already there",
         summary.runs_imported,
         summary.pruned_runs_imported,
         summary.runs_skipped,
@@ -193,6 +194,8 @@ async fn import(db: &DatabaseArgs, input: &Path, config: Option<&Path>, with_tok
         summary.bisections_skipped,
         summary.exposures_imported,
         summary.exposures_skipped,
+        summary.found_probes_imported,
+        summary.found_probes_skipped,
     );
     if with_tokens {
         println!(

@@ -11,7 +11,7 @@ use axum::http::request::Parts;
 use axum::http::{Extensions, HeaderMap};
 
 /// A request carrying a token that may submit runs.
-pub struct Ingestor(#[allow(dead_code)] pub TokenRow);
+pub struct Ingestor(pub TokenRow);
 
 impl FromRequestParts<AppState> for Ingestor {
     type Rejection = Error;

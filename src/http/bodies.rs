@@ -31,6 +31,10 @@ pub const NOTE_FORM_LIMIT: usize = 3 * NOTE_LIMIT + 4 * 1024;
 /// `--body-limit` applies too, when it is lower.
 pub const EXPOSURE_LIMIT: usize = 512 * 1024;
 
+/// Found probes: `MAX_FOUND_PROBES` of them, each with a sentence in each of its texts, stays well
+/// under it. `--body-limit` applies too, when it is lower.
+pub const FOUND_PROBES_LIMIT: usize = 1024 * 1024;
+
 /// What one route's body may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Rule {
@@ -54,6 +58,7 @@ pub(super) fn rule(method: &Method, route: Option<&str>, body_limit: usize) -> R
         "/regressions/{id}/notes" => limit(NOTE_FORM_LIMIT),
         "/api/v1/runs" | "/api/v1/regressions/{id}/bisections" => limit(body_limit),
         "/api/v1/exposures" => limit(EXPOSURE_LIMIT.min(body_limit)),
+        "/api/v1/found-probes" => limit(FOUND_PROBES_LIMIT.min(body_limit)),
         _ => limit(FORM_LIMIT),
     }
 }
@@ -260,6 +265,8 @@ mod tests {
         assert_eq!(post("/api/v1/runs").limit, 8 << 20);
         assert_eq!(post("/api/v1/exposures").limit, 512 * 1024);
         assert_eq!(rule(&Method::POST, Some("/api/v1/exposures"), 1000).limit, 1000, "never over --body-limit");
+        assert_eq!(post("/api/v1/found-probes").limit, 1024 * 1024);
+        assert_eq!(rule(&Method::POST, Some("/api/v1/found-probes"), 1000).limit, 1000, "never over --body-limit");
         assert_eq!(rule(&Method::GET, Some("/api/v1/runs"), 8 << 20).limit, FORM_LIMIT, "a read wants no body");
         assert_eq!(rule(&Method::POST, None, 8 << 20).limit, FORM_LIMIT);
     }

@@ -11,6 +11,7 @@ mod deliveries;
 pub mod error;
 mod exposures;
 mod extract;
+mod found_probes;
 mod health;
 mod limits;
 mod login;

@@ -2,7 +2,7 @@
 //! attributes and the request and response types, and served at `/api/v1/openapi.json`.
 
 use super::error::ErrorBody;
-use super::{api, capabilities, exposures, health, metrics, regressions, session, versions, AppState};
+use super::{api, capabilities, exposures, found_probes, health, metrics, regressions, session, versions, AppState};
 use crate::model::RegressionStatus;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
@@ -23,8 +23,8 @@ use utoipa_axum::routes;
     // Schemas that parameters name: utoipa collects those of bodies, not of query parameters.
     components(schemas(ErrorBody, RegressionStatus)),
     tags(
-        (name = "runs", description = "Submitting runs measured by the agent, and exposure scans of built artifacts"),
-        (name = "reads", description = "Runs, workloads, toolchains, hosts and slope series"),
+        (name = "runs", description = "Submitting runs measured by the agent, exposure scans of built artifacts and probes a search found"),
+        (name = "reads", description = "Runs, workloads, toolchains, hosts, slope series and found probes"),
         (name = "regressions", description = "Regressions the server detected, with their retrospectives"),
         (name = "operations", description = "Probes, metrics and this document"),
     )
@@ -89,6 +89,7 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
         .merge(capabilities::router())
         .merge(versions::api_router())
         .merge(exposures::api_router())
+        .merge(found_probes::api_router())
         .merge(regressions::api_router())
         .merge(health::router())
         .routes(routes!(metrics::metrics))

@@ -11,6 +11,7 @@ mod control;
 mod db;
 mod exposures;
 mod failures;
+mod found_probes;
 mod inventory;
 mod lineage;
 mod measured_on;
@@ -36,6 +37,7 @@ pub use exposures::{ExposureWrite, ScanCursor, StoredReach, StoredScan};
 pub use failures::{
     add_failures, ClaimedFailure, FailureTotals, FailureTotalsByVersion, OverviewFailureRow, VersionFailures,
 };
+pub use found_probes::StoredFoundProbe;
 pub use inventory::{HostRow, HostVersion, ToolchainActivity, ToolchainRow, WorkloadRow};
 pub use lineage::{LineageFailure, LineageMember, LineageSummary};
 pub use outbox::{ClaimedDelivery, NewAttempt, NewDelivery, Outbox};

@@ -1,8 +1,8 @@
 //! `slopewatch export`: the whole history as JSON lines, read page by page.
 
 use super::records::{
-    BisectionRecordOut, End, ExposureRecordOut, Header, Kind, LinkRecord, Median, NoteRecord, PrunedRun,
-    PrunedRunRecord, PrunedWorkload, RunRecordOut, StatusRecord, TokenRecord, FORMAT,
+    BisectionRecordOut, End, ExposureRecordOut, FoundProbeRecord, Header, Kind, LinkRecord, Median, NoteRecord,
+    PrunedRun, PrunedRunRecord, PrunedWorkload, RunRecordOut, StatusRecord, TokenRecord, FORMAT,
 };
 use crate::store::{EditChange, RegressionEdit, RunCursor, ScanCursor, Store, StoredRun};
 use anyhow::Context;
@@ -25,10 +25,12 @@ pub struct ExportSummary {
     pub bisections: u64,
     /// Artifacts' exposure scans written.
     pub exposures: u64,
+    /// Probes a search found, written.
+    pub found_probes: u64,
 }
 
-/// Writes every token, run, editor's change, bisection and exposure scan in `store` to `out`; `progress` hears after each
-/// page of runs. Runs stored while it reads may or may not be included: exporting and importing
+/// Writes every token, run, editor's change, bisection, exposure scan and found probe in `store`
+/// to `out`; `progress` hears after each page of runs. Runs stored while it reads may or may not be included: exporting and importing
 /// again later carries them over, since an import skips what it already has.
 pub async fn export<W: AsyncWrite + Unpin>(
     store: &Store,
@@ -123,6 +125,16 @@ pub async fn export<W: AsyncWrite + Unpin>(
             summary.exposures += 1;
         }
     }
+    for stored in store.found_probes().await? {
+        let record = FoundProbeRecord {
+            kind: Kind::FoundProbe,
+            received_at: stored.received_at,
+            submitted_by: stored.submitted_by,
+            probe: stored.probe,
+        };
+        write_line(out, &record).await?;
+        summary.found_probes += 1;
+    }
     let end = End {
         kind: Kind::End,
         runs: summary.runs,
@@ -131,6 +143,7 @@ pub async fn export<W: AsyncWrite + Unpin>(
         tokens: summary.tokens,
         bisections: summary.bisections,
         exposures: summary.exposures,
+        found_probes: summary.found_probes,
     };
     write_line(out, &end).await?;
     out.flush().await.context("cannot write the export")?;

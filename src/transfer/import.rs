@@ -3,14 +3,14 @@
 
 use super::pruned::pruned_run;
 use super::records::{
-    BisectionRecordIn, End, Envelope, ExposureRecordIn, Header, Kind, LinkRecord, NoteRecord, PrunedRunRecord,
-    RunRecordIn, StatusRecord, TokenRecord, FORMAT,
+    BisectionRecordIn, End, Envelope, ExposureRecordIn, FoundProbeRecord, Header, Kind, LinkRecord, NoteRecord,
+    PrunedRunRecord, RunRecordIn, StatusRecord, TokenRecord, FORMAT,
 };
 use crate::config::Config;
 use crate::intake::{self, EditOutcome, Intake};
 use crate::store::{
     Arrival, BisectionWrite, EditChange, ExposureWrite, InsertOutcome, PrunedSamples, RegressionEdit, Scope, Store,
-    StoredToken,
+    StoredFoundProbe, StoredToken,
 };
 use crate::views::regression::edits;
 use anyhow::Context;
@@ -46,6 +46,9 @@ pub struct ImportSummary {
     /// Artifacts' exposure scans stored now, and those already there.
     pub exposures_imported: u64,
     pub exposures_skipped: u64,
+    /// Probes a search found, stored now, and those already there (which keep their first finding).
+    pub found_probes_imported: u64,
+    pub found_probes_skipped: u64,
     pub tokens_added: u64,
     /// Tokens whose name or hash this store already has; the store's own are kept.
     pub tokens_skipped: u64,
@@ -302,6 +305,16 @@ async fn apply(
                 }
             })
         }
+        Kind::FoundProbe => {
+            let found = match found_probe(line) {
+                Ok(found) => found,
+                Err(reason) => return Ok(Err(reason)),
+            };
+            let new = intake.store().insert_found_probes(&[found]).await?;
+            summary.found_probes_imported += new;
+            summary.found_probes_skipped += 1 - new;
+            Ok(Ok(()))
+        }
         Kind::Token => {
             let token = match token(line) {
                 Ok(t) => t,
@@ -321,15 +334,16 @@ async fn apply(
                 Ok(e) => e,
                 Err(reason) => return Ok(Err(reason)),
             };
-            let declared = end.runs + end.regression_edits + end.tokens + end.bisections + end.exposures;
+            let declared =
+                end.runs + end.regression_edits + end.tokens + end.bisections + end.exposures + end.found_probes;
             seen.end = true;
             seen.counts_match = declared == seen.records;
             Ok(if seen.counts_match {
                 Ok(())
             } else {
                 Err(format!(
-                    "the export says it holds {declared} lines of runs, regression edits, tokens, bisections and \
-                     scans, but {} came before this closing line: lines are missing",
+                    "the export says it holds {declared} lines of runs, regression edits, tokens, bisections, \
+                     scans and found probes, but {} came before this closing line: lines are missing",
                     seen.records
                 ))
             })
@@ -389,6 +403,14 @@ fn edit(kind: Kind, line: &[u8]) -> Result<RegressionEdit, String> {
     };
     check_token_name(&actor)?;
     Ok(RegressionEdit { regression: LineageVersion::new(lineage, version), at: utc(at), actor, change })
+}
+
+/// A found probe from its line, checked as ingest checks it.
+fn found_probe(line: &[u8]) -> Result<StoredFoundProbe, String> {
+    let r: FoundProbeRecord = parse(line)?;
+    r.probe.validate("probe").map_err(|e| format!("invalid found probe: {}: {}", e.field, e.reason))?;
+    check_token_name(&r.submitted_by)?;
+    Ok(StoredFoundProbe { probe: r.probe, submitted_by: r.submitted_by, received_at: utc(r.received_at) })
 }
 
 fn token(line: &[u8]) -> Result<StoredToken, String> {

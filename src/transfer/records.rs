@@ -8,13 +8,14 @@
 //! {"kind":"regression_status"|"regression_note"|"regression_link",…}   an editor's change
 //! {"kind":"bisection",…,"bisection":{…}}          a bisection on a regression (`BisectionSubmission`)
 //! {"kind":"exposure",…,"scan":{…}}                an artifact's exposure scan (`ExposureSubmission`)
+//! {"kind":"found_probe",…,"probe":{…}}            a probe a search found (`FoundProbe`)
 //! {"kind":"end","runs":…,…}                        what the file holds, always last
 //! ```
 //!
 //! Runs and editors' changes come in the order they happened, so an import replays history;
-//! bisections follow them, once every regression they belong to is there, and exposure scans come
-//! last, by receipt. Files written before bisections or scans were carried have none and no count
-//! of them, and import as they did.
+//! bisections follow them, once every regression they belong to is there, then exposure scans by
+//! receipt, and found probes last. Files written before bisections, scans or found probes were
+//! carried have none and no count of them, and import as they did.
 
 use crate::model::RegressionStatus;
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,7 @@ use serde_json::value::RawValue;
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::exposure::ExposureSubmission;
 use slopewatch_core::wire::{
-    Beside, Contract, Counter, Facts, Failure, Host, Measure, RunSubmission, SizeUnit, Toolchain,
+    Beside, Contract, Counter, Facts, Failure, FoundProbe, Host, Measure, RunSubmission, SizeUnit, Toolchain,
 };
 use std::collections::BTreeMap;
 use time::OffsetDateTime;
@@ -43,6 +44,7 @@ pub enum Kind {
     RegressionLink,
     Bisection,
     Exposure,
+    FoundProbe,
     End,
 }
 
@@ -305,6 +307,17 @@ pub struct ExposureRecordIn<'a> {
     pub scan: &'a RawValue,
 }
 
+/// A found probe, as first found, with the name of the token that sent it and when it arrived.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FoundProbeRecord {
+    pub kind: Kind,
+    #[serde(with = "time::serde::rfc3339")]
+    pub received_at: OffsetDateTime,
+    pub submitted_by: String,
+    pub probe: FoundProbe,
+}
+
 /// The last line: what the file holds, so an import can tell a whole file from a cut one.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -320,6 +333,9 @@ pub struct End {
     /// Absent from files written before exposure scans were carried, and from files without any.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub exposures: u64,
+    /// Absent from files written before found probes were carried, and from files without any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub found_probes: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -105,6 +105,25 @@ pub const EXPORTED: &[(&str, &[&str])] = &[
         "exposure_functions",
         &["scan_id", "function", "breach", "verdict", "call_sites", "referenced", "callers", "accepted"],
     ),
+    (
+        "found_probes",
+        &[
+            "function",
+            "axis",
+            "shape",
+            "described",
+            "expected",
+            "broken",
+            "consequence",
+            "kind",
+            "class",
+            "toolchain",
+            "version",
+            "found_at",
+            "submitted_by",
+            "received_at",
+        ],
+    ),
 ];
 
 /// Tables an import fills again from what it stores, rather than reading them from the file.

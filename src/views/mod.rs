@@ -8,6 +8,7 @@ mod compare;
 pub mod contracts;
 pub mod control;
 pub mod exposures;
+pub mod found_probes;
 mod headline;
 mod held;
 pub mod measure;

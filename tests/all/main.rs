@@ -17,6 +17,7 @@ mod docs;
 mod exposures;
 mod failures;
 mod faults;
+mod found_probes;
 mod gate_and_rules;
 mod hardening;
 mod helpers;

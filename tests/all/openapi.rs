@@ -553,6 +553,25 @@ async fn real_answers_fit_their_documented_schemas() {
         assert_eq!(verdicts["version"], "0.16.0");
         exercise(&app, &doc, &mut seen, contracts, get("/api/v1/toolchains/zig-cc-musl/9/contracts")).await;
 
+        // Probes a search found, with every answer their endpoints document.
+        let found = "/api/v1/found-probes";
+        let probe =
+            crate::builders::found_probe("strstr", "needle", "alphabet=1", "zig-cc-musl", "2026-12-01T10:00:00Z");
+        let probes = json!({"probes": [probe]});
+        for stored in [json!({"stored": 1, "new": 1}), json!({"stored": 1, "new": 0})] {
+            let post = post_to(found, Some(&token), "application/json", b(&probes));
+            assert_eq!(exercise(&app, &doc, &mut seen, found, post).await, stored);
+        }
+        let mut invalid = probes.clone();
+        invalid["probes"][0]["shape"] = json!("alphabet");
+        let post = post_to(found, Some(&token), "application/json", b(&invalid));
+        assert_eq!(exercise(&app, &doc, &mut seen, found, post).await["error"]["field"], "probes[0].shape");
+        exercise(&app, &doc, &mut seen, found, post_to(found, None, "application/json", b(&probes))).await;
+        exercise(&app, &doc, &mut seen, found, post_to(found, Some(&editor), "application/json", b(&probes))).await;
+        exercise(&app, &doc, &mut seen, found, post_to(found, Some(&token), "text/plain", b(&probes))).await;
+        let listed = exercise(&app, &doc, &mut seen, found, get(found)).await;
+        assert_eq!(listed["probes"][0]["shape"], "alphabet=1", "{listed}");
+
         let capabilities = "/api/v1/capabilities";
         let accepts = exercise(&app, &doc, &mut seen, capabilities, get(capabilities)).await;
         assert_eq!(accepts["accepts"][0], "failures", "{accepts}");
@@ -573,6 +592,8 @@ async fn real_answers_fit_their_documented_schemas() {
         exercise(&limited, &doc, &mut seen, runs, post_run(Some(&token), "application/json", large.clone())).await;
         let post = post_to(exposures, Some(&token), "application/json", large.clone());
         exercise(&limited, &doc, &mut seen, exposures, post).await;
+        exercise(&limited, &doc, &mut seen, found, post_to(found, Some(&token), "application/json", large.clone()))
+            .await;
         let bisect_uri = "/api/v1/regressions/1/bisections";
         exercise(&limited, &doc, &mut seen, bisect, post_to(bisect_uri, Some(&token), "application/json", large)).await;
 
@@ -581,7 +602,7 @@ async fn real_answers_fit_their_documented_schemas() {
         hasty.limits.body_read_timeout = std::time::Duration::from_millis(100);
         let hasty = TestApp::with_config(TestDb::new(Backend::Sqlite).await, hasty).await;
         let token = hasty.ingest_token.clone();
-        for (path, uri) in [(runs, runs), (exposures, exposures), (bisect, bisect_uri)] {
+        for (path, uri) in [(runs, runs), (exposures, exposures), (found, found), (bisect, bisect_uri)] {
             let first = futures_util::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b"{"))]);
             let stalled = Body::from_stream(futures_util::StreamExt::chain(first, futures_util::stream::pending()));
             let req = Request::post(uri)
@@ -608,6 +629,7 @@ async fn real_answers_fit_their_documented_schemas() {
             (version, "/api/v1/toolchains/zig-cc-musl/0.16.0".into()),
             (contracts, "/api/v1/toolchains/zig-cc-musl/0.16.0/contracts".into()),
             (capabilities, capabilities.into()),
+            (found, found.into()),
         ] {
             exercise(&private, &doc, &mut seen, path, get(&uri)).await;
         }

@@ -1,9 +1,9 @@
 //! Moving the history between stores with `slopewatch export` and `slopewatch import`: the other
 //! backend answers the API the same (runs with their controls and profiles, regressions, editors'
-//! changes, bisections, tokens and artifacts' exposure scans), and so does a third store the
+//! changes, bisections, tokens, artifacts' exposure scans and found probes), and so does a third store the
 //! second is moved to; importing twice stores nothing twice, bad lines are named.
 
-use crate::builders::{measurements, RunShape};
+use crate::builders::{found_probe, measurements, RunShape};
 use crate::helpers::{on_both_backends, Backend, TestApp, TestDb};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -122,6 +122,7 @@ async fn fill(app: &TestApp) -> Vec<String> {
         .unwrap());
     runs.push(submit(app, "gcc-glibc", "14.1.0", "build-02", 1.0, 9).await);
     record_scans(app).await;
+    record_found_probes(app).await;
 
     let pruned = retention::prune_received_before(store, old, now()).await.unwrap();
     assert_eq!(pruned.runs, 4);
@@ -190,12 +191,36 @@ async fn record_scans(app: &TestApp) {
     }
 }
 
+/// Two probes a search found, one of them sent again by another agent (with the admin's token),
+/// which keeps its first finding.
+async fn record_found_probes(app: &TestApp) {
+    let strstr = found_probe("strstr", "needle", "alphabet=1", "zig-cc-musl", "2026-12-02T10:30:00.123456789+01:00");
+    let memmem = found_probe("memmem", "haystack", "period=3", "musl-gcc", "2026-12-02T11:00:00Z");
+    let mut again = strstr.clone();
+    again["toolchain"] = json!("gcc-glibc");
+    for (token, probes) in [(&app.ingest_token, vec![strstr]), (&app.admin_token, vec![again, memmem])] {
+        let post = Request::post("/api/v1/found-probes")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::from(json!({ "probes": probes }).to_string()))
+            .unwrap();
+        let (status, body) = app.send(post).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+}
+
 /// Every API answer a user reads, by URI.
 async fn answers(router: &axum::Router, runs: &[String]) -> Vec<(String, Value)> {
-    let mut uris: Vec<String> =
-        ["/api/v1/runs?limit=1000", "/api/v1/workloads", "/api/v1/toolchains", "/api/v1/hosts", "/api/v1/regressions"]
-            .map(String::from)
-            .into();
+    let mut uris: Vec<String> = [
+        "/api/v1/runs?limit=1000",
+        "/api/v1/workloads",
+        "/api/v1/toolchains",
+        "/api/v1/hosts",
+        "/api/v1/regressions",
+        "/api/v1/found-probes",
+    ]
+    .map(String::from)
+    .into();
     uris.extend(runs.iter().map(|id| format!("/api/v1/runs/{id}")));
     for workload in ["workload-0", "workload-1", "workload-2"] {
         for lineage in ["zig-cc-musl", "gcc-glibc"] {
@@ -285,8 +310,8 @@ async fn moves_and_reads_the_same(path: &[Backend]) {
         let report = export(&db, &file);
         assert!(
             report.contains(
-                "exported 9 runs (4 with raw samples pruned), 4 regression edits and 3 tokens, with 1 bisections and \
-                 4 exposure scans"
+                "exported 9 runs (4 with raw samples pruned), 4 regression edits and 3 tokens, with 1 bisections, 4 \
+                 exposure scans and 2 found probes"
             ),
             "{report}"
         );
@@ -300,6 +325,7 @@ async fn moves_and_reads_the_same(path: &[Backend]) {
         assert!(summary.contains("applied 4 regression edits") && summary.contains("added 3 tokens"), "{summary}");
         assert!(summary.contains("recorded 1 bisections, 0 were already there"), "{summary}");
         assert!(summary.contains("recorded 4 exposure scans, 0 were already there"), "{summary}");
+        assert!(summary.contains("recorded 2 found probes, 0 were already there"), "{summary}");
 
         let reader = app(AppState::new(target.store.clone(), Config::default()));
         let after = answers(&reader, &runs).await;
@@ -325,7 +351,10 @@ async fn moves_and_reads_the_same(path: &[Backend]) {
         assert!(summary.contains("applied 0 regression edits, 4 were already there"), "{summary}");
         assert!(summary.contains("recorded 0 bisections, 1 were already there"), "{summary}");
         assert!(summary.contains("recorded 0 exposure scans, 4 were already there"), "{summary}");
+        assert!(summary.contains("recorded 0 found probes, 2 were already there"), "{summary}");
         assert!(summary.contains("added 0 tokens, 3 names or hashes were already there"), "{summary}");
+        let by = target.texts("SELECT submitted_by FROM found_probes ORDER BY function").await;
+        assert_eq!(by, ["test-admin", "test-ingest"], "who found each first came along");
         let twice = without_deliveries(&answers(&reader, &runs).await);
         assert_eq!(twice, without_deliveries(&after), "a second import changes nothing");
         let stored = target.texts("SELECT CAST(COUNT(*) AS TEXT) FROM exposure_functions").await;

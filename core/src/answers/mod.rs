@@ -88,6 +88,17 @@ pub struct ExposureAccepted {
     pub url: String,
 }
 
+/// The answer to found probes that are stored: every probe of the submission is, now or before.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoundProbesAccepted {
+    /// How many probes the submission held.
+    pub stored: u32,
+    /// Of those, how many the server did not have yet. A probe it had keeps its first finding:
+    /// the toolchain, version and time of the search that found it first.
+    pub new: u32,
+}
+
 /// The body of every error answer.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,8 @@
 //! `/contracts`: every probe of the contract catalogue against the class it is expected to cost, a
 //! column per toolchain version (each lineage at its latest, or exactly the versions picked with
 //! `?v=LINEAGE@VERSION&v=…`), with each column's counts above the matrix. Each cell says the
-//! metric that decided it; `?measure=` shows one metric only.
+//! metric that decided it; `?measure=` shows one metric only. Below the matrix, the probes the
+//! team's searches found, each with its shape in words and the search that found it.
 
 use super::{asked_measure, query_values};
 use crate::http::pages::{render, PageResult};
@@ -9,6 +10,7 @@ use crate::http::{AppState, Error};
 use crate::links;
 use crate::store::VersionChoice;
 use crate::views::contracts::{latest_columns, pickers, ContractsView, LineagePicker, Shown as _, Standing};
+use crate::views::found_probes::{self, FoundProbeRow};
 use crate::views::measure::{self, MeasureLink};
 use axum::extract::{RawQuery, State as AppStateOf};
 use axum::http::StatusCode;
@@ -35,6 +37,8 @@ struct ContractsPage {
     asked: Option<Metric>,
     /// Links to show the matrix by one metric, or each cell by its default.
     measures: Vec<MeasureLink>,
+    /// The probes the team's searches found, by function, axis and shape.
+    found: Vec<FoundProbeRow>,
 }
 
 impl ContractsPage {
@@ -88,7 +92,8 @@ fn columns(asked: &[String], known: &[VersionChoice]) -> Result<Vec<LineageVersi
 pub(super) async fn page(AppStateOf(state): AppStateOf<AppState>, RawQuery(query): RawQuery) -> PageResult {
     let metric = asked_measure(query.as_deref())?;
     let asked = query_values(query.as_deref(), "v");
-    let (probes, versions) = tokio::try_join!(state.store.contract_probes(), state.store.toolchain_versions())?;
+    let (probes, versions, found) =
+        tokio::try_join!(state.store.contract_probes(), state.store.toolchain_versions(), state.store.found_probes())?;
     let picked = !asked.is_empty();
     let columns = if picked { columns(&asked, &versions)? } else { latest_columns(&versions) };
     let cells = if probes.is_empty() { Default::default() } else { state.store.probe_cells(&columns).await? };
@@ -96,6 +101,7 @@ pub(super) async fn page(AppStateOf(state): AppStateOf<AppState>, RawQuery(query
     let shown = if picked { columns.clone() } else { Vec::new() };
     let measures = measure::page_links(&view.metrics, metric, |m| links::contracts(&shown, m));
     let page = ContractsPage {
+        found: found_probes::rows(&found, &view),
         pickers: pickers(&versions, &columns, metric),
         view,
         asked: metric,

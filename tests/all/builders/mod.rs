@@ -19,6 +19,18 @@ pub fn run_of(lineage: &str, version: &str, host: &str, workloads: Vec<Value>) -
     })
 }
 
+/// A found probe as an agent's search submits it: `function` over its O(n) contract along
+/// `axis`, growing as O(n²) with inputs of `shape`, found by `toolchain` 0.16.0 at `found_at`.
+pub fn found_probe(function: &str, axis: &str, shape: &str, toolchain: &str, found_at: &str) -> Value {
+    serde_json::json!({
+        "function": function, "axis": axis, "shape": shape,
+        "described": format!("a needle a…ab of m bytes in a haystack of a's, for {function}"),
+        "contract": {"expected": "n", "function": function, "axis": axis,
+                     "broken": "compares the needle again at every byte"},
+        "kind": "growth", "class": "n^2", "toolchain": toolchain, "version": "0.16.0", "found_at": found_at,
+    })
+}
+
 /// Five samples a size within ±0.4% of its cost, as `(0..5).map(|k| 1 + 0.002 · (k − 2))` gives.
 pub const SPREAD_FIVE: [f64; 5] = [1.0 - 0.004, 1.0 - 0.002, 1.0, 1.0 + 0.002, 1.0 + 0.004];
 

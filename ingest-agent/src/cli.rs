@@ -5,8 +5,10 @@
 mod exposure;
 mod options;
 mod parse;
+mod search;
 
 pub(crate) use exposure::{ExposureArgs, ReportFormat};
+pub(crate) use search::{ReproduceArgs, SearchArgs, SearchFormat, SearchMeasure};
 
 use crate::config;
 use crate::import::Format;
@@ -138,6 +140,21 @@ pub(crate) enum Command {
     Exposure {
         #[command(flatten)]
         exposure: ExposureArgs,
+    },
+    /// Search each function for the input shape that breaks its contract most (growth past the
+    /// class allowed, a read past a bound, a wrong result), and save each break as a probe that
+    /// check, run and exposure judge from then on. Exits 1 when it finds a break, 3 when a shape
+    /// looked over but could not be confirmed, 0 when none, 2 on bad input.
+    Search {
+        #[command(flatten)]
+        search: SearchArgs,
+    },
+    /// Write one self-contained C file that shows a probe's break standalone, for a bug report:
+    /// its cost at two sizes against its contract, a read past its bound (SIGSEGV), or a wrong
+    /// result. The file exits 1 when the break shows.
+    Reproduce {
+        #[command(flatten)]
+        reproduce: ReproduceArgs,
     },
     /// Send the runs (and bisections and scans) waiting in the spool.
     Flush {
@@ -304,6 +321,13 @@ pub(crate) struct MeasureArgs {
     /// Where workload binaries are built and cached (default: the user's cache directory).
     #[arg(long, env = "SLOPEWATCH_CACHE_DIR")]
     pub(crate) cache_dir: Option<PathBuf>,
+    /// The found probes' file (see `search`), measured with the catalogue's probes (default:
+    /// slopewatch-probes.json beside --config, else in the user's config directory).
+    #[arg(long, env = "SLOPEWATCH_PROBES", value_name = "FILE")]
+    pub(crate) probes: Option<PathBuf>,
+    /// A slopewatch server whose team's found probes are measured too (`run` asks its own).
+    #[arg(long, value_name = "URL")]
+    pub(crate) probes_from: Option<String>,
     /// How many workloads to build at once, before any is measured (default: one per CPU).
     #[arg(long, env = "SLOPEWATCH_BUILD_JOBS", value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) build_jobs: Option<u16>,

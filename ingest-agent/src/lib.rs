@@ -13,6 +13,7 @@ pub mod host;
 pub mod import;
 pub mod measure;
 pub mod output;
+pub mod search;
 pub mod server;
 
 /// The agent's version, sent with every run.

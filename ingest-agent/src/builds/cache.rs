@@ -1,11 +1,12 @@
 //! The build cache: workload binaries built per toolchain, keyed by (toolchain fingerprint, source
 //! hash) and kept between runs.
 
+use crate::builds::contract_build::{self, LeftOut};
 use crate::builds::error::BuildError;
 use crate::builds::sources::{HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_H_GZ, SQLITE_RECORDS};
-use crate::builds::toolchain::{CompileError, DetectedToolchain};
+use crate::builds::toolchain::DetectedToolchain;
 use crate::builds::workloads::{Source, Workload};
-use crate::builds::{contract_gaps, contracts};
+use crate::builds::{contract_gaps, contracts, shapes};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -47,8 +48,17 @@ impl BuildCache {
         self.dir.join(&tc.fingerprint[..16]).join(format!("{}-{}", w.build_name(), key(w)))
     }
 
-    /// The binary of `w` built with `tc`, compiling it only when no identical build is cached.
+    /// The binary of `w` built with `tc`, compiling it only when no identical build is cached. A
+    /// probe whose function's code this libc could not compile has none: its error is what the
+    /// compiler said of that code, and every other probe runs.
     pub fn binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
+        let bin = self.shared_binary(tc, w)?;
+        self.own_binary(tc, w, bin)
+    }
+
+    /// The binary `w` shares with the workloads built into it (the probes share the catalogue's),
+    /// compiling it only when no identical build is cached.
+    pub fn shared_binary(&self, tc: &DetectedToolchain, w: &Workload) -> Result<PathBuf, BuildError> {
         let (bin, key) = (self.path(tc, w), key(w));
         let tc_dir = self.dir.join(&tc.fingerprint[..16]);
         if let Source::Command(c) = &w.source {
@@ -98,6 +108,16 @@ impl BuildCache {
                 extra.extend(contracts::CFLAGS.iter().map(|f| f.to_string()));
                 extra.extend(contract_gaps::defines(tc, &src_dir));
             }
+            Source::Shape => {
+                for file in shapes::FILES {
+                    let path = write(&src_dir, *file)?;
+                    if file.0.ends_with(".c") {
+                        sources.push(path);
+                    }
+                }
+                extra.extend(contracts::CFLAGS.iter().map(|f| f.to_string()));
+                extra.extend(contract_gaps::defines(tc, &src_dir));
+            }
             Source::Configured { sources: files, include, cflags, libs, .. } => {
                 sources.extend(files.iter().cloned());
                 extra.extend(cflags.iter().cloned());
@@ -111,15 +131,40 @@ impl BuildCache {
         // Build under a temporary name so an interrupted build never leaves a binary to reuse.
         let tmp = temporary(&tc_dir, &format!("{}-{key}", w.build_name()), "");
         let compiled = match &w.source {
-            Source::Contract => link_what_the_libc_has(tc, &sources, &src_dir, &extra, &tmp),
-            _ => tc.compile(&sources, &src_dir, &extra, &tmp),
+            Source::Contract => contract_build::build(tc, &sources, &src_dir, &extra, &tmp).map(Some),
+            _ => tc.compile(&sources, &src_dir, &extra, &tmp).map(|()| None),
         };
-        compiled.map_err(|e| match &w.source {
+        let left_out = compiled.map_err(|e| match &w.source {
             Source::Configured { root, .. } => e.relative_to(&src_dir).relative_to(root),
             _ => e.relative_to(&src_dir),
         })?;
+        // What the catalogue left out is kept before the binary appears, so that whoever finds
+        // the binary finds it too.
+        if let Some(left_out) = left_out {
+            let list = temporary(&tc_dir, &format!("{}-{key}", w.build_name()), ".left-out.json");
+            std::fs::write(&list, serde_json::to_vec(&left_out).context("cannot write what was left out")?)?;
+            std::fs::rename(&list, left_out_path(&bin))?;
+        }
         std::fs::rename(&tmp, &bin)?;
         Ok(bin)
+    }
+
+    /// `bin`, the binary `w` shares (see [`BuildCache::shared_binary`]), unless `w` is a probe whose
+    /// function's code this libc could not compile: then what the compiler said of that code.
+    pub fn own_binary(&self, tc: &DetectedToolchain, w: &Workload, bin: PathBuf) -> Result<PathBuf, BuildError> {
+        let Some(function) = w.contract.as_ref().map(|c| &c.function).filter(|_| w.is_probe()) else {
+            return Ok(bin);
+        };
+        // A catalogue built before the list was kept left nothing out.
+        let left_out: Vec<LeftOut> = match std::fs::read(left_out_path(&bin)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).context("cannot read what the catalogue left out")?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        match left_out.iter().find(|l| l.function == *function) {
+            Some(l) => Err(BuildError::Compiler(l.error(&tc.spec.name))),
+            None => Ok(bin),
+        }
     }
 
     /// SQLite compiled once per toolchain and shared by every SQLite workload.
@@ -141,34 +186,6 @@ impl BuildCache {
     }
 }
 
-/// Compiles the contract catalogue, its functions that some libcs lack linked in where this one
-/// has them (`-Wl,-u,NAME` makes a static libc's archive give each up): a link that finds one
-/// missing is tried again without it, so a missing function costs only its own probes, which then
-/// report it not provided.
-fn link_what_the_libc_has(
-    tc: &DetectedToolchain,
-    sources: &[PathBuf],
-    src_dir: &Path,
-    extra: &[String],
-    out: &Path,
-) -> Result<(), CompileError> {
-    let mut symbols = contracts::optional_symbols();
-    loop {
-        let mut args = extra.to_vec();
-        args.extend(symbols.iter().map(|s| format!("-Wl,-u,{s}")));
-        match tc.compile(sources, src_dir, &args, out) {
-            Err(e) => {
-                let missing = contracts::undefined_symbols(&e, &symbols);
-                if missing.is_empty() {
-                    return Err(e);
-                }
-                symbols.retain(|s| !missing.contains(s));
-            }
-            done => return done,
-        }
-    }
-}
-
 fn gunzip(bytes: &[u8]) -> Result<String> {
     let mut text = String::new();
     flate2::read::GzDecoder::new(bytes).read_to_string(&mut text)?;
@@ -179,6 +196,13 @@ fn write(dir: &Path, (name, text): (&str, &str)) -> Result<PathBuf> {
     let path = dir.join(name);
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+/// Where the functions a catalogue's binary `bin` left out are listed, each with its error.
+fn left_out_path(bin: &Path) -> PathBuf {
+    let mut name = bin.as_os_str().to_owned();
+    name.push(".left-out.json");
+    PathBuf::from(name)
 }
 
 /// The part of a binary's name that changes with its sources.

@@ -4,6 +4,7 @@
 pub mod build_hash;
 pub mod cache;
 pub mod command;
+pub mod contract_build;
 pub mod contract_gaps;
 pub mod contracts;
 pub mod discover;
@@ -14,6 +15,7 @@ pub mod hash;
 pub mod parallel;
 pub mod runner;
 pub mod rust_musl;
+pub mod shapes;
 pub mod sources;
 pub mod template;
 pub mod toolchain;

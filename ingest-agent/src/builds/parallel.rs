@@ -61,11 +61,23 @@ pub fn build(
             scope.spawn(|| loop {
                 let Some(job) = queue.lock().unwrap().pop_front() else { return };
                 let began = Instant::now();
-                let binary = cache.binary(tc, job[0]);
-                let done = Arc::new(Built { binary, took: began.elapsed() });
+                let shared = cache.shared_binary(tc, job[0]);
+                let took = began.elapsed();
                 let mut results = results.lock().unwrap();
-                for w in job {
-                    results.insert(w.name.clone(), done.clone());
+                match shared {
+                    // One binary, but a probe whose code did not compile fails alone.
+                    Ok(bin) => {
+                        for w in job {
+                            let binary = cache.own_binary(tc, w, bin.clone());
+                            results.insert(w.name.clone(), Arc::new(Built { binary, took }));
+                        }
+                    }
+                    Err(e) => {
+                        let done = Arc::new(Built { binary: Err(e), took });
+                        for w in job {
+                            results.insert(w.name.clone(), done.clone());
+                        }
+                    }
                 }
                 drop(results);
                 built();

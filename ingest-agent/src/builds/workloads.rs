@@ -4,6 +4,7 @@
 use crate::builds::command::CommandWorkload;
 use crate::builds::contracts;
 use crate::builds::hash::configured_hash;
+use crate::builds::shapes;
 use crate::builds::sources::{
     HARNESS, HASHED_HARNESS, SQLITE_C_GZ, SQLITE_DEFINES, SQLITE_RECORDS, SQLITE_WORKLOADS, STRING_WORKLOADS, TEXT,
 };
@@ -52,6 +53,9 @@ pub(crate) enum Source {
     /// A probe of the contract catalogue: one binary holds them all, and `SLOPEWATCH_PROBE`
     /// picks the workload's (see [`crate::builds::contracts`]).
     Contract,
+    /// A probe a search found: its input built from its shape by the generators of
+    /// `c/contracts/shapes.h`, one binary for them all (see [`crate::builds::shapes`]).
+    Shape,
 }
 
 /// One workload: what it is called, how its size is counted, the default sizes it sweeps.
@@ -101,6 +105,10 @@ impl Workload {
                 contracts::FILES.iter().for_each(|(_, text)| h.update(text));
                 contracts::CFLAGS.iter().for_each(|f| h.update(f));
             }
+            Source::Shape => {
+                shapes::FILES.iter().for_each(|(_, text)| h.update(text));
+                contracts::CFLAGS.iter().for_each(|f| h.update(f));
+            }
         }
         format!("sha256:{}", hex::encode(h.finalize()))
     }
@@ -119,17 +127,18 @@ impl Workload {
         format!("sha256:{}", hex::encode(h.finalize()))
     }
 
-    /// Whether it is a probe of the contract catalogue.
+    /// Whether it is a probe: of the contract catalogue, or one a search found.
     pub fn is_probe(&self) -> bool {
-        self.source == Source::Contract
+        matches!(self.source, Source::Contract | Source::Shape)
     }
 
-    /// What its binary is called in the build cache: the probes share the catalogue's.
+    /// What its binary is called in the build cache: the catalogue's probes share one, and the
+    /// found probes another.
     pub(crate) fn build_name(&self) -> &str {
-        if self.is_probe() {
-            "contracts"
-        } else {
-            &self.name
+        match self.source {
+            Source::Contract => "contracts",
+            Source::Shape => "shapes",
+            _ => &self.name,
         }
     }
 
@@ -182,6 +191,12 @@ pub fn probes() -> Vec<Workload> {
             source: Source::Contract,
         })
         .collect()
+}
+
+/// The workload of a found probe's shape: `name` is `contract.FUNCTION.AXIS~SHAPE`, measured from
+/// `start` to `max` bytes and held to `contract`, in the binary of [`shapes::FILES`].
+pub fn found(name: String, contract: Contract, start: u64, max: u64) -> Workload {
+    Workload { name, unit: SizeUnit::Bytes, start, max, contract: Some(contract), at: None, source: Source::Shape }
 }
 
 /// Reads a custom workload. Its settings come from `slopewatch:` lines anywhere in the file, e.g.

@@ -6,12 +6,13 @@ use crate::builds::workloads::{self, Workload};
 use crate::config::{self, user_dir, ToolchainSpec};
 use crate::measure::engine::MeasurePlan;
 use crate::measure::{meter, Budget};
+use crate::search::found;
 use crate::server::client::{Client, RetryPolicy};
 use crate::server::spool::Spool;
 use anyhow::{bail, Context, Result};
 use slopewatch_core::verdict::NoiseRule;
 use slopewatch_core::verdict::{Limits, DEFAULT_MAX_SLOPE};
-use slopewatch_core::wire::{Counter, Measure};
+use slopewatch_core::wire::{Counter, FoundProbe, Measure};
 use std::io::Write;
 use std::path::Path;
 
@@ -44,9 +45,15 @@ impl MeasureArgs {
     /// What these flags ask to measure: the toolchains (Zig releases fetched first), the
     /// workloads, the budget, the measures with their counter, profiles and build jobs.
     pub(crate) fn plan(&self) -> Result<MeasurePlan> {
+        self.plan_with(Vec::new())
+    }
+
+    /// [`MeasureArgs::plan`], with `served` (a server's found probes) measured beside those of
+    /// the found probes' file.
+    pub(crate) fn plan_with(&self, served: Vec<FoundProbe>) -> Result<MeasurePlan> {
         let root = config::cache_root(self.cache_dir.clone())?;
         let specs = self.toolchains.specs(&root)?;
-        let workloads = self.selected()?;
+        let workloads = self.selected_with(served)?;
         if let (Some(s), Some(m)) = (self.start_size, self.sweep.max_size) {
             if s > m {
                 bail!("--start-size {s} is larger than --max-size {m}");
@@ -73,8 +80,16 @@ impl MeasureArgs {
     /// The workloads asked for: the built-in ones, the contract probes, the config file's and
     /// those of `--workload-file`, narrowed to `--workloads`.
     pub(crate) fn selected(&self) -> Result<Vec<Workload>> {
+        self.selected_with(Vec::new())
+    }
+
+    /// [`MeasureArgs::selected`], the found probes of the file and of `served` among the probes.
+    pub(crate) fn selected_with(&self, served: Vec<FoundProbe>) -> Result<Vec<Workload>> {
         let mut catalogue = workloads::builtin();
         catalogue.extend(workloads::probes());
+        let mut probes = found::load(&found::path(self.probes.as_deref(), self.toolchains.config_file())?)?;
+        found::merge(&mut probes, served);
+        catalogue.extend(found::workloads(&probes));
         catalogue.extend(self.toolchains.workloads()?);
         for f in &self.workload_files {
             let w = workloads::load_custom(f)?;

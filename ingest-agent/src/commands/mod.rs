@@ -7,7 +7,9 @@ mod exposure;
 mod flush;
 mod import;
 mod init_workload;
+mod reproduce;
 mod run;
+mod search;
 mod submit;
 mod toolchains;
 
@@ -44,10 +46,15 @@ fn run_command(cli: Cli) -> Result<ExitStatus> {
         Command::InitWorkload { name, dir, config } => init_workload::init_workload(&name, &dir, config.as_deref()),
         Command::Bisect { bisect, spool } => bisect::bisect(&bisect, &spool.open()?),
         Command::Flush { server, spool } => flush::flush(&server, &spool),
+        // Input it cannot use (a function or probe it has no shapes for) exits 2, as a usage error.
+        Command::Search { search } => Ok(search::search(&search).unwrap_or_else(bad_input)),
+        Command::Reproduce { reproduce } => Ok(reproduce::reproduce(&reproduce).unwrap_or_else(bad_input)),
         // Input it cannot read must not read as a verdict: it exits 2, as a usage error.
-        Command::Exposure { exposure } => Ok(exposure::exposure(&exposure).unwrap_or_else(|e| {
-            eprintln!("error: {e:#}");
-            ExitStatus::BadInput
-        })),
+        Command::Exposure { exposure } => Ok(exposure::exposure(&exposure).unwrap_or_else(bad_input)),
     }
+}
+
+fn bad_input(e: anyhow::Error) -> ExitStatus {
+    eprintln!("error: {e:#}");
+    ExitStatus::BadInput
 }

@@ -6,6 +6,7 @@ use crate::exit::ExitStatus;
 use crate::measure::engine::{measure_all, measure_gated, Measurements};
 use crate::measure::judged::{judge_all, Judged};
 use crate::output::{contracts, control, costs, junit, markdown, table};
+use crate::search::found;
 use crate::server::baseline;
 use crate::server::client::Client;
 use crate::server::deliver::{self, deliver_runs};
@@ -21,7 +22,7 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let client = server.client()?;
     let spool = spool.open()?;
     let flushed = deliver::flush(&client, &spool)?;
-    let mut measured = measure_all(&measure.plan()?)?;
+    let mut measured = measure_all(&measure.plan_with(found::served(&client))?)?;
     let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
     let rows = judged(&mut measured, &limits);
     print_rows(&rows, &mut *report.terminal());
@@ -46,7 +47,11 @@ pub fn measure(measure: &MeasureArgs, out: &Path) -> Result<ExitStatus> {
 /// With `--control`, each workload over a limit is also attributed by that lineage's rows.
 pub fn check(measure: &MeasureArgs, limits: &Limits, report: &ReportArgs, token: &TokenArgs) -> Result<ExitStatus> {
     let control = measure.control.as_deref();
-    let mut measured = measure_gated(&measure.plan()?, limits, true)?;
+    let served = match &measure.probes_from {
+        Some(server) => found::served(&Client::reader(server, token.token()?.as_deref())?),
+        None => Vec::new(),
+    };
+    let mut measured = measure_gated(&measure.plan_with(served)?, limits, true)?;
     let mut rows = judged(&mut measured, limits);
     for r in &mut rows {
         r.remeasured = measured.remeasured.get(&(r.label(), r.workload.clone())).cloned();

@@ -3,7 +3,9 @@
 //! baseline, a regression, what the server accepts) is asked once.
 
 use anyhow::{bail, Result};
-use slopewatch_core::answers::{BisectionAccepted, Capabilities, ErrorBody, ExposureAccepted, RunAccepted};
+use slopewatch_core::answers::{
+    BisectionAccepted, Capabilities, ErrorBody, ExposureAccepted, FoundProbesAccepted, RunAccepted,
+};
 use slopewatch_core::wire::{shape, Accepts, Capability, Dropped, RunSubmission};
 use std::borrow::Cow;
 use std::sync::Mutex;
@@ -251,6 +253,26 @@ impl Client {
                 message: format!(
                     "{} does not take exposure scans (a release before them: {message}); upgrade the server, \
                      the scan is kept in the spool's rejected/ folder",
+                    self.server
+                ),
+            },
+            outcome => outcome,
+        }
+    }
+
+    /// Delivers found probes' JSON body, retrying as runs are.
+    pub fn deliver_found_probes(
+        &self,
+        body: &[u8],
+        mut on_retry: impl FnMut(u32, &str, Duration),
+    ) -> Outcome<FoundProbesAccepted> {
+        let url = format!("{}/api/v1/found-probes", self.server);
+        match self.deliver_with_retries(&url, body, &mut on_retry) {
+            Outcome::Rejected { status: Some(404), message } => Outcome::Rejected {
+                status: Some(404),
+                message: format!(
+                    "{} does not take found probes (a release before them: {message}); upgrade the server, \
+                     the probes are kept in the spool's rejected/ folder and in the probes file",
                     self.server
                 ),
             },

@@ -1,4 +1,4 @@
-//! The one way to the server for runs, bisections and exposure scans: each is saved in the spool first (so a
+//! The one way to the server for runs, bisections, exposure scans and found probes: each is saved in the spool first (so a
 //! crash cannot lose it), and everything that leaves the spool, now or at a later flush, leaves
 //! through [`deliver_spooled`].
 
@@ -6,10 +6,10 @@ use crate::exit::ExitStatus;
 use crate::server::client::{Client, Outcome, StoredRun};
 use crate::server::spool::{Holds, Spool, SpooledBisection};
 use anyhow::{Context, Result};
-use slopewatch_core::answers::{BisectionAccepted, ExposureAccepted};
+use slopewatch_core::answers::{BisectionAccepted, ExposureAccepted, FoundProbesAccepted};
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::exposure::ExposureSubmission;
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::wire::{FoundProbes, RunSubmission};
 use std::path::Path;
 
 /// Spools each run, then sends it. A run the spool cannot keep (full disk, read-only directory)
@@ -47,11 +47,19 @@ pub fn deliver_exposure(client: &Client, spool: &Spool, scan: &ExposureSubmissio
     deliver_spooled(client, &spool, &path)
 }
 
+/// Spools found probes under `spool`'s found-probes, then sends them; they stay there when the
+/// server cannot be reached, for a flush to send later.
+pub fn deliver_found_probes(client: &Client, spool: &Spool, found: &FoundProbes) -> Result<ExitStatus> {
+    let spool = spool.found_probes();
+    let path = spool.save_found_probes(found)?;
+    deliver_spooled(client, &spool, &path)
+}
+
 /// Sends what waits in the spool, oldest first, bisections after runs (their steps link to the
-/// runs), then exposure scans; stops at the first transient failure.
+/// runs), then exposure scans and found probes; stops at the first transient failure.
 pub fn flush(client: &Client, spool: &Spool) -> Result<ExitStatus> {
     let mut status = flush_one(client, spool)?;
-    for next in [spool.bisections(), spool.exposures()] {
+    for next in [spool.bisections(), spool.exposures(), spool.found_probes()] {
         if status == ExitStatus::Spooled {
             break;
         }
@@ -117,6 +125,16 @@ pub fn deliver_spooled(client: &Client, spool: &Spool, path: &Path) -> Result<Ex
                 // On stderr: stdout carries the scan's own answer, JSON or Markdown.
                 let what = if answer.created { "stored" } else { "already stored" };
                 eprintln!("scan of {} {what}{}", scan.artifact, at(&answer.url));
+            })
+        }
+        Holds::FoundProbes => {
+            let found =
+                FoundProbes::parse(&bytes).map_err(|e| anyhow::anyhow!("{} is unreadable: {e}", path.display()))?;
+            let outcome = client.deliver_found_probes(&bytes, |attempt, why, wait| {
+                eprintln!("found probes: attempt {attempt} failed ({why}); retrying in {wait:.1?}")
+            });
+            settle(spool, path, "found probes", outcome, |answer: FoundProbesAccepted| {
+                eprintln!("{} found probes sent to {}: {} new to it", found.probes.len(), client.server(), answer.new);
             })
         }
     }

@@ -1,13 +1,13 @@
 //! Runs and bisections waiting for delivery, kept on disk so none is lost: each written to a
 //! temporary file, fsynced and renamed into place; refused ones move to `rejected/` beside the
 //! server's message. Bisections wait in `bisections/` under the runs' spool, exposure scans in
-//! `exposures/`.
+//! `exposures/`, found probes in `found-probes/`.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use slopewatch_core::bisection::BisectionSubmission;
 use slopewatch_core::exposure::ExposureSubmission;
-use slopewatch_core::wire::RunSubmission;
+use slopewatch_core::wire::{FoundProbes, RunSubmission};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +41,8 @@ pub enum Holds {
     Bisections,
     /// Exposure scans, as `POST /api/v1/exposures` takes them.
     Exposures,
+    /// Found probes, as `POST /api/v1/found-probes` takes them.
+    FoundProbes,
 }
 
 impl Spool {
@@ -57,6 +59,11 @@ impl Spool {
     /// The spool of exposure scans, under this one.
     pub fn exposures(&self) -> Spool {
         Spool { dir: self.dir.join("exposures"), holds: Holds::Exposures }
+    }
+
+    /// The spool of found probes, under this one.
+    pub fn found_probes(&self) -> Spool {
+        Spool { dir: self.dir.join("found-probes"), holds: Holds::FoundProbes }
     }
 
     pub fn holds(&self) -> Holds {
@@ -87,6 +94,14 @@ impl Spool {
     pub fn save_exposure(&self, scan: &ExposureSubmission) -> Result<PathBuf> {
         let body = serde_json::to_vec_pretty(scan)?;
         let path = self.dir.join(format!("{}.json", scan.scan_id));
+        write_durably(&self.dir, &path, &body)?;
+        Ok(path)
+    }
+
+    /// Saves found probes durably under a name of their own and returns the path.
+    pub fn save_found_probes(&self, found: &FoundProbes) -> Result<PathBuf> {
+        let body = serde_json::to_vec_pretty(found)?;
+        let path = self.dir.join(format!("{}.json", uuid::Uuid::new_v4()));
         write_durably(&self.dir, &path, &body)?;
         Ok(path)
     }

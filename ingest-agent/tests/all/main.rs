@@ -17,6 +17,7 @@ mod helpers;
 mod import;
 mod profiles;
 mod sarif;
+mod search;
 mod size_of_interest;
 mod slopes;
 mod sqlite;

@@ -325,7 +325,7 @@ pub(crate) struct MeasureArgs {
     /// slopewatch-probes.json beside --config, else in the user's config directory).
     #[arg(long, env = "SLOPEWATCH_PROBES", value_name = "FILE")]
     pub(crate) probes: Option<PathBuf>,
-    /// A slopewatch server whose team's found probes are measured too (`run` asks its own).
+    /// A slopewatch server whose team's found probes are measured too.
     #[arg(long, value_name = "URL")]
     pub(crate) probes_from: Option<String>,
     /// How many workloads to build at once, before any is measured (default: one per CPU).

@@ -22,7 +22,11 @@ pub fn run(measure: &MeasureArgs, server: &ServerArgs, spool: &SpoolArgs, report
     let client = server.client()?;
     let spool = spool.open()?;
     let flushed = deliver::flush(&client, &spool)?;
-    let mut measured = measure_all(&measure.plan_with(found::served(&client))?)?;
+    let served = match &measure.probes_from {
+        Some(url) => found::served(&Client::reader(url, server.token.token()?.as_deref())?),
+        None => Vec::new(),
+    };
+    let mut measured = measure_all(&measure.plan_with(served)?)?;
     let limits = Limits { max_slope: Some(DEFAULT_MAX_SLOPE), ..Limits::default() };
     let rows = judged(&mut measured, &limits);
     print_rows(&rows, &mut *report.terminal());

@@ -183,3 +183,41 @@ fn bad_input_to_search_and_reproduce_exits_2_with_what_is_known() {
     let out = run(agent().args(["search", "--toolchain", "gcc=gcc"]));
     assert_eq!(out.status.code(), Some(2), "no function and no --all: {}", text(&out));
 }
+
+#[test]
+fn a_break_found_and_submitted_is_run_by_a_second_agents_check_and_listed_on_the_contracts_page() {
+    if which("musl-gcc").is_none() {
+        eprintln!("note: musl-gcc is not installed; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_server, url, token)) = real_server(dir.path(), &[]) else { return };
+    let out = run(agent()
+        .args(["search", "strcasestr", "--toolchain", "musl-gcc=musl-gcc", "--measure", "instructions"])
+        .args(["--submit", "--server", &url, "--token", &token])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--probes")
+        .arg(dir.path().join("first.json"))
+        .arg("--spool-dir")
+        .arg(dir.path().join("spool")));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("found probes sent to"), "{}", text(&out));
+    // A second agent with no probes file of its own runs the team's.
+    let out = run(agent()
+        .args(["check", "--toolchain", "musl-gcc=musl-gcc", "--measure", "instructions"])
+        .args(["--workloads", "contract.strcasestr.needle~*", "--probes-from", &url])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--probes")
+        .arg(dir.path().join("second.json")));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("over contract: musl-gcc [instructions]/contract.strcasestr.needle~"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("second.json").exists(), "served probes are run, not written to the second agent's file");
+    let page = ureq::get(format!("{url}/contracts")).call().unwrap().body_mut().read_to_string().unwrap();
+    assert!(page.contains("contract.strcasestr.needle~alphabet=1"), "the contracts page lists it");
+}

@@ -115,6 +115,28 @@ static char *sw_guarded_bytes(long long bytes) {
 /* The byte of letter i of an alphabet: 'a', 'b', ... or, high, 0xe1, 0xe2, ... */
 static char sw_letter(int high, long i) { return (char)((high ? 0xe1 : 'a') + i); }
 
+/* What a read past a guarded input's bound says before the crash, said by the handler below. */
+static char sw_fault[160];
+static size_t sw_fault_length;
+
+static void sw_on_fault(int sig) {
+    ssize_t ignored = write(2, sw_fault, sw_fault_length);
+    (void)ignored;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/*
+ * Arms the handler for a guarded input: a crash from here on says "PREFIXread past its bound of
+ * N bytesSUFFIX" on stderr, then ends in the signal itself.
+ */
+static void sw_shape_guard(const struct sw_shape *s, const char *prefix, const char *suffix) {
+    int n = snprintf(sw_fault, sizeof sw_fault, "%sread past its bound of %lld bytes%s\n", prefix, s->guard, suffix);
+    sw_fault_length = n < 0 ? 0 : (size_t)n < sizeof sw_fault ? (size_t)n : sizeof sw_fault - 1;
+    signal(SIGSEGV, sw_on_fault);
+    signal(SIGBUS, sw_on_fault);
+}
+
 /* Tells a wrong answer once, on stderr: what the agent reports, what a reproducer prints. */
 static int sw_wrong(struct sw_shape *s, const char *what, long long got) {
     if (!s->told) fprintf(stderr, "%s: %s %lld, expected %lld\n", s->function, what, got, s->expect);

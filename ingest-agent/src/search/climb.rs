@@ -86,6 +86,8 @@ pub struct AxisResult {
     /// The shape that looked over its contract but was not confirmed, if no break was found.
     pub doubtful: Option<Evaluated>,
     pub evaluated: usize,
+    /// The base shape said the libc lacks the function.
+    pub not_provided: bool,
 }
 
 /// What searching one function found.
@@ -140,7 +142,7 @@ impl Searcher<'_> {
             let left = budget.saturating_sub(began.elapsed());
             let share = left / (axes.len() - i) as u32;
             let r = self.axis(function, axis.name, share);
-            let missing = r.found.is_none() && r.evaluated == 1 && r.doubtful.is_none() && self.lacks(function);
+            let missing = r.not_provided;
             results.push(r);
             if missing {
                 return FunctionResult {
@@ -154,12 +156,6 @@ impl Searcher<'_> {
         FunctionResult { function: function.to_string(), axes: results, not_provided: false, elapsed: began.elapsed() }
     }
 
-    /// Whether the libc lacks `function` (its base shape says not provided).
-    fn lacks(&self, function: &str) -> bool {
-        let base = Shape::base(function, axes(function)[0].name);
-        matches!(self.evaluate(&base, Duration::from_secs(5)).outcome, Showed::NotProvided)
-    }
-
     /// Climbs one axis within `budget`: the base shape, then the best of its neighbours while one
     /// gains, then the break found reduced.
     pub fn axis(&self, function: &str, axis: &str, budget: Duration) -> AxisResult {
@@ -168,10 +164,10 @@ impl Searcher<'_> {
         let mut seen: BTreeMap<Shape, Evaluated> = BTreeMap::new();
         let base = Shape::base(function, axis);
         let first = self.evaluate(&base, left());
+        let not_provided = matches!(first.outcome, Showed::NotProvided);
         seen.insert(base, first.clone());
         let mut best = first;
-        while best.outcome.kind().is_none_or(|k| k == BreakKind::Growth) && !matches!(best.outcome, Showed::NotProvided)
-        {
+        while !not_provided && best.outcome.kind().is_none_or(|k| k == BreakKind::Growth) {
             let next: Vec<Shape> = best.shape.neighbours().into_iter().filter(|s| !seen.contains_key(s)).collect();
             if next.is_empty() || left().is_zero() {
                 break;
@@ -202,7 +198,7 @@ impl Searcher<'_> {
             (None, Showed::Grows { excess, unsure: true, .. }) if *excess > BREAK_MARGIN => Some(best.clone()),
             _ => None,
         };
-        AxisResult { axis: axis.to_string(), found, doubtful, evaluated: seen.len() }
+        AxisResult { axis: axis.to_string(), found, doubtful, evaluated: seen.len(), not_provided }
     }
 
     /// The simplest shape that still breaks as `found` does: each parameter returned to its

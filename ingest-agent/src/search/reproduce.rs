@@ -65,7 +65,7 @@ pub struct Heading {
 }
 
 /// The reproducer of `shape`'s probe `probe`.
-pub fn source(probe: &str, shape: &Shape, heading: &Heading) -> String {
+pub fn file(probe: &str, shape: &Shape, heading: &Heading) -> String {
     let axis = shape.axis();
     let allowed = exponent(axis.expected);
     let small = axis.start.max(512).min(axis.max / SPREAD).max(16);
@@ -120,6 +120,7 @@ pub fn source(probe: &str, shape: &Shape, heading: &Heading) -> String {
             .replace("@LARGE@", &large.to_string())
             .replace("@ALLOWED@", &format!("{allowed:.1}"))
             .replace("@CALLS@", if shape.axis == "needle" { "1" } else { "64" })
+            .replace("@FAMILY@", family(&shape.function))
     )
 }
 
@@ -128,15 +129,6 @@ const MAIN: &str = r#"#include <math.h>
 #include <time.h>
 
 static const char *sw_name = "@NAME@";
-static char sw_fault[128];
-static size_t sw_fault_length;
-
-static void sw_on_fault(int sig) {
-    ssize_t ignored = write(2, sw_fault, sw_fault_length);
-    (void)ignored;
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
 
 static double sw_now(void) {
     struct timespec t;
@@ -155,12 +147,7 @@ static void sw_prepare(struct sw_shape *s, long long size) {
         fprintf(stderr, "cannot build the input of %lld bytes\n", size);
         exit(2);
     }
-    if (s->guard) {
-        int n = snprintf(sw_fault, sizeof sw_fault, "@FUNCTION@ read past its bound of %lld bytes: SIGSEGV at the unreadable page after it\n", s->guard);
-        sw_fault_length = n > 0 ? (size_t)n : 0;
-        signal(SIGSEGV, sw_on_fault);
-        signal(SIGBUS, sw_on_fault);
-    }
+    if (s->guard) sw_shape_guard(s, "@FUNCTION@ ", ": SIGSEGV at the unreadable page after it");
     if (!sw_call_@FUNCTION@(s)) {
         printf("@FUNCTION@ returned a wrong result at %lld bytes (see above)\n", size);
         exit(1);
@@ -202,11 +189,6 @@ int main(void) {
     return 0;
 }
 "#;
-
-/// `source` with the family's builder named.
-pub fn file(probe: &str, shape: &Shape, heading: &Heading) -> String {
-    source(probe, shape, heading).replace("@FAMILY@", family(&shape.function))
-}
 
 #[cfg(test)]
 mod tests {

@@ -169,6 +169,17 @@ pub fn contract_break(contract: &Contract, exponent: Option<f64>, previous: Opti
     format!("{who} now {what}{cost}{held}.{consequence}")
 }
 
+/// "a", "a and b", "a, b and c", past four "a, b, c, d and 3 more".
+pub fn and_list(items: &[&str]) -> String {
+    const SHOWN: usize = 4;
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        _ if items.len() > SHOWN => format!("{} and {} more", items[..SHOWN].join(", "), items.len() - SHOWN),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

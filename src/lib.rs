@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod auth;
+pub mod causes;
 pub mod charts;
 pub mod cli;
 pub mod client_addr;

@@ -1,7 +1,8 @@
 //! A regression's "where the cost went", worked out on read from the profiles its workloads'
 //! runs carried (and, for a webhook, in the summary pass that opens it): the first bad version's
-//! profile against the last good version's at the same size, else alone; and whether the function
-//! most of the cost went to has a catalogue probe over its contract at the bad version.
+//! profile against the last good version's at the same size, else alone; and which functions have
+//! a catalogue probe over its contract at the bad version, among them the one most of the cost
+//! went to.
 
 use crate::links;
 use crate::model::{BrokenContract, RegressionRow, RegressionWorkload, WhereCostWent};
@@ -9,6 +10,7 @@ use crate::store::{ProbeAtVersion, StoredProfile};
 use slopewatch_core::profile::CostShift;
 use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::SizeUnit;
+use slopewatch_core::workloads::function_of;
 
 /// Each workload of `members` (once per name) with a profile at `version` among `profiles`,
 /// against its profile at `previous`; the contract is the caller's to find.
@@ -43,17 +45,25 @@ pub fn shifts(
     out
 }
 
-/// The first of `probes` over its contract, in words: "strspn broke its O(1) contract at 0.16.0".
-fn broken(lineage: &str, version: &str, probes: &[ProbeAtVersion]) -> Option<BrokenContract> {
-    let p = probes
-        .iter()
-        .find(|p| matches!(Limits::contract(p.expected).judge(None, p.complexity.as_ref()), Decision::Over(_)))?;
-    let function = p.probe.split('.').nth(1).unwrap_or(&p.probe);
-    Some(BrokenContract {
-        probe: p.probe.clone(),
-        sentence: format!("{function} broke its {} contract at {version}", p.expected.label()),
-        series_url: links::series(&p.probe, lineage, p.metric),
-    })
+/// Each function with a probe among `probes` over its contract at `version`, once, with its first
+/// such probe, in words: "strspn broke its O(1) contract at 0.16.0".
+fn broken(lineage: &str, version: &str, probes: &[ProbeAtVersion]) -> Vec<BrokenContract> {
+    let mut out: Vec<BrokenContract> = Vec::new();
+    for p in probes {
+        let over = Limits::contract(p.expected).judge(None, p.complexity.as_ref());
+        let Some(function) = function_of(&p.probe).filter(|_| matches!(over, Decision::Over(_))) else { continue };
+        if out.iter().any(|b| b.function == function) {
+            continue;
+        }
+        out.push(BrokenContract {
+            function: function.to_string(),
+            expected: p.expected.label().to_string(),
+            probe: p.probe.clone(),
+            sentence: format!("{function} broke its {} contract at {version}", p.expected.label()),
+            series_url: links::series(&p.probe, lineage, p.metric),
+        });
+    }
+    out
 }
 
 /// The workloads of a regression that may have profiles: each member's name and unit.
@@ -61,12 +71,22 @@ pub fn members(workloads: &[RegressionWorkload]) -> Vec<(&str, SizeUnit)> {
     workloads.iter().map(|w| (w.workload.as_str(), w.size_unit)).collect()
 }
 
-/// `shifts` for a stored regression, read from `store`.
+/// What a regression's profiles and probes say: each profiled workload's `shifts`, and the
+/// functions with a probe over its contract at the bad version.
+#[derive(Debug, Clone, Default)]
+pub struct Traced {
+    pub shifts: Vec<WhereCostWent>,
+    pub broken: Vec<BrokenContract>,
+    /// The stored artifacts that reach the functions it names, where the caller read them.
+    pub reaches: Vec<crate::model::ArtifactReach>,
+}
+
+/// `Traced` for a stored regression, read from `store`.
 pub async fn of(
     store: &crate::store::Store,
     r: &RegressionRow,
     workloads: &[RegressionWorkload],
-) -> Result<Vec<WhereCostWent>, sqlx::Error> {
+) -> Result<Traced, sqlx::Error> {
     read(&mut &*store, &r.lineage, &r.version, r.previous_version.as_deref(), &members(workloads)).await
 }
 
@@ -79,12 +99,7 @@ pub(crate) trait Reads {
         versions: &[&str],
         workloads: &[&str],
     ) -> Result<Vec<StoredProfile>, sqlx::Error>;
-    async fn probes(
-        &mut self,
-        lineage: &str,
-        version: &str,
-        function: &str,
-    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error>;
+    async fn probes(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error>;
 }
 
 impl Reads for &crate::store::Store {
@@ -97,13 +112,8 @@ impl Reads for &crate::store::Store {
         self.profiles_at(lineage, versions, workloads).await
     }
 
-    async fn probes(
-        &mut self,
-        lineage: &str,
-        version: &str,
-        function: &str,
-    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
-        self.probes_at(lineage, version, function).await
+    async fn probes(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+        self.probes_at(lineage, version).await
     }
 }
 
@@ -117,33 +127,29 @@ impl Reads for crate::store::Tx<'_> {
         self.profiles_at(lineage, versions, workloads).await
     }
 
-    async fn probes(
-        &mut self,
-        lineage: &str,
-        version: &str,
-        function: &str,
-    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
-        self.probes_at(lineage, version, function).await
+    async fn probes(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+        self.probes_at(lineage, version).await
     }
 }
 
-/// `shifts` of `members` at `version` of `lineage` against `previous`, read through `from`.
+/// `Traced` of `members` at `version` of `lineage` against `previous`, read through `from`: two
+/// queries, however many workloads.
 pub(crate) async fn read(
     from: &mut impl Reads,
     lineage: &str,
     version: &str,
     previous: Option<&str>,
     members: &[(&str, SizeUnit)],
-) -> Result<Vec<WhereCostWent>, sqlx::Error> {
+) -> Result<Traced, sqlx::Error> {
     let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
     let versions: Vec<&str> = std::iter::once(version).chain(previous).collect();
     let profiles = from.profiles(lineage, &versions, &names).await?;
     let mut shifts = shifts(version, previous, members, &profiles);
+    let broken = broken(lineage, version, &from.probes(lineage, version).await?);
     for w in &mut shifts {
-        let probes = from.probes(lineage, version, &w.shift.function).await?;
-        w.contract = broken(lineage, version, &probes);
+        w.contract = broken.iter().find(|b| b.function == w.shift.function).cloned();
     }
-    Ok(shifts)
+    Ok(Traced { shifts, broken, reaches: Vec::new() })
 }
 
 /// Most functions the series page follows across versions: each version's top three.

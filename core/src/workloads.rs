@@ -75,6 +75,17 @@ impl Group {
     }
 }
 
+/// The libc function a workload exists to measure, where it is one function's: a probe's
+/// (`contract.strspn.remaining`, a found probe's `contract.strspn.remaining~alpha=2` alike), or a
+/// built-in loop's own name (`strspn`); the SQLite paths and a team's workloads are none.
+pub fn function_of(name: &str) -> Option<&str> {
+    if let Some(rest) = name.strip_prefix(CONTRACT_PREFIX) {
+        return rest.split(['.', '~']).next().filter(|f| !f.is_empty());
+    }
+    let is_loop = BUILTIN.contains(&name) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    is_loop.then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +99,15 @@ mod tests {
         assert_eq!(Group::of("strchr2"), Group::Team);
         assert_eq!(serde_json::to_string(&Group::Builtin).unwrap(), "\"builtin\"");
         assert!(Group::Builtin < Group::Team && Group::Team < Group::Contract);
+    }
+
+    #[test]
+    fn a_probe_and_a_loop_are_their_function_s_and_nothing_else_is() {
+        assert_eq!(function_of("contract.strspn.remaining"), Some("strspn"));
+        assert_eq!(function_of("contract.strcasestr.needle~alpha=1,at=last"), Some("strcasestr"));
+        assert_eq!(function_of("strchrnul"), Some("strchrnul"));
+        assert_eq!(function_of("sqlite-json-each.spaced"), None);
+        assert_eq!(function_of("strchr2"), None, "a team's workload named like one is its own");
+        assert_eq!(function_of("contract."), None);
     }
 }

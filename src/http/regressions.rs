@@ -1,6 +1,7 @@
 //! Regressions and findings: the retrospective at `/regressions/{id}` with its editing forms and
 //! Markdown export, and the same as JSON under `/api/v1/regressions/{id}`; the list is in `list`.
 
+mod cost_view;
 mod list;
 
 use super::auth::SeesAll;
@@ -15,6 +16,7 @@ use crate::charts::{before_after_chart, Failed, VersionLine};
 use crate::format;
 use crate::intake;
 use crate::model::{workload_label, Architecture, RegressionDetail, RegressionKind, RegressionStatus};
+use crate::views::regression::causes::{self, CauseView, CausedView};
 use crate::views::regression::{edits, markdown, postmortem};
 use askama::Template;
 use axum::extract::State;
@@ -23,6 +25,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use cost_view::CostView;
 use serde::Deserialize;
 use time::OffsetDateTime;
 use utoipa_axum::router::OpenApiRouter;
@@ -58,11 +61,32 @@ fn not_found(id: i64) -> Error {
 async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
     d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
-    d.where_cost_went = crate::profiles::of(&state.store, &d.regression, &d.workloads).await?;
+    let traced = crate::profiles::of(&state.store, &d.regression, &d.workloads).await?;
+    d.where_cost_went = traced.shifts;
     d.artifacts = super::exposures::reaching(state, &d).await?;
+    d.causes = crate::causes::of(&d, &traced.broken);
     let r = &d.regression;
     d.arch = Architecture::of(&r.lineage, &state.store.versions_measured_on(&r.lineage, &r.versions()).await?);
     Ok(d)
+}
+
+/// The root causes of the regression `r` with `members`, read for a page that lists it: its
+/// profiles, the probes over at its version and, with `artifacts`, the artifacts that reach what
+/// it names.
+pub(super) async fn root_causes(
+    state: &AppState,
+    r: &crate::model::RegressionRow,
+    members: &[crate::model::RegressionWorkload],
+    artifacts: bool,
+) -> Result<crate::model::RootCauses, Error> {
+    let traced = crate::profiles::of(&state.store, r, members).await?;
+    let functions = crate::views::exposures::regression_functions(members, &traced.shifts);
+    let reaches = match artifacts {
+        true => super::exposures::reaching_functions(state, &r.lineage, &functions).await?,
+        false => Vec::new(),
+    };
+    let members: Vec<crate::causes::Member<'_>> = members.iter().map(Into::into).collect();
+    Ok(crate::causes::group(&r.lineage, &members, &traced.shifts, &traced.broken, &reaches))
 }
 
 pub(super) struct Choice {
@@ -108,69 +132,6 @@ struct ChartView {
     svg: String,
 }
 
-/// One workload's "where the cost went", as the page shows it.
-struct CostView {
-    workload: String,
-    /// The sentence, and what it compares: "0.16.0 against 0.15.2 at 1,000 records", or that the
-    /// bad version's profile stands alone.
-    sentence: String,
-    compared: String,
-    contract: Option<(String, String)>,
-    /// The bad version's profile stands alone: shares are of all its instructions.
-    alone: bool,
-    rows: Vec<CostRow>,
-    svg: String,
-}
-
-struct CostRow {
-    name: String,
-    before: String,
-    after: String,
-    ratio: String,
-    share: String,
-}
-
-impl CostView {
-    fn new(
-        w: &crate::model::WhereCostWent,
-        unit: slopewatch_core::wire::SizeUnit,
-        public_url: Option<&str>,
-    ) -> CostView {
-        let s = &w.shift;
-        let at = format::size(s.size, unit);
-        let compared = match &w.good_version {
-            Some(good) => format!("{} against {good}, both profiled at {at}", w.bad_version),
-            None => format!(
-                "{} alone, profiled at {at}: the last good version has no profile to compare with",
-                w.bad_version
-            ),
-        };
-        let count = |v: Option<u64>| v.map_or_else(|| "–".to_string(), |v| format::count(v as f64));
-        CostView {
-            workload: w.workload.clone(),
-            sentence: w.shift.sentence.clone(),
-            compared,
-            alone: w.good_version.is_none(),
-            contract: w
-                .contract
-                .as_ref()
-                .map(|c| (c.sentence.clone(), crate::links::absolute(public_url, &c.series_url))),
-            rows: s
-                .functions
-                .iter()
-                .map(|f| CostRow {
-                    name: f.name.clone(),
-                    before: count(f.before),
-                    after: count(f.after),
-                    ratio: f.ratio.map_or_else(|| "–".into(), format::factor),
-                    share: format!("{:.1} %", f.share * 100.0),
-                })
-                .collect(),
-            svg: crate::charts::cost_bars_svg(s, &format!("Where the cost of {} went", w.workload)),
-        }
-    }
-}
-
 struct NoteView {
     at: String,
     author: String,
@@ -201,6 +162,11 @@ struct DetailPage {
     status: String,
     status_label: String,
     magnitude: String,
+    /// Its workloads under their root causes, worst first, the phrase that sums them up, and
+    /// the workloads that trace to none.
+    causes: Vec<CauseView>,
+    causes_headline: String,
+    unattributed: Vec<CausedView>,
     numbers: Vec<NumberRow>,
     /// Per workload with a size of interest: what it costs there, bad version against good.
     costs: Vec<(String, String)>,
@@ -270,6 +236,7 @@ async fn detail(
             cost: w.cost_change().unwrap_or_default(),
         })
         .collect();
+    let (causes, unattributed) = causes::views(&d.causes, &r.lineage, public_url);
     let versions = r.versions();
     let charts = d
         .workloads
@@ -320,6 +287,9 @@ async fn detail(
             .filter_map(|w| w.at_size_of_interest.clone().map(|c| (workload_label(&w.workload, w.metric), c)))
             .collect(),
         numbers,
+        causes_headline: d.causes.headline().unwrap_or_default(),
+        causes,
+        unattributed,
         timeline: postmortem::timeline(&d)
             .into_iter()
             .map(|m| TimelineRow { at: format::timestamp(m.at), what: m.what, actor: m.actor.unwrap_or_default() })

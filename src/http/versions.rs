@@ -166,12 +166,13 @@ pub(super) async fn load(
             control: c,
         })
         .collect();
-    let regressions = read
-        .regressions
-        .iter()
-        .filter(|(r, _)| r.version == version || r.fixed_version.as_deref() == Some(version))
-        .map(|(r, m)| VersionRegression::new(r, m, version))
-        .collect();
+    let mut regressions = Vec::new();
+    for (r, m) in
+        read.regressions.iter().filter(|(r, _)| r.version == version || r.fixed_version.as_deref() == Some(version))
+    {
+        let causes = super::regressions::root_causes(state, r, m, true).await?;
+        regressions.push(VersionRegression::new(r, m, version, causes));
+    }
     Ok(VersionView {
         changes: read.changes(before.as_ref(), &at, Some(&versions)),
         versions,

@@ -10,8 +10,9 @@
 //! arrival gives, whatever order its versions arrive in.
 
 use super::{PassSummary, Settings};
+use crate::causes::{self, Member};
 use crate::model::{workload_label, Reason, SizeMedian, Slope, Track};
-use crate::profiles;
+use crate::profiles::{self, Traced};
 use crate::rules::evaluate::{self, Current, Evidence, Outcomes, Verdict, VersionFit};
 use crate::rules::replay::{
     self, Derived, DerivedFix, DerivedMember, MovedField, RegressionChange, TrackSummary, Update,
@@ -280,13 +281,30 @@ impl<'j> Writer<'_, '_, 'j> {
         if range_moved || !u.added.is_empty() || !u.removed.is_empty() {
             self.tx.update_magnitude(id).await?;
         }
-        if u.announce {
+        // Workloads that joined are announced only for a cause they brought.
+        let joined = !u.added.is_empty() && !u.false_alarm;
+        if u.announce || joined {
             let changes = events::changes(u, |w| self.workload(w));
             let opens = events::gives_a_good_end(&changes) && !self.tx.announced(id, OPENED).await?;
             let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.workload(w));
             event.attribution = super::control::of(self.tx, id, self.settings).await?;
-            self.where_cost_went(&mut event, d).await?;
-            self.announced.push(event);
+            let traced = self.where_cost_went(&mut event, d).await?;
+            let new = if joined { self.new_causes(&event, &traced, &u.added) } else { Vec::new() };
+            if !new.is_empty() {
+                let had: Vec<&str> = event
+                    .causes
+                    .root_causes
+                    .iter()
+                    .map(|c| c.function.as_str())
+                    .filter(|f| !new.iter().any(|n| n == f))
+                    .collect();
+                let now: Vec<&str> = event.causes.root_causes.iter().map(|c| c.function.as_str()).collect();
+                let (from, to) = (had.join(", "), now.join(", "));
+                event.changes.push(FieldChange { field: Field::RootCauses, from: Some(from), to: Some(to) });
+            }
+            if u.announce || !new.is_empty() {
+                self.announced.push(event);
+            }
         }
         for &t in &u.unfixed {
             self.tx.clear_fix(id, t).await?;
@@ -386,22 +404,40 @@ impl<'j> Writer<'_, '_, 'j> {
         Ok(())
     }
 
-    /// Gives each workload of `event` (about `d`) where its cost went, from the versions' profiles.
-    async fn where_cost_went(&mut self, event: &mut Event, d: &Derived) -> Result<(), sqlx::Error> {
+    /// Gives each workload of `event` (about `d`) where its cost went, from the versions' profiles,
+    /// the artifacts that reach the functions it names, and its root causes; returns what the
+    /// causes were worked out from, to work them out again for fewer workloads.
+    async fn where_cost_went(&mut self, event: &mut Event, d: &Derived) -> Result<Traced, sqlx::Error> {
         let members: Vec<(&str, SizeUnit)> = event.workloads.iter().map(|w| (w.name.as_str(), w.size_unit)).collect();
         let lineage = &self.judged.at.lineage;
-        let went = profiles::read(&mut *self.tx, lineage, &d.version, d.previous_version.as_deref(), &members).await?;
+        let traced =
+            profiles::read(&mut *self.tx, lineage, &d.version, d.previous_version.as_deref(), &members).await?;
         for w in &mut event.workloads {
-            w.where_cost_went = went.iter().find(|s| s.workload == w.name).map(|s| s.sentence());
+            w.where_cost_went = traced.shifts.iter().find(|s| s.workload == w.name).map(|s| s.sentence());
         }
         let functions = exposures::functions_named(
             event.workloads.iter().map(|w| w.name.as_str()),
-            went.iter().map(|w| w.shift.function.as_str()),
+            traced.shifts.iter().map(|w| w.shift.function.as_str()),
         );
         let names: Vec<&str> = functions.iter().map(String::as_str).collect();
         let rows = self.tx.artifacts_reaching(lineage, &names, ARTIFACTS_ANNOUNCED).await?;
-        event.artifacts = exposures::reaches(lineage, rows).into_iter().map(|r| r.sentence).collect();
-        Ok(())
+        let reaches = exposures::reaches(lineage, rows);
+        event.artifacts = reaches.iter().map(|r| r.sentence.clone()).collect();
+        let members: Vec<Member<'_>> = event.workloads.iter().map(Member::from).collect();
+        event.causes = causes::group(lineage, &members, &traced.shifts, &traced.broken, &reaches);
+        Ok(Traced { reaches, ..traced })
+    }
+
+    /// The causes `event` holds that its workloads other than `joined` did not reach: those the
+    /// workloads that joined brought.
+    fn new_causes(&self, event: &Event, traced: &Traced, joined: &[&DerivedMember]) -> Vec<String> {
+        let joined: Vec<&str> = joined.iter().map(|m| self.name(m.track.workload_id)).collect();
+        let kept: Vec<Member<'_>> =
+            event.workloads.iter().filter(|w| !joined.contains(&w.name.as_str())).map(Member::from).collect();
+        let lineage = &self.judged.at.lineage;
+        let before = causes::group(lineage, &kept, &traced.shifts, &traced.broken, &traced.reaches);
+        let had = |f: &str| before.root_causes.iter().any(|c| c.function == f);
+        event.causes.root_causes.iter().filter(|c| !had(&c.function)).map(|c| c.function.clone()).collect()
     }
 
     /// Queues every announcement for every webhook target.

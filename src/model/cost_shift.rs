@@ -25,6 +25,11 @@ pub struct WhereCostWent {
 /// A catalogue probe over its contract at a version.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct BrokenContract {
+    /// The function, as the catalogue names it, and the class its contract allows (`O(1)`).
+    #[serde(skip)]
+    pub function: String,
+    #[serde(skip)]
+    pub expected: String,
     pub probe: String,
     pub sentence: String,
     pub series_url: String,

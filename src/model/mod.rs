@@ -10,6 +10,7 @@ mod exposure;
 mod failure;
 pub mod metric;
 mod regression;
+mod root_cause;
 mod summary;
 mod track;
 
@@ -25,6 +26,7 @@ pub use regression::{
     RegressionRow, RegressionStatus, RegressionWorkload, ResolvedMember, StoredMember, StoredRegression, VersionSizes,
 };
 
+pub use root_cause::{CauseKind, CausedWorkload, RootCause, RootCauses, Via};
 pub use summary::{Beside, Classified, Medians, WorkloadFit, WorkloadSummary};
 pub use track::{Reason, Track};
 

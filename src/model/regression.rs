@@ -225,6 +225,10 @@ pub struct RegressionWorkload {
     #[sqlx(skip)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract_break: Option<String>,
+    /// The contract it is held to, where it has one: what its root cause says of a break.
+    #[sqlx(skip)]
+    #[serde(skip)]
+    pub contract: Option<slopewatch_core::wire::Contract>,
     /// The workload's unit, as stored: what `ratio_size`, `size_of_interest` and a failure's size
     /// count.
     #[serde(skip)]
@@ -384,6 +388,10 @@ pub struct RegressionDetail {
     /// one its cost went to. Worked out when read; those whose scan found the function broken and
     /// not accepted first.
     pub artifacts: Vec<super::ArtifactReach>,
+    /// Its workloads under the functions that broke at its version, worst first, and those that
+    /// trace to none (docs/alerts.md, "Root causes"); worked out when read.
+    #[serde(flatten)]
+    pub causes: super::RootCauses,
     /// The architecture of the lineage, and the hosts that measured its versions here under
     /// emulation (worked out when read).
     #[serde(flatten)]

@@ -217,6 +217,8 @@ pub struct Update<'d> {
     /// Its range moved (first bad, last good or fixed-in version, or out of a merge): announce
     /// `regression.updated` (not for a false alarm).
     pub announce: bool,
+    /// An editor called it a false alarm: nothing about it is announced.
+    pub false_alarm: bool,
 }
 
 impl<'d> Update<'d> {
@@ -357,9 +359,11 @@ fn difference<'d>(s: &StoredRegression, d: &'d Derived) -> Update<'d> {
         .map(|sm| sm.track)
         .collect();
     let resolves = s.is_open() && d.fixed_version.is_some();
-    // Workloads joining or leaving without the range moving are noted on the timeline, not paged.
-    let announce = s.status != RegressionStatus::FalseAlarm && !moved.is_empty();
-    Update { id: s.id, derived: d, moved, added, removed, fixed, unfixed, resolves, announce }
+    // Workloads joining or leaving without the range moving are noted on the timeline, and paged
+    // only for a root cause they bring (`intake`).
+    let false_alarm = s.status == RegressionStatus::FalseAlarm;
+    let announce = !false_alarm && !moved.is_empty();
+    Update { id: s.id, derived: d, moved, added, removed, fixed, unfixed, resolves, announce, false_alarm }
 }
 
 /// A stored open regression that no derived one matches is fixed as an in-order arrival fixes

@@ -1,7 +1,7 @@
 //! What a regression's "where the cost went" reads: its workloads' profiles at its first bad and
 //! last good versions (the latest run's at each that carried one, whatever the measure), and the
-//! catalogue's probes of one function at the bad version, to say whether that function broke its
-//! contract there. Bounded reads: a regression's few workloads at two versions.
+//! catalogue's probes at the bad version, to say which functions broke their contracts there.
+//! Bounded reads: a regression's workloads at two versions, and one version's probes.
 
 use super::db::complexity::decode_complexity;
 use super::db::{sql, Exec, Tx};
@@ -9,7 +9,7 @@ use super::{decode_json, Store};
 use crate::model::MetricColumn;
 use slopewatch_core::complexity::{Class, Complexity};
 use slopewatch_core::profile::Profile;
-use slopewatch_core::wire::Metric;
+use slopewatch_core::wire::{Metric, CONTRACT_PREFIX};
 
 /// A workload's profile at a version of a lineage.
 #[derive(Debug, Clone)]
@@ -57,15 +57,10 @@ impl Store {
         profiles_at(conn.exec(), lineage, versions, workloads).await
     }
 
-    /// The catalogue's probes of `function` (`contract.FUNCTION.*`) at a version of a lineage.
-    pub async fn probes_at(
-        &self,
-        lineage: &str,
-        version: &str,
-        function: &str,
-    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+    /// The catalogue's probes (`contract.*`, found probes among them) at a version of a lineage.
+    pub async fn probes_at(&self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
         let mut conn = self.pool.acquire().await?;
-        probes_at(conn.exec(), lineage, version, function).await
+        probes_at(conn.exec(), lineage, version).await
     }
 }
 
@@ -81,13 +76,8 @@ impl Tx<'_> {
     }
 
     /// `Store::probes_at`, within the transaction.
-    pub async fn probes_at(
-        &mut self,
-        lineage: &str,
-        version: &str,
-        function: &str,
-    ) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
-        probes_at(self.exec(), lineage, version, function).await
+    pub async fn probes_at(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+        probes_at(self.exec(), lineage, version).await
     }
 }
 
@@ -123,19 +113,14 @@ async fn profiles_at(
     Ok(latest)
 }
 
-async fn probes_at(
-    exec: Exec<'_>,
-    lineage: &str,
-    version: &str,
-    function: &str,
-) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
+async fn probes_at(exec: Exec<'_>, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
     let q = sql("SELECT w.name AS probe, w.metric, s.complexity, c.expected
          FROM version_summaries s JOIN workloads w ON w.id = s.workload_id
          JOIN workload_contracts c ON c.workload_id = s.workload_id
          WHERE s.lineage = $1 AND s.version = $2 AND w.name LIKE $3 ORDER BY w.name, w.metric")
     .bind(lineage)
     .bind(version)
-    .bind(format!("contract.{function}.%"));
+    .bind(format!("{CONTRACT_PREFIX}%"));
     let rows: Vec<ProbeAtVersionRow> = exec.all(&q).await?;
     rows.into_iter()
         .filter_map(|r| Some((Class::parse(&r.expected)?, r)))

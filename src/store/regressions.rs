@@ -55,12 +55,13 @@ impl WorkloadRecord {
             |text: Option<String>| decode_complexity(text.as_deref()).map(|c| crate::format::class_text(c.as_ref()));
         let after = decode_complexity(self.complexity_after.as_deref())?;
         let contract: Option<Contract> = self.contract.as_deref().map(decode_json).transpose()?;
-        let contract_break = contract.filter(|_| self.member.reason == "slope").map(|c| {
+        let contract_break = contract.as_ref().filter(|_| self.member.reason == "slope").map(|c| {
             let exponent = after.as_ref().and_then(|a| a.exponent);
-            crate::format::contract_break(&c, exponent, self.previous_version.as_deref())
+            crate::format::contract_break(c, exponent, self.previous_version.as_deref())
         });
         Ok(RegressionWorkload {
             contract_break,
+            contract,
             class_before: class(self.complexity_before)?,
             class_after: crate::format::class_text(after.as_ref()),
             source_changed: matches!((&self.source_before, &self.source_after), (Some(b), Some(a)) if b != a),
@@ -271,6 +272,7 @@ impl Store {
             attribution: None,
             where_cost_went: Vec::new(),
             artifacts: Vec::new(),
+            causes: Default::default(),
         }))
     }
 

@@ -21,6 +21,9 @@ pub struct Banner {
     /// What it holds, workloads that changed alike counted together: `6 workloads O(n) → O(n²)`,
     /// `strtol wrong result`.
     pub parts: Vec<String>,
+    /// Its root causes in a phrase, "broke 24 functions; 5 workloads trace to strspn and
+    /// strcspn"; none where nothing traces to a function (the page fills it in when read).
+    pub causes: Option<String>,
     pub workloads: Vec<BannerWorkload>,
 }
 
@@ -75,6 +78,7 @@ fn banner(r: &RegressionRow, members: &[RegressionWorkload]) -> Banner {
         acknowledged: r.status == RegressionStatus::Acknowledged.as_str(),
         opened_at: r.opened_at,
         parts,
+        causes: None,
         workloads: members.iter().map(|m| workload(m, finding)).collect(),
     }
 }
@@ -173,6 +177,7 @@ mod tests {
             class_after: Some(after.into()),
             source_changed: false,
             contract_break: None,
+            contract: None,
             size_unit: SizeUnit::Bytes,
             size_of_interest: None,
             at_size_of_interest: None,

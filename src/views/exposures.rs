@@ -9,7 +9,6 @@ use crate::links;
 use crate::model::{ArtifactReach, RegressionWorkload, ScannedArtifact, WhereCostWent};
 use crate::store::StoredReach;
 use slopewatch_core::exposure::{Breakage, ExposedFunction};
-use slopewatch_core::wire::CONTRACT_PREFIX;
 use std::cmp::Reverse;
 use std::fmt::Write;
 
@@ -179,13 +178,13 @@ pub fn regression_functions(workloads: &[RegressionWorkload], cost_went: &[Where
     functions_named(workloads.iter().map(|w| w.workload.as_str()), cost_went.iter().map(|w| w.shift.function.as_str()))
 }
 
-/// The functions of the contract probes among `workloads` and the functions `cost_went_to`, each
-/// once, in order: what a regression names, however it is held.
+/// The functions of the contract probes and loops among `workloads` and the functions
+/// `cost_went_to`, each once, in order: what a regression names, however it is held.
 pub fn functions_named<'a>(
     workloads: impl Iterator<Item = &'a str>,
     cost_went_to: impl Iterator<Item = &'a str>,
 ) -> Vec<String> {
-    let probes = workloads.filter_map(|w| w.strip_prefix(CONTRACT_PREFIX)?.split('.').next());
+    let probes = workloads.filter_map(slopewatch_core::workloads::function_of);
     let mut functions: Vec<String> = probes.chain(cost_went_to).filter(|f| !f.is_empty()).map(str::to_string).collect();
     functions.sort();
     functions.dedup();

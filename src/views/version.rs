@@ -7,7 +7,8 @@ use super::changes::{ChangeRow, Changes, VersionAt};
 use super::regression::postmortem::{destination, text};
 use crate::links;
 use crate::model::{
-    Architecture, RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload, ScannedArtifact,
+    Architecture, RegressionKind, RegressionRow, RegressionStatus, RegressionWorkload, RootCause, RootCauses,
+    ScannedArtifact,
 };
 use serde::Serialize;
 use std::fmt::Write;
@@ -38,10 +39,22 @@ pub struct VersionRegression {
     pub what: String,
     /// Its page on the dashboard.
     pub url: String,
+    /// Its root causes in a phrase, "broke 24 functions; 5 workloads trace to strspn and
+    /// strcspn", and each cause with its workloads (docs/alerts.md, "Root causes").
+    pub causes_headline: Option<String>,
+    pub root_causes: Vec<RootCause>,
 }
 
+/// Most causes the version page lists under a regression; its own page lists them all.
+const CAUSES_LISTED: usize = 8;
+
 impl VersionRegression {
-    pub fn new(r: &RegressionRow, members: &[RegressionWorkload], version: &str) -> VersionRegression {
+    pub fn new(
+        r: &RegressionRow,
+        members: &[RegressionWorkload],
+        version: &str,
+        causes: RootCauses,
+    ) -> VersionRegression {
         let n = members.len();
         let count = format!("{n} workload{}", if n == 1 { "" } else { "s" });
         let fixed_here = r.fixed_version.as_deref() == Some(version);
@@ -59,7 +72,16 @@ impl VersionRegression {
             fixed_here,
             what,
             url: links::regression(r.id),
+            causes_headline: causes.headline(),
+            root_causes: causes.root_causes,
         }
+    }
+
+    /// The causes the page lists, each in a line, and how many more its own page has.
+    pub fn cause_lines(&self) -> (Vec<String>, usize) {
+        let plain = |s: &str| s.to_string();
+        let lines = self.root_causes.iter().take(CAUSES_LISTED).map(|c| c.line(plain, plain)).collect();
+        (lines, self.root_causes.len().saturating_sub(CAUSES_LISTED))
     }
 
     /// "Regression #3", "Finding #2".
@@ -125,6 +147,16 @@ impl VersionView {
             md.push_str("\n## Regressions and findings\n\n");
             for r in &self.regressions {
                 let _ = writeln!(md, "- [{}](<{}>) ({}): {}", r.title(), url(&r.url), r.status_label(), text(&r.what));
+                if let Some(h) = &r.causes_headline {
+                    let _ = writeln!(md, "  - It {}:", text(h));
+                }
+                let (lines, more) = r.cause_lines();
+                for c in r.root_causes.iter().take(lines.len()) {
+                    let _ = writeln!(md, "    - {}", c.line(text, text));
+                }
+                if more > 0 {
+                    let _ = writeln!(md, "    - and {more} more on its page");
+                }
             }
         }
         let before = self.changes.before_name().unwrap_or_else(|| "before".into());

@@ -154,6 +154,7 @@ fn announce<'n>(
                 class_after: fit.and_then(|f| format::class_text(f.complexity.as_ref())),
                 class_changed: step.is_some_and(|s| s.shown),
                 class_step: step,
+                contract: scene.contracts.get(&id).cloned(),
                 contract_break: fit.filter(|_| m.track.reason == Reason::Slope).zip(scene.contracts.get(&id)).map(
                     |(f, c)| {
                         let exponent = f.complexity.as_ref().and_then(|c| c.exponent);
@@ -185,6 +186,7 @@ fn announce<'n>(
         changes,
         attribution: None,
         artifacts: Vec::new(),
+        causes: Default::default(),
     }
 }
 
@@ -224,6 +226,7 @@ pub fn resolved<'c>(
                 class_changed: step.is_some_and(|s| s.shown),
                 class_step: step,
                 contract_break: None,
+                contract: None,
                 at_size_of_interest: None,
                 where_cost_went: None,
                 series_url: scene.series_url(&m.name, m.metric),
@@ -246,6 +249,7 @@ pub fn resolved<'c>(
         changes: Vec::new(),
         attribution: None,
         artifacts: Vec::new(),
+        causes: Default::default(),
     }
 }
 

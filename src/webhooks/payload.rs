@@ -64,6 +64,25 @@ pub struct Event {
     /// (docs/exposure.md); on `regression.opened` and `finding.opened` only.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
+    /// Its workloads under the functions that broke at its version, worst first, and those that
+    /// trace to none (docs/alerts.md, "Root causes"); empty on the `.resolved` events.
+    #[serde(flatten)]
+    pub causes: crate::model::RootCauses,
+}
+
+impl<'a> From<&'a EventWorkload> for crate::causes::Member<'a> {
+    fn from(w: &'a EventWorkload) -> crate::causes::Member<'a> {
+        crate::causes::Member {
+            workload: &w.name,
+            metric: w.metric,
+            reason: w.reason,
+            failure: w.failure.as_ref(),
+            contract: w.contract.as_ref(),
+            class_before: w.class_before.as_deref(),
+            class_after: w.class_after.as_deref(),
+            unit: w.size_unit,
+        }
+    }
 }
 
 /// One field of a regression that moved, from what, to what.
@@ -75,8 +94,9 @@ pub struct FieldChange {
 }
 
 /// What moved of a regression: `version` (the first bad version), `previous_version` (the last
-/// good one), `fixed_version`, `merged_into` (the regression it went into or left), or
-/// `workloads` (their names, comma-separated).
+/// good one), `fixed_version`, `merged_into` (the regression it went into or left),
+/// `workloads` (their names, comma-separated), or `root_causes` (the causes' functions,
+/// comma-separated, when a workload that joined brought a new one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
@@ -85,6 +105,7 @@ pub enum Field {
     FixedVersion,
     MergedInto,
     Workloads,
+    RootCauses,
 }
 
 impl Field {
@@ -96,6 +117,7 @@ impl Field {
             Field::FixedVersion => "fixed in",
             Field::MergedInto => "merged_into",
             Field::Workloads => "workloads",
+            Field::RootCauses => "root causes",
         }
     }
 }
@@ -153,6 +175,9 @@ pub struct EventWorkload {
     /// loop that calls it once per token over n bytes is O(n²)."
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract_break: Option<String>,
+    /// The contract it is held to, for its root cause's words.
+    #[serde(skip)]
+    pub contract: Option<slopewatch_core::wire::Contract>,
     /// What the workload costs at its size of interest at `version`, against `previous_version`,
     /// predicted from each version's fit with its 95% prediction interval, e.g. "at 40,000
     /// records: ≈ 5.4 min [4.6 min, 6.3 min] here, predicted past the 20,000 records measured; ≈
@@ -240,62 +265,17 @@ impl Body for Event {
             ),
         };
         let mut lines = vec![headline];
-        for w in &self.workloads {
-            let name = slack_code(&w.name);
-            let name = match w.metric {
-                Metric::Wall => format!("`{name}`"),
-                metric => format!("`{name}` ({})", metric.label()),
-            };
-            let cost = (w.reason == "cost").then(|| {
-                let at = w.ratio_size.and_then(|s| u64::try_from(s).ok());
-                let (before, after) = (w.class_before.as_deref(), w.class_after.as_deref());
-                let labels =
-                    (before.and_then(format::class_label_of_text), after.and_then(format::class_label_of_text));
-                w.time_ratio.zip(at).map(|(r, size)| format::cost_change(r, size, w.size_unit, labels.0, labels.1))
-            });
-            if let Some(cost) = cost {
-                let what = cost.unwrap_or_else(|| "cost".into());
-                lines.push(format!("• {name}: {} (factor {})", slack_escape(&what), format::factor(w.threshold)));
-                continue;
-            }
-            let mut line = match (&w.failure, w.slope, w.ci_low, w.ci_high) {
-                (Some(f), ..) => {
-                    let detail = f.detail.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-                    let detail: String = detail.chars().take(200).collect();
-                    let detail =
-                        if detail.is_empty() { String::new() } else { format!(" — {}", slack_escape(&detail)) };
-                    format!("• {name}: ✗ {}{detail}", slack_escape(&format::failure(f, w.size_unit)))
-                }
-                (None, Some(slope), Some(low), Some(high)) => {
-                    format!("• {name}: slope {slope:.2} (95% CI {low:.2}–{high:.2}, threshold {:.2})", w.threshold)
-                }
-                (None, ..) if w.reason == "failure" => format!("• {name}: runs correctly again"),
-                (None, ..) => format!("• {name}"),
-            };
-            if let Some(prev) = w.previous_slope {
-                line.push_str(&format!(", was {prev:.2}"));
-            }
-            if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size.and_then(|s| u64::try_from(s).ok())) {
-                let what = if w.metric.is_count() { "instructions" } else { "time" };
-                line.push_str(&format!("; {} the {what} at {}", format::factor(r), format::size(size, w.size_unit)));
-            }
-            let step = w.class_step.map(|s| s.text());
-            if let Some(step) =
-                step.or_else(|| format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()))
-            {
-                line.push_str(&format!("; {step}"));
-            }
-            if let Some(sentence) = &w.contract_break {
-                line.push_str(&format!("\n    {}", slack_escape(sentence)));
-            }
-            if let Some(went) = &w.where_cost_went {
-                line.push_str(&format!("\n    {}", slack_escape(&format::sentence(went))));
-            }
-            if let Some(cost) = &w.at_size_of_interest {
-                line.push_str(&format!("\n    {}", slack_escape(&format::sentence(cost))));
-            }
-            lines.push(line);
+        let code = |s: &str| format!("`{}`", slack_code(s));
+        for c in &self.causes.root_causes {
+            lines.push(format!("• {}", c.line(code, slack_escape)));
         }
+        let unattributed = |w: &&EventWorkload| {
+            self.causes.is_empty() || self.causes.unattributed.iter().any(|u| u.workload == w.name)
+        };
+        if !self.causes.is_empty() && self.workloads.iter().any(|w| unattributed(&w)) {
+            lines.push("Traced to no cause:".to_string());
+        }
+        lines.extend(self.workloads.iter().filter(unattributed).map(workload_line));
         if let Some(a) = &self.attribution {
             lines.push(format!(":scales: {}", slack_escape(&format::sentence(&a.sentence))));
         }
@@ -306,6 +286,61 @@ impl Body for Event {
         lines.push(format!("<{}|Open the {what}>", slack_escape(&self.links.regression)));
         lines.join("\n")
     }
+}
+
+/// One workload's line of a Slack message: its slope or failure, ratio, class step and what its
+/// contract, profile and size of interest say.
+fn workload_line(w: &EventWorkload) -> String {
+    let name = slack_code(&w.name);
+    let name = match w.metric {
+        Metric::Wall => format!("`{name}`"),
+        metric => format!("`{name}` ({})", metric.label()),
+    };
+    let cost = (w.reason == "cost").then(|| {
+        let at = w.ratio_size.and_then(|s| u64::try_from(s).ok());
+        let (before, after) = (w.class_before.as_deref(), w.class_after.as_deref());
+        let labels = (before.and_then(format::class_label_of_text), after.and_then(format::class_label_of_text));
+        w.time_ratio.zip(at).map(|(r, size)| format::cost_change(r, size, w.size_unit, labels.0, labels.1))
+    });
+    if let Some(cost) = cost {
+        let what = cost.unwrap_or_else(|| "cost".into());
+        return format!("• {name}: {} (factor {})", slack_escape(&what), format::factor(w.threshold));
+    }
+    let mut line = match (&w.failure, w.slope, w.ci_low, w.ci_high) {
+        (Some(f), ..) => {
+            let detail = f.detail.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+            let detail: String = detail.chars().take(200).collect();
+            let detail = if detail.is_empty() { String::new() } else { format!(" — {}", slack_escape(&detail)) };
+            format!("• {name}: ✗ {}{detail}", slack_escape(&format::failure(f, w.size_unit)))
+        }
+        (None, Some(slope), Some(low), Some(high)) => {
+            format!("• {name}: slope {slope:.2} (95% CI {low:.2}–{high:.2}, threshold {:.2})", w.threshold)
+        }
+        (None, ..) if w.reason == "failure" => format!("• {name}: runs correctly again"),
+        (None, ..) => format!("• {name}"),
+    };
+    if let Some(prev) = w.previous_slope {
+        line.push_str(&format!(", was {prev:.2}"));
+    }
+    if let (Some(r), Some(size)) = (w.time_ratio, w.ratio_size.and_then(|s| u64::try_from(s).ok())) {
+        let what = if w.metric.is_count() { "instructions" } else { "time" };
+        line.push_str(&format!("; {} the {what} at {}", format::factor(r), format::size(size, w.size_unit)));
+    }
+    let step = w.class_step.map(|s| s.text());
+    if let Some(step) = step.or_else(|| format::class_step_of_text(w.class_before.as_deref(), w.class_after.as_deref()))
+    {
+        line.push_str(&format!("; {step}"));
+    }
+    if let Some(sentence) = &w.contract_break {
+        line.push_str(&format!("\n    {}", slack_escape(sentence)));
+    }
+    if let Some(went) = &w.where_cost_went {
+        line.push_str(&format!("\n    {}", slack_escape(&format::sentence(went))));
+    }
+    if let Some(cost) = &w.at_size_of_interest {
+        line.push_str(&format!("\n    {}", slack_escape(&format::sentence(cost))));
+    }
+    line
 }
 
 #[cfg(test)]
@@ -343,6 +378,7 @@ mod tests {
                 class_changed: true,
                 class_step: Some(ClassStep { from: Class::Linear, to: Class::Quadratic, shown: true }),
                 contract_break: None,
+                contract: None,
                 at_size_of_interest: None,
                 where_cost_went: None,
                 series_url: "https://sw.example/series/strchr/zig-cc-musl".into(),
@@ -351,6 +387,7 @@ mod tests {
             changes: Vec::new(),
             attribution: None,
             artifacts: Vec::new(),
+            causes: Default::default(),
         }
     }
 

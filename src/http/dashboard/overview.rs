@@ -114,7 +114,11 @@ pub(super) async fn page(State(state): State<AppState>, headers: HeaderMap, RawQ
         state.store.pending_versions(PENDING_VERSIONS),
     )?;
     let stored: Vec<_> = open.into_iter().chain(acknowledged).collect();
-    let (regressions, findings) = banners(&stored);
+    let (mut regressions, mut findings) = banners(&stored);
+    for b in regressions.iter_mut().chain(&mut findings) {
+        let Some((r, members)) = stored.iter().find(|(r, _)| r.id == b.id) else { continue };
+        b.causes = crate::http::regressions::root_causes(&state, r, members, false).await?.headline();
+    }
     let overview =
         Overview::from_history(&history, &failures, asked, &state.config.controls, &state.config.alerts.rules)
             .with_activity(&builds, &pending);

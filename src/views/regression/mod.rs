@@ -1,5 +1,6 @@
 //! A regression's page beyond its rows: what its editors write, and the postmortem it exports.
 
+pub mod causes;
 pub mod edits;
 pub mod markdown;
 pub mod postmortem;

@@ -167,6 +167,7 @@ pub fn export(d: &RegressionDetail) -> String {
     let magnitude = r.magnitude.map_or_else(|| "–".to_string(), crate::format::factor);
     let _ = writeln!(md, "- Magnitude: {magnitude} the time (or count) at the largest common size\n");
 
+    md.push_str(&super::causes::markdown(&d.causes, text));
     if let Some(a) = &d.attribution {
         md.push_str(&crate::views::control::markdown(a, text));
     }

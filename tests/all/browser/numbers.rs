@@ -111,9 +111,10 @@ fn svgs(dom: &str) -> Vec<&str> {
     dom.match_indices("<svg").map(|(i, _)| &dom[i..i + dom[i..].find("</svg>").unwrap() + 6]).collect()
 }
 
-/// The rendered table row that holds `text`.
+/// The rendered table row that holds `text` (the first: a list above may name it too).
 fn row_with<'a>(dom: &'a str, text: &str) -> &'a str {
-    let at = dom.find(text).unwrap_or_else(|| panic!("a row shows {text}"));
+    let in_row = |at: &usize| dom[..*at].rfind("<tr") > dom[..*at].rfind("</tr>").or(dom[..*at].rfind("<table"));
+    let at = dom.match_indices(text).map(|(i, _)| i).find(in_row).unwrap_or_else(|| panic!("a row shows {text}"));
     let start = dom[..at].rfind("<tr").unwrap();
     &dom[start..at + dom[at..].find("</tr>").unwrap()]
 }

@@ -151,13 +151,17 @@ async fn the_verdict_leads_the_overview_above_a_grid_sorted_worst_first() {
     let zig_line =
         headlines.iter().find(|h| h.contains("zig-cc-musl 0.16.0")).unwrap_or_else(|| panic!("{headlines:?}"));
     assert!(
-        zig_line
-            .contains(&format!("zig-cc-musl 0.16.0: 6 workloads O(n) → O(n²), strtol wrong result — #{zig} (opened ")),
+        zig_line.contains(&format!(
+            "zig-cc-musl 0.16.0: broke 6 functions (6 workloads O(n) → O(n²), strtol wrong result) — #{zig} (opened "
+        )),
         "{zig_line}"
     );
     assert!(zig_line.ends_with(" ago)") || zig_line.ends_with("just now)"), "{zig_line}");
     let clang_line = headlines.iter().find(|h| h.contains("clang-glibc")).unwrap();
-    assert!(clang_line.contains(&format!("clang-glibc 18.1.8: strstr O(n) → O(n²) — #{clang}")), "{clang_line}");
+    assert!(
+        clang_line.contains(&format!("clang-glibc 18.1.8: broke 1 function (strstr O(n) → O(n²)) — #{clang}")),
+        "{clang_line}"
+    );
     let links = hrefs(&mut tab, "#regressions article.banner .headline a");
     for (lineage, version, id) in [("zig-cc-musl", "0.16.0", zig), ("clang-glibc", "18.1.8", clang)] {
         assert!(links.contains(&format!("/toolchains/{lineage}/{version}")), "{links:?}");

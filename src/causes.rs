@@ -2,7 +2,8 @@
 //! loops name the functions that broke and how; each profiled workload joins the broken functions
 //! its added cost (or, alone, its instructions) went to, by the mapping "where the cost went"
 //! makes (`profiles`); a cost regression whose cost went to a function that broke nothing makes a
-//! cost-rise cause of it; every other workload stays unattributed. No database here.
+//! cost-rise cause of it; every other workload stays unattributed. `group` reads no database;
+//! `read` reads what it needs for a page that lists regressions.
 
 use crate::format;
 use crate::links;
@@ -292,6 +293,28 @@ pub fn group(
         }
     }
     RootCauses { root_causes: causes, unattributed }
+}
+
+/// The root causes of the stored regression `r` with `members`, for a page that lists it: its
+/// profiles and the probes over at its version, and with `artifacts` up to that many stored
+/// artifacts that reach the functions it names.
+pub async fn read(
+    store: &crate::store::Store,
+    r: &crate::model::RegressionRow,
+    members: &[RegressionWorkload],
+    artifacts: Option<i64>,
+) -> Result<RootCauses, sqlx::Error> {
+    let traced = crate::profiles::of(store, r, members).await?;
+    let reaches = match artifacts {
+        Some(limit) => {
+            let functions = crate::views::exposures::regression_functions(members, &traced.shifts);
+            let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+            crate::views::exposures::reaches(&r.lineage, store.artifacts_reaching(&r.lineage, &names, limit).await?)
+        }
+        None => Vec::new(),
+    };
+    let members: Vec<Member<'_>> = members.iter().map(Member::from).collect();
+    Ok(group(&r.lineage, &members, &traced.shifts, &traced.broken, &reaches))
 }
 
 /// The root causes of a regression as its page read it: its workloads, where their cost went and

@@ -22,9 +22,6 @@ use slopewatch_core::lineage::LineageVersion;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// Most artifacts a regression names.
-const REACHES_SHOWN: i64 = 100;
-
 pub(super) fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(submit_exposure)).routes(routes!(contract_verdicts))
 }
@@ -120,16 +117,8 @@ async fn contract_verdicts(
 /// The artifacts whose latest scan in the regression's lineage reaches a function it names.
 pub(super) async fn reaching(state: &AppState, d: &RegressionDetail) -> Result<Vec<ArtifactReach>, Error> {
     let functions = exposures::regression_functions(&d.workloads, &d.where_cost_went);
-    reaching_functions(state, &d.regression.lineage, &functions).await
-}
-
-/// The stored artifacts of `lineage` whose latest scan reaches one of `functions`.
-pub(super) async fn reaching_functions(
-    state: &AppState,
-    lineage: &str,
-    functions: &[String],
-) -> Result<Vec<ArtifactReach>, Error> {
     let names: Vec<&str> = functions.iter().map(String::as_str).collect();
-    let rows = state.store.artifacts_reaching(lineage, &names, REACHES_SHOWN).await?;
+    let lineage = &d.regression.lineage;
+    let rows = state.store.artifacts_reaching(lineage, &names, exposures::REACHES_SHOWN).await?;
     Ok(exposures::reaches(lineage, rows))
 }

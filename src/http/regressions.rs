@@ -70,25 +70,6 @@ async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     Ok(d)
 }
 
-/// The root causes of the regression `r` with `members`, read for a page that lists it: its
-/// profiles, the probes over at its version and, with `artifacts`, the artifacts that reach what
-/// it names.
-pub(super) async fn root_causes(
-    state: &AppState,
-    r: &crate::model::RegressionRow,
-    members: &[crate::model::RegressionWorkload],
-    artifacts: bool,
-) -> Result<crate::model::RootCauses, Error> {
-    let traced = crate::profiles::of(&state.store, r, members).await?;
-    let functions = crate::views::exposures::regression_functions(members, &traced.shifts);
-    let reaches = match artifacts {
-        true => super::exposures::reaching_functions(state, &r.lineage, &functions).await?,
-        false => Vec::new(),
-    };
-    let members: Vec<crate::causes::Member<'_>> = members.iter().map(Into::into).collect();
-    Ok(crate::causes::group(&r.lineage, &members, &traced.shifts, &traced.broken, &reaches))
-}
-
 pub(super) struct Choice {
     pub value: &'static str,
     pub label: &'static str,

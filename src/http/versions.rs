@@ -170,7 +170,7 @@ pub(super) async fn load(
     for (r, m) in
         read.regressions.iter().filter(|(r, _)| r.version == version || r.fixed_version.as_deref() == Some(version))
     {
-        let causes = super::regressions::root_causes(state, r, m, true).await?;
+        let causes = crate::causes::read(&state.store, r, m, Some(crate::views::exposures::REACHES_SHOWN)).await?;
         regressions.push(VersionRegression::new(r, m, version, causes));
     }
     Ok(VersionView {

@@ -191,6 +191,9 @@ pub fn functions_named<'a>(
     functions
 }
 
+/// Most artifacts a regression's page names (its webhook names fewer).
+pub const REACHES_SHOWN: i64 = 100;
+
 /// The artifacts a regression of `lineage` names, each with its sentence: those whose scan found
 /// the function broken and not accepted first, then by artifact and function.
 pub fn reaches(lineage: &str, rows: Vec<StoredReach>) -> Vec<ArtifactReach> {

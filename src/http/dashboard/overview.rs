@@ -117,7 +117,7 @@ pub(super) async fn page(State(state): State<AppState>, headers: HeaderMap, RawQ
     let (mut regressions, mut findings) = banners(&stored);
     for b in regressions.iter_mut().chain(&mut findings) {
         let Some((r, members)) = stored.iter().find(|(r, _)| r.id == b.id) else { continue };
-        b.causes = crate::http::regressions::root_causes(&state, r, members, false).await?.headline();
+        b.causes = crate::causes::read(&state.store, r, members, None).await?.headline();
     }
     let overview =
         Overview::from_history(&history, &failures, asked, &state.config.controls, &state.config.alerts.rules)

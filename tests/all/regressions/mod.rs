@@ -9,3 +9,5 @@ mod bisections;
 mod findings;
 mod pages_and_editing;
 mod profiles;
+mod root_causes;
+mod zig_causes;

@@ -19,26 +19,12 @@ use std::sync::OnceLock;
 const PROBES: &str =
     "contract.strspn.*,contract.strcspn.*,contract.strchr.*,contract.memccpy.*,contract.strncmp.*,contract.memchr.*";
 
-/// A team's tokenizer: SIZE bytes of words, each word and the blanks after it skipped with
-/// `strspn`.
-const TOKENIZER: &str = r#"
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-int main(int argc, char **argv) {
-    long n = atol(argv[1]);
-    char *buf = malloc(n + 1);
-    for (long i = 0; i < n; i++) buf[i] = i % 8 == 7 ? ' ' : 'a';
-    buf[n] = 0;
-    long tokens = 0;
-    for (char *p = buf; *p; tokens++) {
-        p += strspn(p, "abcdefghijklmnopqrstuvwxyz");
-        p += strspn(p, " ");
-    }
-    printf("slopewatch_result=%ld\n", tokens);
-    return 0;
+/// A team's tokenizer, the profile tests' own: SIZE bytes of words, each run of letters skipped
+/// with `strspn`.
+fn tokenizer() -> String {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("ingest-agent/tests/fixtures/stripped_strspn.c");
+    std::fs::read_to_string(fixture).unwrap()
 }
-"#;
 
 const TEAM: &str = "[[workloads]]\nname = \"tokens\"\nbuild = \"{cc} {cflags} -o {out} tokens.c\"\n\
                     command = \"{out} {size}\"\nsources = [\"tokens.c\"]\nunit = \"bytes\"\nstart = 4096\nmax = 32768\n";
@@ -62,7 +48,7 @@ fn measured() -> Option<&'static Measured> {
                 return None;
             }
             let dir = tempfile::tempdir().unwrap();
-            std::fs::write(dir.path().join("tokens.c"), TOKENIZER).unwrap();
+            std::fs::write(dir.path().join("tokens.c"), tokenizer()).unwrap();
             std::fs::write(dir.path().join("team.toml"), TEAM).unwrap();
             // Shared with the other tests that build with the real toolchains.
             let cache = output_dir().parent().unwrap().join("agent-cache");

@@ -295,26 +295,39 @@ pub fn group(
     RootCauses { root_causes: causes, unattributed }
 }
 
-/// The root causes of the stored regression `r` with `members`, for a page that lists it: its
-/// profiles and the probes over at its version, and with `artifacts` up to that many stored
-/// artifacts that reach the functions it names.
+/// The root causes of the stored regression `r` with `members`, for a page that lists it: the
+/// profiles of its workloads other than probes, the probes over at its version only where a
+/// profile's cost went to a function its own probes and loops do not say broke, and with
+/// `artifacts` up to that many stored artifacts that reach the functions it names.
 pub async fn read(
     store: &crate::store::Store,
     r: &crate::model::RegressionRow,
     members: &[RegressionWorkload],
     artifacts: Option<i64>,
 ) -> Result<RootCauses, sqlx::Error> {
-    let traced = crate::profiles::of(store, r, members).await?;
+    let programs: Vec<(&str, SizeUnit)> = members
+        .iter()
+        .filter(|w| !w.workload.starts_with(CONTRACT_PREFIX))
+        .map(|w| (w.workload.as_str(), w.size_unit))
+        .collect();
+    let shifts = crate::profiles::shifts_of(store, r, &programs).await?;
+    let held: Vec<Member<'_>> = members.iter().map(Member::from).collect();
+    let known: Vec<&str> =
+        held.iter().filter(|m| m.own_break().0.is_break()).filter_map(|m| function_of(m.workload)).collect();
+    let unknown = |w: &WhereCostWent| shares(&w.shift).iter().any(|&(f, s)| s >= LEAST_SHARE && !known.contains(&f));
+    let broken = match shifts.iter().any(unknown) {
+        true => crate::profiles::broken_at(store, &r.lineage, &r.version).await?,
+        false => Vec::new(),
+    };
     let reaches = match artifacts {
         Some(limit) => {
-            let functions = crate::views::exposures::regression_functions(members, &traced.shifts);
+            let functions = crate::views::exposures::regression_functions(members, &shifts);
             let names: Vec<&str> = functions.iter().map(String::as_str).collect();
             crate::views::exposures::reaches(&r.lineage, store.artifacts_reaching(&r.lineage, &names, limit).await?)
         }
         None => Vec::new(),
     };
-    let members: Vec<Member<'_>> = members.iter().map(Member::from).collect();
-    Ok(group(&r.lineage, &members, &traced.shifts, &traced.broken, &reaches))
+    Ok(group(&r.lineage, &held, &shifts, &broken, &reaches))
 }
 
 /// The root causes of a regression as its page read it: its workloads, where their cost went and

@@ -81,6 +81,28 @@ pub struct Traced {
     pub reaches: Vec<crate::model::ArtifactReach>,
 }
 
+/// The shifts alone of `members` of the stored regression `r`, no probes read.
+pub async fn shifts_of(
+    store: &crate::store::Store,
+    r: &RegressionRow,
+    members: &[(&str, SizeUnit)],
+) -> Result<Vec<WhereCostWent>, sqlx::Error> {
+    let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
+    let previous = r.previous_version.as_deref();
+    let versions: Vec<&str> = std::iter::once(r.version.as_str()).chain(previous).collect();
+    let profiles = store.profiles_at(&r.lineage, &versions, &names).await?;
+    Ok(shifts(&r.version, previous, members, &profiles))
+}
+
+/// The functions with a probe over its contract at `version` of `lineage`.
+pub async fn broken_at(
+    store: &crate::store::Store,
+    lineage: &str,
+    version: &str,
+) -> Result<Vec<BrokenContract>, sqlx::Error> {
+    Ok(broken(lineage, version, &store.probes_at(lineage, version).await?))
+}
+
 /// `Traced` for a stored regression, read from `store`.
 pub async fn of(
     store: &crate::store::Store,

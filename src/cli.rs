@@ -23,7 +23,7 @@ pub struct Cli {
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
     /// Run the server: API, dashboard and alerts.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Bring the database schema up to date and exit.
     Migrate(DatabaseArgs),
     /// Create, list and revoke API tokens.
@@ -100,7 +100,7 @@ pub enum TokenCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Migrate(db) => {
             open(&db).await?;
             println!("database {} is up to date", mask_password(&db.database_url));

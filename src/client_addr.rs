@@ -43,7 +43,8 @@ impl TrustedProxies {
         self.0.is_empty()
     }
 
-    fn trusts(&self, addr: IpAddr) -> bool {
+    /// Whether `addr` is one of the proxies.
+    pub fn trusts(&self, addr: IpAddr) -> bool {
         self.0.iter().any(|net| net.contains(&addr))
     }
 

@@ -26,6 +26,11 @@ pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
 pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 60;
 /// Connections open at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// Connections one client address (IPv6: one /64) may have open at once; trusted proxies may have
+/// any number.
+pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 32;
+/// Seconds an answer has to be written once its handler produced it.
+pub const DEFAULT_WRITE_TIMEOUT_SECS: u64 = 30;
 /// Requests handled at once.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
 /// Seconds a request body has before it must keep up with the minimum rate.
@@ -103,6 +108,16 @@ pub struct ServeArgs {
     #[arg(long, env = "SLOPEWATCH_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS,
           value_parser = at_least_one)]
     pub max_connections: usize,
+    /// Connections one client address (IPv6: one /64) may have open; one more is answered 503 and
+    /// closed. Trusted proxies may have any number.
+    #[arg(long, env = "SLOPEWATCH_MAX_CONNECTIONS_PER_CLIENT", default_value_t = DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+          value_parser = at_least_one)]
+    pub max_connections_per_client: usize,
+    /// Seconds an answer has to be written once ready; a client that does not read it by then is
+    /// disconnected, and the answer's request slot freed.
+    #[arg(long, env = "SLOPEWATCH_WRITE_TIMEOUT_SECS", default_value_t = DEFAULT_WRITE_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub write_timeout_secs: u64,
     /// Requests handled at once; one more is answered 503 with `Retry-After` (`/healthz` is
     /// always answered).
     #[arg(long, env = "SLOPEWATCH_MAX_CONCURRENT_REQUESTS", default_value_t = DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -144,6 +159,11 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Connections open at once.
     pub max_connections: usize,
+    /// Connections one client address may have open, and the proxies exempt from it.
+    pub max_connections_per_client: usize,
+    pub trusted_proxies: TrustedProxies,
+    /// Time an answer has to be written once ready.
+    pub write_timeout: Duration,
     /// Requests handled at once.
     pub max_concurrent_requests: usize,
     /// Time a request body has before it must keep up with `body_min_rate`.
@@ -162,6 +182,9 @@ impl Default for Limits {
             header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECS),
             request_timeout: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_SECS),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            trusted_proxies: TrustedProxies::default(),
+            write_timeout: Duration::from_secs(DEFAULT_WRITE_TIMEOUT_SECS),
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
             body_read_timeout: Duration::from_secs(DEFAULT_BODY_READ_TIMEOUT_SECS),
             body_min_rate: DEFAULT_BODY_MIN_RATE,
@@ -215,6 +238,9 @@ impl Limits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
             request_timeout: Duration::from_secs(args.request_timeout_secs),
             max_connections: args.max_connections,
+            max_connections_per_client: args.max_connections_per_client,
+            trusted_proxies: TrustedProxies::default(),
+            write_timeout: Duration::from_secs(args.write_timeout_secs),
             max_concurrent_requests,
             body_read_timeout: Duration::from_secs(body_read_timeout_secs),
             body_min_rate,
@@ -357,11 +383,12 @@ impl Config {
         } else if let Some(path) = &args.session_key_file {
             config.auth.session_key = Some(SessionKey::read(path)?);
         }
+        let trusted_proxies = args.trusted_proxies.clone().unwrap_or(config.trusted_proxies);
         Ok(Config {
             body_limit: args.body_limit,
             retain_samples_days: args.retain_samples_days.or(config.retain_samples_days),
-            trusted_proxies: args.trusted_proxies.clone().unwrap_or(config.trusted_proxies),
-            limits,
+            limits: Limits { trusted_proxies: trusted_proxies.clone(), ..limits },
+            trusted_proxies,
             ..config
         })
     }

@@ -6,16 +6,18 @@
 
 use super::auth::{bearer, Identified};
 use super::bodies::{self, Pace};
+use super::connections::{held, OpenConnection};
 use super::extract::ClientAddr;
 use super::pages::PageError;
 use super::session::{self, Checked};
-use super::throttle::ClientShare;
+use super::throttle::{ClientShare, UnknownTokens};
 use super::{AppState, Error};
 use crate::metrics::Refusal;
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The places, shares and deadlines shared by every request to one app.
@@ -27,6 +29,7 @@ pub(super) struct RequestLimits {
     /// The slots requests without a token or session may take: all but the reserved ones.
     anonymous: Arc<Semaphore>,
     clients: Arc<ClientShare>,
+    unknown: Arc<UnknownTokens>,
     pace: Pace,
 }
 
@@ -38,6 +41,7 @@ impl RequestLimits {
             places: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
             anonymous: Arc::new(Semaphore::new(anonymous)),
             clients: Arc::new(ClientShare::new(limits.anonymous_per_client)),
+            unknown: Arc::new(UnknownTokens::default()),
             pace: Pace::new(limits),
             state,
         }
@@ -74,15 +78,26 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
     // A request that carries a credential takes a place as if it were valid while it is checked,
     // so checking costs no more than the places allow; an invalid one is then anonymous.
     let mut known = None;
-    if bearer(req.headers()).is_some() || session::carries_cookie(req.headers()) {
+    // A token the store did not know lately is anonymous at once: repeating it costs neither a
+    // slot nor a lookup.
+    let unknown = bearer(req.headers()).map(crate::auth::hash).filter(|h| limits.unknown.holds(h, Instant::now()));
+    if unknown.is_some() {
+        req.extensions_mut().insert(Identified(None));
+    }
+    if (bearer(req.headers()).is_some() && unknown.is_none()) || session::carries_cookie(req.headers()) {
         let Ok(place) = limits.places.clone().try_acquire_owned() else { return limits.busy(Refusal::Busy, FULL) };
-        match identify(state, &mut req).await {
-            Ok(true) => known = Some(place),
+        match identify(state, &limits.unknown, &mut req).await {
+            Ok(true) => {
+                if let Some(conn) = req.extensions().get::<Arc<OpenConnection>>() {
+                    conn.trust();
+                }
+                known = Some(place);
+            }
             Ok(false) => {}
             Err(e) => return answer(Error::from(e)),
         }
     }
-    let _share = match known {
+    let share = match known {
         Some(_) => None,
         None => {
             let ClientAddr(client) = ClientAddr::of(state, req.extensions(), req.headers());
@@ -103,7 +118,7 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
             Err(e) => return answer(e),
         };
     }
-    let _places: (OwnedSemaphorePermit, Option<OwnedSemaphorePermit>) = match known {
+    let places: (OwnedSemaphorePermit, Option<OwnedSemaphorePermit>) = match known {
         Some(place) => (place, None),
         None => {
             let Ok(anonymous) = limits.anonymous.clone().try_acquire_owned() else {
@@ -117,7 +132,9 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
     };
     let timeout = state.config.limits.request_timeout;
     match tokio::time::timeout(timeout, next.run(req)).await {
-        Ok(response) => response,
+        // The slot is held until the answer is written (or its connection dropped at the write
+        // deadline): a client that does not read cannot free it and take another.
+        Ok(response) => response.map(|body| held(body, (places, share))),
         Err(_) => {
             let secs = timeout.as_secs_f64();
             tracing::warn!(timeout_s = secs, "request cut off at the request timeout");
@@ -130,9 +147,13 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
 /// Whether the request carries a valid token or a signed-in session; either found is kept in the
 /// request for the read gate and the handlers. A store that cannot answer is an error: the
 /// request is answered 503 at once, rather than waiting for the database again in its handler.
-async fn identify(state: &AppState, req: &mut Request) -> Result<bool, sqlx::Error> {
-    if let Some(secret) = bearer(req.headers()) {
+async fn identify(state: &AppState, unknown: &UnknownTokens, req: &mut Request) -> Result<bool, sqlx::Error> {
+    let known_unknown = matches!(req.extensions().get::<Identified>(), Some(Identified(None)));
+    if let Some(secret) = bearer(req.headers()).filter(|_| !known_unknown) {
         let token = crate::auth::identify(&state.store, secret).await?;
+        if token.is_none() {
+            unknown.remember(crate::auth::hash(secret), Instant::now());
+        }
         let valid = token.is_some();
         req.extensions_mut().insert(Identified(token));
         if valid {

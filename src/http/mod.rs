@@ -6,6 +6,7 @@ mod auth;
 mod bisections;
 mod bodies;
 mod capabilities;
+mod connections;
 mod dashboard;
 mod deliveries;
 pub mod error;

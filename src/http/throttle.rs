@@ -2,7 +2,8 @@
 //! failed logins per address, past whose limit within the window an address is refused (429)
 //! without its token being checked until its oldest failure leaves the window; bisections recorded
 //! per token, past whose limit a token is refused (429) until its oldest one leaves the window
-//! (both `WindowCount`); and requests without a token in progress at once (`ClientShare`).
+//! (both `WindowCount`); requests without a token in progress at once (`ClientShare`); and tokens
+//! the store did not know (`UnknownTokens`).
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -89,6 +90,39 @@ impl<K: Hash + Eq> WindowCount<K> {
     }
 }
 
+/// How long a well-formed token the store did not know is refused from memory.
+pub const UNKNOWN_FOR: Duration = Duration::from_secs(60);
+/// Most unknown tokens remembered; past it, those older than [`UNKNOWN_FOR`] are forgotten, and
+/// if all are younger, all.
+const UNKNOWN_KEPT: usize = 8192;
+
+/// Tokens the store did not know, by their hash, remembered for [`UNKNOWN_FOR`]: a client that
+/// repeats one is refused without a database lookup or a request slot. A token is made with 256
+/// random bits, so none is created that someone presented before.
+#[derive(Default)]
+pub struct UnknownTokens {
+    seen: Mutex<HashMap<String, Instant>>,
+}
+
+impl UnknownTokens {
+    /// Whether the token hashed `hash` was looked up and not found lately.
+    pub fn holds(&self, hash: &str, now: Instant) -> bool {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get(hash).is_some_and(|at| now.duration_since(*at) < UNKNOWN_FOR)
+    }
+
+    pub fn remember(&self, hash: String, now: Instant) {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= UNKNOWN_KEPT {
+            seen.retain(|_, at| now.duration_since(*at) < UNKNOWN_FOR);
+            if seen.len() >= UNKNOWN_KEPT {
+                seen.clear();
+            }
+        }
+        seen.insert(hash, now);
+    }
+}
+
 /// Failed logins per address (IPv6 per /64: one host commonly holds the whole network).
 pub struct LoginThrottle {
     failures: WindowCount<IpAddr>,
@@ -101,7 +135,7 @@ impl Default for LoginThrottle {
 }
 
 /// The address counted for `addr`: itself, or for IPv6 its /64.
-fn bucket(addr: IpAddr) -> IpAddr {
+pub(super) fn bucket(addr: IpAddr) -> IpAddr {
     match addr {
         IpAddr::V4(_) => addr,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

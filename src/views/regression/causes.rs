@@ -38,8 +38,8 @@ impl CausedView {
         let how = match (w.via, share) {
             (Some(Via::Probe), _) => Some("probe".to_string()),
             (Some(Via::Loop), _) => Some("its loop".to_string()),
-            (Some(Via::Profile), Some(s)) if w.partly => Some(format!("partly, {s} of its profile")),
-            (Some(Via::Profile), Some(s)) => Some(format!("{s} of its profile")),
+            (Some(Via::Profile), Some(s)) if w.partly => Some(format!("partly, {s} by its profile")),
+            (Some(Via::Profile), Some(s)) => Some(format!("{s} by its profile")),
             _ => None,
         };
         let team = (w.group == Group::Team).then(|| "your team's".to_string());

@@ -140,7 +140,7 @@ impl Store {
     /// Stores a validated scan with a row per function it reaches, unless its id is already
     /// stored: then nothing is written, and the stored scan's content hash is answered for the
     /// caller to compare. The scan becomes its artifact's latest at its version if it was scanned
-    /// after the one there.
+    /// after the one there, each scan's time capped at its arrival (`received_at`).
     pub async fn insert_exposure(
         &self,
         s: &ExposureSubmission,
@@ -192,6 +192,10 @@ impl Store {
             });
             tx.exec().execute(&q).await?;
         }
+        // The time that decides the latest scan is its own, capped at its arrival: a clock ahead
+        // cannot pin a scan as latest, and a scan spooled while the server was down keeps its
+        // earlier time.
+        let decides = scanned_at.min(received_at.to_offset(UtcOffset::UTC));
         let mut q = sql("INSERT INTO exposure_latest (lineage, version, artifact, scan_id, scanned_at)
              VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (lineage, version, artifact)
@@ -200,7 +204,7 @@ impl Store {
         .bind(&s.version)
         .bind(&s.artifact)
         .bind(s.scan_id)
-        .bind(scanned_at);
+        .bind(decides);
         q.push(later("excluded", "exposure_latest"));
         tx.exec().execute(&q).await?;
         tx.commit().await?;

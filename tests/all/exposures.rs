@@ -160,6 +160,17 @@ async fn a_bad_scan_is_refused_naming_the_field_and_only_ingest_tokens_may_submi
         skewed["scan_id"] = json!(uuid::Uuid::new_v4().to_string());
         let (status, answer) = submit(&app, &skewed).await;
         assert_eq!(status, StatusCode::CREATED, "a clock two minutes ahead is a clock: {answer}");
+        // A scan received after it is the artifact's latest, though dated earlier: a scan's time
+        // is capped at its arrival.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let mut real = good.clone();
+        real["scan_id"] = json!(uuid::Uuid::new_v4().to_string());
+        let now = time::OffsetDateTime::now_utc();
+        real["scanned_at"] = json!(now.format(&time::format_description::well_known::Rfc3339).unwrap());
+        assert_eq!(submit(&app, &real).await.0, StatusCode::CREATED);
+        let latest = app.db.store.version_exposures("zig-cc-musl", "0.16.0", 10).await.unwrap();
+        let ids: Vec<String> = latest.iter().map(|a| a.scan_id.to_string()).collect();
+        assert_eq!(ids, [real["scan_id"].as_str().unwrap()], "the later arrival is latest");
         let mut unknown = good.clone();
         unknown["exposed"][0]["severity"] = json!("high");
         let (status, answer) = submit(&app, &unknown).await;
@@ -181,7 +192,7 @@ async fn a_bad_scan_is_refused_naming_the_field_and_only_ingest_tokens_may_submi
         let (status, answer) = post(&app, Some(&ingest), "application/json", serde_json::to_vec(&huge).unwrap()).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}");
         assert!(answer["error"]["message"].as_str().unwrap().contains("524288 bytes"), "{answer}");
-        assert_eq!(count(&app, "exposure_scans").await, "1", "nothing refused was stored");
+        assert_eq!(count(&app, "exposure_scans").await, "2", "the two accepted, nothing refused");
         let (status, answer) = post(&app, Some(&admin), "application/json", body).await;
         assert_eq!(status, StatusCode::CREATED, "an admin may submit: {answer}");
     })

@@ -28,7 +28,7 @@ const BODY: usize = 1_000_000;
 const MOST_CLIENTS: usize = 300;
 const RSS_LIMIT_KB: u64 = 150 * 1024;
 
-fn env_number(name: &str, default: u64) -> u64 {
+pub(super) fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
@@ -100,9 +100,10 @@ async fn client(n: usize, addr: SocketAddr, path: String, until: Instant) -> BTr
 }
 
 /// A request's status and how long its answer took.
-type Timed = (u16, Duration);
+pub(super) type Timed = (u16, Duration);
 
-async fn agent(url: String, token: String, until: Instant) -> Vec<(String, Timed)> {
+/// An agent posting a run every `every` until `until`: each run's id, status and time.
+pub(super) async fn agent(url: String, token: String, every: Duration, until: Instant) -> Vec<(String, Timed)> {
     let c = reqwest::Client::builder().timeout(Duration::from_secs(90)).build().unwrap();
     let mut posted = Vec::new();
     while Instant::now() < until {
@@ -112,7 +113,7 @@ async fn agent(url: String, token: String, until: Instant) -> Vec<(String, Timed
         let res = c.post(format!("{url}/api/v1/runs")).bearer_auth(&token).json(&run).send().await;
         let status = res.map_or(0, |r| r.status().as_u16());
         posted.push((id, (status, started.elapsed())));
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(every).await;
     }
     posted
 }
@@ -138,12 +139,12 @@ async fn reader(url: String, until: Instant) -> Vec<Timed> {
 }
 
 /// The process's resident memory in KiB, from /proc.
-fn rss_kb(pid: u32) -> Option<u64> {
+pub(super) fn rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
-fn statuses(timed: &[Timed]) -> String {
+pub(super) fn statuses(timed: &[Timed]) -> String {
     let mut by: BTreeMap<u16, usize> = BTreeMap::new();
     for (status, _) in timed {
         *by.entry(*status).or_default() += 1;
@@ -151,7 +152,7 @@ fn statuses(timed: &[Timed]) -> String {
     by.iter().map(|(s, n)| format!("{s} × {n}")).collect::<Vec<_>>().join(", ")
 }
 
-fn percentiles(timed: &[Timed]) -> String {
+pub(super) fn percentiles(timed: &[Timed]) -> String {
     let mut took: Vec<Duration> = timed.iter().map(|(_, d)| *d).collect();
     took.sort();
     let at =
@@ -191,7 +192,8 @@ async fn slow_anonymous_uploads_from_300_addresses_leave_ingest_and_the_overview
         (0..clients).map(|n| tokio::spawn(client(n, addr, routes[n % routes.len()].clone(), until))).collect();
     // The agent and the reader start once every client has begun its first upload.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (posted, read) = tokio::join!(agent(url.clone(), token.clone(), until), reader(url.clone(), until));
+    let (posted, read) =
+        tokio::join!(agent(url.clone(), token.clone(), Duration::from_millis(250), until), reader(url.clone(), until));
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
     for client in flood {
         for (outcome, n) in client.await.unwrap() {

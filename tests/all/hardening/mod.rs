@@ -4,7 +4,8 @@
 //! number of queries, metrics labels stay a fixed set, and every answer carries the headers that
 //! keep pages from being framed, sniffed or made to run injected script. `bodies`: each route's
 //! body limit and pace; `clients`: the share of one client address without a token;
-//! `connections`: the connection caps and idle connections closed to make room; `flood`: slow
+//! `connections`: the connection caps and idle connections closed to make room; `siege`: idle,
+//! unknown-token, anonymous and non-reading clients from 20 addresses while an agent submits; `flood`: slow
 //! anonymous uploads from 300 addresses while an agent submits runs.
 //!
 //! Traffic goes to 127.0.0.0/8 only, each test sends a bounded number of bytes and requests, and
@@ -15,6 +16,7 @@ mod bodies;
 mod clients;
 mod connections;
 mod flood;
+mod siege;
 
 use crate::builders::RunShape;
 use crate::helpers::process::{create_token as cli_token, free_addr, Server};

@@ -650,3 +650,33 @@ fn a_second_server_on_the_same_sqlite_file_is_refused_and_told_who_holds_it() {
     assert!(ready.status.success(), "the next server serves: {}", String::from_utf8_lossy(&ready.stderr));
     eprintln!("second server refused: {}", said.lines().last().unwrap_or_default());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_token_is_refused_at_once_by_every_replica() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("server.toml");
+    std::fs::write(&config, "").unwrap();
+    let replicas = start_replicas(2, &db.url, &config, dir.path());
+    let token = create_token(&db.url, "build-07", "ingest");
+    let c = client();
+    let post = |url: String| {
+        let (c, token) = (c.clone(), token.clone());
+        async move {
+            let run = RunShape::new("gcc-glibc", "12.2.0").host("build-07").json();
+            let res = c.post(format!("{url}/api/v1/runs")).bearer_auth(&token).json(&run).send().await.unwrap();
+            res.status().as_u16()
+        }
+    };
+    for r in &replicas {
+        assert_eq!(post(r.url()).await, 201, "the token is good on {}", r.url());
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_slopewatch"))
+        .args(["token", "revoke", "build-07", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for r in &replicas {
+        assert_eq!(post(r.url()).await, 401, "refused at once by {}: no replica remembers a valid token", r.url());
+    }
+}

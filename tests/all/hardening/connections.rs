@@ -12,6 +12,20 @@ fn from(last: u8) -> Ipv4Addr {
     Ipv4Addr::new(127, 0, 0, last)
 }
 
+/// What a request from `client` is answered, asked again until it is refused (or 50 times): a
+/// connect returns once the kernel has the connection, which may be before the server counts it.
+async fn refused_from(client: Ipv4Addr, addr: &str) -> String {
+    let mut answer = String::new();
+    for _ in 0..50 {
+        answer = request_from(client, addr, &get_close("/api/v1/workloads")).await;
+        if answer.starts_with("HTTP/1.1 503") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    answer
+}
+
 #[tokio::test]
 async fn a_full_server_closes_an_idle_connection_to_admit_a_new_one_and_a_token_s_last() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,14 +66,7 @@ async fn busy_connections_make_a_newcomer_wait() {
     // Until its request has come, a connection is idle and may be closed to make room: give the
     // server a moment to read both heads.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let mut answer = String::new();
-    for _ in 0..50 {
-        answer = request_from(from(53), &server.addr, &get_close("/api/v1/workloads")).await;
-        if answer.starts_with("HTTP/1.1 503") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let answer = refused_from(from(53), &server.addr).await;
     assert!(answer.starts_with("HTTP/1.1 503"), "nothing idle to close: {answer}");
     assert!(answer.contains("as many connections open as it may"), "{answer}");
     drop(busy);
@@ -71,14 +78,7 @@ async fn one_address_holds_at_most_its_cap_and_healthz_closes_its_connection() {
     let dir = tempfile::tempdir().unwrap();
     let (server, _) = server(&dir, &[("SLOPEWATCH_MAX_CONNECTIONS_PER_CLIENT", "2")]);
     let held = [connect_from(from(61), &server.addr).await, connect_from(from(61), &server.addr).await];
-    let mut answer = String::new();
-    for _ in 0..50 {
-        answer = request_from(from(61), &server.addr, &get_close("/api/v1/workloads")).await;
-        if answer.starts_with("HTTP/1.1 503") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let answer = refused_from(from(61), &server.addr).await;
     assert!(answer.contains("your address has as many connections open as it may"), "{answer}");
     let other = request_from(from(62), &server.addr, &get_close("/api/v1/workloads")).await;
     assert!(other.starts_with("HTTP/1.1 200"), "another address: {other}");

@@ -138,6 +138,47 @@ async fn reader(url: String, until: Instant) -> Vec<Timed> {
     read
 }
 
+/// The peak resident memory of a process, sampled every 100 ms until stopped.
+pub(super) struct PeakRss {
+    sampling: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    sampler: tokio::task::JoinHandle<()>,
+}
+
+impl PeakRss {
+    pub(super) fn start(pid: u32) -> PeakRss {
+        let (sampling, peak) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicU64::new(0)));
+        let sampler = {
+            let (sampling, peak) = (sampling.clone(), peak.clone());
+            tokio::spawn(async move {
+                while sampling.load(Ordering::Relaxed) {
+                    peak.fetch_max(rss_kb(pid).unwrap_or_default(), Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            })
+        };
+        PeakRss { sampling, peak, sampler }
+    }
+
+    /// The peak in KiB.
+    pub(super) async fn stop(self) -> u64 {
+        self.sampling.store(false, Ordering::Relaxed);
+        self.sampler.await.unwrap();
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+/// How many of the `posted` runs the server at `url` has stored.
+pub(super) async fn stored(url: &str, token: &str, posted: &[(String, Timed)]) -> usize {
+    let c = reqwest::Client::new();
+    let mut stored = 0;
+    for (id, _) in posted {
+        let res = c.get(format!("{url}/api/v1/runs/{id}")).bearer_auth(token).send().await.unwrap();
+        stored += usize::from(res.status().as_u16() == 200);
+    }
+    stored
+}
+
 /// The process's resident memory in KiB, from /proc.
 pub(super) fn rss_kb(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -171,20 +212,8 @@ async fn slow_anonymous_uploads_from_300_addresses_leave_ingest_and_the_overview
     let server = Server::start_with_env(&db, &free_addr(), None, &dir.path().join("server.log"), "warn", &[]);
     let (url, addr): (String, SocketAddr) = (server.url(), server.addr.parse().unwrap());
 
-    let sampling = Arc::new(AtomicBool::new(true));
-    let peak = Arc::new(AtomicU64::new(0));
     let pid = server.pid();
-    let sampler = {
-        let (sampling, peak) = (sampling.clone(), peak.clone());
-        tokio::spawn(async move {
-            while sampling.load(Ordering::Relaxed) {
-                if let Some(kb) = rss_kb(pid) {
-                    peak.fetch_max(kb, Ordering::Relaxed);
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    };
+    let peak = PeakRss::start(pid);
     let at_start = rss_kb(pid).unwrap_or_default();
     let until = Instant::now() + Duration::from_secs(secs);
     let routes = routes();
@@ -200,15 +229,9 @@ async fn slow_anonymous_uploads_from_300_addresses_leave_ingest_and_the_overview
             *outcomes.entry(outcome).or_default() += n;
         }
     }
-    sampling.store(false, Ordering::Relaxed);
-    sampler.await.unwrap();
-
+    let peak_kb = peak.stop().await;
+    let stored = stored(&url, &token, &posted).await;
     let c = reqwest::Client::new();
-    let mut stored = 0;
-    for (id, _) in &posted {
-        let res = c.get(format!("{url}/api/v1/runs/{id}")).bearer_auth(&token).send().await.unwrap();
-        stored += usize::from(res.status().as_u16() == 200);
-    }
     let metrics = c.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap();
     let refused: Vec<&str> = metrics
         .lines()
@@ -216,7 +239,6 @@ async fn slow_anonymous_uploads_from_300_addresses_leave_ingest_and_the_overview
         .filter(|l| !l.ends_with(" 0"))
         .collect();
     let runs: Vec<Timed> = posted.iter().map(|(_, t)| *t).collect();
-    let peak_kb = peak.load(Ordering::Relaxed);
     let logins = (0..clients).filter(|n| routes[n % routes.len()] == "/login").count();
     eprintln!("flood: {clients} clients × {secs} s, {BYTES_PER_SEC} B/s each, 1 MB forms, {logins} to /login");
     eprintln!("flood answers: {outcomes:?}");

@@ -10,14 +10,12 @@
 //!
 //! `SLOPEWATCH_SIEGE_SECS` (6 in the suite, 60 at most) sets its length; `scripts/siege` runs 30.
 
-use super::flood::{agent, env_number, percentiles, rss_kb, statuses, Timed};
+use super::flood::{agent, env_number, percentiles, statuses, stored, PeakRss, Timed};
 use super::try_connect_from;
 use crate::helpers::process::{create_token, free_addr, Server};
 use crate::helpers::{Backend, TestDb};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
@@ -119,18 +117,7 @@ async fn siege(backend: Backend, proxies: bool) {
     let run = &seeded.first().expect("a seed run").0;
     let (page, raw) = ("/toolchains/gcc-glibc/12.2.0".to_string(), format!("/api/v1/runs/{run}"));
 
-    let sampling = Arc::new(AtomicBool::new(true));
-    let peak = Arc::new(AtomicU64::new(0));
-    let pid = server.pid();
-    let sampler = {
-        let (sampling, peak) = (sampling.clone(), peak.clone());
-        tokio::spawn(async move {
-            while sampling.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_kb(pid).unwrap_or_default(), Ordering::Relaxed);
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    };
+    let peak = PeakRss::start(server.pid());
     let until = Instant::now() + Duration::from_secs(secs);
     let mut besiegers = Vec::new();
     for n in 0..ADDRESSES * IDLE_PER_ADDRESS {
@@ -153,15 +140,9 @@ async fn siege(backend: Backend, proxies: bool) {
             *got.entry(kind).or_default().entry(outcome).or_default() += n;
         }
     }
-    sampling.store(false, Ordering::Relaxed);
-    sampler.await.unwrap();
-
+    let peak_kb = peak.stop().await;
+    let stored = stored(&url, &token, &posted).await;
     let c = reqwest::Client::new();
-    let mut stored = 0;
-    for (id, _) in &posted {
-        let res = c.get(format!("{url}/api/v1/runs/{id}")).bearer_auth(&token).send().await.unwrap();
-        stored += usize::from(res.status().as_u16() == 200);
-    }
     let mut served_again = false;
     for _ in 0..40 {
         let res = c.get(format!("{url}{page}")).send().await;
@@ -183,7 +164,7 @@ async fn siege(backend: Backend, proxies: bool) {
     for (kind, outcomes) in &got {
         eprintln!("{kind}: {outcomes:?}");
     }
-    eprintln!("server RSS peak {:.1} MB", peak.load(Ordering::Relaxed) as f64 / 1024.0);
+    eprintln!("server RSS peak {:.1} MB", peak_kb as f64 / 1024.0);
 
     assert!(!runs.is_empty(), "the agent had its turn");
     assert!(runs.iter().all(|(s, _)| *s == 201), "every run is answered 201: {}", statuses(&runs));

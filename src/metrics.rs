@@ -45,16 +45,19 @@ pub enum Refusal {
     Busy,
     /// The request ran past the request timeout (503).
     RequestTimeout,
+    /// Requests without a token held every database connection they may (503).
+    DatabaseShare,
 }
 
 impl Refusal {
-    pub const ALL: [Refusal; 6] = [
+    pub const ALL: [Refusal; 7] = [
         Refusal::BodyTooLarge,
         Refusal::BodyTooSlow,
         Refusal::AnonymousCap,
         Refusal::AnonymousShare,
         Refusal::Busy,
         Refusal::RequestTimeout,
+        Refusal::DatabaseShare,
     ];
 
     /// The `reason` label.
@@ -66,6 +69,7 @@ impl Refusal {
             Refusal::AnonymousShare => "anonymous_share",
             Refusal::Busy => "busy",
             Refusal::RequestTimeout => "request_timeout",
+            Refusal::DatabaseShare => "database_share",
         }
     }
 }
@@ -243,7 +247,8 @@ impl Metrics {
         }
         out.push_str(
             "# HELP slopewatch_requests_refused_total Requests the server's limits turned away, by reason: \
-             body_too_large, body_too_slow, anonymous_cap, anonymous_share, busy, request_timeout.\n",
+             body_too_large, body_too_slow, anonymous_cap, anonymous_share, busy, request_timeout, \
+             database_share.\n",
         );
         out.push_str("# TYPE slopewatch_requests_refused_total counter\n");
         for why in Refusal::ALL {

@@ -10,7 +10,7 @@ use super::connections::{held, OpenConnection};
 use super::extract::ClientAddr;
 use super::pages::PageError;
 use super::session::{self, Checked};
-use super::throttle::{ClientShare, UnknownTokens};
+use super::throttle::{ClientShare, DatabaseShare, UnknownTokens, DATABASE_WAIT};
 use super::{AppState, Error};
 use crate::metrics::Refusal;
 use axum::extract::{MatchedPath, Request, State};
@@ -30,6 +30,7 @@ pub(super) struct RequestLimits {
     anonymous: Arc<Semaphore>,
     clients: Arc<ClientShare>,
     unknown: Arc<UnknownTokens>,
+    database: Arc<DatabaseShare>,
     pace: Pace,
 }
 
@@ -42,6 +43,7 @@ impl RequestLimits {
             anonymous: Arc::new(Semaphore::new(anonymous)),
             clients: Arc::new(ClientShare::new(limits.anonymous_per_client)),
             unknown: Arc::new(UnknownTokens::default()),
+            database: Arc::new(DatabaseShare::new(state.store.pool_limit(), DATABASE_WAIT)),
             pace: Pace::new(limits),
             state,
         }
@@ -97,6 +99,7 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
             Err(e) => return answer(Error::from(e)),
         }
     }
+    let tokenless = known.is_none();
     let share = match known {
         Some(_) => None,
         None => {
@@ -129,6 +132,22 @@ pub(super) async fn limit(State(limits): State<RequestLimits>, req: Request, nex
             };
             (place, Some(anonymous))
         }
+    };
+    // Without a token, a request's handler takes a place among the database connections such
+    // requests may hold; static files and `/metrics` read none.
+    let path = req.uri().path();
+    let reads_database = !(path.starts_with("/static/") || path == "/metrics");
+    let _database = match tokenless && reads_database {
+        true => match limits.database.enter().await {
+            Some(place) => Some(place),
+            None => {
+                return limits.busy(
+                    Refusal::DatabaseShare,
+                    "requests without a token are using every database connection they may; retry shortly",
+                )
+            }
+        },
+        false => None,
     };
     let timeout = state.config.limits.request_timeout;
     match tokio::time::timeout(timeout, next.run(req)).await {

@@ -90,6 +90,37 @@ impl<K: Hash + Eq> WindowCount<K> {
     }
 }
 
+/// How long a request without a token waits for its share of the database before it is refused.
+pub const DATABASE_WAIT: Duration = Duration::from_secs(2);
+
+/// The database connections requests without a token may hold at once: all of the pool but a
+/// reserve of a quarter (at least two), which token checks, agents' writes and editors keep.
+pub struct DatabaseShare {
+    places: Arc<tokio::sync::Semaphore>,
+    wait: Duration,
+}
+
+impl DatabaseShare {
+    pub fn new(pool: u32, wait: Duration) -> DatabaseShare {
+        let pool = pool as usize;
+        let reserve = (pool / 4).max(2);
+        let share = pool.saturating_sub(reserve).max(1);
+        DatabaseShare { places: Arc::new(tokio::sync::Semaphore::new(share)), wait }
+    }
+
+    /// A place for one request's handler, waiting at most the share's wait; `None` when the
+    /// share stayed taken.
+    pub async fn enter(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        tokio::time::timeout(self.wait, self.places.clone().acquire_owned()).await.ok()?.ok()
+    }
+
+    /// How many requests may hold a place at once.
+    #[cfg(test)]
+    fn size(&self) -> usize {
+        self.places.available_permits()
+    }
+}
+
 /// How long a well-formed token the store did not know is refused from memory.
 pub const UNKNOWN_FOR: Duration = Duration::from_secs(60);
 /// Most unknown tokens remembered; past it, those older than [`UNKNOWN_FOR`] are forgotten, and
@@ -265,5 +296,24 @@ mod tests {
         assert!(share.take(a).is_some(), "a finished request gives its place back");
         drop(second);
         assert!(share.held.lock().unwrap().len() == 1, "only the /64 still holds places");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_database_share_keeps_a_reserve_and_refuses_once_its_wait_is_over() {
+        let wait = Duration::from_secs(2);
+        let sizes: Vec<usize> = [16, 8, 3, 1].map(|pool| DatabaseShare::new(pool, wait).size()).to_vec();
+        assert_eq!(sizes, [12, 6, 1, 1], "a quarter, at least two, kept for requests with a token");
+        let share = Arc::new(DatabaseShare::new(3, wait));
+        let held = share.enter().await.unwrap();
+        let started = tokio::time::Instant::now();
+        assert!(share.enter().await.is_none(), "the share is taken");
+        assert!(started.elapsed() >= wait, "refused only once the wait is over");
+        let waiting = tokio::spawn({
+            let share = share.clone();
+            async move { share.enter().await.is_some() }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        drop(held);
+        assert!(waiting.await.unwrap(), "a place freed within the wait is taken");
     }
 }

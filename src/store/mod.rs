@@ -270,6 +270,14 @@ impl Store {
         self.write_health.note(outcome);
     }
 
+    /// The most connections the pool opens.
+    pub fn pool_limit(&self) -> u32 {
+        match &self.pool {
+            Pool::Postgres(pool) => pool.options().get_max_connections(),
+            Pool::Sqlite(pool) => pool.options().get_max_connections(),
+        }
+    }
+
     /// Connections in use and idle, for metrics and readiness.
     pub fn pool_usage(&self) -> (u32, usize) {
         match &self.pool {

@@ -165,6 +165,10 @@ async fn siege(backend: Backend, proxies: bool) {
         eprintln!("{kind}: {outcomes:?}");
     }
     eprintln!("server RSS peak {:.1} MB", peak_kb as f64 / 1024.0);
+    let metrics = c.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap();
+    let refused: Vec<&str> =
+        metrics.lines().filter_map(|l| l.strip_prefix("slopewatch_requests_refused_total")).collect();
+    eprintln!("refused by the server: {}", refused.join(", "));
 
     assert!(!runs.is_empty(), "the agent had its turn");
     assert!(runs.iter().all(|(s, _)| *s == 201), "every run is answered 201: {}", statuses(&runs));

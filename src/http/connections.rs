@@ -5,8 +5,8 @@
 //! session first, the longest idle first; only when none is idle is the newcomer refused. Each
 //! connection's state (`OpenConnection`) rides in its requests' extensions, and the request limits
 //! mark it trusted. A connection whose client stops reading its answer for the write timeout is
-//! ended (`StalledWrites`); an answer's body holds its request slot until it is written or handed
-//! whole to the connection (`held`).
+//! ended (`StalledWrites`); an answer's body, handed on in pieces, holds its request slot until
+//! all but about a write buffer of it is written (`held`).
 
 use crate::client_addr::TrustedProxies;
 use axum::body::{Body, Bytes};
@@ -151,8 +151,7 @@ impl Connections {
 }
 
 /// An answer in progress on a connection, from its request's arrival until its body is written
-/// (or handed whole to the connection's buffer) or given up: a connection is idle only between
-/// answers.
+/// (all but about a write buffer of it) or given up: a connection is idle only between answers.
 pub struct Answering {
     conn: Arc<OpenConnection>,
 }
@@ -241,12 +240,18 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for StalledWrites<T> {
 /// An answer's body holding `guard` (its answer, its request slot) until it is written or dropped.
 pub struct HoldingBody {
     inner: Body,
+    /// What is left of a frame handed on in pieces.
+    rest: Bytes,
     _guard: Box<dyn std::any::Any + Send + Sync>,
 }
 
+/// Most bytes handed on at once: hyper asks for the next piece only as its buffer drains, so a
+/// large answer's guard is held until all but about a buffer of it is written.
+const PIECE: usize = 64 * 1024;
+
 /// `body`, holding `guard` until it is written or dropped.
 pub fn held(body: Body, guard: impl Send + Sync + 'static) -> Body {
-    Body::new(HoldingBody { inner: body, _guard: Box::new(guard) })
+    Body::new(HoldingBody { inner: body, rest: Bytes::new(), _guard: Box::new(guard) })
 }
 
 impl http_body::Body for HoldingBody {
@@ -254,15 +259,38 @@ impl http_body::Body for HoldingBody {
     type Error = axum::Error;
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
+        if !self.rest.is_empty() {
+            let n = self.rest.len().min(PIECE);
+            let piece = self.rest.split_to(n);
+            return Poll::Ready(Some(Ok(Frame::data(piece))));
+        }
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                Ok(mut data) => {
+                    if data.len() > PIECE {
+                        self.rest = data.split_off(PIECE);
+                    }
+                    Poll::Ready(Some(Ok(Frame::data(data))))
+                }
+                Err(trailers) => Poll::Ready(Some(Ok(trailers))),
+            },
+            other => other,
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.rest.is_empty() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        let inner = self.inner.size_hint();
+        let rest = self.rest.len() as u64;
+        let mut hint = SizeHint::new();
+        hint.set_lower(inner.lower() + rest);
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + rest);
+        }
+        hint
     }
 }
 
@@ -317,6 +345,26 @@ mod tests {
         StalledWrites::new(socket, limit).write_all(&[7u8; 1024]).await.unwrap();
         reader.await.unwrap();
         assert!(started.elapsed() > Duration::from_secs(600), "a slow answer is not cut");
+    }
+
+    #[tokio::test]
+    async fn a_large_answer_is_handed_on_in_pieces_and_its_guard_held_to_the_last() {
+        use http_body::Body as _;
+        use http_body_util::BodyExt;
+        let guard = Arc::new(());
+        let mut body = held(Body::from(vec![7u8; 200 * 1024]), guard.clone());
+        assert_eq!(body.size_hint().exact(), Some(200 * 1024), "its length is still known");
+        let mut pieces = Vec::new();
+        while let Some(frame) = body.frame().await {
+            pieces.push(frame.unwrap().into_data().unwrap().len());
+            if pieces.len() < 4 {
+                assert_eq!(Arc::strong_count(&guard), 2, "held while a piece is left");
+            }
+        }
+        assert_eq!(pieces, [65536, 65536, 65536, 8192]);
+        assert!(body.is_end_stream());
+        drop(body);
+        assert_eq!(Arc::strong_count(&guard), 1, "let go once the body is gone");
     }
 
     #[test]

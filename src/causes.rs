@@ -321,9 +321,8 @@ pub async fn read(
     };
     let reaches = match artifacts {
         Some(limit) => {
-            let functions = crate::views::exposures::regression_functions(members, &shifts);
-            let names: Vec<&str> = functions.iter().map(String::as_str).collect();
-            crate::views::exposures::reaches(&r.lineage, store.artifacts_reaching(&r.lineage, &names, limit).await?)
+            let workloads = members.iter().map(|w| w.workload.as_str());
+            crate::profiles::reaching(&mut &*store, &r.lineage, workloads, &shifts, limit).await?
         }
         None => Vec::new(),
     };
@@ -444,7 +443,7 @@ mod tests {
             went("strspn", &[("strspn", 1.0)]),
         ];
         let c = group("zig", &members(&held), &went, &[], &[]);
-        let functions: Vec<&str> = c.root_causes.iter().map(|c| c.function.as_str()).collect();
+        let functions = c.functions();
         assert_eq!(functions, ["strspn", "strcspn", "memccpy", "strtol", "memchr", "strncmp"]);
         assert!(functions.len() < held.len(), "fewer causes than workloads");
         let strspn = &c.root_causes[0];

@@ -7,6 +7,7 @@
 use crate::links;
 use crate::model::{BrokenContract, RegressionRow, RegressionWorkload, WhereCostWent};
 use crate::store::{ProbeAtVersion, StoredProfile};
+use crate::views::exposures;
 use slopewatch_core::profile::CostShift;
 use slopewatch_core::verdict::{Decision, Limits};
 use slopewatch_core::wire::SizeUnit;
@@ -122,6 +123,12 @@ pub(crate) trait Reads {
         workloads: &[&str],
     ) -> Result<Vec<StoredProfile>, sqlx::Error>;
     async fn probes(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error>;
+    async fn artifacts(
+        &mut self,
+        lineage: &str,
+        functions: &[&str],
+        limit: i64,
+    ) -> Result<Vec<crate::store::StoredReach>, sqlx::Error>;
 }
 
 impl Reads for &crate::store::Store {
@@ -137,6 +144,15 @@ impl Reads for &crate::store::Store {
     async fn probes(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
         self.probes_at(lineage, version).await
     }
+
+    async fn artifacts(
+        &mut self,
+        lineage: &str,
+        functions: &[&str],
+        limit: i64,
+    ) -> Result<Vec<crate::store::StoredReach>, sqlx::Error> {
+        self.artifacts_reaching(lineage, functions, limit).await
+    }
 }
 
 impl Reads for crate::store::Tx<'_> {
@@ -151,6 +167,15 @@ impl Reads for crate::store::Tx<'_> {
 
     async fn probes(&mut self, lineage: &str, version: &str) -> Result<Vec<ProbeAtVersion>, sqlx::Error> {
         self.probes_at(lineage, version).await
+    }
+
+    async fn artifacts(
+        &mut self,
+        lineage: &str,
+        functions: &[&str],
+        limit: i64,
+    ) -> Result<Vec<crate::store::StoredReach>, sqlx::Error> {
+        self.artifacts_reaching(lineage, functions, limit).await
     }
 }
 
@@ -172,6 +197,21 @@ pub(crate) async fn read(
         w.contract = broken.iter().find(|b| b.function == w.shift.function).cloned();
     }
     Ok(Traced { shifts, broken, reaches: Vec::new() })
+}
+
+/// The stored artifacts of `lineage` whose latest scan reaches a function a regression names (its
+/// probes' and loops' among `workloads`, or one its cost went to in `shifts`), at most `limit`,
+/// read through `from`.
+pub(crate) async fn reaching<'a>(
+    from: &mut impl Reads,
+    lineage: &str,
+    workloads: impl Iterator<Item = &'a str>,
+    shifts: &'a [WhereCostWent],
+    limit: i64,
+) -> Result<Vec<crate::model::ArtifactReach>, sqlx::Error> {
+    let functions = exposures::functions_named(workloads, shifts.iter().map(|w| w.shift.function.as_str()));
+    let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+    Ok(exposures::reaches(lineage, from.artifacts(lineage, &names, limit).await?))
 }
 
 /// Most functions the series page follows across versions: each version's top three.

@@ -1,7 +1,6 @@
 //! Exposure scans of built artifacts: `POST /api/v1/exposures`, where an agent stores a scan, and
 //! `GET /api/v1/toolchains/{lineage}/{version}/contracts`, the catalogue's verdicts at a version
-//! that an agent judges an artifact by without measuring the catalogue itself; and the artifacts a
-//! regression's page and JSON name because their latest scan reaches a function it names.
+//! that an agent judges an artifact by without measuring the catalogue itself.
 
 use super::api::read_json_body;
 use super::auth::Ingestor;
@@ -10,9 +9,7 @@ use super::extract::AppPath;
 use super::{versions, AppState, Error};
 use crate::intake::ExposureOutcome;
 use crate::links;
-use crate::model::{ArtifactReach, RegressionDetail};
 use crate::views::contracts::ContractsView;
-use crate::views::exposures;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::Json;
@@ -112,13 +109,4 @@ async fn contract_verdicts(
         tokio::try_join!(state.store.probe_cells(&column), state.store.catalogue_libc(&lineage, &version))?;
     let probes = ContractsView::new(&probes, &column, &cells, None).verdicts(0);
     Ok(Json(ContractVerdicts { lineage, version, libc, probes }))
-}
-
-/// The artifacts whose latest scan in the regression's lineage reaches a function it names.
-pub(super) async fn reaching(state: &AppState, d: &RegressionDetail) -> Result<Vec<ArtifactReach>, Error> {
-    let functions = exposures::regression_functions(&d.workloads, &d.where_cost_went);
-    let names: Vec<&str> = functions.iter().map(String::as_str).collect();
-    let lineage = &d.regression.lineage;
-    let rows = state.store.artifacts_reaching(lineage, &names, exposures::REACHES_SHOWN).await?;
-    Ok(exposures::reaches(lineage, rows))
 }

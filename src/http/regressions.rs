@@ -62,8 +62,10 @@ async fn load(state: &AppState, id: i64) -> Result<RegressionDetail, Error> {
     let mut d = state.store.regression(id).await?.ok_or_else(|| not_found(id))?;
     d.attribution = crate::views::control::of(&state.store, id, &state.config).await?;
     let traced = crate::profiles::of(&state.store, &d.regression, &d.workloads).await?;
+    let workloads = d.workloads.iter().map(|w| w.workload.as_str());
+    let (lineage, shown) = (&d.regression.lineage, crate::views::exposures::REACHES_SHOWN);
+    d.artifacts = crate::profiles::reaching(&mut &state.store, lineage, workloads, &traced.shifts, shown).await?;
     d.where_cost_went = traced.shifts;
-    d.artifacts = super::exposures::reaching(state, &d).await?;
     d.causes = crate::causes::of(&d, &traced.broken);
     let r = &d.regression;
     d.arch = Architecture::of(&r.lineage, &state.store.versions_measured_on(&r.lineage, &r.versions()).await?);

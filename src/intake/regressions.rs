@@ -19,7 +19,6 @@ use crate::rules::replay::{
 };
 use crate::rules::timeline::Entry;
 use crate::store::{NewMember, NewRegression, Tx};
-use crate::views::exposures;
 use crate::webhooks;
 use crate::webhooks::events::{self, Named, Scene};
 use crate::webhooks::payload::{Event, Field, FieldChange, OPENED};
@@ -289,20 +288,10 @@ impl<'j> Writer<'_, '_, 'j> {
             let mut event = events::updated(&self.scene(&d.version), id, d, changes, opens, |w| self.workload(w));
             event.attribution = super::control::of(self.tx, id, self.settings).await?;
             let traced = self.where_cost_went(&mut event, d).await?;
-            let new = if joined { self.new_causes(&event, &traced, &u.added) } else { Vec::new() };
-            if !new.is_empty() {
-                let had: Vec<&str> = event
-                    .causes
-                    .root_causes
-                    .iter()
-                    .map(|c| c.function.as_str())
-                    .filter(|f| !new.iter().any(|n| n == f))
-                    .collect();
-                let now: Vec<&str> = event.causes.root_causes.iter().map(|c| c.function.as_str()).collect();
-                let (from, to) = (had.join(", "), now.join(", "));
-                event.changes.push(FieldChange { field: Field::RootCauses, from: Some(from), to: Some(to) });
-            }
-            if u.announce || !new.is_empty() {
+            let brought = if joined { self.causes_brought(&event, &traced, &u.added) } else { None };
+            let announce = u.announce || brought.is_some();
+            event.changes.extend(brought);
+            if announce {
                 self.announced.push(event);
             }
         }
@@ -415,29 +404,26 @@ impl<'j> Writer<'_, '_, 'j> {
         for w in &mut event.workloads {
             w.where_cost_went = traced.shifts.iter().find(|s| s.workload == w.name).map(|s| s.sentence());
         }
-        let functions = exposures::functions_named(
-            event.workloads.iter().map(|w| w.name.as_str()),
-            traced.shifts.iter().map(|w| w.shift.function.as_str()),
-        );
-        let names: Vec<&str> = functions.iter().map(String::as_str).collect();
-        let rows = self.tx.artifacts_reaching(lineage, &names, ARTIFACTS_ANNOUNCED).await?;
-        let reaches = exposures::reaches(lineage, rows);
+        let workloads = event.workloads.iter().map(|w| w.name.as_str());
+        let reaches =
+            profiles::reaching(&mut *self.tx, lineage, workloads, &traced.shifts, ARTIFACTS_ANNOUNCED).await?;
         event.artifacts = reaches.iter().map(|r| r.sentence.clone()).collect();
         let members: Vec<Member<'_>> = event.workloads.iter().map(Member::from).collect();
         event.causes = causes::group(lineage, &members, &traced.shifts, &traced.broken, &reaches);
         Ok(Traced { reaches, ..traced })
     }
 
-    /// The causes `event` holds that its workloads other than `joined` did not reach: those the
-    /// workloads that joined brought.
-    fn new_causes(&self, event: &Event, traced: &Traced, joined: &[&DerivedMember]) -> Vec<String> {
+    /// The root causes as they moved when the workloads `joined`: those of `event`'s other
+    /// workloads, to those of all; `None` when the joined ones brought no cause.
+    fn causes_brought(&self, event: &Event, traced: &Traced, joined: &[&DerivedMember]) -> Option<FieldChange> {
         let joined: Vec<&str> = joined.iter().map(|m| self.name(m.track.workload_id)).collect();
         let kept: Vec<Member<'_>> =
             event.workloads.iter().filter(|w| !joined.contains(&w.name.as_str())).map(Member::from).collect();
         let lineage = &self.judged.at.lineage;
         let before = causes::group(lineage, &kept, &traced.shifts, &traced.broken, &traced.reaches);
-        let had = |f: &str| before.root_causes.iter().any(|c| c.function == f);
-        event.causes.root_causes.iter().filter(|c| !had(&c.function)).map(|c| c.function.clone()).collect()
+        let (had, now) = (before.functions(), event.causes.functions());
+        let brought = now.iter().any(|f| !had.contains(f));
+        brought.then(|| FieldChange { field: Field::RootCauses, from: Some(had.join(", ")), to: Some(now.join(", ")) })
     }
 
     /// Queues every announcement for every webhook target.

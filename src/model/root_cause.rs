@@ -185,6 +185,11 @@ impl RootCauses {
         self.root_causes.is_empty()
     }
 
+    /// The causes' functions, worst first.
+    pub fn functions(&self) -> Vec<&str> {
+        self.root_causes.iter().map(|c| c.function.as_str()).collect()
+    }
+
     /// The causes in a phrase, for the overview: "broke 24 functions; 5 workloads trace to strspn
     /// and strcspn". None without a cause.
     pub fn headline(&self) -> Option<String> {

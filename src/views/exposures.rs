@@ -6,7 +6,7 @@
 
 use crate::format;
 use crate::links;
-use crate::model::{ArtifactReach, RegressionWorkload, ScannedArtifact, WhereCostWent};
+use crate::model::{ArtifactReach, ScannedArtifact};
 use crate::store::StoredReach;
 use slopewatch_core::exposure::{Breakage, ExposedFunction};
 use std::cmp::Reverse;
@@ -170,12 +170,6 @@ pub fn markdown(artifacts: &[ScannedArtifact], text: impl Fn(&str) -> String) ->
         }
     }
     md
-}
-
-/// The functions a regression names: those of its contract probes (`contract.FUNCTION.AXIS`) and
-/// those its cost went to, each once, in order.
-pub fn regression_functions(workloads: &[RegressionWorkload], cost_went: &[WhereCostWent]) -> Vec<String> {
-    functions_named(workloads.iter().map(|w| w.workload.as_str()), cost_went.iter().map(|w| w.shift.function.as_str()))
 }
 
 /// The functions of the contract probes and loops among `workloads` and the functions
